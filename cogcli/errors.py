@@ -1,0 +1,65 @@
+"""Error codes and the exception hierarchy. The model reads an error's message; the code is for code."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    # a call that could not run or failed
+    TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
+    INVALID_ARGUMENTS = "INVALID_ARGUMENTS"
+    TOOL_TIMEOUT = "TOOL_TIMEOUT"
+    TOOL_ERROR = "TOOL_ERROR"
+    ABORTED = "ABORTED"
+    INVALID_OUTPUT = "INVALID_OUTPUT"
+    RESULT_NOT_SERIALIZABLE = "RESULT_NOT_SERIALIZABLE"
+    DENIED = "DENIED"
+    # workspace tools
+    PATH_OUTSIDE_WORKSPACE = "PATH_OUTSIDE_WORKSPACE"
+    FILE_NOT_FOUND = "FILE_NOT_FOUND"
+    FILE_NOT_TEXT = "FILE_NOT_TEXT"
+    FILE_TOO_LARGE = "FILE_TOO_LARGE"
+    EDIT_NO_MATCH = "EDIT_NO_MATCH"
+    EDIT_AMBIGUOUS = "EDIT_AMBIGUOUS"
+    SECRET_FILE = "SECRET_FILE"
+    GIT_ERROR = "GIT_ERROR"
+    # the run
+    MODEL_STREAM_ERROR = "MODEL_STREAM_ERROR"
+    MODEL_CONFIG_ERROR = "MODEL_CONFIG_ERROR"
+    CASSETTE_EXHAUSTED = "CASSETTE_EXHAUSTED"
+    MCP_ERROR = "MCP_ERROR"
+
+
+class CogError(Exception):
+    """Base of every cog error; ``code`` says why."""
+
+    code: str = ErrorCode.TOOL_ERROR
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ToolCallError(CogError):
+    """Raised by a tool for an expected failure: the model reads ``message``, no traceback is logged.
+
+    >>> raise ToolCallError("old_text not found in a.py", code="EDIT_NO_MATCH")
+    """
+
+
+class ConfigError(CogError):
+    """Bad usage or configuration (unknown provider, missing API key): the CLI exits 2."""
+
+    code = ErrorCode.MODEL_CONFIG_ERROR
+
+
+class ModelError(CogError):
+    """The model server failed or cut its stream: the run ends with status ``error``."""
+
+    code = ErrorCode.MODEL_STREAM_ERROR

@@ -1,0 +1,237 @@
+"""The wire protocol: one pydantic model per event type, written as one JSON object per line.
+
+camelCase on the wire, snake_case in Python. Every line carries ``seq`` (0, 1, 2, … within a run)
+and ``timestamp`` (ISO 8601, UTC), stamped by the run's emitter. Fields are only ever added;
+``SCHEMA_VERSION`` is bumped only for a breaking change. Readers skip unknown types.
+
+Order within one call: tool-call-start → tool-call-delta* → tool-call-end → tool-update* → tool-result.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from functools import cache
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
+
+from cogcli.presentation import ToolPresentation
+
+SCHEMA_VERSION = 1
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Usage(WireModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+
+class BaseEvent(WireModel):
+    seq: int | None = None
+    timestamp: str | None = None
+
+
+class StartEvent(BaseEvent):
+    type: Literal["start"] = "start"
+    message_id: str
+    thread_id: str
+    schema_version: int = SCHEMA_VERSION
+
+
+class TextStartEvent(BaseEvent):
+    type: Literal["text-start"] = "text-start"
+    id: str
+
+
+class TextDeltaEvent(BaseEvent):
+    type: Literal["text-delta"] = "text-delta"
+    id: str
+    delta: str
+
+
+class TextEndEvent(BaseEvent):
+    type: Literal["text-end"] = "text-end"
+    id: str
+
+
+class ToolCallStartEvent(BaseEvent):
+    type: Literal["tool-call-start"] = "tool-call-start"
+    id: str
+    tool_name: str
+    presentation: ToolPresentation | None = None
+
+
+class ToolCallDeltaEvent(BaseEvent):
+    type: Literal["tool-call-delta"] = "tool-call-delta"
+    id: str
+    args_text_delta: str
+
+
+class ToolCallEndEvent(BaseEvent):
+    type: Literal["tool-call-end"] = "tool-call-end"
+    id: str
+    tool_name: str
+    #: the parsed arguments, or the raw text when the model sent invalid JSON
+    arguments: Any = None
+
+
+class Approval(WireModel):
+    tool_call_id: str
+    tool_name: str
+    arguments: Any = None
+    description: str
+    side_effects: list[str] | None = None
+
+
+class ApprovalRequiredEvent(BaseEvent):
+    type: Literal["approval-required"] = "approval-required"
+    thread_id: str
+    approvals: list[Approval]
+
+
+class ToolUpdateEvent(BaseEvent):
+    """Progress of a running call (``context.update()``), or, with ``arguments``, the arguments
+    the call really runs with (middleware changed the streamed ones)."""
+
+    type: Literal["tool-update"] = "tool-update"
+    tool_call_id: str
+    tool_name: str | None = None
+    content: Any = None
+    details: Any = None
+    presentation: ToolPresentation | None = None
+    arguments: Any = None
+
+
+class ToolResultEvent(BaseEvent):
+    type: Literal["tool-result"] = "tool-result"
+    id: str
+    tool_call_id: str
+    tool_name: str
+    #: the whole content (what the model reads, before truncation)
+    result: Any = None
+    details: Any = None
+    presentation: ToolPresentation | None = None
+    error: str | None = None
+    error_code: str | None = None
+    duration_ms: float | None = None
+
+
+class ErrorEvent(BaseEvent):
+    type: Literal["error"] = "error"
+    message: str
+    code: str | None = None
+
+
+class FileChange(WireModel):
+    path: str
+    added: int = 0
+    removed: int = 0
+
+
+class FinishEvent(BaseEvent):
+    type: Literal["finish"] = "finish"
+    message_id: str
+    thread_id: str
+    #: completed | max_steps | aborted | error | denied
+    status: str
+    usage: Usage | None = None
+    steps: int = 0
+    duration_ms: float = 0.0
+    files_changed: list[FileChange] | None = None
+    tests: dict[str, int] | None = None
+
+
+Event: TypeAlias = Annotated[
+    StartEvent
+    | TextStartEvent
+    | TextDeltaEvent
+    | TextEndEvent
+    | ToolCallStartEvent
+    | ToolCallDeltaEvent
+    | ToolCallEndEvent
+    | ApprovalRequiredEvent
+    | ToolUpdateEvent
+    | ToolResultEvent
+    | ErrorEvent
+    | FinishEvent,
+    Field(discriminator="type"),
+]
+
+EVENT_TYPES: dict[str, type[BaseEvent]] = {
+    cls.model_fields["type"].default: cls  # type: ignore[misc]
+    for cls in (
+        StartEvent,
+        TextStartEvent,
+        TextDeltaEvent,
+        TextEndEvent,
+        ToolCallStartEvent,
+        ToolCallDeltaEvent,
+        ToolCallEndEvent,
+        ApprovalRequiredEvent,
+        ToolUpdateEvent,
+        ToolResultEvent,
+        ErrorEvent,
+        FinishEvent,
+    )
+}
+
+
+@cache
+def _adapter() -> TypeAdapter[Any]:
+    return TypeAdapter(Event)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class UnknownEventType(ValueError):
+    """A well-formed line of a type this version does not know: readers skip it."""
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> BaseEvent:
+    """Parse one wire line (or its dict). Raises :class:`UnknownEventType` for a type this version
+    does not know (skip it) and ``ValueError`` for a malformed line."""
+    if not isinstance(data, dict):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not JSON: {exc.msg} at position {exc.pos}") from None
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    kind = data.get("type")
+    if kind not in EVENT_TYPES:
+        raise UnknownEventType(f"unknown event type {kind!r}")
+    try:
+        return EVENT_TYPES[kind].model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise ValueError(f"invalid {kind} event: {where}: {first.get('msg')}") from None
+
+
+def events_json_schema() -> dict[str, Any]:
+    """JSON Schema of one wire line (any event), for tools that validate what they read."""
+    schema = _adapter().json_schema(by_alias=True)
+    schema["title"] = "cogcli event"
+    schema["description"] = (
+        f"One line of `cog … --json` output (schemaVersion {SCHEMA_VERSION}). "
+        "Fields are only ever added; readers skip unknown types."
+    )
+    return schema

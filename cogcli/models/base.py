@@ -1,0 +1,102 @@
+"""The Model protocol: stream one assistant turn from a message history and tool specs.
+
+Every client (OpenAI-compatible, Anthropic, replay) is a thin layer that turns its provider's
+stream into these events; the run loop knows nothing else about models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Annotated, Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ToolCallRequest(BaseModel):
+    """A tool call as the model made it. ``arguments`` is the parsed object, or the raw text
+    when the model sent something that is not a JSON object."""
+
+    id: str
+    name: str
+    arguments: Any = None
+
+
+class Message(BaseModel):
+    """One message of the history a model reads. Tool messages hold only what the model reads
+    of a result (its content, cut to length) — never details or presentation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCallRequest] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class ToolSpec(BaseModel):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+# --- what a client yields while a turn streams -------------------------------------------
+
+
+class TextDelta(BaseModel):
+    type: Literal["text-delta"] = "text-delta"
+    text: str
+
+
+class ToolCallStarted(BaseModel):
+    type: Literal["tool-call-start"] = "tool-call-start"
+    id: str
+    name: str
+
+
+class ToolCallArgsDelta(BaseModel):
+    type: Literal["tool-call-delta"] = "tool-call-delta"
+    id: str
+    text: str
+
+
+class ToolCallFinished(BaseModel):
+    """All argument text of a call has arrived; ``arguments_text`` is the whole of it."""
+
+    type: Literal["tool-call-end"] = "tool-call-end"
+    id: str
+    name: str
+    arguments_text: str
+
+
+class UsageReport(BaseModel):
+    type: Literal["usage"] = "usage"
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class TurnFinished(BaseModel):
+    type: Literal["turn-end"] = "turn-end"
+    stop_reason: str | None = None
+
+
+ModelStreamEvent: TypeAlias = Annotated[
+    TextDelta | ToolCallStarted | ToolCallArgsDelta | ToolCallFinished | UsageReport | TurnFinished,
+    Field(discriminator="type"),
+]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """``name`` is the ``provider:model`` string the model was made from."""
+
+    name: str
+
+    def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
+        """Stream one assistant turn. Raises :class:`cogcli.errors.ModelError` when the server
+        fails or cuts the stream (after bounded retries where a retry is safe)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...

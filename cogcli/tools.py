@@ -1,0 +1,173 @@
+"""The tool contract: a name, a description, a pydantic parameters model and ``execute``.
+
+The parameters model is the one source of truth: the JSON Schema the model sees and the
+validation that runs are the same object.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, get_type_hints, overload
+
+from pydantic import BaseModel, ConfigDict
+
+from cogcli.presentation import PresentationSpec
+
+P = TypeVar("P", bound=BaseModel)
+Execute = Callable[..., Any] | Callable[..., Awaitable[Any]]
+
+
+class NoParameters(BaseModel):
+    """The parameters of a tool that takes none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Tool(Generic[P]):
+    name: str
+    description: str
+    parameters: type[P]
+    execute: Execute
+    presentation: PresentationSpec = None
+    output_schema: type[BaseModel] | None = None
+    timeout: float | None = None
+    #: runs in a separate process: it reports no progress updates
+    sandboxed: bool = False
+    #: what running the tool does beyond reading, e.g. ("writes files",) or ("runs code",)
+    side_effects: tuple[str, ...] = ()
+    #: free-form hints for adapters (MCP annotations and the like)
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+    is_async: bool = field(init=False)
+    takes_context: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"tool name {self.name!r} must be letters, digits, '_' or '-'")
+        if not (isinstance(self.parameters, type) and issubclass(self.parameters, BaseModel)):
+            raise TypeError(f"tool {self.name!r}: parameters must be a pydantic model class")
+        fn = self.execute
+        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)))
+        object.__setattr__(self, "takes_context", _positional_arity(fn) >= 2)
+
+    def input_schema(self) -> dict[str, Any]:
+        """JSON Schema of the parameters, as the model sees it."""
+        return self.parameters.model_json_schema()
+
+    def output_json_schema(self) -> dict[str, Any] | None:
+        return None if self.output_schema is None else self.output_schema.model_json_schema()
+
+    def spec(self) -> dict[str, Any]:
+        """Name, description and parameter schema: what a model client sends."""
+        return {"name": self.name, "description": self.description, "parameters": self.input_schema()}
+
+
+def _positional_arity(fn: Callable[..., Any]) -> int:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return 2
+    n = 0
+    for p in sig.parameters.values():
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            return 2
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            n += 1
+    return n
+
+
+def _parameters_from_hints(fn: Callable[..., Any]) -> type[BaseModel]:
+    params = list(inspect.signature(fn).parameters.values())
+    if not params:
+        return NoParameters
+    hints = get_type_hints(fn)
+    model = hints.get(params[0].name)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return model
+    raise TypeError(
+        f"tool {fn.__name__!r}: annotate the first argument with a pydantic model or pass parameters="
+    )
+
+
+@overload
+def tool(
+    *,
+    name: str,
+    description: str,
+    parameters: type[P],
+    execute: Execute,
+    presentation: PresentationSpec = None,
+    output_schema: type[BaseModel] | None = None,
+    timeout: float | None = None,
+    sandboxed: bool = False,
+    side_effects: Iterable[str] = (),
+    annotations: Mapping[str, Any] | None = None,
+) -> Tool[P]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: type[BaseModel] | None = None,
+    presentation: PresentationSpec = None,
+    output_schema: type[BaseModel] | None = None,
+    timeout: float | None = None,
+    sandboxed: bool = False,
+    side_effects: Iterable[str] = (),
+    annotations: Mapping[str, Any] | None = None,
+) -> Callable[[Execute], Tool[Any]]: ...
+
+
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: type[BaseModel] | None = None,
+    execute: Execute | None = None,
+    presentation: PresentationSpec = None,
+    output_schema: type[BaseModel] | None = None,
+    timeout: float | None = None,
+    sandboxed: bool = False,
+    side_effects: Iterable[str] = (),
+    annotations: Mapping[str, Any] | None = None,
+) -> Tool[Any] | Callable[[Execute], Tool[Any]]:
+    """Define a tool, or decorate ``async def name(params: Model, context)`` to make one.
+
+    ``execute(params, context)`` may be async, or sync (then it runs in a worker thread).
+    As a decorator, ``name`` defaults to the function's name, ``description`` to its
+    docstring and ``parameters`` to the first argument's annotation.
+    """
+
+    def build(fn: Execute) -> Tool[Any]:
+        return Tool(
+            name=name or fn.__name__,
+            description=description or inspect.cleandoc(fn.__doc__ or "") or (name or fn.__name__),
+            parameters=parameters or _parameters_from_hints(fn),
+            execute=fn,
+            presentation=presentation,
+            output_schema=output_schema,
+            timeout=timeout,
+            sandboxed=sandboxed,
+            side_effects=tuple(side_effects),
+            annotations=dict(annotations or {}),
+        )
+
+    if execute is not None:
+        if name is None or description is None or parameters is None:
+            raise TypeError("tool(execute=...) needs name=, description= and parameters=")
+        return build(execute)
+    return build
+
+
+def tool_index(tools: Sequence[Tool[Any]]) -> dict[str, Tool[Any]]:
+    """Tools by name; two tools with one name is a configuration error."""
+    index: dict[str, Tool[Any]] = {}
+    for t in tools:
+        if t.name in index:
+            raise ValueError(f"two tools are named {t.name!r}")
+        index[t.name] = t
+    return index

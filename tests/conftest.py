@@ -1,0 +1,47 @@
+"""Shared pytest fixtures: fixture repos copied to a temp dir and made real git repos."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "cog tests",
+    "GIT_AUTHOR_EMAIL": "tests@cog.invalid",
+    "GIT_COMMITTER_NAME": "cog tests",
+    "GIT_COMMITTER_EMAIL": "tests@cog.invalid",
+}
+
+
+def init_git_repo(path: Path, *, commit: bool = True) -> Path:
+    """Make ``path`` a git repo (gitpython) with everything in it committed."""
+    import git
+
+    repo = git.Repo.init(path, initial_branch="main")
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", GIT_ENV["GIT_AUTHOR_NAME"])
+        cw.set_value("user", "email", GIT_ENV["GIT_AUTHOR_EMAIL"])
+        cw.set_value("commit", "gpgsign", "false")
+    if commit:
+        repo.git.add(A=True)
+        repo.index.commit("fixture")
+    repo.close()
+    return path
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[..., Path]:
+    """``make_repo("calc")`` → a fresh copy of ``fixtures/calc`` in a temp dir, as a git repo."""
+
+    def make(name: str, *, git: bool = True, dest: str | None = None) -> Path:
+        target = tmp_path / (dest or name)
+        shutil.copytree(FIXTURES / name, target, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+        return init_git_repo(target) if git else target
+
+    return make
