@@ -1,0 +1,141 @@
+"""Model clients behind one :class:`Model` protocol, made from ``provider:model`` strings.
+
+>>> model = get_model("openai:gpt-4o")            # OPENAI_API_KEY, OPENAI_BASE_URL
+>>> model = get_model("ollama:llama3.1")          # http://localhost:11434/v1, no key
+>>> model = get_model("anthropic:claude-sonnet-4-5")  # ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
+>>> model = get_model("replay:fixtures/cassettes/calc_fix.jsonl")
+
+Only the protocol is imported here; each client (and httpx) is imported when a model is made,
+so ``cog --help`` never pays for them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from cogcli.errors import ConfigError
+from cogcli.models.base import (
+    Message,
+    Model,
+    ModelStreamEvent,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallFinished,
+    ToolCallRequest,
+    ToolCallStarted,
+    ToolSpec,
+    TurnFinished,
+    UsageReport,
+)
+
+if TYPE_CHECKING:
+    from cogcli.models.sse import RetryPolicy
+
+#: provider → what its model part is
+PROVIDERS: dict[str, str] = {
+    "openai": "an OpenAI-compatible Chat Completions model (OPENAI_API_KEY, OPENAI_BASE_URL)",
+    "ollama": "a model served by Ollama (default http://localhost:11434/v1, no key)",
+    "anthropic": "an Anthropic Messages API model (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)",
+    "replay": "the path of a cassette to play back (see `cog edit --record`)",
+}
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
+ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    """``"provider:model"`` → ``(provider, model)``; :class:`ConfigError` naming the fix otherwise."""
+    provider, sep, rest = spec.strip().partition(":")
+    provider = provider.lower()
+    if not sep or not provider or not rest:
+        raise ConfigError(
+            f"model {spec!r} must be written provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, "
+            f"ollama:llama3.1 or replay:path/to/cassette.jsonl"
+        )
+    if provider not in PROVIDERS:
+        raise ConfigError(f"unknown model provider {provider!r} in {spec!r}; use one of: {', '.join(PROVIDERS)}")
+    return provider, rest
+
+
+def _check_url(url: str, source: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"base URL {url!r} (from {source}) must be an http:// or https:// URL")
+    return url.rstrip("/")
+
+
+def get_model(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    retry: RetryPolicy | None = None,
+    timeout: float | None = None,
+) -> Model:
+    """Make the model a ``provider:model`` string names.
+
+    ``base_url`` / ``api_key`` override the provider's environment variables. A key is required
+    only for the provider's own default URL (a local or self-hosted server may need none); a
+    missing one raises :class:`ConfigError` naming the variable to set. ``retry`` and ``timeout``
+    tune the HTTP clients (the defaults retry 3 times with backoff, 120 s per read)."""
+    provider, model_id = parse_model_spec(spec)
+    extra: dict[str, object] = {}
+    if retry is not None:
+        extra["retry"] = retry
+    if timeout is not None:
+        extra["timeout"] = timeout
+
+    if provider == "replay":
+        from cogcli.models.replay import ReplayModel
+
+        return ReplayModel(Path(model_id).expanduser(), name=spec)
+
+    if provider in ("openai", "ollama"):
+        from cogcli.models.openai import OpenAIModel
+
+        if provider == "openai":
+            source = "--base-url" if base_url else "OPENAI_BASE_URL" if os.environ.get("OPENAI_BASE_URL") else "default"
+            url = _check_url(base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL, source)
+            key = api_key or os.environ.get("OPENAI_API_KEY") or None
+            if not key and urlsplit(url).hostname == "api.openai.com":
+                raise ConfigError(
+                    f"{spec} needs an API key: set OPENAI_API_KEY (or set OPENAI_BASE_URL / --base-url "
+                    f"to a server that needs none)"
+                )
+            return OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY", **extra)  # type: ignore[arg-type]
+        url = _check_url(base_url or OLLAMA_DEFAULT_BASE_URL, "--base-url" if base_url else "default")
+        return OpenAIModel(model_id, base_url=url, api_key=api_key, name=spec, auth_hint="check the server's API key", **extra)  # type: ignore[arg-type]
+
+    from cogcli.models.anthropic import AnthropicModel
+
+    source = "--base-url" if base_url else "ANTHROPIC_BASE_URL" if os.environ.get("ANTHROPIC_BASE_URL") else "default"
+    url = _check_url(base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_BASE_URL, source)
+    key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+    if not key and urlsplit(url).hostname == "api.anthropic.com":
+        raise ConfigError(
+            f"{spec} needs an API key: set ANTHROPIC_API_KEY (or set ANTHROPIC_BASE_URL / --base-url "
+            f"to a server that needs none)"
+        )
+    return AnthropicModel(model_id, base_url=url, api_key=key, name=spec, **extra)  # type: ignore[arg-type]
+
+
+__all__ = [
+    "PROVIDERS",
+    "Message",
+    "Model",
+    "ModelStreamEvent",
+    "TextDelta",
+    "ToolCallArgsDelta",
+    "ToolCallFinished",
+    "ToolCallRequest",
+    "ToolCallStarted",
+    "ToolSpec",
+    "TurnFinished",
+    "UsageReport",
+    "get_model",
+    "parse_model_spec",
+]

@@ -1,0 +1,79 @@
+"""Recording: wrap any model and append each completed turn to a cassette (what ``cog edit --record`` uses).
+
+The cassette is started afresh (header first) when the first turn completes, and every turn
+after it is appended and flushed at once, so a run that crashes later keeps the turns so far.
+A turn that fails mid-stream is not written. Known API keys are scrubbed from what is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+from cogcli.models.base import (
+    Message,
+    Model,
+    ModelStreamEvent,
+    TextDelta,
+    ToolCallFinished,
+    ToolSpec,
+    TurnFinished,
+    UsageReport,
+)
+from cogcli.models.replay import CassetteHeader, CassetteToolCall, CassetteTurn, CassetteUsage
+from cogcli.models.sse import redact
+
+#: environment variables whose values never reach a cassette
+SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
+
+def _parse_arguments(text: str) -> object:
+    try:
+        return json.loads(text) if text.strip() else {}
+    except ValueError:
+        return text
+
+
+class RecordingModel:
+    """A :class:`~cogcli.models.base.Model` that passes ``inner``'s events through unchanged and
+    records each completed turn to the cassette at ``path``."""
+
+    def __init__(self, inner: Model, path: str | Path) -> None:
+        self.inner = inner
+        self.path = Path(path)
+        self.name = inner.name
+        self.turns_recorded = 0
+
+    def __repr__(self) -> str:
+        return f"RecordingModel({self.inner!r}, {str(self.path)!r})"
+
+    async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
+        text: list[str] = []
+        calls: list[CassetteToolCall] = []
+        usage: CassetteUsage | None = None
+        async for event in self.inner.stream(messages, tools):
+            if isinstance(event, TextDelta):
+                text.append(event.text)
+            elif isinstance(event, ToolCallFinished):
+                calls.append(CassetteToolCall(id=event.id, name=event.name, arguments=_parse_arguments(event.arguments_text)))
+            elif isinstance(event, UsageReport):
+                usage = CassetteUsage(input_tokens=event.input_tokens, output_tokens=event.output_tokens)
+            elif isinstance(event, TurnFinished):
+                self._append(CassetteTurn(text="".join(text), tool_calls=calls, usage=usage, stop_reason=event.stop_reason))
+            yield event
+
+    def _append(self, turn: CassetteTurn) -> None:
+        secrets = [os.environ.get(var) for var in SECRET_ENV_VARS]
+        secrets.append(getattr(self.inner, "_api_key", None))
+        lines = [] if self.turns_recorded else [CassetteHeader(model=self.inner.name).to_line()]
+        lines.append(redact(turn.to_line(), secrets))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("w" if not self.turns_recorded else "a", encoding="utf-8") as f:
+            f.write("".join(line + "\n" for line in lines))
+            f.flush()
+        self.turns_recorded += 1
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

@@ -1,0 +1,165 @@
+"""Cassettes and the replay model: a recorded run's model turns, played back deterministically.
+
+A cassette is JSON lines, camelCase on disk::
+
+    {"type": "cassette", "schemaVersion": 1, "model": "openai:gpt-4o", "createdAt": "2026-12-02T10:00:00Z"}
+    {"type": "turn", "text": "I'll look first.", "toolCalls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.py"}}], "usage": {"inputTokens": 10, "outputTokens": 5}}
+
+Each ``stream()`` call plays the next turn: its text in a few ``TextDelta``s, each call's
+arguments JSON in a few ``ToolCallArgsDelta`` fragments, then usage and ``TurnFinished``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from cogcli.errors import ConfigError, ErrorCode, ModelError
+from cogcli.models.base import (
+    Message,
+    ModelStreamEvent,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolSpec,
+    TurnFinished,
+    UsageReport,
+)
+
+CASSETTE_SCHEMA_VERSION = 1
+
+
+class _CassetteModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def to_line(self) -> str:
+        return json.dumps(self.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False)
+
+
+class CassetteHeader(_CassetteModel):
+    type: Literal["cassette"] = "cassette"
+    schema_version: int = CASSETTE_SCHEMA_VERSION
+    model: str
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"))
+
+
+class CassetteToolCall(_CassetteModel):
+    id: str
+    name: str
+    #: the parsed arguments object, or the raw text when the model sent something that is not JSON
+    arguments: Any = Field(default_factory=dict)
+
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+class CassetteUsage(_CassetteModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class CassetteTurn(_CassetteModel):
+    type: Literal["turn"] = "turn"
+    text: str = ""
+    tool_calls: list[CassetteToolCall] = Field(default_factory=list)
+    usage: CassetteUsage | None = None
+    stop_reason: str | None = None
+
+
+def read_cassette(path: str | Path) -> tuple[CassetteHeader, list[tuple[int, CassetteTurn]]]:
+    """The header and ``(line number, turn)`` pairs of a cassette. Raises :class:`ConfigError`
+    naming the file and line when it is missing or malformed."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ConfigError(f"cassette not found: {p} (record one with `cog edit --record {p}`)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read cassette {p}: {exc}") from None
+    header: CassetteHeader | None = None
+    turns: list[tuple[int, CassetteTurn]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if header is None:
+                if not isinstance(data, dict) or data.get("type") != "cassette":
+                    raise ConfigError(f"{p}:{number}: a cassette starts with a header line {{\"type\": \"cassette\", ...}}")
+                header = CassetteHeader.model_validate(data)
+                if header.schema_version > CASSETTE_SCHEMA_VERSION:
+                    raise ConfigError(
+                        f"{p}:{number}: cassette schemaVersion {header.schema_version} is newer than this cog reads "
+                        f"({CASSETTE_SCHEMA_VERSION}); upgrade cog"
+                    )
+            elif isinstance(data, dict) and data.get("type") == "turn":
+                turns.append((number, CassetteTurn.model_validate(data)))
+            # other line types: written by a newer cog, skipped
+        except ValueError as exc:  # json and pydantic errors
+            reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise ConfigError(f"{p}:{number}: not a valid cassette line: {reason}") from None
+    if header is None:
+        raise ConfigError(f"{p}: empty cassette (no header line)")
+    return header, turns
+
+
+def fragments(text: str, pieces: int = 3) -> list[str]:
+    """``text`` cut into at most ``pieces`` non-empty parts of near-equal length (deterministic)."""
+    if not text:
+        return []
+    size = -(-len(text) // pieces)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class ReplayModel:
+    """A :class:`~cogcli.models.base.Model` that plays a cassette's turns in order."""
+
+    def __init__(self, path: str | Path, *, name: str | None = None) -> None:
+        self.path = Path(path)
+        self.name = name or f"replay:{path}"
+        self.header, self.turns = read_cassette(self.path)
+        self.position = 0
+
+    def __repr__(self) -> str:
+        return f"ReplayModel({str(self.path)!r}, turn {self.position}/{len(self.turns)})"
+
+    async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
+        # the turn is checked whole before its first event, so a wrong turn yields nothing
+        if self.position >= len(self.turns):
+            raise ModelError(
+                f"cassette {self.path} is exhausted: it holds {len(self.turns)} model turn(s) and the run asked "
+                f"for turn {self.position + 1} (the run went differently from the recording; re-record it)",
+                code=ErrorCode.CASSETTE_EXHAUSTED,
+            )
+        line, turn = self.turns[self.position]
+        offered = {t.name for t in tools}
+        for call in turn.tool_calls:
+            if call.name not in offered:
+                raise ModelError(
+                    f"cassette {self.path} line {line} calls tool {call.name!r}, which this run does not offer "
+                    f"(offered: {', '.join(sorted(offered)) or 'none'})"
+                )
+        self.position += 1
+        for piece in fragments(turn.text):
+            yield TextDelta(text=piece)
+        for call in turn.tool_calls:
+            text = call.arguments_text()
+            yield ToolCallStarted(id=call.id, name=call.name)
+            for piece in fragments(text):
+                yield ToolCallArgsDelta(id=call.id, text=piece)
+            yield ToolCallFinished(id=call.id, name=call.name, arguments_text=text)
+        if turn.usage is not None:
+            yield UsageReport(input_tokens=turn.usage.input_tokens, output_tokens=turn.usage.output_tokens)
+        yield TurnFinished(stop_reason=turn.stop_reason or ("tool_calls" if turn.tool_calls else "stop"))
+
+    async def aclose(self) -> None:
+        return None

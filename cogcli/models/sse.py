@@ -1,0 +1,218 @@
+"""What both HTTP model clients share: Server-Sent Events parsing, the retry policy and one
+streaming POST that turns HTTP failures into :class:`~cogcli.errors.ModelError`.
+
+A turn is retried (connect errors, 429, 5xx, a stream cut before anything arrived) only while
+none of its events has been yielded, so the run never sees a half turn twice. httpx is imported
+inside the functions that need it: importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cogcli.errors import ErrorCode, ModelError
+
+if TYPE_CHECKING:
+    import httpx
+
+log = logging.getLogger("cogcli.models")
+
+T = TypeVar("T")
+
+
+# --- Server-Sent Events ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SSEEvent:
+    """One dispatched event: its ``event:`` name (``"message"`` when none) and its data lines joined by newlines."""
+
+    event: str
+    data: str
+
+    def json(self) -> Any:
+        return json.loads(self.data)
+
+
+async def aiter_sse(lines: AsyncIterable[str]) -> AsyncIterator[SSEEvent]:
+    """Parse SSE lines (without their line endings) into events, as the WHATWG spec reads them:
+    ``field: value`` lines, comment lines starting with ``:``, a blank line dispatches. An event
+    left pending at end of stream is dispatched too (some servers omit the last blank line)."""
+    name = ""
+    data: list[str] = []
+    async for raw in lines:
+        line = raw.rstrip("\r\n")
+        if not line:
+            if data:
+                yield SSEEvent(name or "message", "\n".join(data))
+            name, data = "", []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if field == "event":
+            name = value
+        elif field == "data":
+            data.append(value)
+        # id / retry / unknown fields: nothing a model stream needs
+    if data:
+        yield SSEEvent(name or "message", "\n".join(data))
+
+
+# --- retries -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded retries with exponential backoff. ``retries`` is how many times a turn is tried
+    again after the first attempt; a server's ``Retry-After`` (seconds or an HTTP date) wins over
+    the computed delay, and one longer than ``max_retry_after`` ends the turn instead."""
+
+    retries: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``attempt`` (0-based)."""
+        if retry_after is not None:
+            return max(0.0, retry_after)
+        return min(self.max_delay, self.base_delay * (2**attempt))
+
+
+#: Retries off: what tests use to see a failure at once.
+NO_RETRIES = RetryPolicy(retries=0)
+
+
+class RetryableError(Exception):
+    """A failure that a retry may cure, raised by one attempt before it yielded anything."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds from now: a number of seconds or an HTTP date; None if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+async def stream_with_retries(
+    attempt: Callable[[], AsyncIterator[T]], policy: RetryPolicy, *, label: str
+) -> AsyncIterator[T]:
+    """Yield what ``attempt()`` yields. When it raises :class:`RetryableError` before yielding
+    anything, wait and call it again, at most ``policy.retries`` times; a failure after the first
+    item, or the last failure, becomes :class:`ModelError` (``MODEL_STREAM_ERROR``)."""
+    import anyio
+
+    tries = 0
+    while True:
+        started = False
+        try:
+            async for item in attempt():
+                started = True
+                yield item
+            return
+        except RetryableError as exc:
+            if started:
+                raise ModelError(f"{label}: the stream broke mid-turn: {exc.message}") from None
+            if tries >= policy.retries:
+                gave_up = f" (gave up after {tries + 1} attempts)" if tries else ""
+                raise ModelError(f"{label}: {exc.message}{gave_up}") from None
+            wait = policy.delay(tries, exc.retry_after)
+            if wait > policy.max_retry_after:
+                raise ModelError(
+                    f"{label}: {exc.message}; the server asked to retry after {wait:.0f}s, "
+                    f"longer than the {policy.max_retry_after:.0f}s cog waits"
+                ) from None
+            tries += 1
+            log.warning("%s: %s; retry %d of %d in %.2fs", label, exc.message, tries, policy.retries, wait)
+            await anyio.sleep(wait)
+
+
+# --- one streaming POST ------------------------------------------------------------------
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every secret (of 4 characters or more) replaced by ``[redacted]``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+def _error_detail(body: bytes) -> str:
+    """The message a provider put in an error body (OpenAI and Anthropic both use ``{"error": {"message"}}``)."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return text[:500]
+    if isinstance(payload, dict):
+        err = payload.get("error")
+        if isinstance(err, dict) and err.get("message"):
+            kind = err.get("type")
+            return f"{kind}: {err['message']}" if kind else str(err["message"])
+        if isinstance(err, str):
+            return err
+        if payload.get("message"):
+            return str(payload["message"])
+    return text[:500]
+
+
+async def post_sse(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    secrets: Iterable[str | None],
+    auth_hint: str,
+) -> AsyncIterator[SSEEvent]:
+    """POST ``body`` as JSON and yield the SSE events of a 2xx answer.
+
+    Connect errors, 408/409/429/5xx answers and transport errors while reading raise
+    :class:`RetryableError`; 401/403/404 raise :class:`ModelError` with code
+    ``MODEL_CONFIG_ERROR`` (``auth_hint`` says what to check); any other status raises
+    :class:`ModelError`. No message ever contains a secret."""
+    import httpx
+
+    secrets = tuple(secrets)
+    try:
+        async with client.stream("POST", url, headers=headers, json=body) as response:
+            if response.status_code >= 300:
+                detail = redact(_error_detail(await response.aread()), secrets)
+                what = f"HTTP {response.status_code} from {url}: {detail}"
+                if response.status_code in (408, 409, 429) or response.status_code >= 500:
+                    raise RetryableError(what, retry_after=parse_retry_after(response.headers.get("retry-after")))
+                if response.status_code in (401, 403):
+                    raise ModelError(f"{what} ({auth_hint})", code=ErrorCode.MODEL_CONFIG_ERROR)
+                if response.status_code == 404:
+                    raise ModelError(f"{what} (check the model name and base URL)", code=ErrorCode.MODEL_CONFIG_ERROR)
+                raise ModelError(what)
+            async for event in aiter_sse(response.aiter_lines()):
+                yield event
+    except httpx.ConnectError as exc:
+        raise RetryableError(f"cannot connect to {url}: {redact(str(exc) or type(exc).__name__, secrets)}") from None
+    except httpx.TransportError as exc:
+        raise RetryableError(f"{type(exc).__name__} talking to {url}: {redact(str(exc), secrets)}") from None

@@ -1,0 +1,348 @@
+"""Loopback model servers speaking the providers' real streaming wire formats, for tests.
+
+Each server runs in a background thread on ``127.0.0.1`` (a free port), answers each request
+with the next step of its script, and records every request it received::
+
+    from model_servers import OpenAIServer, Reply, ToolCall, Fail   # tests/ is on sys.path under pytest
+
+    with OpenAIServer([Fail(429, retry_after="0"), Reply("Hi", [ToolCall("c1", "read_file", {"path": "a.py"})])]) as srv:
+        model = get_model("openai:gpt-4o", base_url=srv.base_url, api_key="sk-test")
+        ...
+        assert srv.requests[-1].body["stream"] is True
+
+Script steps:
+
+- :class:`Reply` — one assistant turn, streamed as SSE (text and argument text cut into
+  ``chunk``-character fragments; ``interleave=True`` mixes the fragments of several OpenAI calls);
+- :class:`Fail` — an HTTP error status with the provider's error body (``retry_after`` sets the header);
+- :class:`Cut` — a reply cut off (connection dropped) after ``after`` SSE events;
+- :class:`Drop` — the connection closed before any answer;
+- :class:`Raw` — exact SSE text (``Raw.sse([(event, data), ...])`` builds it);
+- a callable ``(RecordedRequest) -> step`` — decide from the request.
+
+A request beyond the script gets HTTP 500 ``script exhausted``. For "connection refused" use
+:func:`unused_port`. ``OpenAIServer.base_url`` ends in ``/v1``; ``AnthropicServer.base_url`` is the
+bare origin, as the providers' own environment variables expect.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+# --- script steps ------------------------------------------------------------------------
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    #: an object (sent as its JSON) or the exact argument text
+    arguments: Any = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    tool_calls: Sequence[ToolCall] = ()
+    usage: tuple[int, int] = (12, 7)  # (input tokens, output tokens)
+    stop_reason: str | None = None  # default: the provider's own for "tool calls" / "done"
+    chunk: int = 5  # characters per text / argument fragment
+    interleave: bool = False  # OpenAI: round-robin the argument fragments of several calls
+
+
+@dataclass
+class Fail:
+    status: int
+    message: str = "simulated failure"
+    retry_after: str | None = None
+
+
+@dataclass
+class Cut:
+    reply: Reply
+    after: int  # SSE events sent before the connection is dropped
+
+
+@dataclass
+class Drop:
+    pass
+
+
+@dataclass
+class Raw:
+    text: str
+    status: int = 200
+
+    @classmethod
+    def sse(cls, events: Sequence[tuple[str | None, Any]]) -> Raw:
+        """``[(event name or None, data dict or text), ...]`` as SSE text."""
+        return cls("".join(_sse_block(name, data) for name, data in events))
+
+
+Step = Reply | Fail | Cut | Drop | Raw
+Script = Sequence[Step | Callable[["RecordedRequest"], Step]]
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    body: Any  # parsed JSON (or the raw text if it was not JSON)
+
+
+def unused_port() -> int:
+    """A loopback port nothing listens on (connections to it are refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def replies_from_cassette(path: str | Path) -> list[Reply]:
+    """Every turn of a cassette as a :class:`Reply` (to serve a recorded run over HTTP)."""
+    out: list[Reply] = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        data = json.loads(line) if line.strip() else {}
+        if data.get("type") == "turn":
+            usage = data.get("usage") or {}
+            calls = [ToolCall(c["id"], c["name"], c.get("arguments", {})) for c in data.get("toolCalls", [])]
+            out.append(Reply(data.get("text", ""), calls, (usage.get("inputTokens", 0), usage.get("outputTokens", 0))))
+    return out
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), max(1, size))]
+
+
+def _sse_block(name: str | None, data: Any) -> str:
+    payload = data if isinstance(data, str) else json.dumps(data)
+    head = f"event: {name}\n" if name else ""
+    return head + "".join(f"data: {line}\n" for line in payload.split("\n")) + "\n"
+
+
+# --- the servers -------------------------------------------------------------------------
+
+
+class _ModelServer:
+    path = "/"
+
+    def __init__(self, script: Script = ()) -> None:
+        self.script = list(script)
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # what a subclass provides
+    def render(self, reply: Reply, request: RecordedRequest) -> list[str]:
+        raise NotImplementedError
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @property
+    def origin(self) -> str:
+        assert self._httpd is not None, "server not started"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def base_url(self) -> str:
+        return self.origin
+
+    def add(self, *steps: Step | Callable[[RecordedRequest], Step]) -> None:
+        with self._lock:
+            self.script.extend(steps)
+
+    def start(self) -> _ModelServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                server._handle(self)
+
+            do_GET = do_POST  # noqa: N815
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name=type(self).__name__, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> _ModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # one request
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length).decode("utf-8", "replace") if length else ""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw
+        request = RecordedRequest(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}, body)
+        with self._lock:
+            self.requests.append(request)
+            step: Any = self.script.pop(0) if self.script else Fail(500, "script exhausted")
+        if callable(step):
+            step = step(request)
+        if h.path != self.path and not isinstance(step, Drop):
+            step = Fail(404, f"no route {h.path} (this server answers {self.path})")
+
+        if isinstance(step, Drop):
+            h.close_connection = True
+            h.connection.shutdown(socket.SHUT_RDWR)
+        elif isinstance(step, Fail):
+            payload = json.dumps(self.error_body(step.status, step.message)).encode()
+            h.send_response(step.status)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(payload)))
+            if step.retry_after is not None:
+                h.send_header("Retry-After", step.retry_after)
+            h.end_headers()
+            h.wfile.write(payload)
+        elif isinstance(step, Raw):
+            self._stream(h, [step.text], status=step.status)
+        elif isinstance(step, Cut):
+            self._stream(h, self.render(step.reply, request)[: step.after], cut=True)
+        else:
+            self._stream(h, self.render(step, request))
+
+    @staticmethod
+    def _stream(h: BaseHTTPRequestHandler, blocks: list[str], *, status: int = 200, cut: bool = False) -> None:
+        h.send_response(status)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Cache-Control", "no-cache")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        for block in blocks:
+            data = block.encode()
+            h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            h.wfile.flush()
+        if cut:
+            h.close_connection = True
+            h.connection.shutdown(socket.SHUT_RDWR)
+            return
+        h.wfile.write(b"0\r\n\r\n")
+        h.wfile.flush()
+
+
+class OpenAIServer(_ModelServer):
+    """``POST /v1/chat/completions`` with ``stream: true``, answered as Chat Completions chunks."""
+
+    path = "/v1/chat/completions"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.origin}/v1"
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        kind = {429: "rate_limit_error", 401: "invalid_request_error"}.get(status, "server_error")
+        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+    def render(self, reply: Reply, request: RecordedRequest) -> list[str]:
+        body = request.body if isinstance(request.body, dict) else {}
+        with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        n = len(self.requests)
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+            data: dict[str, Any] = {
+                "id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 1_760_000_000,
+                "model": body.get("model", "test"),
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            }
+            if with_usage:
+                data["usage"] = None
+            return _sse_block(None, data)
+
+        blocks = [chunk({"role": "assistant", "content": "", "refusal": None})]
+        blocks += [chunk({"content": piece}) for piece in _pieces(reply.text, reply.chunk)]
+        heads = [
+            {"index": i, "id": c.id, "type": "function", "function": {"name": c.name, "arguments": ""}}
+            for i, c in enumerate(reply.tool_calls)
+        ]
+        frags = [[{"index": i, "function": {"arguments": p}} for p in _pieces(c.text, reply.chunk)] for i, c in enumerate(reply.tool_calls)]
+        if reply.interleave:
+            blocks += [chunk({"tool_calls": [h]}) for h in heads]
+            for r in range(max((len(f) for f in frags), default=0)):
+                blocks += [chunk({"tool_calls": [f[r]]}) for f in frags if r < len(f)]
+        else:
+            for h, f in zip(heads, frags):
+                blocks += [chunk({"tool_calls": [h]})] + [chunk({"tool_calls": [x]}) for x in f]
+        blocks.append(chunk({}, reply.stop_reason or ("tool_calls" if reply.tool_calls else "stop")))
+        if with_usage:
+            i, o = reply.usage
+            blocks.append(_sse_block(None, {
+                "id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 1_760_000_000,
+                "model": body.get("model", "test"), "choices": [],
+                "usage": {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o},
+            }))
+        blocks.append(_sse_block(None, "[DONE]"))
+        return blocks
+
+
+class AnthropicServer(_ModelServer):
+    """``POST /v1/messages`` with ``stream: true``, answered as Messages API stream events."""
+
+    path = "/v1/messages"
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        kind = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def render(self, reply: Reply, request: RecordedRequest) -> list[str]:
+        body = request.body if isinstance(request.body, dict) else {}
+        i_tokens, o_tokens = reply.usage
+        ev = _sse_block
+        blocks = [ev("message_start", {"type": "message_start", "message": {
+            "id": f"msg_{len(self.requests)}", "type": "message", "role": "assistant", "content": [],
+            "model": body.get("model", "test"), "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": i_tokens, "output_tokens": 1},
+        }})]
+        index = 0
+        if reply.text:
+            blocks.append(ev("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
+            blocks.append(ev("ping", {"type": "ping"}))
+            blocks += [
+                ev("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}})
+                for p in _pieces(reply.text, reply.chunk)
+            ]
+            blocks.append(ev("content_block_stop", {"type": "content_block_stop", "index": 0}))
+            index = 1
+        for call in reply.tool_calls:
+            blocks.append(ev("content_block_start", {"type": "content_block_start", "index": index,
+                                                     "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}}))
+            blocks += [
+                ev("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})
+                for p in [""] + _pieces(call.text, reply.chunk)
+            ]
+            blocks.append(ev("content_block_stop", {"type": "content_block_stop", "index": index}))
+            index += 1
+        stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
+        blocks.append(ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": o_tokens}}))
+        blocks.append(ev("message_stop", {"type": "message_stop"}))
+        return blocks
