@@ -10,6 +10,8 @@ with the next step of its script, and records every request it received::
         ...
         assert srv.requests[-1].body["stream"] is True
 
+``collect(model, messages, tools)`` drains one turn; ``merged(events)`` joins delta runs for comparisons.
+
 Script steps:
 
 - :class:`Reply` — one assistant turn, streamed as SSE (text and argument text cut into
@@ -178,9 +180,19 @@ class _ModelServer:
 
             do_GET = do_POST  # noqa: N815
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name=type(self).__name__, daemon=True)
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # a client that hangs up on a kept-alive connection is routine here, not an error
+                import sys
+
+                if not isinstance(sys.exc_info()[1], ConnectionError):
+                    super().handle_error(request, client_address)
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
+        httpd = self._httpd
+        self._thread = threading.Thread(target=lambda: httpd.serve_forever(poll_interval=0.02), name=type(self).__name__, daemon=True)
         self._thread.start()
         return self
 
@@ -346,3 +358,26 @@ class AnthropicServer(_ModelServer):
         blocks.append(ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": o_tokens}}))
         blocks.append(ev("message_stop", {"type": "message_stop"}))
         return blocks
+
+
+# --- draining a model --------------------------------------------------------------------
+
+
+async def collect(model: Any, messages: Sequence[Any], tools: Sequence[Any] = ()) -> list[Any]:
+    """Every event of one ``model.stream(messages, tools)`` turn, in order."""
+    return [event async for event in model.stream(messages, tools)]
+
+
+def merged(events: Sequence[Any]) -> list[Any]:
+    """``events`` with runs of text deltas (and of one call's argument deltas) joined into one:
+    the same turn whatever the fragment boundaries were."""
+    out: list[Any] = []
+    for e in events:
+        prev = out[-1] if out else None
+        if prev is not None and e.type == prev.type == "text-delta":
+            out[-1] = prev.model_copy(update={"text": prev.text + e.text})
+        elif prev is not None and e.type == prev.type == "tool-call-delta" and e.id == prev.id:
+            out[-1] = prev.model_copy(update={"text": prev.text + e.text})
+        else:
+            out.append(e)
+    return out

@@ -7,7 +7,6 @@ A turn that fails mid-stream is not written. Known API keys are scrubbed from wh
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -27,13 +26,6 @@ from cogcli.models.sse import redact
 
 #: environment variables whose values never reach a cassette
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-
-
-def _parse_arguments(text: str) -> object:
-    try:
-        return json.loads(text) if text.strip() else {}
-    except ValueError:
-        return text
 
 
 class RecordingModel:
@@ -57,7 +49,7 @@ class RecordingModel:
             if isinstance(event, TextDelta):
                 text.append(event.text)
             elif isinstance(event, ToolCallFinished):
-                calls.append(CassetteToolCall(id=event.id, name=event.name, arguments=_parse_arguments(event.arguments_text)))
+                calls.append(CassetteToolCall.from_stream(event.id, event.name, event.arguments_text))
             elif isinstance(event, UsageReport):
                 usage = CassetteUsage(input_tokens=event.input_tokens, output_tokens=event.output_tokens)
             elif isinstance(event, TurnFinished):

@@ -55,8 +55,23 @@ class CassetteToolCall(_CassetteModel):
     name: str
     #: the parsed arguments object, or the raw text when the model sent something that is not JSON
     arguments: Any = Field(default_factory=dict)
+    #: the exact text as streamed, kept only when it differs from ``arguments`` written as JSON
+    #: (other spacing or escapes), so a replay is byte-for-byte the recorded run
+    raw_arguments: str | None = None
+
+    @classmethod
+    def from_stream(cls, id: str, name: str, text: str) -> CassetteToolCall:
+        """A call from the argument text a model streamed (parsed when it is JSON)."""
+        try:
+            arguments: Any = json.loads(text) if text.strip() else {}
+        except ValueError:
+            return cls(id=id, name=name, arguments=text)
+        call = cls(id=id, name=name, arguments=arguments)
+        return call if call.arguments_text() == text else cls(id=id, name=name, arguments=arguments, raw_arguments=text)
 
     def arguments_text(self) -> str:
+        if self.raw_arguments is not None:
+            return self.raw_arguments
         if isinstance(self.arguments, str):
             return self.arguments
         return json.dumps(self.arguments, ensure_ascii=False)
