@@ -260,3 +260,15 @@ async def test_one_client_streams_several_turns_on_one_model() -> None:
     assert [e.text for e in first if isinstance(e, TextDelta)] == ["one"]
     assert [e.text for e in second if isinstance(e, TextDelta)] == ["two"]
     assert KEY not in repr(model)
+
+
+@pytest.mark.anyio
+async def test_400_is_not_retried_and_names_the_model() -> None:
+    with OpenAIServer([Fail(400, "messages: tool_call_id c9 has no matching call")] * 2) as srv:
+        model = model_for(srv)
+        with pytest.raises(ModelError) as info:
+            await collect(model, HISTORY, TOOLS)
+        await model.aclose()
+    assert len(srv.requests) == 1
+    assert info.value.code == ErrorCode.MODEL_STREAM_ERROR
+    assert info.value.message.startswith("openai:gpt-test: HTTP 400") and "tool_call_id c9" in info.value.message

@@ -149,7 +149,7 @@ class AnthropicModel:
         stopped = False
         events = post_sse(
             self._http(), self.url, headers=self._headers(), body=body,
-            secrets=(self._api_key,), auth_hint="check ANTHROPIC_API_KEY",
+            secrets=(self._api_key,), auth_hint="check ANTHROPIC_API_KEY", label=self.name,
         )
         async for sse in events:
             try:

@@ -148,7 +148,7 @@ class OpenAIModel:
         turn = uuid.uuid4().hex[:8]
         events = post_sse(
             self._http(), self.url, headers=self._headers(), body=body,
-            secrets=(self._api_key,), auth_hint=self._auth_hint,
+            secrets=(self._api_key,), auth_hint=self._auth_hint, label=self.name,
         )
         async for sse in events:
             if sse.data.strip() == "[DONE]":

@@ -188,13 +188,15 @@ async def post_sse(
     body: dict[str, Any],
     secrets: Iterable[str | None],
     auth_hint: str,
+    label: str,
 ) -> AsyncIterator[SSEEvent]:
     """POST ``body`` as JSON and yield the SSE events of a 2xx answer.
 
     Connect errors, 408/409/429/5xx answers and transport errors while reading raise
     :class:`RetryableError`; 401/403/404 raise :class:`ModelError` with code
     ``MODEL_CONFIG_ERROR`` (``auth_hint`` says what to check); any other status raises
-    :class:`ModelError`. No message ever contains a secret."""
+    :class:`ModelError`; ``label`` (the model's name) starts those messages. No message ever
+    contains a secret."""
     import httpx
 
     secrets = tuple(secrets)
@@ -205,6 +207,7 @@ async def post_sse(
                 what = f"HTTP {response.status_code} from {url}: {detail}"
                 if response.status_code in (408, 409, 429) or response.status_code >= 500:
                     raise RetryableError(what, retry_after=parse_retry_after(response.headers.get("retry-after")))
+                what = f"{label}: {what}"
                 if response.status_code in (401, 403):
                     raise ModelError(f"{what} ({auth_hint})", code=ErrorCode.MODEL_CONFIG_ERROR)
                 if response.status_code == 404:
