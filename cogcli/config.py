@@ -1,0 +1,144 @@
+"""Settings for a command: flags, then ``COG_*`` environment variables, then ``[tool.cog]`` in
+the workspace's ``pyproject.toml``, then defaults. Flags win.
+
+    [tool.cog]
+    model = "openai:gpt-4o-mini"
+    test_command = "pytest -q"
+    max_steps = 30
+    timeout = 120            # seconds per tool call
+    mcp_servers = ["npx -y @modelcontextprotocol/server-memory"]
+
+Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cogcli.errors import ConfigError
+
+log = logging.getLogger("cogcli")
+
+DEFAULT_MAX_STEPS = 25
+
+NO_MODEL_MESSAGE = """\
+no model configured. Pick one of:
+  cog edit --model openai:gpt-4o-mini "…"        with OPENAI_API_KEY set (OPENAI_BASE_URL for other OpenAI-compatible servers)
+  cog edit --model anthropic:claude-sonnet-4-5 "…"   with ANTHROPIC_API_KEY set
+  cog edit --model ollama:llama3.1 "…"            a local Ollama server, no key
+  cog edit --model replay:fixtures/cassettes/calc_fix.jsonl "…"   the offline demo (in a copy of fixtures/calc)
+or set it once: export COG_MODEL=openai:gpt-4o-mini, or model = "…" under [tool.cog] in pyproject.toml"""
+
+
+class CogConfig(BaseModel):
+    """The ``[tool.cog]`` table. Unknown keys are warned about (a newer cog may know them)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str | None = None
+    test_command: str | None = None
+    max_steps: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    mcp_servers: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path
+    model: str | None
+    #: where ``model`` came from: "--model", "COG_MODEL", "pyproject.toml" or None
+    model_source: str | None
+    test_command: str | None
+    max_steps: int
+    timeout: float | None
+    mcp_servers: list[str] = field(default_factory=list)
+
+
+def find_workspace(start: Path | str | None = None) -> Path:
+    """The git top level of ``start`` (default: the current directory), else ``start`` itself.
+
+    Found by looking for ``.git`` (a directory, or a file in a worktree) upwards, so no git
+    process and no gitpython are needed to answer."""
+    here = Path(start or os.getcwd()).expanduser().resolve()
+    if not here.is_dir():
+        raise ConfigError(f"workspace directory {str(here)!r} does not exist (check -C)")
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return here
+
+
+def read_config(root: Path) -> CogConfig:
+    """``[tool.cog]`` of ``root/pyproject.toml`` (empty when there is none)."""
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return CogConfig()
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("cog", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"[tool.cog] in {path} must be a table")
+    try:
+        config = CogConfig.model_validate(table)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        raise ConfigError(f"[tool.cog] {where} in {path}: {err.get('msg')}") from None
+    for key in config.model_extra or {}:
+        log.warning("unknown key %r under [tool.cog] in %s is ignored (known: %s)", key, path, ", ".join(CogConfig.model_fields))
+    return config
+
+
+def _env_number(name: str, kind: type[int] | type[float]) -> Any:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise ConfigError(f"{name} must be {what}, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{name} must be greater than 0, got {raw!r}")
+    return value
+
+
+def load_settings(
+    root: Path,
+    *,
+    model: str | None = None,
+    test_command: str | None = None,
+    max_steps: int | None = None,
+    timeout: float | None = None,
+    mcp_servers: list[str] | None = None,
+) -> Settings:
+    """Resolve every setting for a command run in ``root``: flag > environment > config > default."""
+    config = read_config(root)
+    env_model = os.environ.get("COG_MODEL", "").strip() or None
+    if model:
+        chosen, source = model, "--model"
+    elif env_model:
+        chosen, source = env_model, "COG_MODEL"
+    elif config.model:
+        chosen, source = config.model, "pyproject.toml"
+    else:
+        chosen, source = None, None
+    return Settings(
+        root=root,
+        model=chosen,
+        model_source=source,
+        test_command=test_command or os.environ.get("COG_TEST_COMMAND", "").strip() or config.test_command,
+        max_steps=max_steps or _env_number("COG_MAX_STEPS", int) or config.max_steps or DEFAULT_MAX_STEPS,
+        timeout=timeout or _env_number("COG_TIMEOUT", float) or config.timeout,
+        mcp_servers=list(mcp_servers) if mcp_servers else list(config.mcp_servers),
+    )

@@ -1,0 +1,175 @@
+"""GitHub Actions output: a log group per call, ``::error`` annotations, a job summary.
+
+- each call is a collapsible ``::group::label  detail`` holding its progress, row and details;
+- failing tests of the last test run and edits that failed (and were not redone) become
+  ``::error file=…,line=…::`` annotations on the pull request;
+- with ``$GITHUB_STEP_SUMMARY`` set, a Markdown summary of the run is appended to that file.
+
+Workflow command syntax: https://docs.github.com/actions/reference/workflow-commands-for-github-actions
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from cogcli.events import (
+    BaseEvent,
+    ErrorEvent,
+    FinishEvent,
+    TextEndEvent,
+    ToolCallStartEvent,
+    ToolResultEvent,
+    ToolUpdateEvent,
+)
+from cogcli.render.details import diff_text, first_line, read_test_report
+from cogcli.render.summary import Call, RunSummary
+from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, error_text, failure_lines, row_text, update_text
+
+EDIT_TOOLS = ("edit_file", "write_file")
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: object) -> str:
+    """``::name key=value,…::message`` with both parts escaped."""
+    props = ",".join(f"{k}={escape_property(str(v))}" for k, v in properties.items() if v is not None)
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def _plain(text: str) -> str:
+    """A line of model or tool text, kept from being read as a workflow command."""
+    return " " + text if text.startswith("::") else text
+
+
+class GithubRenderer:
+    def __init__(self, out: TextIO, *, step_summary: str | Path | None = None, title: str = "cog edit") -> None:
+        self.out = out
+        self.step_summary = Path(step_summary) if step_summary else None
+        self.title = title
+        self.summary = RunSummary()
+        self._open: str | None = None  # the call whose group is open
+        self._printed_texts: set[str] = set()
+
+    def handle(self, event: BaseEvent) -> None:
+        self.summary.add(event)
+        if isinstance(event, TextEndEvent):
+            self._print_text(event.id)
+        elif isinstance(event, ToolCallStartEvent):
+            self._print_texts()
+        elif isinstance(event, ToolUpdateEvent):
+            if event.content is not None or event.details is not None or event.presentation is not None:
+                call = self.summary.call(event.tool_call_id)
+                self._group(call, row_text(call))
+                self._line(UPDATE_PREFIX + update_text(event, call))
+        elif isinstance(event, ToolResultEvent):
+            self._result(self.summary.call(event.tool_call_id or event.id))
+        elif isinstance(event, ErrorEvent):
+            self._end_group()
+            self._line(command("error", f"{event.code}: {event.message}" if event.code else event.message))
+        elif isinstance(event, FinishEvent):
+            self._finish()
+
+    def close(self) -> None:
+        self._print_texts()
+        self._end_group()
+
+    # --- pieces --------------------------------------------------------------------------
+
+    def _result(self, call: Call) -> None:
+        result = call.result
+        assert result is not None
+        row = "✗ " + error_text(call) if result.error is not None else row_text(call)
+        if self._open != call.id:
+            self._group(call, row)
+        else:
+            self._line(_plain(row))
+        diff = diff_text(result.details)
+        if diff is not None:
+            for line in diff.rstrip("\n").splitlines():
+                self._line(DETAIL_INDENT + line)
+        report = read_test_report(result.details)
+        if report is not None:
+            for line in failure_lines(report):
+                self._line(DETAIL_INDENT + line)
+        self._end_group()
+
+    def _finish(self) -> None:
+        self._print_texts()
+        self._end_group()
+        for line in self._annotations():
+            self._line(line)
+        status = self.summary.status
+        if status not in ("completed", None):
+            self._line(command("error", f"{self.title}: {self.summary.line()}", title="cog"))
+        self._line(self.summary.line())
+        if self.step_summary is not None:
+            with self.step_summary.open("a", encoding="utf-8") as f:
+                f.write(self.markdown())
+
+    def _annotations(self) -> list[str]:
+        lines = []
+        last_edit: dict[str, Call] = {}
+        for call in self.summary.calls.values():
+            path = call.arguments.get("path") if isinstance(call.arguments, dict) else None
+            if call.tool_name in EDIT_TOOLS and isinstance(path, str) and call.result is not None:
+                last_edit[path] = call
+        for path, call in last_edit.items():
+            if call.result is not None and call.result.error is not None:
+                lines.append(command("error", error_text(call), file=path, title=f"cog: {call.label} failed"))
+        report = self.summary.tests
+        if report is not None:
+            for f in report.failures:
+                lines.append(command("error", first_line(f.message) or "failed", file=f.file, line=f.line, title=f.name))
+        return lines
+
+    def markdown(self) -> str:
+        """The job summary: status line, files changed, failing tests, the assistant's final text."""
+        s = self.summary
+        out = [f"### {self.title}", "", s.line(), ""]
+        files = s.file_stats()
+        if files:
+            out += ["| File | + | - |", "|---|---:|---:|"]
+            out += [f"| `{path}` | {f.added} | {f.removed} |" for path, f in files.items()]
+            out.append("")
+        if s.tests is not None and s.tests.failures:
+            out.append("**Failing tests**")
+            out += [f"- `{f.name}` — {first_line(f.message)}" for f in s.tests.failures]
+            out.append("")
+        if s.final_text.strip():
+            out += ["<details><summary>Final message</summary>", "", s.final_text.strip(), "", "</details>", ""]
+        return "\n".join(out) + "\n"
+
+    def _group(self, call: Call, title: str) -> None:
+        self._end_group()
+        self._line(command("group", title))
+        self._open = call.id
+
+    def _end_group(self) -> None:
+        if self._open is not None:
+            self._open = None
+            self._line("::endgroup::")
+
+    def _print_text(self, text_id: str) -> None:
+        if text_id in self._printed_texts:
+            return
+        self._printed_texts.add(text_id)
+        text = self.summary.texts.get(text_id, "").strip("\n")
+        if text.strip():
+            self._end_group()
+            for line in text.splitlines():
+                self._line(_plain(line.rstrip()))
+
+    def _print_texts(self) -> None:
+        for text_id in list(self.summary.texts):
+            self._print_text(text_id)
+
+    def _line(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()

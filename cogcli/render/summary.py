@@ -1,0 +1,223 @@
+"""What a run's event stream adds up to: its calls, files changed, last test report, status, tokens.
+
+Built from wire events only, so a live run, a saved ``--json`` stream and a stored thread give
+the same summary — and the same exit code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cogcli.events import (
+    BaseEvent,
+    ErrorEvent,
+    FinishEvent,
+    StartEvent,
+    TextDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    ToolResultEvent,
+    ToolUpdateEvent,
+    Usage,
+)
+from cogcli.presentation import ToolPresentation
+from cogcli.render.details import TestReport, diff_stats, diff_text, read_test_report
+
+EXIT_OK = 0
+EXIT_TASK_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+STATUS_WORDS = {
+    "completed": "Done",
+    "max_steps": "Stopped at the step limit",
+    "aborted": "Interrupted",
+    "error": "Failed",
+    "denied": "Denied",
+}
+
+
+@dataclass
+class Call:
+    """One tool call as the stream has told it so far."""
+
+    id: str
+    tool_name: str
+    presentation: ToolPresentation | None = None
+    arguments: Any = None
+    updates: int = 0
+    result: ToolResultEvent | None = None
+
+    @property
+    def label(self) -> str:
+        p = self.best_presentation
+        return p.label if p is not None and p.label else self.tool_name
+
+    @property
+    def detail(self) -> str | None:
+        p = self.best_presentation
+        return p.detail if p is not None else None
+
+    @property
+    def best_presentation(self) -> ToolPresentation | None:
+        if self.result is not None and self.result.presentation is not None:
+            return self.result.presentation
+        return self.presentation
+
+
+@dataclass
+class FileStat:
+    added: int = 0
+    removed: int = 0
+
+
+@dataclass
+class RunSummary:
+    """Fold events in with :meth:`add`; read the outcome when the ``finish`` event has arrived."""
+
+    calls: dict[str, Call] = field(default_factory=dict)
+    files: dict[str, FileStat] = field(default_factory=dict)
+    tests: TestReport | None = None
+    #: True when the last test run was a call that failed (timed out, could not start)
+    tests_errored: bool = False
+    finish: FinishEvent | None = None
+    thread_id: str | None = None
+    errors: list[ErrorEvent] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
+    last_text_id: str | None = None
+
+    def call(self, call_id: str, tool_name: str | None = None) -> Call:
+        found = self.calls.get(call_id)
+        if found is None:
+            found = self.calls[call_id] = Call(id=call_id, tool_name=tool_name or "tool")
+        elif tool_name and found.tool_name == "tool":
+            found.tool_name = tool_name
+        return found
+
+    def add(self, event: BaseEvent) -> None:
+        if isinstance(event, StartEvent):
+            self.thread_id = event.thread_id
+        elif isinstance(event, TextDeltaEvent):
+            self.texts[event.id] = self.texts.get(event.id, "") + event.delta
+            self.last_text_id = event.id
+        elif isinstance(event, ToolCallStartEvent):
+            c = self.call(event.id, event.tool_name)
+            c.presentation = event.presentation or c.presentation
+        elif isinstance(event, ToolCallEndEvent):
+            self.call(event.id, event.tool_name).arguments = event.arguments
+        elif isinstance(event, ToolUpdateEvent):
+            c = self.call(event.tool_call_id, event.tool_name)
+            if event.arguments is not None:
+                c.arguments = event.arguments
+            if event.content is not None or event.details is not None or event.presentation is not None:
+                c.updates += 1
+        elif isinstance(event, ToolResultEvent):
+            self._add_result(event)
+        elif isinstance(event, ErrorEvent):
+            self.errors.append(event)
+        elif isinstance(event, FinishEvent):
+            self.finish = event
+            self.thread_id = event.thread_id or self.thread_id
+
+    def _add_result(self, event: ToolResultEvent) -> None:
+        c = self.call(event.tool_call_id or event.id, event.tool_name)
+        c.result = event
+        diff = diff_text(event.details)
+        if diff is not None and event.error is None:
+            for stat in diff_stats(diff):
+                path = stat.path or _path_argument(c.arguments) or "?"
+                f = self.files.setdefault(path, FileStat())
+                f.added += stat.added
+                f.removed += stat.removed
+        report = read_test_report(event.details)
+        if report is not None:
+            self.tests, self.tests_errored = report, False
+        elif event.error is not None and event.tool_name == "run_tests":
+            self.tests_errored = True
+
+    # --- the outcome ---------------------------------------------------------------------
+
+    @property
+    def status(self) -> str | None:
+        return self.finish.status if self.finish is not None else None
+
+    @property
+    def final_text(self) -> str:
+        return self.texts.get(self.last_text_id, "") if self.last_text_id else ""
+
+    @property
+    def tests_ok(self) -> bool:
+        """True when no test ran, or the last test run passed."""
+        if self.tests_errored:
+            return False
+        return self.tests is None or self.tests.ok
+
+    def test_counts(self) -> tuple[int, int] | None:
+        """(passed, failed) of the last test run: from its report, else from the finish event."""
+        if self.tests is not None:
+            return self.tests.passed, self.tests.failed + self.tests.errors
+        if self.finish is not None and self.finish.tests:
+            t = self.finish.tests
+            return t.get("passed", 0), t.get("failed", 0) + t.get("errors", 0)
+        return None
+
+    def file_stats(self) -> dict[str, FileStat]:
+        if self.files:
+            return self.files
+        if self.finish is not None and self.finish.files_changed:
+            return {f.path: FileStat(f.added, f.removed) for f in self.finish.files_changed}
+        return {}
+
+    def exit_code(self) -> int:
+        """0 done and the last test run (if any) passed; 1 the task failed; 130 interrupted."""
+        status = self.status
+        if status == "aborted":
+            return EXIT_INTERRUPTED
+        if status != "completed":
+            return EXIT_TASK_FAILED
+        counts = self.test_counts()
+        if self.tests_errored or (counts is not None and counts[1] > 0):
+            return EXIT_TASK_FAILED
+        return EXIT_OK
+
+    def line(self) -> str:
+        """``Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens``."""
+        parts = [STATUS_WORDS.get(self.status or "", (self.status or "unfinished").replace("_", " ").capitalize())]
+        steps = self.finish.steps if self.finish is not None else 0
+        parts.append(_plural(steps, "step"))
+        files = self.file_stats()
+        if files:
+            added = sum(f.added for f in files.values())
+            removed = sum(f.removed for f in files.values())
+            parts.append(f"{_plural(len(files), 'file')} changed (+{added} -{removed})")
+        counts = self.test_counts()
+        if self.tests_errored:
+            parts.append("tests did not finish")
+        elif counts is not None:
+            passed, failed = counts
+            if failed:
+                parts.append(f"{_plural(failed, 'test')} failed, {passed} passed")
+            else:
+                parts.append(f"{_plural(passed, 'test')} passed")
+        usage = self.finish.usage if self.finish is not None else None
+        if usage is not None and (usage.total_tokens or usage.input_tokens or usage.output_tokens):
+            parts.append(f"{_tokens(usage)} tokens")
+        return " · ".join(parts)
+
+
+def _tokens(usage: Usage) -> str:
+    total = usage.total_tokens or (usage.input_tokens + usage.output_tokens)
+    return f"{total:,}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _path_argument(arguments: Any) -> str | None:
+    if isinstance(arguments, dict):
+        value = arguments.get("path")
+        return value if isinstance(value, str) else None
+    return None

@@ -1,0 +1,273 @@
+"""The plain-text renderer: one row per call, live progress, details in a block of their own.
+
+It reads wire events only (``cogcli.events``), so one code path draws a live run, ``cog render``
+of a saved ``--json`` stream and ``cog thread show``::
+
+    I'll look at the code first.
+    Read file  calc/ops.py
+      … Run tests  tests/test_ops.py::test_add failed
+    Run tests  1 failed, 2 passed
+        FAILED tests/test_ops.py::test_add — assert -1 == 5
+    ✗ Edit file  calc/ops.py — EDIT_NO_MATCH: old_text not found in calc/ops.py
+
+    Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens
+
+On a terminal a running call's row shows its latest update in place (at most 10 redraws a
+second); anywhere else (a CI log, a pipe) each update is its own indented line so the log reads
+top to bottom. Colour only on a terminal, and never with ``NO_COLOR`` set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from cogcli.events import (
+    ApprovalRequiredEvent,
+    BaseEvent,
+    ErrorEvent,
+    FinishEvent,
+    TextEndEvent,
+    ToolCallStartEvent,
+    ToolResultEvent,
+    ToolUpdateEvent,
+)
+from cogcli.render.details import MAX_FAILURES_SHOWN, TestReport, diff_text, first_line, read_test_report
+from cogcli.render.summary import Call, RunSummary
+
+#: seconds between two in-place redraws of a running call's row (≤ 10 a second)
+REDRAW_INTERVAL = 0.1
+DETAIL_INDENT = "    "
+UPDATE_PREFIX = "  … "
+
+_RESET = "\x1b[0m"
+_STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b[32m", "cyan": "\x1b[36m"}
+
+
+def wants_color(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when ``NO_COLOR`` is set (https://no-color.org)."""
+    return is_tty(stream) and not os.environ.get("NO_COLOR")
+
+
+def is_tty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# --- the words of a row, shared with the GitHub renderer ---------------------------------
+
+
+def row_text(call: Call) -> str:
+    """``label  detail``, falling back to the tool's name; never the icon."""
+    return f"{call.label}  {call.detail}" if call.detail else call.label
+
+
+def error_text(call: Call) -> str:
+    """``label  detail — CODE: message`` (without the ✗)."""
+    result = call.result
+    message = first_line(result.error or "") if result is not None else ""
+    code = result.error_code if result is not None else None
+    return f"{row_text(call)} — {code}: {message}" if code else f"{row_text(call)} — {message}"
+
+
+def update_text(event: ToolUpdateEvent, call: Call) -> str:
+    """What one progress update says: ``label  text``."""
+    p = event.presentation
+    label = p.label if p is not None and p.label else call.label
+    if isinstance(event.content, str) and event.content.strip():
+        text = first_line(event.content, 200)
+    elif p is not None and p.detail:
+        text = p.detail
+    elif event.content is not None:
+        text = first_line(json.dumps(event.content, ensure_ascii=False, separators=(",", ":")), 200)
+    else:
+        text = ""
+    return f"{label}  {text}" if text else label
+
+
+def failure_lines(report: TestReport) -> list[str]:
+    lines = []
+    for f in report.failures[:MAX_FAILURES_SHOWN]:
+        message = first_line(f.message)
+        lines.append(f"FAILED {f.name} — {message}" if message else f"FAILED {f.name}")
+    hidden = len(report.failures) - MAX_FAILURES_SHOWN
+    if hidden > 0:
+        lines.append(f"… and {hidden} more")
+    return lines
+
+
+class TextRenderer:
+    """Feed it wire events with :meth:`handle`; call :meth:`close` at the end."""
+
+    def __init__(
+        self,
+        out: TextIO,
+        *,
+        tty: bool | None = None,
+        color: bool | None = None,
+        width: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.out = out
+        self.tty = is_tty(out) if tty is None else tty
+        self.color = wants_color(out) if color is None else color
+        self.width = width
+        self.clock = clock
+        self.summary = RunSummary()
+        self._printed_texts: set[str] = set()
+        self._lock = threading.RLock()
+        self._live: str | None = None  # what the in-place row shows now
+        self._pending: str | None = None  # a redraw held back by the throttle
+        self._last_draw = float("-inf")
+        self._timer: threading.Timer | None = None
+
+    # --- events --------------------------------------------------------------------------
+
+    def handle(self, event: BaseEvent) -> None:
+        with self._lock:
+            self.summary.add(event)
+            if isinstance(event, TextEndEvent):
+                self._print_text(event.id)
+            elif isinstance(event, ToolCallStartEvent):
+                self._print_texts()
+            elif isinstance(event, ToolUpdateEvent):
+                if event.content is not None or event.details is not None or event.presentation is not None:
+                    self._progress(update_text(event, self.summary.call(event.tool_call_id)))
+            elif isinstance(event, ToolResultEvent):
+                self._result(self.summary.call(event.tool_call_id or event.id))
+            elif isinstance(event, ErrorEvent):
+                self._print_texts()
+                label = f"{event.code}: {event.message}" if event.code else event.message
+                self._line(self._style("✗ ", "red") + label)
+            elif isinstance(event, ApprovalRequiredEvent):
+                self._print_texts()
+                for a in event.approvals:
+                    self._line(f"? {a.description or a.tool_name} — needs approval")
+            elif isinstance(event, FinishEvent):
+                self._print_texts()
+                self._line("")
+                self._line(self._style(self.summary.line(), "bold"))
+
+    def close(self) -> None:
+        """Print any text that never got its ``text-end`` and clear a live row."""
+        with self._lock:
+            self._print_texts()
+            self._clear_live()
+            if self._timer is not None:
+                self._timer.cancel()
+
+    # --- pieces --------------------------------------------------------------------------
+
+    def _print_text(self, text_id: str) -> None:
+        if text_id in self._printed_texts:
+            return
+        self._printed_texts.add(text_id)
+        text = self.summary.texts.get(text_id, "").strip("\n")
+        if text.strip():
+            for line in text.splitlines():
+                self._line(line.rstrip())
+
+    def _print_texts(self) -> None:
+        for text_id in list(self.summary.texts):
+            self._print_text(text_id)
+
+    def _result(self, call: Call) -> None:
+        self._pending = None
+        result = call.result
+        assert result is not None
+        if result.error is not None:
+            self._line(self._style("✗ ", "red") + self._row_words(error_text(call), call))
+        else:
+            self._line(self._row_words(row_text(call), call))
+        diff = diff_text(result.details)
+        if diff is not None:
+            for line in diff.rstrip("\n").splitlines():
+                self._line(DETAIL_INDENT + self._diff_style(line))
+        report = read_test_report(result.details)
+        if report is not None:
+            for line in failure_lines(report):
+                self._line(DETAIL_INDENT + self._style(line, "red" if line.startswith("FAILED") else "dim"))
+
+    def _row_words(self, text: str, call: Call) -> str:
+        if not self.color:
+            return text
+        return self._style(call.label, "bold") + text[len(call.label) :]
+
+    def _diff_style(self, line: str) -> str:
+        if line.startswith(("+++", "---")):
+            return self._style(line, "bold")
+        if line.startswith("+"):
+            return self._style(line, "green")
+        if line.startswith("-"):
+            return self._style(line, "red")
+        if line.startswith("@@"):
+            return self._style(line, "cyan")
+        return line
+
+    def _style(self, text: str, style: str) -> str:
+        return f"{_STYLES[style]}{text}{_RESET}" if self.color and text else text
+
+    # --- output --------------------------------------------------------------------------
+
+    def _line(self, text: str) -> None:
+        self._clear_live()
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _progress(self, text: str) -> None:
+        if not self.tty:
+            self._line(self._style(UPDATE_PREFIX + text, "dim"))
+            return
+        now = self.clock()
+        if now - self._last_draw < REDRAW_INTERVAL:
+            self._pending = text
+            if self._timer is None:
+                self._timer = threading.Timer(REDRAW_INTERVAL - (now - self._last_draw), self._draw_pending)
+                self._timer.daemon = True
+                self._timer.start()
+            return
+        self._draw(text, now)
+
+    def _draw_pending(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._pending is not None:
+                self._draw(self._pending, self.clock())
+
+    def _draw(self, text: str, now: float) -> None:
+        self._pending = None
+        self._last_draw = now
+        width = self.width or shutil.get_terminal_size((100, 24)).columns
+        shown = (UPDATE_PREFIX + text)[: max(10, width - 1)]
+        self._erase()
+        self.out.write(self._style(shown, "dim"))
+        self.out.flush()
+        self._live = shown
+
+    def _erase(self) -> None:
+        if self._live is None:
+            return
+        # with colour: carriage return + "erase line"; without (NO_COLOR): overwrite with spaces
+        self.out.write("\r\x1b[2K" if self.color else "\r" + " " * len(self._live) + "\r")
+        self._live = None
+
+    def _clear_live(self) -> None:
+        if self._live is not None:
+            self._erase()
+            self.out.flush()
+
+
+def render_events(events: Any, out: TextIO, **options: Any) -> RunSummary:
+    """Draw an iterable of events with a :class:`TextRenderer`; return what they added up to."""
+    renderer = TextRenderer(out, **options)
+    for event in events:
+        renderer.handle(event)
+    renderer.close()
+    return renderer.summary
