@@ -1,0 +1,279 @@
+"""``cog edit --mcp "CMD ARGS"``: the tools of other MCP servers, offered to the agent as cog tools.
+
+Each server command is started over stdio, initialized and asked for its tools; each tool becomes
+a :class:`cogcli.Tool` whose calls go to that server. A call asks for progress, and each
+``notifications/progress`` becomes a ``context.update()`` (``content`` = the message, ``details``
+= ``{"progress", "total"}``), so an MCP tool's progress shows like a built-in tool's. The result's
+``structuredContent`` is the call's content (else its text blocks, joined); a cog server's
+``_meta`` details and presentation are kept. ``isError``, a dead server or a broken connection
+fail the call with ``MCP_ERROR`` and the run goes on.
+
+A server that cannot be started fails the whole run up front with a :class:`ConfigError`
+naming the command (exit 2): its tools were never listed, so the agent could not call them.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import re
+import shlex
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import anyio
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from cogcli.context import ToolContext
+from cogcli.errors import ConfigError, ErrorCode, ToolCallError
+from cogcli.mcp import META_DETAILS, META_PRESENTATION
+from cogcli.output import tool_output
+from cogcli.presentation import ToolPresentation, as_presentation
+from cogcli.tools import Tool
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from anyio.abc import TaskGroup, TaskStatus
+    from mcp import Client
+
+log = logging.getLogger("cogcli")
+
+#: how long a server may take to start and list its tools (``npx``/``uvx`` may download first)
+DEFAULT_STARTUP_TIMEOUT = 60.0
+
+_MAX_TOOL_PAGES = 100
+
+
+class McpArguments(BaseModel):
+    """Arguments of a tool that lives on an MCP server.
+
+    Validation is left to the server (it owns the schema): any object is accepted here, and
+    :meth:`model_json_schema` returns the server's own ``inputSchema`` so the model sees it whole.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    mcp_input_schema: ClassVar[dict[str, Any]] = {"type": "object"}
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return copy.deepcopy(cls.mcp_input_schema)
+
+
+def arguments_model(tool_name: str, input_schema: Mapping[str, Any]) -> type[McpArguments]:
+    """An :class:`McpArguments` subclass that shows ``input_schema`` as its JSON Schema."""
+    class_name = "".join(part.capitalize() for part in re.split(r"[^0-9A-Za-z]+", tool_name) if part) + "Arguments"
+    return type(class_name, (McpArguments,), {"mcp_input_schema": dict(input_schema), "__module__": __name__})
+
+
+@dataclass(frozen=True, slots=True)
+class McpServer:
+    """One running server: its command, its name (from ``serverInfo``), the client and its tools."""
+
+    command: str
+    name: str
+    client: Client
+    tools: tuple[types.Tool, ...]
+
+    async def call(self, tool_name: str, arguments: dict[str, Any], context: ToolContext) -> Any:
+        """Call ``tool_name`` on this server; progress goes to ``context.update()``."""
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            context.update(content=message, details={"progress": progress, "total": total})
+
+        try:
+            result = await self.client.call_tool(tool_name, arguments, progress_callback=on_progress)
+        except Exception as exc:
+            raise ToolCallError(
+                f"MCP server {self.name!r} (`{self.command}`) failed during {tool_name}: {describe_failure(exc)}",
+                code=ErrorCode.MCP_ERROR,
+            ) from None
+        return result_output(tool_name, result)
+
+
+def result_output(tool_name: str, result: types.CallToolResult) -> Any:
+    """What a call returns to the run: ``structuredContent`` (else the text), plus the details and
+    presentation a cog server puts in ``_meta``. ``isError`` raises ``MCP_ERROR``."""
+    if result.is_error:
+        message = blocks_text(result.content) or f"MCP tool {tool_name} reported an error without a message"
+        raise ToolCallError(message, code=ErrorCode.MCP_ERROR)
+    content = result.structured_content if result.structured_content is not None else blocks_text(result.content)
+    meta = result.meta or {}
+    details = meta.get(META_DETAILS)
+    presentation = _presentation(meta.get(META_PRESENTATION))
+    if details is None and presentation is None:
+        return content
+    return tool_output(content, details=details, presentation=presentation)
+
+
+def blocks_text(blocks: Sequence[types.ContentBlock]) -> str:
+    """Text blocks joined by newlines; other blocks named by their kind (a model reads text)."""
+    parts = []
+    for block in blocks:
+        text = getattr(block, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+        else:
+            kind = getattr(block, "mime_type", None) or getattr(block, "uri", None) or ""
+            parts.append(f"[{block.type} content{': ' + str(kind) if kind else ''}]")
+    return "\n".join(parts)
+
+
+def _presentation(value: Any) -> ToolPresentation | None:
+    if value is None:
+        return None
+    try:
+        return as_presentation(value)
+    except (ValidationError, TypeError):
+        log.debug("ignoring an invalid %s in an MCP result", META_PRESENTATION)
+        return None
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A failure of the MCP connection, in words a user (and a model) can act on."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    from mcp.shared.exceptions import MCPError
+
+    if isinstance(exc, MCPError):
+        if exc.message == "Connection closed":
+            return "the server closed the connection (it exited or crashed; its stderr may say why)"
+        return f"MCP error {exc.code}: {exc.message}"
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    if isinstance(exc, PermissionError):
+        return f"permission denied: {exc.filename or exc}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^0-9A-Za-z_-]", "_", name) or "mcp"
+
+
+def remote_tool(server: McpServer, remote: types.Tool, name: str) -> Tool[Any]:
+    """One tool of ``server`` as a cog :class:`Tool` named ``name``."""
+    hints = remote.annotations
+    label = remote.title or (hints.title if hints else None) or remote.name
+    read_only = bool(hints and hints.read_only_hint)
+    remote_name = remote.name
+
+    async def execute(params: McpArguments, context: ToolContext) -> Any:
+        return await server.call(remote_name, params.model_dump(), context)
+
+    return Tool(
+        name=name,
+        description=remote.description or label,
+        parameters=arguments_model(name, remote.input_schema),
+        execute=execute,
+        presentation=ToolPresentation(label=label, icon="plug", detail=server.name),
+        side_effects=() if read_only else (f"runs {remote_name} on MCP server {server.name}",),
+        annotations={
+            **(hints.model_dump(by_alias=True, exclude_none=True) if hints else {}),
+            "mcpServer": server.name,
+            "mcpTool": remote_name,
+        },
+    )
+
+
+def wrap_tools(servers: Sequence[McpServer], existing_names: Iterable[str] = ()) -> list[Tool[Any]]:
+    """Every server's tools as cog tools. A name is prefixed ``<server>_`` only when it collides
+    with an existing tool or with a tool of another server."""
+    taken = set(existing_names)
+    counts = Counter(_safe_name(t.name) for s in servers for t in s.tools)
+    tools: list[Tool[Any]] = []
+    for server in servers:
+        for remote in server.tools:
+            name = _safe_name(remote.name)
+            if counts[name] > 1 or name in taken:
+                name = f"{_safe_name(server.name)}_{name}"
+            unique, n = name, 2
+            while unique in taken:
+                unique, n = f"{name}_{n}", n + 1
+            taken.add(unique)
+            tools.append(remote_tool(server, remote, unique))
+    return tools
+
+
+async def _list_tools(client: Client) -> tuple[types.Tool, ...]:
+    listed: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_MAX_TOOL_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        listed.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tuple(listed)
+
+
+async def _run_server(
+    command: str, argv: list[str], stop: anyio.Event, *, task_status: TaskStatus[McpServer]
+) -> None:
+    """Start one server, hand its :class:`McpServer` to the starter, keep it up until ``stop``."""
+    import mcp_types as types
+    from mcp import Client, StdioServerParameters
+
+    from cogcli import __version__
+
+    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    async with Client(params, client_info=types.Implementation(name="cog", version=__version__)) as client:
+        tools = await _list_tools(client)
+        info = client.server_info
+        name = (info.name if info is not None else "") or Path(argv[0]).name
+        task_status.started(McpServer(command=command, name=name, client=client, tools=tools))
+        await stop.wait()
+    # leaving the Client closes the server's stdin, then terminates its process tree if it lingers
+
+
+async def _start(tg: TaskGroup, command: str, stop: anyio.Event, timeout: float) -> McpServer:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise ConfigError(f"cannot parse MCP server command `{command}`: {exc}") from None
+    if not argv:
+        raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
+    try:
+        with anyio.fail_after(timeout):
+            server: McpServer = await tg.start(_run_server, command, argv, stop)
+    except TimeoutError:
+        raise ConfigError(f"MCP server `{command}` did not start within {timeout:g} s") from None
+    except Exception as exc:
+        raise ConfigError(f"MCP server `{command}` failed to start: {describe_failure(exc)}") from None
+    log.info("MCP server %r (`%s`) offers %d tool(s)", server.name, command, len(server.tools))
+    return server
+
+
+@asynccontextmanager
+async def mcp_tools(
+    commands: Sequence[str],
+    existing_names: Iterable[str] = (),
+    *,
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+) -> AsyncIterator[list[Tool[Any]]]:
+    """Start each server command (shell-like, e.g. ``"npx -y @scope/server /tmp"``) and yield their
+    tools as cog tools, named to avoid ``existing_names``. Every server is stopped on exit.
+
+    Raises :class:`ConfigError` naming the command when a server cannot be started or listed.
+    """
+    if not commands:
+        yield []
+        return
+    stop = anyio.Event()
+    try:
+        async with anyio.create_task_group() as tg:
+            try:
+                servers = [await _start(tg, command, stop, startup_timeout) for command in commands]
+                yield wrap_tools(servers, existing_names)
+            finally:
+                stop.set()
+    except BaseExceptionGroup as group:
+        # the task group wraps whatever ended it (a ConfigError, the caller's own exception):
+        # hand the caller the exception itself, not a group of one
+        if len(group.exceptions) != 1:
+            raise
+        inner = group.exceptions[0]
+        raise inner from inner.__cause__
