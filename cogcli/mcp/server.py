@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,10 +60,25 @@ def tool_title(tool: Tool[Any]) -> str:
     return tool.name.replace("_", " ").replace("-", " ").strip().capitalize()
 
 
-def tool_hints(tool: Tool[Any]) -> dict[str, bool]:
-    """MCP behaviour hints: a tool without side effects is read-only; explicit hints in
-    ``tool.annotations`` (``readOnlyHint`` or ``read_only_hint`` spelling) win."""
+HintDefaults = Callable[[Tool[Any]], Mapping[str, bool]]
+
+
+def workspace_hints(tool: Tool[Any]) -> dict[str, bool]:
+    """Default hints for workspace tools: every one acts inside the workspace only (a closed world),
+    and one whose only side effect is writing files there changes them in place, reviewably
+    (``git_diff``), so it is not destructive, nor idempotent."""
+    hints = {"openWorldHint": False}
+    if tool.side_effects and all("write" in effect for effect in tool.side_effects):
+        hints.update(destructiveHint=False, idempotentHint=False)
+    return hints
+
+
+def tool_hints(tool: Tool[Any], defaults: HintDefaults | None = None) -> dict[str, bool]:
+    """MCP behaviour hints: a tool without side effects is read-only, then ``defaults(tool)``;
+    explicit hints in ``tool.annotations`` (``readOnlyHint`` or ``read_only_hint``) win."""
     hints = {"readOnlyHint": not tool.side_effects}
+    if defaults is not None:
+        hints.update(defaults(tool))
     for key, value in tool.annotations.items():
         name = to_camel(key) if "_" in key else key
         if name in _HINTS and isinstance(value, bool):
@@ -71,7 +86,7 @@ def tool_hints(tool: Tool[Any]) -> dict[str, bool]:
     return hints
 
 
-def listed_tool(tool: Tool[Any]) -> types.Tool:
+def listed_tool(tool: Tool[Any], hint_defaults: HintDefaults | None = None) -> types.Tool:
     """How ``tools/list`` shows one tool: input schema, output schema (describing content), title, hints."""
     import mcp_types as types
 
@@ -82,7 +97,7 @@ def listed_tool(tool: Tool[Any]) -> types.Tool:
         description=tool.description,
         input_schema=tool.input_schema(),
         output_schema=tool.output_json_schema(),
-        annotations=types.ToolAnnotations.model_validate({"title": title, **tool_hints(tool)}),
+        annotations=types.ToolAnnotations.model_validate({"title": title, **tool_hints(tool, hint_defaults)}),
     )
 
 
@@ -144,16 +159,21 @@ def progress_message(update: ToolUpdate) -> str | None:
 
 
 def build_server(
-    tools: Sequence[Tool[Any]], *, name: str = "cog", instructions: str | None = None
+    tools: Sequence[Tool[Any]],
+    *,
+    name: str = "cog",
+    instructions: str | None = None,
+    hint_defaults: HintDefaults | None = None,
 ) -> Server[Any]:
-    """A low-level MCP server offering ``tools``; run it on any transport."""
+    """A low-level MCP server offering ``tools``; run it on any transport. ``hint_defaults(tool)``
+    gives behaviour hints the tools do not state themselves (see :func:`workspace_hints`)."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
     from cogcli import __version__
 
     index = tool_index(tools)
-    listing = types.ListToolsResult(tools=[listed_tool(t) for t in tools])
+    listing = types.ListToolsResult(tools=[listed_tool(t, hint_defaults) for t in tools])
     validators = {t.name: _output_validator(t) for t in tools}
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -237,6 +257,7 @@ def serve(root: Path, http_port: int | None = None) -> None:
     tools = workspace_tools(root)
     server = build_server(
         tools,
+        hint_defaults=workspace_hints,
         instructions=f"Tools that read, edit and test the workspace at {root.resolve()}. "
         "Call results carry the content as structuredContent; diffs and test reports are in _meta.",
     )
