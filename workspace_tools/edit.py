@@ -1,0 +1,156 @@
+"""edit_file: replace an exact piece of a file, write it back atomically, report a git-style diff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cogcli.errors import ErrorCode, ToolCallError
+from cogcli.output import tool_output
+from cogcli.tools import Tool, tool
+from workspace_tools.closest import closest_window, show_lines
+from workspace_tools.diffs import edit_blocks, file_header, format_hunks
+from workspace_tools.paths import Workspace
+from workspace_tools.textfile import BOM, TextFile, atomic_write, path_lock, read_text_file, split_lines
+
+
+class EditFileParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File to edit, relative to the workspace root.")
+    old_text: str = Field(
+        description="The exact text to replace, copied from the file (whitespace and indentation included, "
+        "no line numbers). Include enough surrounding lines that it occurs only once."
+    )
+    new_text: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(default=False, description="Replace every occurrence instead of exactly one.")
+
+
+def find_all(text: str, piece: str) -> list[int]:
+    """Start offsets of the non-overlapping occurrences of ``piece``, left to right (as str.replace)."""
+    positions = []
+    at = text.find(piece)
+    while at != -1:
+        positions.append(at)
+        at = text.find(piece, at + len(piece))
+    return positions
+
+
+def replaced(text: str, positions: list[int], old_len: int, new: str) -> str:
+    pieces = []
+    at = 0
+    for p in positions:
+        pieces.append(text[at:p])
+        pieces.append(new)
+        at = p + old_len
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
+def diff_stats(diff: str) -> tuple[int, int]:
+    """(added, removed) lines, as unidiff counts them in the parsed patch."""
+    if not diff:
+        return 0, 0
+    from unidiff import PatchSet
+
+    patch = PatchSet(diff)
+    return sum(f.added for f in patch), sum(f.removed for f in patch)
+
+
+def edit_file_tool(workspace: Workspace) -> Tool[EditFileParams]:
+    def presentation(params: EditFileParams) -> dict[str, Any]:
+        return {"label": "Edit file", "icon": "file-pen", "detail": workspace.display(params.path)}
+
+    def execute(params: EditFileParams) -> Any:
+        path = workspace.resolve(params.path, for_write=True)
+        shown = workspace.relative(path)
+        if params.old_text == "":
+            raise ToolCallError(
+                "old_text is empty; give the exact text to replace (to create a file or replace it whole, use write_file)",
+                code=ErrorCode.INVALID_ARGUMENTS,
+            )
+        with path_lock(path):
+            file = read_text_file(path, shown)
+            old, new = file.normalize(params.old_text), file.normalize(params.new_text)
+            if old == new:
+                raise ToolCallError(
+                    "old_text and new_text are the same; there is nothing to change", code=ErrorCode.INVALID_ARGUMENTS
+                )
+            positions = find_all(file.text, old)
+            if not positions:
+                raise ToolCallError(_no_match_message(file, shown, old, new), code=ErrorCode.EDIT_NO_MATCH)
+            if len(positions) > 1 and not params.replace_all:
+                raise ToolCallError(_ambiguous_message(file.text, shown, positions), code=ErrorCode.EDIT_AMBIGUOUS)
+            edited = file.with_text(replaced(file.text, positions, len(old), new))
+            data = edited.encode()
+            diff = _diff(file, shown, positions, len(old), new)
+            atomic_write(path, data)
+        added, removed = diff_stats(diff)
+        return tool_output(
+            {"path": shown, "replacements": len(positions)},
+            details={"diff": diff, "added": added, "removed": removed},
+            presentation={"label": "Edit file", "icon": "file-pen", "detail": shown},
+        )
+
+    return tool(
+        name="edit_file",
+        description=(
+            "Replace old_text with new_text in a file. old_text must match the file exactly (copy it from "
+            "read_file without the line numbers) and occur once, unless replace_all is true. Only the matched "
+            "text changes; line endings and encoding are kept."
+        ),
+        parameters=EditFileParams,
+        execute=execute,
+        presentation=presentation,
+        side_effects=("writes files",),
+    )
+
+
+def _diff(file: TextFile, shown: str, positions: list[int], old_len: int, new: str) -> str:
+    base = file.text
+    if file.bom:  # the BOM is part of line 1 on disk: keep it in the diff so `git apply` matches
+        base = BOM + base
+        positions = [p + 1 for p in positions]
+    hunks = format_hunks(edit_blocks(base, positions, old_len, new), disk_line=file.disk_line)
+    return file_header(shown) + hunks if hunks else ""
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _no_match_message(file: TextFile, shown: str, old: str, new: str) -> str:
+    parts = [f"old_text was not found in {shown}."]
+    if new and new in file.text:
+        parts.append(
+            f" new_text is already in the file (line {_line_of(file.text, file.text.find(new))}): "
+            "the change may have been made already; read the file to check."
+        )
+    lines = split_lines(file.text)
+    near = closest_window(lines, old)
+    if near is not None:
+        span = f"line {near.start + 1}" if near.stop - near.start == 1 else f"lines {near.start + 1}-{near.stop}"
+        parts.append(
+            f"\nThe closest text ({near.ratio:.0%} similar) is at {span}:\n"
+            + show_lines(lines, near.start, near.stop)
+        )
+    parts.append(
+        "\nCopy old_text exactly as the file has it (whitespace and indentation included, no line numbers); "
+        "read_file shows the current content."
+    )
+    return "".join(parts)
+
+
+def _ambiguous_message(text: str, shown: str, positions: list[int]) -> str:
+    numbers: list[int] = []
+    line, cursor = 1, 0
+    for p in positions:
+        line += text.count("\n", cursor, p)
+        cursor = p
+        numbers.append(line)
+    listed = ", ".join(str(n) for n in numbers[:20]) + (f" and {len(numbers) - 20} more" if len(numbers) > 20 else "")
+    return (
+        f"old_text occurs {len(positions)} times in {shown} (at lines {listed}). Add surrounding lines to "
+        "old_text so it matches only the place to change, or pass replace_all=true to change every one."
+    )

@@ -1,0 +1,73 @@
+"""list_files: the files under a folder, .gitignore respected, the list bounded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cogcli.errors import ErrorCode, ToolCallError
+from cogcli.output import tool_output
+from cogcli.tools import Tool, tool
+from workspace_tools.listing import matches_glob, workspace_files
+from workspace_tools.paths import Workspace
+
+MAX_SHOWN = 500
+MAX_DETAILS = 5_000
+
+
+class ListFilesParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(default=".", description="Folder to list, relative to the workspace root.")
+    pattern: str | None = Field(
+        default=None,
+        description="Glob to keep only some files: '*.py' matches file names, 'src/**/*.py' paths "
+        "('*' stays within a folder, '**' spans folders).",
+    )
+
+
+def list_files_tool(workspace: Workspace) -> Tool[ListFilesParams]:
+    def presentation(params: ListFilesParams) -> dict[str, Any]:
+        return {"label": "List files", "icon": "folder", "detail": workspace.display(params.path)}
+
+    def execute(params: ListFilesParams) -> Any:
+        base = workspace.resolve(params.path)
+        shown = workspace.relative(base)
+        if not base.exists():
+            raise ToolCallError(f"{shown} does not exist", code=ErrorCode.FILE_NOT_FOUND)
+        files = workspace_files(workspace, base)
+        if params.pattern:
+            files = [f for f in files if matches_glob(f, params.pattern, base=shown)]
+        total = len(files)
+        where = "the workspace" if shown == "." else shown
+        what = f" matching {params.pattern!r}" if params.pattern else ""
+        if total == 0:
+            text = f"No files{what} in {where}.\n"
+        else:
+            text = f"{total} file{'s' if total != 1 else ''}{what} in {where}:\n" + "".join(f + "\n" for f in files[:MAX_SHOWN])
+            if total > MAX_SHOWN:
+                text += f"… and {total - MAX_SHOWN} more not shown; narrow the list with path or pattern.\n"
+        return tool_output(
+            text,
+            details={
+                "path": shown,
+                "pattern": params.pattern,
+                "files": files[:MAX_DETAILS],
+                "total": total,
+                "truncated": total > MAX_SHOWN,
+            },
+            presentation={"label": "List files", "icon": "folder", "detail": shown},
+        )
+
+    return tool(
+        name="list_files",
+        description=(
+            "List the files under a folder of the workspace (files ignored by .gitignore are left out). "
+            f"Shows at most {MAX_SHOWN}; narrow with path or pattern."
+        ),
+        parameters=ListFilesParams,
+        execute=execute,
+        presentation=presentation,
+        annotations={"readOnly": True},
+    )

@@ -1,0 +1,142 @@
+"""read_file: a text file (or a range of its lines) with line numbers, like ``cat -n``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cogcli.errors import ErrorCode, ToolCallError
+from cogcli.output import tool_output
+from cogcli.tools import Tool, tool
+from workspace_tools.paths import Workspace
+from workspace_tools.textfile import BOM, NotText, detect_encoding, read_bytes
+
+_CHUNK = 1 << 20
+
+
+class ReadFileParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File to read, relative to the workspace root.")
+    offset: int | None = Field(
+        default=None, ge=1, description="First line to read (1-based). Use with limit to read part of a large file."
+    )
+    limit: int | None = Field(default=None, ge=1, description="How many lines to read from offset.")
+
+
+def _asked_range(params: ReadFileParams) -> str | None:
+    if params.offset is None and params.limit is None:
+        return None
+    start = params.offset or 1
+    return f"{start}-{start + params.limit - 1}" if params.limit else f"{start}-"
+
+
+def numbered(lines: list[str], first: int) -> str:
+    """Lines with their numbers, tab-separated, as ``cat -n`` prints them."""
+    return "".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start=first))
+
+
+def read_file_tool(workspace: Workspace, *, max_read_bytes: int = 256_000) -> Tool[ReadFileParams]:
+    def presentation(params: ReadFileParams) -> dict[str, Any]:
+        shown = workspace.display(params.path)
+        asked = _asked_range(params)
+        return {"label": "Read file", "icon": "file", "detail": f"{shown}:{asked}" if asked else shown}
+
+    def execute(params: ReadFileParams) -> Any:
+        path = workspace.resolve(params.path)
+        shown = workspace.relative(path)
+        ranged = params.offset is not None or params.limit is not None
+        if not path.exists():
+            read_bytes(path, shown)  # raises FILE_NOT_FOUND with the usual message
+        if path.is_dir():
+            read_bytes(path, shown)  # raises the "is a directory" error
+        if not ranged and path.stat().st_size > max_read_bytes:
+            raise ToolCallError(
+                f"{shown} is {path.stat().st_size:,} bytes, more than read_file returns at once "
+                f"({max_read_bytes:,}); read it in parts with offset and limit (e.g. offset=1, limit=500), "
+                "or find what you need with search_text",
+                code=ErrorCode.FILE_TOO_LARGE,
+            )
+        start = params.offset or 1
+        lines, total, cut = _read_lines(path, shown, start, params.limit, max_read_bytes)
+        if total and start > total:
+            raise ToolCallError(
+                f"offset {start} is past the end of {shown}, which has {total} lines", code=ErrorCode.INVALID_ARGUMENTS
+            )
+        end = start + len(lines) - 1 if lines else start - 1
+        truncated = cut or end < total
+        text = numbered(lines, start)
+        if text and not text.endswith("\n"):
+            text += "\n"
+        if truncated:
+            why = f" (output limit of {max_read_bytes:,} bytes)" if cut else ""
+            text += f"[showing lines {start}-{end} of {total}{why}; read on with offset={end + 1}]\n"
+        elif not lines:
+            text = f"[{shown} is empty]\n" if total == 0 else text
+        detail = f"{shown}:{start}-{end}" if ranged else shown
+        return tool_output(
+            text,
+            details={"path": shown, "start_line": start, "end_line": end, "total_lines": total, "truncated": truncated},
+            presentation={"label": "Read file", "icon": "file", "detail": detail},
+        )
+
+    return tool(
+        name="read_file",
+        description=(
+            "Read a text file of the workspace. Lines come numbered (number, tab, line) like `cat -n`; the numbers "
+            "are not part of the file. Large files: pass offset (1-based first line) and limit (line count)."
+        ),
+        parameters=ReadFileParams,
+        execute=execute,
+        presentation=presentation,
+        annotations={"readOnly": True},
+    )
+
+
+def _read_lines(path: Path, shown: str, start: int, limit: int | None, max_bytes: int) -> tuple[list[str], int, bool]:
+    """Lines ``start`` .. ``start+limit-1`` (1-based), the file's line count, and whether the output
+    limit cut the range. Streams the file: only the asked lines are kept in memory."""
+    kept: list[bytes] = []
+    kept_bytes = 0
+    cut = False
+    total = 0
+    stop = None if limit is None else start + limit - 1
+    try:
+        with path.open("rb") as f:
+            for raw in f:
+                total += 1
+                if b"\x00" in raw:
+                    raise NotText("it contains NUL bytes")
+                if total >= start:
+                    if kept and kept_bytes + len(raw) > max_bytes:
+                        cut = True
+                    else:
+                        kept.append(raw)
+                        kept_bytes += len(raw)
+                if cut or (stop is not None and total >= stop):
+                    total += _count_rest(f)
+                    break
+        encoding = detect_encoding(b"".join(kept))
+    except NotText as exc:
+        raise ToolCallError(f"{shown} is not a text file ({exc})", code=ErrorCode.FILE_NOT_TEXT) from None
+    except PermissionError:
+        raise ToolCallError(f"{shown} cannot be read (permission denied)", code=ErrorCode.TOOL_ERROR) from None
+    lines = [raw.decode(encoding) for raw in kept]
+    if lines and start == 1 and lines[0].startswith(BOM):
+        lines[0] = lines[0][1:]
+    lines = [line[:-2] + "\n" if line.endswith("\r\n") else line for line in lines]
+    return lines, total, cut
+
+
+def _count_rest(f: Any) -> int:
+    """Lines in what is left of ``f`` (checked for NUL bytes), read in large chunks."""
+    count = 0
+    last = b"\n"
+    while chunk := f.read(_CHUNK):
+        if b"\x00" in chunk:
+            raise NotText("it contains NUL bytes")
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (0 if last == b"\n" else 1)

@@ -1,0 +1,117 @@
+"""search_text: a Python regular expression over the workspace's text files, matches bounded."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cogcli.errors import ErrorCode, ToolCallError
+from cogcli.output import tool_output
+from cogcli.tools import Tool, tool
+from workspace_tools.listing import matches_glob, workspace_files
+from workspace_tools.paths import Workspace
+from workspace_tools.textfile import BOM, SNIFF_BYTES, NotText, detect_encoding
+
+MAX_SHOWN = 200
+#: scanning stops after this many matches (the count then says "at least")
+MAX_COUNTED = 10_000
+MAX_FILE_BYTES = 4_000_000
+MAX_LINE = 300
+
+
+class SearchTextParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(description="Python regular expression, matched against each line (e.g. 'def \\w+_test').")
+    path: str | None = Field(default=None, description="File or folder to search, relative to the workspace root; all of it by default.")
+    glob: str | None = Field(default=None, description="Only files matching this glob, e.g. '*.py' or 'src/**/*.ts'.")
+
+
+def search_text_tool(workspace: Workspace) -> Tool[SearchTextParams]:
+    def execute(params: SearchTextParams) -> Any:
+        try:
+            regex = re.compile(params.pattern)
+        except re.error as exc:
+            raise ToolCallError(
+                f"invalid regular expression {params.pattern!r}: {exc}; write a Python `re` pattern "
+                "(escape special characters such as ( [ . * with a backslash to match them literally)",
+                code=ErrorCode.INVALID_ARGUMENTS,
+            ) from None
+        base = workspace.resolve(params.path or ".")
+        where = workspace.relative(base)
+        if not base.exists():
+            raise ToolCallError(f"{where} does not exist", code=ErrorCode.FILE_NOT_FOUND)
+        files = workspace_files(workspace, base)
+        if params.glob:
+            files = [f for f in files if matches_glob(f, params.glob, base=where)]
+        matches: list[dict[str, Any]] = []
+        total = searched = skipped = 0
+        for rel in files:
+            if total >= MAX_COUNTED:
+                break
+            text = _read_text(workspace, rel)
+            if text is None:
+                skipped += 1
+                continue
+            searched += 1
+            for number, line in enumerate(text.split("\n"), start=1):
+                if regex.search(line.rstrip("\r")) is None:
+                    continue
+                total += 1
+                if len(matches) < MAX_SHOWN:
+                    line = line.rstrip("\r")
+                    matches.append({"path": rel, "line": number, "text": line if len(line) <= MAX_LINE else line[:MAX_LINE] + "…"})
+                if total >= MAX_COUNTED:
+                    break
+        at_least = "at least " if total >= MAX_COUNTED else ""
+        if not matches:
+            content = f"No matches for {params.pattern!r} in {searched} file{'s' if searched != 1 else ''}.\n"
+        else:
+            content = "".join(f"{m['path']}:{m['line']}: {m['text']}\n" for m in matches)
+            if total > len(matches):
+                content += f"… {at_least}{total - len(matches)} more matches not shown; narrow with path, glob or a stricter pattern.\n"
+        return tool_output(
+            content,
+            details={
+                "pattern": params.pattern,
+                "path": where,
+                "glob": params.glob,
+                "matches": matches,
+                "total": total,
+                "truncated": total > len(matches),
+                "files_searched": searched,
+                "files_skipped": skipped,
+            },
+            presentation={"label": "Search", "icon": "search", "detail": params.pattern},
+        )
+
+    return tool(
+        name="search_text",
+        description=(
+            "Search the workspace's text files for a Python regular expression, line by line. Prints "
+            f"`path:line: text` for each match (at most {MAX_SHOWN}). Files ignored by .gitignore and binary files are skipped."
+        ),
+        parameters=SearchTextParams,
+        execute=execute,
+        presentation=lambda p: {"label": "Search", "icon": "search", "detail": p.pattern},
+        annotations={"readOnly": True},
+    )
+
+
+def _read_text(workspace: Workspace, rel: str) -> str | None:
+    """A file's text, or None when it is binary, too big, unreadable or a link out of the workspace."""
+    try:
+        path = workspace.resolve(rel)
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except (ToolCallError, OSError):
+        return None
+    if b"\x00" in data[:SNIFF_BYTES]:
+        return None
+    try:
+        return data.decode(detect_encoding(data)).removeprefix(BOM)
+    except NotText:
+        return None

@@ -1,0 +1,208 @@
+"""Text files as the tools see them: decoded with their encoding, BOM and line endings noted, so
+a write puts back exactly the bytes an edit did not touch. Writes are atomic and keep the mode.
+
+Inside the tools text always has ``\\n`` line endings; a file whose every line ends in ``\\r\\n``
+is converted on read and converted back on write (an exact round trip).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import stat
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from cogcli.errors import ErrorCode, ToolCallError
+
+BOM = "\ufeff"
+#: bytes looked at to tell text from binary
+SNIFF_BYTES = 8192
+_TEXT_CONTROLS = {0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1B}
+
+
+class NotText(Exception):
+    """The bytes are not text the tools can edit (NUL bytes, or undecodable)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextFile:
+    """A decoded file. ``text`` has ``\\n`` line endings and no BOM."""
+
+    text: str
+    encoding: str = "utf-8"  # "utf-8" or "latin-1"
+    bom: bool = False
+    newline: str = "\n"  # "\n" or "\r\n"
+
+    @classmethod
+    def decode(cls, data: bytes) -> TextFile:
+        encoding = detect_encoding(data)
+        text = data.decode(encoding)
+        bom = text.startswith(BOM)
+        if bom:
+            text = text[1:]
+        newline = "\n"
+        crlf = text.count("\r\n")
+        if crlf and crlf == text.count("\n"):
+            newline = "\r\n"
+            text = text.replace("\r\n", "\n")
+        return cls(text, encoding, bom, newline)
+
+    def with_text(self, text: str) -> TextFile:
+        return replace(self, text=text)
+
+    def normalize(self, text: str) -> str:
+        """Text from the model in this file's terms (``\\n`` endings): ``\\r\\n`` becomes ``\\n``."""
+        return text.replace("\r\n", "\n") if self.newline == "\r\n" else text
+
+    def disk_line(self, line: str) -> str:
+        """One ``\\n``-ended line as it is on disk (for diffs that ``git apply`` accepts)."""
+        if self.newline == "\r\n" and line.endswith("\n"):
+            return line[:-1] + "\r\n"
+        return line
+
+    def encode(self) -> bytes:
+        """The bytes to write; raises :class:`ToolCallError` if the text does not fit the encoding."""
+        text = self.text.replace("\n", "\r\n") if self.newline == "\r\n" else self.text
+        if self.bom:
+            text = BOM + text
+        try:
+            return text.encode(self.encoding)
+        except UnicodeEncodeError as exc:
+            bad = exc.object[exc.start : exc.end]
+            raise ToolCallError(
+                f"the file is {self.encoding}-encoded and cannot hold {bad!r}; "
+                "use characters the file's encoding has (or rewrite the whole file with write_file)",
+                code=ErrorCode.INVALID_ARGUMENTS,
+            ) from None
+
+
+def detect_encoding(data: bytes) -> str:
+    """``utf-8`` or ``latin-1`` for text; raises :class:`NotText` for binary data."""
+    if b"\x00" in data:
+        raise NotText("it contains NUL bytes")
+    try:
+        data.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        pass
+    # latin-1 decodes anything: accept it only when the bytes look like text
+    sample = data[: SNIFF_BYTES * 8]
+    controls = sum(1 for b in sample if (b < 0x20 and b not in _TEXT_CONTROLS) or 0x7F <= b < 0xA0)
+    if controls > len(sample) * 0.05:
+        raise NotText("it is neither UTF-8 nor Latin-1 text")
+    return "latin-1"
+
+
+def read_text_file(path: Path, shown: str) -> TextFile:
+    """Read and decode ``path``; missing, a directory or binary become :class:`ToolCallError`."""
+    data = read_bytes(path, shown)
+    try:
+        return TextFile.decode(data)
+    except NotText as exc:
+        raise ToolCallError(f"{shown} is not a text file ({exc})", code=ErrorCode.FILE_NOT_TEXT) from None
+
+
+def read_bytes(path: Path, shown: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ToolCallError(
+            f"{shown} does not exist; list_files shows the files there are", code=ErrorCode.FILE_NOT_FOUND
+        ) from None
+    except IsADirectoryError:
+        raise ToolCallError(
+            f"{shown} is a directory, not a file; use list_files to see what is in it",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        ) from None
+    except PermissionError:
+        raise ToolCallError(f"{shown} cannot be read (permission denied)", code=ErrorCode.TOOL_ERROR) from None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on ``\\n`` only (not on other characters ``str.splitlines`` breaks at), ends kept."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+@functools.cache
+def _umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def new_file_mode() -> int:
+    """Permission bits a new file gets: 0o666 minus the umask."""
+    return 0o666 & ~_umask()
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` all at once: a temp file in the same directory, fsync, rename.
+
+    ``mode`` is the permission bits to give the file; by default those of the file being
+    replaced, or 0o666 minus the umask for a new file. A failure leaves ``path`` as it was.
+    """
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = new_file_mode()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".cogtmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fchmod(f.fileno(), mode)
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+@contextmanager
+def path_lock(path: Path) -> Iterator[None]:
+    """Serialise changes to one (resolved) path across the worker threads tools run in."""
+    key = str(path)
+    with _locks_guard:
+        lock = _locks.setdefault(key, threading.Lock())
+    with lock:
+        yield

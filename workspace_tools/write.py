@@ -1,0 +1,120 @@
+"""write_file: create a file (and its folders) or replace its whole content, atomically, with a diff."""
+
+from __future__ import annotations
+
+import stat
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cogcli.errors import ErrorCode, ToolCallError
+from cogcli.output import tool_output
+from cogcli.tools import Tool, tool
+from workspace_tools.diffs import file_header, format_hunks, quote_path, text_blocks
+from workspace_tools.edit import diff_stats
+from workspace_tools.paths import Workspace
+from workspace_tools.textfile import BOM, NotText, TextFile, atomic_write, new_file_mode, path_lock, split_lines
+
+
+class WriteFileParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File to create or overwrite, relative to the workspace root. Missing folders are made.")
+    content: str = Field(description="The whole new content of the file.")
+
+
+def write_file_tool(workspace: Workspace) -> Tool[WriteFileParams]:
+    def presentation(params: WriteFileParams) -> dict[str, Any]:
+        return {"label": "Write file", "icon": "file-plus", "detail": workspace.display(params.path)}
+
+    def execute(params: WriteFileParams) -> Any:
+        path = workspace.resolve(params.path, for_write=True)
+        shown = workspace.relative(path)
+        if path == workspace.root or path.is_dir():
+            raise ToolCallError(f"{shown} is a directory; give the path of a file", code=ErrorCode.INVALID_ARGUMENTS)
+        with path_lock(path):
+            try:
+                old_data: bytes | None = path.read_bytes()
+            except FileNotFoundError:
+                old_data = None
+            old: TextFile | None = None
+            if old_data is not None:
+                try:
+                    old = TextFile.decode(old_data)
+                except NotText:
+                    old = None
+            new = _like(old, params.content)
+            data = new.encode()
+            if data == old_data:
+                diff = ""
+            else:
+                if old_data is None:
+                    diff = _new_file_diff(shown, new, new_file_mode())
+                elif old is None:
+                    a, b = quote_path(f"a/{shown}"), quote_path(f"b/{shown}")
+                    diff = f"diff --git {a} {b}\nBinary files {a} and {b} differ\n"
+                else:
+                    diff = _diff(shown, old, new)
+                _make_parents(workspace, path.parent)
+                atomic_write(path, data)
+        added, removed = diff_stats(diff)
+        created = old_data is None
+        return tool_output(
+            {"path": shown, "created": created, "lines": len(split_lines(new.text)), "changed": bool(diff)},
+            details={"diff": diff, "added": added, "removed": removed, "created": created},
+            presentation={"label": "Write file", "icon": "file-plus", "detail": shown},
+        )
+
+    return tool(
+        name="write_file",
+        description=(
+            "Create a file, or replace the whole content of one. Use edit_file to change part of an existing "
+            "file. An existing file keeps its line endings, encoding and permissions."
+        ),
+        parameters=WriteFileParams,
+        execute=execute,
+        presentation=presentation,
+        side_effects=("writes files",),
+    )
+
+
+def _like(old: TextFile | None, content: str) -> TextFile:
+    """The new content in the old file's style: CRLF stays CRLF, a BOM stays, latin-1 stays when it fits."""
+    if old is None:
+        return TextFile(content)
+    new = TextFile(old.normalize(content), old.encoding, old.bom, old.newline)
+    if content.startswith(BOM):
+        new = TextFile(new.text[1:], new.encoding, True, new.newline)
+    if new.encoding != "utf-8":
+        try:
+            new.text.encode(new.encoding)
+        except UnicodeEncodeError:
+            new = TextFile(new.text, "utf-8", new.bom, new.newline)
+    return new
+
+
+def _make_parents(workspace: Workspace, parent: Any) -> None:
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ToolCallError(
+            f"{workspace.relative(parent)} exists and is not a folder, so a file cannot be put in it",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        ) from None
+
+
+def _diff(shown: str, old: TextFile, new: TextFile) -> str:
+    a, b = old.text, new.text
+    if old.bom:
+        a = BOM + a
+    if new.bom:
+        b = BOM + b
+    hunks = format_hunks(text_blocks(a, b), disk_line=old.disk_line)
+    return file_header(shown) + hunks if hunks else ""
+
+
+def _new_file_diff(shown: str, new: TextFile, mode: int) -> str:
+    text = (BOM if new.bom else "") + new.text
+    hunks = format_hunks(text_blocks("", text), disk_line=new.disk_line)
+    return file_header(shown, new_mode=stat.S_IMODE(mode), empty=not hunks) + hunks
+
