@@ -66,7 +66,10 @@ class GithubRenderer:
         elif isinstance(event, ToolUpdateEvent):
             if event.content is not None or event.details is not None or event.presentation is not None:
                 call = self.summary.call(event.tool_call_id)
-                self._group(call, row_text(call))
+                if self._open != call.id:
+                    # the final label and detail come with the result; open with what is known now
+                    known = call.presentation is not None or event.presentation is None
+                    self._group(call, row_text(call) if known else event.presentation.label)
                 self._line(UPDATE_PREFIX + update_text(event, call))
         elif isinstance(event, ToolResultEvent):
             self._result(self.summary.call(event.tool_call_id or event.id))

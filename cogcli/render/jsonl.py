@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
 from cogcli.events import BaseEvent, UnknownEventType, parse_event
+from cogcli.render.summary import RunSummary
 
 log = logging.getLogger("cogcli")
 
@@ -30,8 +31,10 @@ class JsonlWriter:
     def __init__(self, out: IO[bytes]) -> None:
         self.out = out
         self.broken = False
+        self.summary = RunSummary()
 
     def handle(self, event: BaseEvent) -> None:
+        self.summary.add(event)
         if self.broken:
             return
         try:

@@ -1,0 +1,349 @@
+"""The ``cog`` command line. Commands are thin: parse, call the library, render.
+
+Start-up matters (``cog --help`` runs often): this module imports only typer and the standard
+library at top level; models, tools, git, httpx and mcp are imported inside the commands.
+"""
+
+import enum
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, Optional
+
+import typer
+
+EXIT_CODES = """\b
+Exit codes:
+  0    done, and the last test run (if any) passed
+  1    the run finished but the task failed: an error, the step limit, failing tests
+  2    usage or configuration error (no model, unknown provider, missing API key)
+  130  interrupted by Ctrl-C: the run stops, its thread is saved (continue: --thread ID)
+  143  terminated by SIGTERM: the same as Ctrl-C"""
+
+HELP = """\
+A coding agent for the command line.
+
+\b
+  cog edit "Fix the failing test"            run the agent in this repository
+  cog edit --json "…" | cog render           JSON lines out, the same rows back
+  cog tool run_tests                         run one workspace tool, no model
+  cog tools                                  the tools, with their parameters
+
+\b
+The model comes from --model, else COG_MODEL, else model under [tool.cog] in
+pyproject.toml: openai:gpt-4o-mini (OPENAI_API_KEY), anthropic:claude-sonnet-4-5
+(ANTHROPIC_API_KEY), ollama:llama3.1, or replay:fixtures/cassettes/calc_fix.jsonl
+(the offline demo)."""
+
+log = logging.getLogger("cogcli")
+
+app = typer.Typer(
+    name="cog",
+    help=HELP,
+    epilog=EXIT_CODES,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+thread_app = typer.Typer(help="Stored threads: list them, or redraw one as it ran.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(thread_app, name="thread")
+
+
+class Format(str, enum.Enum):
+    text = "text"
+    jsonl = "jsonl"
+    github = "github"
+
+
+class Schema(str, enum.Enum):
+    events = "events"
+    presentation = "presentation"
+
+
+# --- shared bits ---------------------------------------------------------------------------
+
+DirectoryOption = Annotated[
+    Optional[Path], typer.Option("-C", "--directory", metavar="DIR", help="Run in DIR (its git top level is the workspace).", show_default=False)
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per line on stdout (same as --format jsonl).")]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="text, jsonl or github (GitHub Actions).")]
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print ``cog: message`` on stderr and exit with ``code`` (2: usage or configuration)."""
+    sys.stderr.write(f"cog: {message}\n")
+    sys.stderr.flush()
+    raise typer.Exit(code)
+
+
+def _setup_logging(verbose: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("cog: %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    log.propagate = False
+
+
+def _workspace(directory: Path | None) -> Path:
+    from cogcli.config import find_workspace
+    from cogcli.errors import ConfigError
+
+    try:
+        return find_workspace(directory)
+    except ConfigError as exc:
+        fail(exc.message)
+
+
+def _renderer(fmt: Format, json_flag: bool) -> Any:
+    from cogcli.render import make_renderer
+
+    return make_renderer("jsonl" if json_flag else fmt.value)
+
+
+@app.callback()
+def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False) -> None:
+    _setup_logging(verbose)
+
+
+# --- cog edit ------------------------------------------------------------------------------
+
+
+@app.command(epilog=EXIT_CODES)
+def edit(
+    instruction: Annotated[str, typer.Argument(metavar="INSTRUCTION", help="What to do, in plain words.", show_default=False)],
+    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="provider:model (default: COG_MODEL, then [tool.cog] model).", show_default=False)] = None,
+    json_flag: JsonOption = False,
+    fmt: FormatOption = Format.text,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="Stop after this many model turns (default 25).", show_default=False)] = None,
+    test_command: Annotated[Optional[str], typer.Option("--test-command", metavar="COMMAND", help="The command run_tests runs (default: pytest).", show_default=False)] = None,
+    thread: Annotated[Optional[str], typer.Option("--thread", metavar="ID", help="Continue this thread.", show_default=False)] = None,
+    record: Annotated[Optional[Path], typer.Option("--record", metavar="PATH", help="Record the model's turns to a cassette (replay: --model replay:PATH).", show_default=False)] = None,
+    directory: DirectoryOption = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds each tool call may take.", show_default=False)] = None,
+    commit: Annotated[bool, typer.Option("--commit", help="Commit the files the run changed (message from the instruction).")] = False,
+    allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="With --commit: run even with uncommitted changes.")] = False,
+    mcp: Annotated[Optional[list[str]], typer.Option("--mcp", metavar="COMMAND", help='Add the tools of an MCP server: --mcp "CMD ARGS" (repeatable).', show_default=False)] = None,
+) -> None:
+    """Run the coding agent on INSTRUCTION in this repository."""
+    from cogcli.commands.edit import EditOptions, run_edit
+
+    code = run_edit(
+        EditOptions(
+            instruction=instruction,
+            root=_workspace(directory),
+            model=model,
+            format="jsonl" if json_flag else fmt.value,
+            max_steps=max_steps,
+            test_command=test_command,
+            thread=thread,
+            record=record,
+            timeout=timeout,
+            commit=commit,
+            allow_dirty=allow_dirty,
+            mcp=list(mcp or []),
+        )
+    )
+    raise typer.Exit(code)
+
+
+# --- cog tool / cog tools ------------------------------------------------------------------
+
+
+@app.command("tool", epilog=EXIT_CODES)
+def tool_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The tool's name (see cog tools).", show_default=False)],
+    assignments: Annotated[Optional[list[str]], typer.Argument(metavar="KEY=VALUE", help="key=value arguments; values are JSON when they parse as JSON.", show_default=False)] = None,
+    args: Annotated[Optional[str], typer.Option("--args", metavar="JSON", help="The arguments as one JSON object.", show_default=False)] = None,
+    json_flag: JsonOption = False,
+    fmt: FormatOption = Format.text,
+    directory: DirectoryOption = None,
+    test_command: Annotated[Optional[str], typer.Option("--test-command", metavar="COMMAND", help="The command run_tests runs.", show_default=False)] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds the call may take.", show_default=False)] = None,
+) -> None:
+    """Call one workspace tool directly (no model), drawn like a call in a run.
+
+    \b
+      cog tool read_file path=calc/ops.py
+      cog tool run_tests
+      cog tool edit_file --args '{"path": "a.py", "old_text": "x", "new_text": "y"}'
+    """
+    from cogcli.commands.tool import call_tool
+
+    root = _workspace(directory)
+    tools = _workspace_tools(root, test_command, timeout)
+    arguments = _tool_arguments(name, assignments or [], args, tools)
+    raise typer.Exit(call_tool(name, arguments, tools, _renderer(fmt, json_flag), timeout=timeout))
+
+
+def _workspace_tools(root: Path, test_command: str | None, timeout: float | None) -> list[Any]:
+    from cogcli.config import load_settings
+    from cogcli.errors import ConfigError
+    from cogcli.commands.common import make_tools
+
+    try:
+        settings = load_settings(root, test_command=test_command, timeout=timeout)
+        return make_tools(settings)
+    except ConfigError as exc:
+        fail(exc.message)
+
+
+def _tool_arguments(name: str, assignments: list[str], args: str | None, tools: list[Any]) -> dict[str, Any]:
+    """``--args`` JSON, then ``key=value`` pairs on top. A value is JSON when it parses as JSON,
+    except for parameters the tool declares as strings, which take the text as it is."""
+    arguments: dict[str, Any] = {}
+    if args:
+        try:
+            parsed = json.loads(args)
+        except json.JSONDecodeError as exc:
+            fail(f"--args is not valid JSON ({exc.msg} at position {exc.pos}); pass one JSON object, e.g. --args '{{\"path\": \"a.py\"}}'")
+        if not isinstance(parsed, dict):
+            fail("--args must be a JSON object, e.g. --args '{\"path\": \"a.py\"}'")
+        arguments.update(parsed)
+    schema = next((t.input_schema() for t in tools if t.name == name), {})
+    properties = schema.get("properties", {})
+    for item in assignments:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            fail(f"expected key=value, got {item!r} (e.g. cog tool read_file path=src/a.py)")
+        if properties.get(key, {}).get("type") == "string":
+            arguments[key] = raw
+            continue
+        try:
+            arguments[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            arguments[key] = raw
+    return arguments
+
+
+@app.command("tools")
+def tools_command(
+    json_flag: Annotated[bool, typer.Option("--json", help="Names, descriptions and parameter JSON Schemas as JSON.")] = False,
+    directory: DirectoryOption = None,
+) -> None:
+    """List the workspace tools a run can use."""
+    root = _workspace(directory)
+    tools = _workspace_tools(root, None, None)
+    if json_flag:
+        specs = [{"name": t.name, "description": t.description, "parameters": t.input_schema()} for t in tools]
+        sys.stdout.write(json.dumps(specs, indent=2, ensure_ascii=False) + "\n")
+        return
+    for t in tools:
+        schema = t.input_schema()
+        required = set(schema.get("required", []))
+        params = ", ".join(p if p in required else p + "?" for p in schema.get("properties", {}))
+        sys.stdout.write(f"{t.name}({params})\n")
+        for line in t.description.strip().splitlines()[:1]:
+            sys.stdout.write(f"    {line}\n")
+
+
+# --- cog render / schema / thread ----------------------------------------------------------
+
+
+@app.command("render")
+def render_command(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A JSON-lines event stream (from --json); - for stdin.")] = "-",
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="text or github.")] = Format.text,
+) -> None:
+    """Draw a saved event stream (cog edit --json …) as the live run drew it.
+
+    Unknown event types are skipped; a malformed line is reported on stderr with its line
+    number and skipped.
+    """
+    from cogcli.render.jsonl import read_events
+
+    if fmt is Format.jsonl:
+        fail("cog render draws text or github; the input already is JSON lines")
+    if file == "-":
+        stream = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)
+    else:
+        try:
+            stream = open(file, encoding="utf-8", errors="replace")
+        except OSError as exc:
+            fail(f"cannot read {file}: {exc.strerror}")
+
+    def problem(number: int, message: str) -> None:
+        sys.stderr.write(f"cog render: line {number}: {message}; skipped\n")
+
+    renderer = _renderer(fmt, False)
+    with stream:
+        try:
+            for event in read_events(stream, problem):
+                renderer.handle(event)
+        except KeyboardInterrupt:
+            renderer.close()
+            raise typer.Exit(130) from None
+    renderer.close()
+
+
+@app.command("schema")
+def schema_command(which: Annotated[Schema, typer.Argument(metavar="events|presentation", help="events or presentation.")]) -> None:
+    """Print the JSON Schema of the wire events or of a tool presentation."""
+    if which is Schema.events:
+        from cogcli.events import events_json_schema
+
+        schema = events_json_schema()
+    else:
+        from cogcli.presentation import presentation_json_schema
+
+        schema = presentation_json_schema()
+    sys.stdout.write(json.dumps(schema, indent=2) + "\n")
+
+
+@thread_app.command("list")
+def thread_list(
+    directory: DirectoryOption = None,
+    json_flag: Annotated[bool, typer.Option("--json", help="As JSON.")] = False,
+) -> None:
+    """List the stored threads of this workspace, newest first."""
+    from cogcli.commands.thread import list_command
+
+    raise typer.Exit(list_command(_workspace(directory), json_flag))
+
+
+@thread_app.command("show")
+def thread_show(
+    thread_id: Annotated[str, typer.Argument(metavar="ID", help="The thread's id (see cog thread list).")],
+    json_flag: JsonOption = False,
+    fmt: FormatOption = Format.text,
+    directory: DirectoryOption = None,
+) -> None:
+    """Redraw a stored thread with the same rows as the live run."""
+    from cogcli.commands.thread import show_command
+
+    raise typer.Exit(show_command(_workspace(directory), thread_id, _renderer(fmt, json_flag)))
+
+
+# --- cog mcp -------------------------------------------------------------------------------
+
+
+@app.command("mcp")
+def mcp_command(
+    directory: DirectoryOption = None,
+    http: Annotated[Optional[int], typer.Option("--http", metavar="PORT", help="Serve over streamable HTTP on PORT instead of stdio.", show_default=False)] = None,
+) -> None:
+    """Serve the workspace tools over MCP (stdio by default)."""
+    import inspect
+
+    from cogcli.mcp.server import serve
+
+    outcome = serve(_workspace(directory), http)
+    if inspect.isawaitable(outcome):
+        import anyio
+
+        async def wait() -> None:
+            await outcome
+
+        anyio.run(wait)
+
+
+def main() -> None:
+    """The console script ``cog``."""
+    try:
+        sys.stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
+    except (AttributeError, ValueError):
+        pass
+    app(prog_name="cog")

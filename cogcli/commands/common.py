@@ -1,0 +1,78 @@
+"""Pieces several commands share: the workspace tools with the command's limits, Ctrl-C
+handling that stops a run cleanly, and stamping events with ``seq`` and ``timestamp``."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from cogcli.config import Settings
+from cogcli.context import AbortSignal
+from cogcli.events import BaseEvent, now_iso
+from cogcli.tools import Tool
+
+log = logging.getLogger("cogcli")
+
+
+def make_tools(settings: Settings) -> list[Tool[Any]]:
+    """``workspace_tools(root)`` with the test command and the per-call timeout applied."""
+    from workspace_tools import workspace_tools
+
+    options: dict[str, Any] = {}
+    if settings.test_command:
+        options["test_command"] = settings.test_command
+    if settings.timeout:
+        options["test_timeout"] = settings.timeout
+    tools = workspace_tools(settings.root, **options)
+    if settings.timeout:
+        tools = [dataclasses.replace(t, timeout=settings.timeout) for t in tools]
+    return list(tools)
+
+
+@asynccontextmanager
+async def abort_on_signals(abort: AbortSignal) -> AsyncIterator[list[int]]:
+    """While open, SIGINT and SIGTERM fire ``abort`` (the run then ends with its one ``finish``,
+    status aborted). The yielded list holds the signals received. A second signal quits at once."""
+    received: list[int] = []
+
+    async def watch(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            task_status.started()
+            async for signum in signals:
+                if received:
+                    log.warning("interrupted again: quitting now")
+                    sys.stdout.flush()
+                    os._exit(128 + received[0])
+                received.append(signum)
+                log.warning("%s: stopping the run (again to quit at once)", signal.Signals(signum).name)
+                abort.abort(f"interrupted by {signal.Signals(signum).name}")
+
+    async with anyio.create_task_group() as tg:
+        await tg.start(watch)
+        try:
+            yield received
+        finally:
+            tg.cancel_scope.cancel()
+
+
+class Stamper:
+    """Numbers events (``seq`` 0, 1, 2, …) and stamps their ``timestamp`` before passing them on,
+    for commands that make events themselves (``cog tool``)."""
+
+    def __init__(self, sink: Callable[[BaseEvent], None]) -> None:
+        self.sink = sink
+        self.seq = 0
+
+    def __call__(self, event: BaseEvent) -> None:
+        event.seq = self.seq
+        event.timestamp = event.timestamp or now_iso()
+        self.seq += 1
+        self.sink(event)

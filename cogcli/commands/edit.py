@@ -1,0 +1,157 @@
+"""``cog edit "INSTRUCTION"``: settings → model → tools → agent → run, drawn live; exit code from
+how the run ended; optionally commit what it changed."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from cogcli.commands.common import abort_on_signals, make_tools
+from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
+from cogcli.context import AbortSignal
+from cogcli.errors import CogError, ConfigError
+from cogcli.render import Renderer, make_renderer
+from cogcli.render.summary import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+
+log = logging.getLogger("cogcli")
+
+
+@dataclass
+class EditOptions:
+    instruction: str
+    root: Path
+    model: str | None = None
+    format: str = "text"
+    max_steps: int | None = None
+    test_command: str | None = None
+    thread: str | None = None
+    record: Path | None = None
+    timeout: float | None = None
+    commit: bool = False
+    allow_dirty: bool = False
+    mcp: list[str] = field(default_factory=list)
+
+
+def _usage_error(message: str) -> int:
+    sys.stderr.write(f"cog: {message}\n")
+    return EXIT_USAGE
+
+
+def run_edit(opts: EditOptions) -> int:
+    """Run the agent once; return the exit code (0 done and tests pass, 1 task failed, 2 usage or
+    configuration, 130/143 interrupted)."""
+    if not opts.instruction.strip():
+        return _usage_error('the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"')
+    try:
+        settings = load_settings(
+            opts.root,
+            model=opts.model,
+            test_command=opts.test_command,
+            max_steps=opts.max_steps,
+            timeout=opts.timeout,
+            mcp_servers=opts.mcp,
+        )
+        if settings.model is None:
+            return _usage_error(NO_MODEL_MESSAGE)
+        if opts.commit:
+            from cogcli.commands.gitcommit import ensure_committable
+
+            ensure_committable(settings.root, allow_dirty=opts.allow_dirty)
+        model = _make_model(settings, opts.record)
+        tools = make_tools(settings)
+    except ConfigError as exc:
+        return _usage_error(exc.message)
+
+    renderer = make_renderer(opts.format)
+    try:
+        result, received = anyio.run(_run, opts, settings, model, tools, renderer)
+    except ConfigError as exc:  # raised before the run started (an MCP server, an unknown thread)
+        renderer.close()
+        return _usage_error(exc.message)
+    renderer.close()
+
+    summary = renderer.summary
+    code = summary.exit_code() if summary.finish is not None else _exit_from_result(result)
+    if received and code == EXIT_INTERRUPTED:
+        code = 128 + received[0]
+    thread_id = getattr(result, "thread_id", None) or summary.thread_id
+    if thread_id and opts.format != "jsonl":
+        sys.stderr.write(f'cog: thread {thread_id} (continue it: cog edit --thread {thread_id} "…")\n')
+    if opts.commit:
+        code = _commit(settings, opts, summary, result, code)
+    return code
+
+
+def _make_model(settings: Settings, record: Path | None) -> Any:
+    from cogcli.models import get_model
+
+    assert settings.model is not None
+    model = get_model(settings.model)
+    if record is not None:
+        from cogcli.models.record import RecordingModel
+
+        model = RecordingModel(model, record)
+    return model
+
+
+async def _run(opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: Renderer) -> tuple[Any, list[int]]:
+    from cogcli.memory import default_store
+    from cogcli.prompts import coding_agent_prompt
+    from cogcli.runtime import Agent, Cogitator
+
+    abort = AbortSignal()
+    async with contextlib.AsyncExitStack() as stack:
+        received = await stack.enter_async_context(abort_on_signals(abort))
+        if settings.mcp_servers:
+            from cogcli.mcp.client import mcp_tools
+
+            tools = [*tools, *await stack.enter_async_context(mcp_tools(settings.mcp_servers, {t.name for t in tools}))]
+        store = stack.enter_context(default_store(settings.root))
+        stack.push_async_callback(model.aclose)
+        agent = Agent(
+            name="cog",
+            instructions=coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command),
+            model=model,
+            tools=tools,
+            max_steps=settings.max_steps,
+        )
+        result = await Cogitator(store).run(
+            agent, input=opts.instruction, thread_id=opts.thread, on_event=renderer.handle, signal=abort
+        )
+        return result, received
+
+
+def _exit_from_result(result: Any) -> int:
+    """The exit code from a RunResult, for a run whose event stream had no ``finish``."""
+    status = getattr(result, "status", None)
+    if status == "aborted":
+        return EXIT_INTERRUPTED
+    tests = getattr(result, "tests", None) or {}
+    if status == "completed" and not (tests.get("failed") or tests.get("errors")):
+        return EXIT_OK
+    return EXIT_TASK_FAILED
+
+
+def _commit(settings: Settings, opts: EditOptions, summary: Any, result: Any, code: int) -> int:
+    from cogcli.commands.gitcommit import commit_changes
+
+    if code != EXIT_OK:
+        sys.stderr.write("cog: not committing: the run did not finish with passing tests\n")
+        return code
+    paths = list(summary.file_stats()) or [f.path for f in getattr(result, "files_changed", None) or []]
+    if not paths:
+        sys.stderr.write("cog: nothing to commit: the run changed no files\n")
+        return code
+    try:
+        sha, subject = commit_changes(settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id)
+    except CogError as exc:
+        sys.stderr.write(f"cog: commit failed: {exc.message}\n")
+        return EXIT_TASK_FAILED
+    sys.stderr.write(f"cog: committed {sha[:10]} {subject}\n")
+    return code

@@ -1,0 +1,75 @@
+"""``cog tool NAME key=value …``: one workspace tool called through ``invoke_tool()``, drawn
+with the same events (and so the same rows) as a call in a run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from cogcli.commands.common import Stamper, abort_on_signals
+from cogcli.context import AbortSignal, ToolUpdate
+from cogcli.errors import ErrorCode
+from cogcli.events import ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent, ToolUpdateEvent
+from cogcli.invoke import invoke_tool, new_call_id
+from cogcli.presentation import resolve_presentation
+from cogcli.render import Renderer
+from cogcli.render.summary import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.tools import Tool
+
+#: a call that could not start because of how it was asked for: exit 2, as for any usage error
+USAGE_CODES = {ErrorCode.TOOL_NOT_FOUND, ErrorCode.INVALID_ARGUMENTS}
+
+
+def call_tool(
+    name: str, arguments: dict[str, Any], tools: Sequence[Tool[Any]], renderer: Renderer, *, timeout: float | None = None
+) -> int:
+    """Run the call, draw it, return the exit code: 0 ok (and its tests, if any, passed), 1 the
+    call failed or tests failed, 2 unknown tool or bad arguments, 130/143 interrupted."""
+    emit = Stamper(renderer.handle)
+    call_id = new_call_id()
+    tool = next((t for t in tools if t.name == name), None)
+    static = None if tool is None or callable(tool.presentation) else resolve_presentation(tool.presentation, None, name)
+
+    def on_update(update: ToolUpdate) -> None:
+        emit(
+            ToolUpdateEvent(
+                tool_call_id=update.call_id,
+                tool_name=update.tool_name,
+                content=update.content,
+                details=update.details,
+                presentation=update.presentation,
+            )
+        )
+
+    async def run() -> tuple[Any, list[int]]:
+        abort = AbortSignal()
+        async with abort_on_signals(abort) as received:
+            emit(ToolCallStartEvent(id=call_id, tool_name=name, presentation=static))
+            emit(ToolCallEndEvent(id=call_id, tool_name=name, arguments=arguments))
+            result = await invoke_tool(name, arguments, tools=tools, call_id=call_id, on_update=on_update, timeout=timeout, signal=abort)
+        return result, received
+
+    result, received = anyio.run(run)
+    emit(
+        ToolResultEvent(
+            id=call_id,
+            tool_call_id=call_id,
+            tool_name=name,
+            result=result.result,
+            details=result.details,
+            presentation=result.presentation,
+            error=result.error,
+            error_code=result.error_code,
+            duration_ms=result.duration_ms,
+        )
+    )
+    renderer.close()
+    if received:
+        return 128 + received[0]  # 130 for SIGINT, 143 for SIGTERM
+    if result.error_code in USAGE_CODES:
+        return EXIT_USAGE
+    if result.error is not None or not renderer.summary.tests_ok:
+        return EXIT_TASK_FAILED
+    return EXIT_OK

@@ -1,0 +1,67 @@
+"""Running the real `cog` console script in a subprocess, with a clean environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CASSETTE = ROOT / "fixtures" / "cassettes" / "calc_fix.jsonl"
+REPLAY = f"replay:{CASSETTE}"
+
+#: variables that would change what cog does; removed so tests see only what they set
+CLEARED = (
+    "COG_MODEL",
+    "COG_TEST_COMMAND",
+    "COG_MAX_STEPS",
+    "COG_TIMEOUT",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "NO_COLOR",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_ACTIONS",
+)
+
+
+def cog_argv() -> list[str]:
+    script = Path(sys.executable).with_name("cog")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "cogcli"]
+
+
+def cog_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED and not k.startswith("PYTEST_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra or {})
+    return env
+
+
+def run_cog(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 180,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*cog_argv(), *args],
+        cwd=cwd,
+        env=cog_env(env),
+        input=input,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=timeout,
+    )
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    """Every stdout line as JSON (fails the test on a line that is not)."""
+    return [json.loads(line) for line in stdout.splitlines()]
