@@ -1,0 +1,477 @@
+"""Threads: a run's conversation kept in SQLite so it can be continued and re-drawn later.
+
+A thread is a list of *entries*, written as each step completes, one transaction a step (a
+killed process loses at most the step in flight):
+
+- ``user`` — the input of a run;
+- ``assistant`` — one model turn: its text and the tool calls it made (arguments as streamed);
+- ``tool_result`` — one per call: ``tool_results`` holds exactly what the model read (the
+  result's ``model_text``), and ``metadata`` keeps what only clients read — ``details``,
+  ``presentation``, the whole content, the error code, the arguments it ran with, its duration;
+- ``run_end`` — how a run ended (status, steps, usage, error).
+
+The history a model reads is built from entries by :mod:`cogcli.history`, which never reads
+``metadata``. :meth:`ThreadStore.thread_events` turns entries back into wire events so a client
+draws a stored thread with the same rows the live run drew.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from cogcli.errors import ConfigError
+from cogcli.events import (
+    BaseEvent,
+    ErrorEvent,
+    FileChange,
+    FinishEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    ToolResultEvent,
+    ToolUpdateEvent,
+    Usage,
+    now_iso,
+)
+from cogcli.models.base import ToolCallRequest
+from cogcli.presentation import ToolPresentation
+
+log = logging.getLogger("cogcli")
+
+SCHEMA_VERSION = 1
+TITLE_LENGTH = 120
+
+# --- entries --------------------------------------------------------------------------------
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class UserEntry(_Entry):
+    kind: Literal["user"] = "user"
+    content: str
+    #: the run this input started (the ``messageId`` of its start/finish events)
+    message_id: str | None = None
+
+
+class AssistantEntry(_Entry):
+    kind: Literal["assistant"] = "assistant"
+    content: str = ""
+    #: the calls as the model made them (arguments as it streamed them)
+    tool_calls: list[ToolCallRequest] = Field(default_factory=list)
+
+
+class ModelToolResult(_Entry):
+    """What the model read of one call."""
+
+    call_id: str
+    name: str
+    content: str
+
+
+class ToolResultMetadata(_Entry):
+    """What only clients read of a call. Never part of a model's history."""
+
+    details: Any = None
+    presentation: ToolPresentation | None = None
+    #: the whole content, before it was cut to ``max_result_length``
+    content: Any = None
+    error: str | None = None
+    error_code: str | None = None
+    #: the arguments the call ran with (middleware may have changed the streamed ones)
+    arguments: Any = None
+    duration_ms: float | None = None
+
+
+class ToolResultEntry(_Entry):
+    kind: Literal["tool_result"] = "tool_result"
+    tool_results: list[ModelToolResult]
+    metadata: ToolResultMetadata = Field(default_factory=ToolResultMetadata)
+
+
+class RunEndEntry(_Entry):
+    kind: Literal["run_end"] = "run_end"
+    message_id: str | None = None
+    status: str
+    steps: int = 0
+    usage: Usage | None = None
+    duration_ms: float = 0.0
+    error: str | None = None
+    error_code: str | None = None
+    files_changed: list[FileChange] = Field(default_factory=list)
+    tests: dict[str, int] | None = None
+
+
+Entry: TypeAlias = Annotated[
+    UserEntry | AssistantEntry | ToolResultEntry | RunEndEntry, Field(discriminator="kind")
+]
+_ENTRY = TypeAdapter(Entry)
+
+
+class StoredEntry(BaseModel):
+    """An entry as read back: its place in the thread and when it was written."""
+
+    seq: int
+    created_at: str
+    entry: Entry
+
+
+class ThreadInfo(BaseModel):
+    id: str
+    created_at: str
+    updated_at: str
+    #: the first input of the thread, cut to a line
+    title: str = ""
+    model: str | None = None
+    workspace: str | None = None
+    #: running | completed | max_steps | aborted | error (of the thread's last run)
+    status: str = "running"
+
+
+class Thread(ThreadInfo):
+    entries: list[StoredEntry] = Field(default_factory=list)
+
+
+def new_thread_id() -> str:
+    return f"thr_{uuid.uuid4().hex[:20]}"
+
+
+# --- the store ------------------------------------------------------------------------------
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    model TEXT,
+    workspace TEXT,
+    status TEXT NOT NULL DEFAULT 'running'
+);
+CREATE TABLE IF NOT EXISTS entries (
+    thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+);
+CREATE INDEX IF NOT EXISTS threads_updated ON threads(updated_at);
+"""
+
+
+class ThreadStore:
+    """Threads in one SQLite file (WAL); ``":memory:"`` keeps them for the life of the object.
+
+    Safe to share between threads of one process and between processes on one file.
+    """
+
+    def __init__(self, path: str | Path = ":memory:", *, workspace: str | Path | None = None) -> None:
+        self.path = path if path == ":memory:" else Path(path)
+        self.workspace = str(workspace) if workspace is not None else None
+        if isinstance(self.path, Path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(
+                str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            self._db.row_factory = sqlite3.Row
+            if isinstance(self.path, Path):
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise ConfigError(
+                    f"thread store {self.path} was written by a newer cog (schema {version}, this cog reads "
+                    f"{SCHEMA_VERSION}); upgrade cog or move the file away"
+                )
+            self._db.executescript(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"cannot open thread store {self.path}: {exc} (move the file away to start afresh)") from None
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> ThreadStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # --- writing ------------------------------------------------------------------------
+
+    def create_thread(self, thread_id: str | None = None, *, title: str = "", model: str | None = None) -> ThreadInfo:
+        now = now_iso()
+        info = ThreadInfo(
+            id=thread_id or new_thread_id(),
+            created_at=now,
+            updated_at=now,
+            title=_title(title),
+            model=model,
+            workspace=self.workspace,
+        )
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO threads (id, created_at, updated_at, title, model, workspace, status) VALUES (?,?,?,?,?,?,?)",
+                (info.id, info.created_at, info.updated_at, info.title, info.model, info.workspace, info.status),
+            )
+        return info
+
+    def append(self, thread_id: str, entries: Sequence[Entry], *, status: str | None = None) -> None:
+        """Append ``entries`` to the thread in one transaction (all or none); ``status`` sets the
+        thread's status in the same transaction."""
+        now = now_iso()
+        rows = [(e.kind, json.dumps(e.model_dump(mode="json", exclude_none=True), ensure_ascii=False)) for e in entries]
+        with self._transaction() as db:
+            (last,) = db.execute("SELECT COALESCE(MAX(seq), -1) FROM entries WHERE thread_id = ?", (thread_id,)).fetchone()
+            db.executemany(
+                "INSERT INTO entries (thread_id, seq, kind, data, created_at) VALUES (?,?,?,?,?)",
+                [(thread_id, last + 1 + i, kind, data, now) for i, (kind, data) in enumerate(rows)],
+            )
+            if status is None:
+                updated = db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, thread_id))
+            else:
+                updated = db.execute(
+                    "UPDATE threads SET updated_at = ?, status = ? WHERE id = ?", (now, status, thread_id)
+                )
+            if updated.rowcount != 1:
+                raise KeyError(f"no thread {thread_id!r}")
+
+    def set_status(self, thread_id: str, status: str) -> None:
+        self.append(thread_id, [], status=status)
+
+    # --- reading ------------------------------------------------------------------------
+
+    def list_threads(self, limit: int | None = None) -> list[ThreadInfo]:
+        """Threads, the most recently updated first."""
+        sql = "SELECT * FROM threads ORDER BY updated_at DESC, rowid DESC"
+        with self._lock:
+            rows = self._db.execute(sql + (" LIMIT ?" if limit else ""), (limit,) if limit else ()).fetchall()
+        return [_info(r) for r in rows]
+
+    def resolve_id(self, thread_id: str) -> str | None:
+        """The id of the thread ``thread_id`` names (the whole id or a unique prefix), or None.
+        An ambiguous prefix raises :class:`ConfigError` listing the matches."""
+        with self._lock:
+            if self._db.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone():
+                return thread_id
+            pattern = thread_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            rows = self._db.execute(
+                "SELECT id FROM threads WHERE id LIKE ? ESCAPE '\\' ORDER BY updated_at DESC LIMIT 6", (pattern,)
+            ).fetchall()
+        if not rows:
+            return None
+        if len(rows) > 1:
+            shown = ", ".join(r["id"] for r in rows[:5]) + (", …" if len(rows) > 5 else "")
+            raise ConfigError(f"thread id {thread_id!r} is ambiguous: it starts {shown}; give more of the id")
+        return rows[0]["id"]
+
+    def get_thread(self, thread_id: str) -> Thread | None:
+        """The thread with this id (or unique id prefix) and all its entries; None when there is none."""
+        found = self.resolve_id(thread_id)
+        if found is None:
+            return None
+        with self._lock:
+            row = self._db.execute("SELECT * FROM threads WHERE id = ?", (found,)).fetchone()
+        if row is None:
+            return None
+        return Thread(**_info(row).model_dump(), entries=self.entries(found))
+
+    def last_thread(self) -> Thread | None:
+        """The most recently updated thread, or None when there is none."""
+        threads = self.list_threads(limit=1)
+        return self.get_thread(threads[0].id) if threads else None
+
+    def entries(self, thread_id: str) -> list[StoredEntry]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, data, created_at FROM entries WHERE thread_id = ? ORDER BY seq", (thread_id,)
+            ).fetchall()
+        out: list[StoredEntry] = []
+        for r in rows:
+            data = json.loads(r["data"])
+            if data.get("kind") not in ("user", "assistant", "tool_result", "run_end"):
+                continue  # written by a newer cog
+            out.append(StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=_ENTRY.validate_python(data)))
+        return out
+
+    def thread_events(self, thread_id: str) -> list[BaseEvent]:
+        """The thread as wire events: per run ``start``, its texts, each call's
+        ``tool-call-start → tool-call-end → [tool-update with arguments] → tool-result`` (with the
+        presentation and details the live run had), an ``error`` if it failed and its ``finish``."""
+        found = self.resolve_id(thread_id)
+        if found is None:
+            raise ConfigError(f"no thread {thread_id!r} (list them with `cog thread list`)")
+        return events_from_entries(found, self.entries(found))
+
+
+def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[BaseEvent]:
+    """Rebuild wire events from stored entries (see :meth:`ThreadStore.thread_events`)."""
+    events: list[tuple[BaseEvent, str]] = []
+    results: dict[str, ToolResultEntry] = {}
+    streamed: dict[str, Any] = {}
+    for stored in entries:
+        if isinstance(stored.entry, ToolResultEntry):
+            for item in stored.entry.tool_results:
+                results[item.call_id] = stored.entry
+        elif isinstance(stored.entry, AssistantEntry):
+            streamed.update((call.id, call.arguments) for call in stored.entry.tool_calls)
+    open_run: str | None = None
+    for stored in entries:
+        e, at = stored.entry, stored.created_at
+        if isinstance(e, UserEntry):
+            open_run = e.message_id or f"msg_{stored.seq}"
+            events.append((StartEvent(message_id=open_run, thread_id=thread_id), at))
+        elif isinstance(e, AssistantEntry):
+            if e.content:
+                text_id = f"txt_{stored.seq}"
+                events += [
+                    (TextStartEvent(id=text_id), at),
+                    (TextDeltaEvent(id=text_id, delta=e.content), at),
+                    (TextEndEvent(id=text_id), at),
+                ]
+            for call in e.tool_calls:
+                meta = results[call.id].metadata if call.id in results else None
+                presentation = meta.presentation if meta is not None else None
+                events.append((ToolCallStartEvent(id=call.id, tool_name=call.name, presentation=presentation), at))
+                events.append((ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.arguments), at))
+        elif isinstance(e, ToolResultEntry):
+            meta = e.metadata
+            for item in e.tool_results:
+                if item.call_id in streamed and meta.arguments is not None and meta.arguments != streamed[item.call_id]:
+                    events.append((ToolUpdateEvent(tool_call_id=item.call_id, tool_name=item.name, arguments=meta.arguments), at))
+                events.append(
+                    (
+                        ToolResultEvent(
+                            id=item.call_id,
+                            tool_call_id=item.call_id,
+                            tool_name=item.name,
+                            result=meta.content,
+                            details=meta.details,
+                            presentation=meta.presentation,
+                            error=meta.error,
+                            error_code=meta.error_code,
+                            duration_ms=meta.duration_ms,
+                        ),
+                        at,
+                    )
+                )
+        elif isinstance(e, RunEndEntry):
+            if e.error is not None:
+                events.append((ErrorEvent(message=e.error, code=e.error_code), at))
+            events.append(
+                (
+                    FinishEvent(
+                        message_id=e.message_id or open_run or f"msg_{stored.seq}",
+                        thread_id=thread_id,
+                        status=e.status,
+                        usage=e.usage,
+                        steps=e.steps,
+                        duration_ms=e.duration_ms,
+                        files_changed=e.files_changed,
+                        tests=e.tests,
+                    ),
+                    at,
+                )
+            )
+            open_run = None
+    return [event.model_copy(update={"seq": i, "timestamp": at}) for i, (event, at) in enumerate(events)]
+
+
+def _info(row: sqlite3.Row) -> ThreadInfo:
+    return ThreadInfo(**{k: row[k] for k in row.keys()})
+
+
+def _title(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
+
+
+# --- where a workspace keeps its threads ----------------------------------------------------
+
+COG_DIR = ".cog"
+STORE_NAME = "threads.db"
+
+
+def default_store_path(workspace: Path) -> Path:
+    return Path(workspace) / COG_DIR / STORE_NAME
+
+
+def default_store(workspace: Path) -> ThreadStore:
+    """The workspace's own store, ``<workspace>/.cog/threads.db``. When the workspace is a git
+    repo, ``.cog/`` is added to ``.git/info/exclude`` (never to ``.gitignore``) so it stays out
+    of ``git status`` without touching a tracked file."""
+    workspace = Path(workspace)
+    exclude_from_git(workspace)
+    return ThreadStore(default_store_path(workspace), workspace=workspace.resolve())
+
+
+def exclude_from_git(workspace: Path, pattern: str = f"/{COG_DIR}/") -> bool:
+    """Add ``pattern`` to the repo's ``info/exclude`` once; False when ``workspace`` is no git repo."""
+    git_dir = _git_dir(Path(workspace))
+    if git_dir is None:
+        return False
+    exclude = git_dir / "info" / "exclude"
+    try:
+        text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        lines = {line.strip() for line in text.splitlines()}
+        if pattern in lines or pattern.strip("/") + "/" in lines:
+            return True
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a", encoding="utf-8") as f:
+            f.write(("" if not text or text.endswith("\n") else "\n") + pattern + "\n")
+    except OSError as exc:
+        log.warning("could not add %s to %s: %s", pattern, exclude, exc)
+        return False
+    return True
+
+
+def _git_dir(workspace: Path) -> Path | None:
+    dot_git = workspace / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"; excludes live in the common dir
+        try:
+            text = dot_git.read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        git_dir = (workspace / text.split(":", 1)[1].strip()).resolve()
+        common = git_dir / "commondir"
+        if common.is_file():
+            try:
+                return (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+            except OSError:
+                return git_dir
+        return git_dir
+    return None

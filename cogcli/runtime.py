@@ -1,0 +1,661 @@
+"""The run loop: a model turn, then its tool calls, then the next turn — until the model answers
+without calling a tool, the step limit is reached, the run is aborted or the model fails.
+
+    cog = Cogitator(default_store(root))
+    result = await cog.run(agent, input="Fix the failing test", on_event=renderer.handle)
+
+One step:
+
+1. stream a model turn from the thread's history, emitting ``text-*`` and ``tool-call-*`` events
+   as they arrive;
+2. let ``after_model`` rewrite a call's arguments (a ``tool-update`` with ``arguments`` says so);
+3. run the turn's calls concurrently, each through :func:`cogcli.invoke.invoke_tool` (the one
+   place a call is validated, run and split), forwarding progress as ``tool-update`` events;
+4. give the model each result's ``model_text`` in call order, and write the step to memory.
+
+Recoverable failures (bad arguments, unknown tools, tool errors) go back to the model as results;
+terminating ones (abort, a model error, the step limit) end the run. Whatever ends it, exactly one
+``finish`` event is emitted and the thread keeps every completed step.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+
+from cogcli.context import AbortSignal, ToolUpdate
+from cogcli.errors import ConfigError, ErrorCode, ModelError
+from cogcli.events import (
+    BaseEvent,
+    ErrorEvent,
+    FileChange,
+    FinishEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    ToolResultEvent,
+    ToolUpdateEvent,
+    Usage,
+    now_iso,
+)
+from cogcli.history import build_history
+from cogcli.invoke import ToolResult, invoke_tool
+from cogcli.memory import (
+    AssistantEntry,
+    Entry,
+    ModelToolResult,
+    RunEndEntry,
+    ThreadStore,
+    ToolResultEntry,
+    ToolResultMetadata,
+    UserEntry,
+)
+from cogcli.models.base import (
+    Message,
+    Model,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallFinished,
+    ToolCallRequest,
+    ToolCallStarted,
+    ToolSpec,
+    UsageReport,
+)
+from cogcli.presentation import resolve_presentation
+from cogcli.tools import Tool, tool_index
+
+log = logging.getLogger("cogcli")
+
+EventCallback = Callable[[BaseEvent], Any]
+ToolResultCallback = Callable[[ToolResult], Any]
+ToolUpdateCallback = Callable[[ToolUpdate], Any]
+#: may return new arguments for a call (sync or async); None keeps the streamed ones
+AfterModel = Callable[[ToolCallRequest], "dict[str, Any] | None | Awaitable[dict[str, Any] | None]"]
+
+
+@dataclass(kw_only=True)
+class Agent:
+    name: str
+    instructions: str
+    model: Model
+    tools: list[Tool[Any]] = field(default_factory=list)
+    max_steps: int = 30
+    #: characters of a result's content a model reads; the rest is cut with a visible marker
+    max_result_length: int = 20_000
+
+
+class RunResult(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    output: str = ""
+    #: completed | max_steps | aborted | error
+    status: str
+    thread_id: str
+    steps: int = 0
+    tool_calls: list[ToolResult] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+    error_code: str | None = None
+    duration_ms: float = 0.0
+    files_changed: list[FileChange] = Field(default_factory=list)
+    tests: dict[str, int] | None = None
+
+
+class EventEmitter:
+    """The one place a run's events are stamped (``seq`` 0, 1, 2, … and ``timestamp``) and
+    handed to ``on_event``. A callback that raises is logged; the run goes on."""
+
+    def __init__(self, on_event: EventCallback | None = None) -> None:
+        self.on_event = on_event
+        self.seq = 0
+        self._failures = 0
+
+    def emit(self, event: BaseEvent) -> BaseEvent:
+        stamped = event.model_copy(update={"seq": self.seq, "timestamp": now_iso()})
+        self.seq += 1
+        if self.on_event is not None:
+            try:
+                returned = self.on_event(stamped)
+                if inspect.isawaitable(returned):
+                    log.warning("on_event must be a plain function; a coroutine it returned was not awaited")
+                    getattr(returned, "close", lambda: None)()
+            except Exception:
+                self._failures += 1
+                log.warning("on_event failed on a %s event; the run goes on", event.type, exc_info=self._failures == 1)  # type: ignore[attr-defined]
+        return stamped
+
+
+class Cogitator:
+    """Runs agents and keeps their threads in ``store`` (an in-memory store when None)."""
+
+    def __init__(self, store: ThreadStore | None = None) -> None:
+        self.store = store if store is not None else ThreadStore(":memory:")
+
+    async def run(
+        self,
+        agent: Agent,
+        *,
+        input: str,
+        thread_id: str | None = None,
+        on_event: EventCallback | None = None,
+        on_tool_result: ToolResultCallback | None = None,
+        on_tool_update: ToolUpdateCallback | None = None,
+        after_model: AfterModel | None = None,
+        signal: AbortSignal | None = None,
+    ) -> RunResult:
+        """Run ``agent`` on ``input``, continuing the thread ``thread_id`` (its whole id or a
+        unique prefix; a new thread with that id when none matches) or a new thread.
+
+        Raises :class:`ConfigError` before the run starts for an ambiguous thread id or two
+        tools with one name; everything after that ends in a :class:`RunResult`."""
+        try:
+            tools = tool_index(agent.tools)
+        except ValueError as exc:
+            raise ConfigError(f"agent {agent.name!r}: {exc}") from None
+        thread = self.store.resolve_id(thread_id) if thread_id else None
+        if thread is None:
+            thread = self.store.create_thread(thread_id, title=input, model=getattr(agent.model, "name", None)).id
+        run = _Run(
+            agent=agent,
+            tools=tools,
+            store=self.store,
+            thread_id=thread,
+            emitter=EventEmitter(on_event),
+            signal=signal or AbortSignal(),
+            on_tool_result=on_tool_result,
+            on_tool_update=on_tool_update,
+            after_model=after_model,
+        )
+        return await run.execute(input)
+
+
+# --- one run ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Call:
+    """A tool call while its turn streams."""
+
+    id: str
+    name: str
+    text: str = ""
+    finished: bool = False
+
+    def request(self) -> ToolCallRequest:
+        return ToolCallRequest(id=self.id, name=self.name, arguments=parse_arguments(self.text))
+
+
+@dataclass
+class _Turn:
+    text: str = ""
+    calls: list[_Call] = field(default_factory=list)
+    #: set when the turn did not complete: "aborted" or "error"
+    cut: str | None = None
+    error: ModelError | None = None
+
+
+class _Run:
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        tools: dict[str, Tool[Any]],
+        store: ThreadStore,
+        thread_id: str,
+        emitter: EventEmitter,
+        signal: AbortSignal,
+        on_tool_result: ToolResultCallback | None,
+        on_tool_update: ToolUpdateCallback | None,
+        after_model: AfterModel | None,
+    ) -> None:
+        self.agent = agent
+        self.tools = tools
+        self.store = store
+        self.thread_id = thread_id
+        self.emitter = emitter
+        self.signal = signal
+        self.on_tool_result = on_tool_result
+        self.on_tool_update = on_tool_update
+        self.after_model = after_model
+        self.message_id = f"msg_{uuid.uuid4().hex[:20]}"
+        self.specs = [ToolSpec(**t.spec()) for t in tools.values()]
+        self.history: list[Message] = []
+        self.results: list[ToolResult] = []
+        self.usage = Usage()
+        self.steps = 0
+        self.output = ""
+        self.error: str | None = None
+        self.error_code: str | None = None
+
+    async def execute(self, input: str) -> RunResult:
+        started = time.perf_counter()
+        status = "error"
+        self.emitter.emit(StartEvent(message_id=self.message_id, thread_id=self.thread_id))
+        try:
+            status = await self._loop(input)
+        except ModelError as exc:
+            status = self._fail(exc.message, exc.code)
+        except anyio.get_cancelled_exc_class():
+            status = "aborted"
+            raise
+        except Exception as exc:
+            log.error("the run failed", exc_info=True)
+            status = self._fail(f"{type(exc).__name__}: {exc}", None)
+        finally:
+            result = self._finish(status, (time.perf_counter() - started) * 1000)
+        return result
+
+    async def _loop(self, input: str) -> str:
+        self.history = build_history(self.agent.instructions, self.store.entries(self.thread_id))
+        self.store.append(self.thread_id, [UserEntry(content=input, message_id=self.message_id)], status="running")
+        self.history.append(Message(role="user", content=input))
+        while True:
+            if self.signal.aborted:
+                return "aborted"
+            if self.steps >= self.agent.max_steps:
+                return "max_steps"
+            self.steps += 1
+            turn = await self._stream_turn()
+            if turn.error is not None:
+                self._close_cut_turn(turn, turn.error.code, "the model's stream failed")
+                raise turn.error
+            if turn.cut is not None:
+                self._close_cut_turn(turn, ErrorCode.ABORTED, "the run was aborted")
+                return "aborted"
+            calls = [c.request() for c in turn.calls]
+            try:
+                run_with = await self._apply_after_model(calls, turn)
+            except Exception as exc:
+                self._close_cut_turn(turn, ErrorCode.TOOL_ERROR, f"after_model failed ({type(exc).__name__}: {exc})")
+                raise
+            results = await self._run_calls(calls, run_with)
+            self._record_step(turn.text, calls, results)
+            if not calls:
+                self.output = turn.text
+                return "completed"
+            if self.signal.aborted:
+                return "aborted"
+
+    # --- 1. a model turn ----------------------------------------------------------------
+
+    async def _stream_turn(self) -> _Turn:
+        turn = _Turn()
+        calls: dict[str, _Call] = {}
+        text_id: str | None = None
+
+        def end_text() -> None:
+            nonlocal text_id
+            if text_id is not None:
+                self.emitter.emit(TextEndEvent(id=text_id))
+                text_id = None
+
+        stream = self.agent.model.stream(list(self.history), self.specs)
+        error: ModelError | None = None
+        completed = False
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_cancel_on_abort, self.signal, tg.cancel_scope)
+                try:
+                    async for event in stream:
+                        if isinstance(event, TextDelta):
+                            if not event.text:
+                                continue
+                            if text_id is None:
+                                text_id = f"txt_{uuid.uuid4().hex[:16]}"
+                                self.emitter.emit(TextStartEvent(id=text_id))
+                            turn.text += event.text
+                            self.emitter.emit(TextDeltaEvent(id=text_id, delta=event.text))
+                        elif isinstance(event, ToolCallStarted):
+                            end_text()
+                            call = calls[event.id] = _Call(event.id, event.name)
+                            turn.calls.append(call)
+                            self.emitter.emit(
+                                ToolCallStartEvent(id=call.id, tool_name=call.name, presentation=self._static_presentation(call.name))
+                            )
+                        elif isinstance(event, ToolCallArgsDelta):
+                            call = calls.get(event.id) or _missing_call(calls, turn, event.id, "")
+                            call.text += event.text
+                            self.emitter.emit(ToolCallDeltaEvent(id=call.id, args_text_delta=event.text))
+                        elif isinstance(event, ToolCallFinished):
+                            call = calls.get(event.id)
+                            if call is None:  # a client that announces calls only when complete
+                                end_text()
+                                call = _missing_call(calls, turn, event.id, event.name)
+                                self.emitter.emit(
+                                    ToolCallStartEvent(id=call.id, tool_name=call.name, presentation=self._static_presentation(call.name))
+                                )
+                            call.name = event.name or call.name
+                            call.text = event.arguments_text
+                            call.finished = True
+                            self.emitter.emit(
+                                ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=parse_arguments(call.text))
+                            )
+                        elif isinstance(event, UsageReport):
+                            self.usage = self.usage + Usage(
+                                input_tokens=event.input_tokens,
+                                output_tokens=event.output_tokens,
+                                total_tokens=event.input_tokens + event.output_tokens,
+                            )
+                    completed = True
+                except ModelError as exc:
+                    error = exc
+                except Exception as exc:  # a client bug: report it like a failed stream
+                    log.error("model %s failed", getattr(self.agent.model, "name", "?"), exc_info=True)
+                    error = ModelError(f"{type(exc).__name__}: {exc}")
+                tg.cancel_scope.cancel()
+        finally:
+            end_text()
+            await _close_stream(stream)
+        if error is not None:
+            turn.cut, turn.error = "error", error
+        elif not completed:
+            turn.cut = "aborted"  # the stream was stopped by the abort signal
+        else:
+            for call in turn.calls:
+                if not call.finished:  # the turn ended: the text so far is all the arguments there are
+                    call.finished = True
+                    self.emitter.emit(ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=parse_arguments(call.text)))
+        return turn
+
+    def _static_presentation(self, name: str) -> Any:
+        tool = self.tools.get(name)
+        if tool is None or callable(tool.presentation):
+            return None  # known once the arguments are: the tool-result carries it
+        return resolve_presentation(tool.presentation, None, name)
+
+    def _close_cut_turn(self, turn: _Turn, code: str, why: str) -> None:
+        """A turn whose calls never ran (the stream stopped, or middleware failed). Each started
+        call still gets its ``tool-call-end`` and a ``tool-result`` saying so; memory keeps the
+        text and the calls whose arguments had all arrived."""
+        kept: list[ToolCallRequest] = []
+        results: list[ToolResult] = []
+        for call in turn.calls:
+            if not call.finished:
+                self.emitter.emit(ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.text))
+            request = call.request()
+            result = ToolResult(
+                call_id=call.id,
+                name=call.name,
+                arguments=request.arguments,
+                presentation=self._static_presentation(call.name),
+                error=f"{call.name} was not run: {why}",
+                error_code=code,
+            )
+            self._emit_result(result)
+            if call.finished:
+                kept.append(request)
+                results.append(result)
+        if turn.text or kept:
+            self._record_step(turn.text, kept, results)
+
+    # --- 2. middleware ------------------------------------------------------------------
+
+    async def _apply_after_model(self, calls: list[ToolCallRequest], turn: _Turn) -> list[Any]:
+        """The arguments each call runs with: the streamed text, or what ``after_model`` returned."""
+        run_with: list[Any] = [c.text for c in turn.calls]
+        if self.after_model is None:
+            return run_with
+        for i, call in enumerate(calls):
+            changed = self.after_model(call.model_copy(deep=True))
+            if inspect.isawaitable(changed):
+                changed = await changed
+            if changed is not None:
+                run_with[i] = changed
+                self.emitter.emit(ToolUpdateEvent(tool_call_id=call.id, tool_name=call.name, arguments=changed))
+        return run_with
+
+    # --- 3. the calls -------------------------------------------------------------------
+
+    async def _run_calls(self, calls: list[ToolCallRequest], run_with: list[Any]) -> list[ToolResult]:
+        results: list[ToolResult | None] = [None] * len(calls)
+
+        async def run_one(i: int) -> None:
+            call = calls[i]
+            result = await invoke_tool(
+                call.name,
+                run_with[i],
+                tools=self.tools,
+                call_id=call.id,
+                on_update=self._on_update,
+                signal=self.signal,
+            )
+            results[i] = result
+            self._emit_result(result)
+            await self._notify_result(result)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(len(calls)):
+                tg.start_soon(run_one, i)
+        return [r for r in results if r is not None]
+
+    def _on_update(self, update: ToolUpdate) -> None:
+        self.emitter.emit(
+            ToolUpdateEvent(
+                tool_call_id=update.call_id,
+                tool_name=update.tool_name,
+                content=update.content,
+                details=update.details,
+                presentation=update.presentation,
+            )
+        )
+        if self.on_tool_update is not None:
+            returned = self.on_tool_update(update)  # ToolContext logs a callback that raises
+            if inspect.isawaitable(returned):
+                log.warning("on_tool_update must be a plain function; a coroutine it returned was not awaited")
+                getattr(returned, "close", lambda: None)()
+
+    def _emit_result(self, result: ToolResult) -> None:
+        self.results.append(result)
+        self.emitter.emit(
+            ToolResultEvent(
+                id=result.call_id,
+                tool_call_id=result.call_id,
+                tool_name=result.name,
+                result=result.result,
+                details=result.details,
+                presentation=result.presentation,
+                error=result.error,
+                error_code=result.error_code,
+                duration_ms=result.duration_ms,
+            )
+        )
+
+    async def _notify_result(self, result: ToolResult) -> None:
+        if self.on_tool_result is None:
+            return
+        try:
+            returned = self.on_tool_result(result)
+            if inspect.isawaitable(returned):
+                await returned
+        except Exception:
+            log.warning("on_tool_result failed for %s; the run goes on", result.name, exc_info=True)
+
+    # --- 4. memory and the end ----------------------------------------------------------
+
+    def _record_step(self, text: str, calls: list[ToolCallRequest], results: list[ToolResult]) -> None:
+        """The turn and what the model read of each call: into the history and, in one
+        transaction, into the thread."""
+        limit = self.agent.max_result_length
+        self.history.append(Message(role="assistant", content=text, tool_calls=calls))
+        entries: list[Entry] = [AssistantEntry(content=text, tool_calls=calls)]
+        for result in results:
+            read = result.model_text(limit)
+            self.history.append(Message(role="tool", tool_call_id=result.call_id, name=result.name, content=read))
+            entries.append(
+                ToolResultEntry(
+                    tool_results=[ModelToolResult(call_id=result.call_id, name=result.name, content=read)],
+                    metadata=ToolResultMetadata(
+                        details=result.details,
+                        presentation=result.presentation,
+                        content=result.result,
+                        error=result.error,
+                        error_code=result.error_code,
+                        arguments=result.arguments,
+                        duration_ms=result.duration_ms,
+                    ),
+                )
+            )
+        self.store.append(self.thread_id, entries)
+
+    def _fail(self, message: str, code: str | None) -> str:
+        self.error, self.error_code = message, code
+        self.emitter.emit(ErrorEvent(message=message, code=code))
+        return "error"
+
+    def _finish(self, status: str, duration_ms: float) -> RunResult:
+        files = files_changed(self.results)
+        tests = last_test_counts(self.results)
+        self.emitter.emit(
+            FinishEvent(
+                message_id=self.message_id,
+                thread_id=self.thread_id,
+                status=status,
+                usage=self.usage,
+                steps=self.steps,
+                duration_ms=duration_ms,
+                files_changed=files,
+                tests=tests,
+            )
+        )
+        end = RunEndEntry(
+            message_id=self.message_id,
+            status=status,
+            steps=self.steps,
+            usage=self.usage,
+            duration_ms=duration_ms,
+            error=self.error,
+            error_code=self.error_code,
+            files_changed=files,
+            tests=tests,
+        )
+        try:
+            self.store.append(self.thread_id, [end], status=status)
+        except Exception:
+            log.error("could not record the end of the run in thread %s", self.thread_id, exc_info=True)
+        return RunResult(
+            output=self.output,
+            status=status,
+            thread_id=self.thread_id,
+            steps=self.steps,
+            tool_calls=list(self.results),
+            usage=self.usage,
+            error=self.error,
+            error_code=self.error_code,
+            duration_ms=duration_ms,
+            files_changed=files,
+            tests=tests,
+        )
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def parse_arguments(text: str) -> Any:
+    """A call's argument text as the model meant it: the object, or the raw text when it is not
+    a JSON object (invoke_tool then tells the model what is wrong with it)."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, dict) else text
+
+
+def _missing_call(calls: dict[str, _Call], turn: _Turn, call_id: str, name: str) -> _Call:
+    call = calls[call_id] = _Call(call_id, name)
+    turn.calls.append(call)
+    return call
+
+
+async def _cancel_on_abort(signal: AbortSignal, scope: anyio.CancelScope) -> None:
+    await signal.wait()
+    scope.cancel()
+
+
+async def _close_stream(stream: Any) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is None:
+        return
+    with anyio.CancelScope(shield=True):
+        try:
+            await aclose()
+        except Exception:
+            log.debug("closing the model stream failed", exc_info=True)
+
+
+def files_changed(results: list[ToolResult]) -> list[FileChange]:
+    """Lines added and removed per path, summed over the calls whose details carry a diff."""
+    totals: dict[str, FileChange] = {}
+    for r in results:
+        if r.error is not None or not isinstance(r.details, dict):
+            continue
+        added, removed = r.details.get("added"), r.details.get("removed")
+        diff = r.details.get("diff")
+        if not (_is_int(added) and _is_int(removed)):
+            if not isinstance(diff, str):
+                continue
+            added, removed = _count_diff(diff)
+        path = r.details.get("path")
+        if not isinstance(path, str) and isinstance(r.arguments, dict):
+            path = r.arguments.get("path")
+        if not isinstance(path, str) and isinstance(diff, str):
+            path = _diff_path(diff)
+        if not isinstance(path, str):
+            continue
+        change = totals.setdefault(path, FileChange(path=path))
+        change.added += added
+        change.removed += removed
+    return list(totals.values())
+
+
+def last_test_counts(results: list[ToolResult]) -> dict[str, int] | None:
+    """The counts of the last ``run_tests`` result's details (``passed``, ``failed``, …)."""
+    for r in reversed(results):
+        if r.name != "run_tests":
+            continue
+        details = r.details if isinstance(r.details, dict) else {}
+        for key in ("counts", "summary"):
+            if isinstance(details.get(key), dict):
+                details = details[key]
+                break
+        counts = {k: v for k, v in details.items() if k in ("passed", "failed", "errors", "skipped") and _is_int(v)}
+        return counts or None
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count_diff(diff: str) -> tuple[int, int]:
+    added = removed = 0
+    for line in diff.splitlines():
+        if line.startswith(("+++ ", "--- ")):
+            continue
+        if line.startswith("+"):
+            added += 1
+        elif line.startswith("-"):
+            removed += 1
+    return added, removed
+
+
+def _diff_path(diff: str) -> str | None:
+    for line in diff.splitlines():
+        if line.startswith("+++ ") and not line.startswith("+++ /dev/null"):
+            name = line[4:].split("\t", 1)[0].strip()
+            return name[2:] if name.startswith("b/") else name
+    return None

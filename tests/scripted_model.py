@@ -1,0 +1,129 @@
+"""An in-process :class:`cogcli.models.base.Model` that plays a scripted list of turns.
+
+    model = ScriptedModel([
+        Turn("Reading.", [Call("c1", "read", {"path": "a.py"})]),
+        Turn("Done."),
+    ])
+
+Each ``stream()`` plays the next step and records the history and tool specs it was given
+(deep copies) in ``requests`` / ``tool_specs``. A step is a :class:`Turn`, a :class:`Fail`
+(raise a ModelError after some events), a :class:`Hang` (stream some events, then wait until
+cancelled), or a callable ``(messages) -> step``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from cogcli.errors import ModelError
+from cogcli.models.base import (
+    Message,
+    ModelStreamEvent,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolSpec,
+    TurnFinished,
+    UsageReport,
+)
+
+
+@dataclass
+class Call:
+    id: str
+    name: str
+    #: an object (sent as JSON) or the exact argument text
+    arguments: Any = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+@dataclass
+class Turn:
+    text: str = ""
+    calls: Sequence[Call] = ()
+    usage: tuple[int, int] = (10, 5)
+
+    def events(self) -> list[ModelStreamEvent]:
+        out: list[ModelStreamEvent] = []
+        for i in range(0, len(self.text), 4):
+            out.append(TextDelta(text=self.text[i : i + 4]))
+        for call in self.calls:
+            out.append(ToolCallStarted(id=call.id, name=call.name))
+            text = call.text
+            for i in range(0, len(text), 7):
+                out.append(ToolCallArgsDelta(id=call.id, text=text[i : i + 7]))
+            out.append(ToolCallFinished(id=call.id, name=call.name, arguments_text=text))
+        out.append(UsageReport(input_tokens=self.usage[0], output_tokens=self.usage[1]))
+        out.append(TurnFinished(stop_reason="tool_calls" if self.calls else "stop"))
+        return out
+
+
+@dataclass
+class Fail:
+    """Stream the first ``after`` events of ``turn``, then raise a ModelError."""
+
+    turn: Turn = field(default_factory=Turn)
+    after: int = 0
+    message: str = "server closed the stream"
+
+
+@dataclass
+class Hang:
+    """Stream the first ``after`` events of ``turn``, then wait until the stream is cancelled."""
+
+    turn: Turn = field(default_factory=Turn)
+    after: int = 0
+    started: anyio.Event = field(default_factory=anyio.Event)
+
+
+Step = Turn | Fail | Hang | Callable[[list[Message]], "Turn | Fail | Hang"]
+
+
+class ScriptedModel:
+    name = "scripted:test"
+
+    def __init__(self, script: Sequence[Step]) -> None:
+        self.script = list(script)
+        self.requests: list[list[Message]] = []
+        self.tool_specs: list[list[ToolSpec]] = []
+        self.closed = False
+
+    async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
+        history = [m.model_copy(deep=True) for m in messages]
+        self.requests.append(history)
+        self.tool_specs.append([t.model_copy(deep=True) for t in tools])
+        if not self.script:
+            raise ModelError("scripted model: the script is exhausted")
+        step = self.script.pop(0)
+        if callable(step) and not isinstance(step, (Turn, Fail, Hang)):
+            step = step(history)
+        if isinstance(step, Turn):
+            for event in step.events():
+                await anyio.lowlevel.checkpoint()
+                yield event
+        elif isinstance(step, Fail):
+            for event in step.turn.events()[: step.after]:
+                yield event
+            raise ModelError(step.message)
+        else:
+            for event in step.turn.events()[: step.after]:
+                yield event
+            step.started.set()
+            await anyio.sleep_forever()
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def all_request_text(model: ScriptedModel) -> str:
+    """Every message of every request the model received, as one JSON text (to search in)."""
+    return json.dumps([[m.model_dump(mode="json") for m in request] for request in model.requests])
