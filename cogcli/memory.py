@@ -160,7 +160,9 @@ CREATE TABLE IF NOT EXISTS threads (
     title TEXT NOT NULL DEFAULT '',
     model TEXT,
     workspace TEXT,
-    status TEXT NOT NULL DEFAULT 'running'
+    status TEXT NOT NULL DEFAULT 'running',
+    -- rises with every write: orders threads by their last change even within one millisecond
+    touched INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS entries (
     thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
@@ -170,7 +172,7 @@ CREATE TABLE IF NOT EXISTS entries (
     created_at TEXT NOT NULL,
     PRIMARY KEY (thread_id, seq)
 );
-CREATE INDEX IF NOT EXISTS threads_updated ON threads(updated_at);
+CREATE INDEX IF NOT EXISTS threads_touched ON threads(touched);
 """
 
 
@@ -241,7 +243,8 @@ class ThreadStore:
         )
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO threads (id, created_at, updated_at, title, model, workspace, status) VALUES (?,?,?,?,?,?,?)",
+                "INSERT INTO threads (id, created_at, updated_at, title, model, workspace, status, touched) "
+                "VALUES (?,?,?,?,?,?,?, (SELECT COALESCE(MAX(touched), 0) + 1 FROM threads))",
                 (info.id, info.created_at, info.updated_at, info.title, info.model, info.workspace, info.status),
             )
         return info
@@ -257,12 +260,11 @@ class ThreadStore:
                 "INSERT INTO entries (thread_id, seq, kind, data, created_at) VALUES (?,?,?,?,?)",
                 [(thread_id, last + 1 + i, kind, data, now) for i, (kind, data) in enumerate(rows)],
             )
-            if status is None:
-                updated = db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, thread_id))
-            else:
-                updated = db.execute(
-                    "UPDATE threads SET updated_at = ?, status = ? WHERE id = ?", (now, status, thread_id)
-                )
+            updated = db.execute(
+                "UPDATE threads SET updated_at = ?, status = COALESCE(?, status), "
+                "touched = (SELECT MAX(touched) + 1 FROM threads) WHERE id = ?",
+                (now, status, thread_id),
+            )
             if updated.rowcount != 1:
                 raise KeyError(f"no thread {thread_id!r}")
 
@@ -273,7 +275,7 @@ class ThreadStore:
 
     def list_threads(self, limit: int | None = None) -> list[ThreadInfo]:
         """Threads, the most recently updated first."""
-        sql = "SELECT * FROM threads ORDER BY updated_at DESC, rowid DESC"
+        sql = "SELECT * FROM threads ORDER BY touched DESC"
         with self._lock:
             rows = self._db.execute(sql + (" LIMIT ?" if limit else ""), (limit,) if limit else ()).fetchall()
         return [_info(r) for r in rows]
@@ -286,7 +288,7 @@ class ThreadStore:
                 return thread_id
             pattern = thread_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             rows = self._db.execute(
-                "SELECT id FROM threads WHERE id LIKE ? ESCAPE '\\' ORDER BY updated_at DESC LIMIT 6", (pattern,)
+                "SELECT id FROM threads WHERE id LIKE ? ESCAPE '\\' ORDER BY touched DESC LIMIT 6", (pattern,)
             ).fetchall()
         if not rows:
             return None
@@ -408,7 +410,7 @@ def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[
 
 
 def _info(row: sqlite3.Row) -> ThreadInfo:
-    return ThreadInfo(**{k: row[k] for k in row.keys()})
+    return ThreadInfo(**{k: row[k] for k in row.keys() if k in ThreadInfo.model_fields})
 
 
 def _title(text: str) -> str:

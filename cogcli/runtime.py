@@ -156,18 +156,23 @@ class Cogitator:
         after_model: AfterModel | None = None,
         signal: AbortSignal | None = None,
     ) -> RunResult:
-        """Run ``agent`` on ``input``, continuing the thread ``thread_id`` (its whole id or a
-        unique prefix; a new thread with that id when none matches) or a new thread.
+        """Run ``agent`` on ``input`` in a new thread, or continuing the thread ``thread_id`` (its
+        whole id or a unique prefix; to start a thread under an id of your own, make it first with
+        ``store.create_thread(id)``).
 
-        Raises :class:`ConfigError` before the run starts for an ambiguous thread id or two
-        tools with one name; everything after that ends in a :class:`RunResult`."""
+        Raises :class:`ConfigError` before the run starts (no event sent) for a thread id that
+        names no thread or several, or two tools with one name; everything after that ends in a
+        :class:`RunResult` and exactly one ``finish`` event."""
         try:
             tools = tool_index(agent.tools)
         except ValueError as exc:
             raise ConfigError(f"agent {agent.name!r}: {exc}") from None
-        thread = self.store.resolve_id(thread_id) if thread_id else None
-        if thread is None:
-            thread = self.store.create_thread(thread_id, title=input, model=getattr(agent.model, "name", None)).id
+        if thread_id:
+            thread = self.store.resolve_id(thread_id)
+            if thread is None:
+                raise ConfigError(f"no thread {thread_id!r} to continue (list them with `cog thread list`)")
+        else:
+            thread = self.store.create_thread(title=input, model=getattr(agent.model, "name", None)).id
         run = _Run(
             agent=agent,
             tools=tools,
