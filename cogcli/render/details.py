@@ -114,6 +114,9 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+_WHERE = re.compile(r"^([^\s:][^:\n]*\.py):(\d+): ", re.MULTILINE)
+
+
 def _failure(item: Any) -> Failure | None:
     if isinstance(item, str):
         return Failure(name=item)
@@ -123,6 +126,11 @@ def _failure(item: Any) -> Failure | None:
     message = item.get("message") or item.get("longrepr") or item.get("error") or ""
     file = item.get("file") or item.get("path")
     line = _int(item.get("line")) or _int(item.get("lineno"))
+    if line is None and isinstance(item.get("longrepr"), str):
+        # pytest's long report ends with "path:line: ErrorType" for where the test failed
+        found = _WHERE.findall(item["longrepr"])
+        if found:
+            file, line = found[-1][0], int(found[-1][1])
     if file is None and isinstance(name, str) and "::" in name:
         file = name.split("::", 1)[0]
     return Failure(name=str(name), message=str(message), file=str(file) if file else None, line=line)

@@ -24,7 +24,7 @@ from cogcli.events import (
 )
 from cogcli.render.details import diff_text, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
-from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, error_text, failure_lines, row_text, update_text
+from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, error_lines, error_text, failure_lines, row_text, update_text
 
 EDIT_TOOLS = ("edit_file", "write_file")
 
@@ -93,6 +93,8 @@ class GithubRenderer:
             self._group(call, row)
         else:
             self._line(_plain(row))
+        for line in error_lines(call):
+            self._line(DETAIL_INDENT + line)
         diff = diff_text(result.details)
         if diff is not None:
             for line in diff.rstrip("\n").splitlines():

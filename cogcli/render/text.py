@@ -77,6 +77,23 @@ def error_text(call: Call) -> str:
     return f"{row_text(call)} — {code}: {message}" if code else f"{row_text(call)} — {message}"
 
 
+#: lines of a multi-line error message shown under its row
+MAX_ERROR_LINES = 12
+
+
+def error_lines(call: Call) -> list[str]:
+    """The lines of a failed call's message after the first (the row shows the first)."""
+    result = call.result
+    if result is None or not result.error:
+        return []
+    rest = [line.rstrip() for line in result.error.strip().splitlines()[1:]]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    if len(rest) > MAX_ERROR_LINES:
+        rest = rest[:MAX_ERROR_LINES] + [f"… {len(rest) - MAX_ERROR_LINES} more lines"]
+    return rest
+
+
 def update_text(event: ToolUpdateEvent, call: Call) -> str:
     """What one progress update says: ``label  text``."""
     p = event.presentation
@@ -184,6 +201,8 @@ class TextRenderer:
         assert result is not None
         if result.error is not None:
             self._line(self._style("✗ ", "red") + self._row_words(error_text(call), call))
+            for line in error_lines(call):
+                self._line(DETAIL_INDENT + line)
         else:
             self._line(self._row_words(row_text(call), call))
         diff = diff_text(result.details)

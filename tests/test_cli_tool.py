@@ -1,0 +1,99 @@
+"""`cog tool` and `cog tools`: one workspace tool through invoke_tool(), drawn like a call in a run."""
+
+from __future__ import annotations
+
+import json
+
+from cli_helpers import json_lines, run_cog
+
+from cogcli.events import parse_event
+
+
+def test_read_file_draws_its_row_and_exits_0(make_repo) -> None:
+    repo = make_repo("calc")
+    out = run_cog(["tool", "read_file", "path=calc/ops.py"], repo)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "Read file  calc/ops.py\n", "")
+
+
+def test_json_output_is_the_call_s_events(make_repo) -> None:
+    repo = make_repo("calc")
+    out = run_cog(["tool", "read_file", "path=calc/ops.py", "limit=2", "--json"], repo)  # limit=2 is the number 2
+    assert out.returncode == 0, out.stderr
+    events = json_lines(out.stdout)
+    assert [e["type"] for e in events] == ["tool-call-start", "tool-call-end", "tool-result"]
+    assert [e["seq"] for e in events] == [0, 1, 2]
+    for line in out.stdout.splitlines():
+        parse_event(line)
+    assert events[1]["arguments"] == {"path": "calc/ops.py", "limit": 2}
+    shown = [line for line in events[2]["result"].splitlines() if "\t" in line]
+    assert [line.split("\t", 1)[1] for line in shown] == ["def add(a: int, b: int) -> int:", '    """Return the sum of a and b."""']
+    assert events[2]["presentation"]["label"] == "Read file"
+
+
+def test_edit_file_shows_the_diff_and_changes_the_file(make_repo) -> None:
+    repo = make_repo("calc")
+    out = run_cog(["tool", "edit_file", "path=calc/ops.py", "old_text=    return a - b\n\n\ndef sub", "new_text=    return a + b\n\n\ndef sub"], repo)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "Edit file  calc/ops.py"
+    assert "    -    return a - b" in lines and "    +    return a + b" in lines
+    assert "return a + b" in (repo / "calc" / "ops.py").read_text()
+
+
+def test_string_parameters_keep_text_that_looks_like_json(make_repo) -> None:
+    repo = make_repo("calc")
+    out = run_cog(["tool", "write_file", "path=data.txt", "content=123", "--json"], repo)
+    assert out.returncode == 0, out.stderr
+    assert (repo / "data.txt").read_text() == "123"
+    via_args = run_cog(["tool", "write_file", "--args", json.dumps({"path": "b.txt", "content": "x"}), "content=y"], repo)
+    assert via_args.returncode == 0 and (repo / "b.txt").read_text() == "y"  # key=value wins over --args
+
+
+def test_run_tests_streams_updates_and_exits_1_while_tests_fail(make_repo) -> None:
+    repo = make_repo("calc")
+    out = run_cog(["tool", "run_tests"], repo)
+    assert out.returncode == 1
+    assert out.stdout.splitlines() == [
+        "  … Run tests  tests/test_ops.py::test_add failed",
+        "  … Run tests  tests/test_ops.py::test_sub passed",
+        "  … Run tests  tests/test_ops.py::test_mul passed",
+        "Run tests  all",
+        "    FAILED tests/test_ops.py::test_add — assert -1 == 5",
+    ]
+    passing = run_cog(["tool", "run_tests", "keyword=test_sub or test_mul"], repo)
+    assert passing.returncode == 0, passing.stdout
+
+
+def test_failed_calls_exit_1_and_usage_errors_exit_2(make_repo) -> None:
+    repo = make_repo("calc")
+    outside = run_cog(["tool", "read_file", "path=../secret"], repo)
+    assert outside.returncode == 1
+    assert outside.stdout.startswith("✗ Read file  ../secret — PATH_OUTSIDE_WORKSPACE: ")
+    unknown = run_cog(["tool", "nope"], repo)
+    assert unknown.returncode == 2
+    assert unknown.stdout.startswith("✗ nope — TOOL_NOT_FOUND: unknown tool 'nope'; available tools: ")
+    missing = run_cog(["tool", "read_file"], repo)
+    assert missing.returncode == 2
+    assert missing.stdout == "✗ read_file — INVALID_ARGUMENTS: invalid arguments for read_file:\n    - path: Field required\n"
+    for bad, needle in (
+        (["tool", "read_file", "path"], "expected key=value, got 'path'"),
+        (["tool", "read_file", "--args", "{nope"], "--args is not valid JSON"),
+        (["tool", "read_file", "--args", "[1]"], "--args must be a JSON object"),
+    ):
+        out = run_cog(bad, repo)
+        assert (out.returncode, out.stdout) == (2, "") and needle in out.stderr
+
+
+def test_tools_lists_names_parameters_and_schemas(make_repo) -> None:
+    repo = make_repo("calc")
+    out = run_cog(["tools"], repo)
+    assert out.returncode == 0
+    lines = out.stdout.splitlines()
+    assert "read_file(path, offset?, limit?)" in lines
+    assert "edit_file(path, old_text, new_text, replace_all?)" in lines
+    assert lines[lines.index("read_file(path, offset?, limit?)") + 1].startswith("    Read a text file")
+    specs = json.loads(run_cog(["tools", "--json"], repo).stdout)
+    by_name = {s["name"]: s for s in specs}
+    assert {"read_file", "edit_file", "write_file", "run_tests"} <= set(by_name)
+    assert by_name["read_file"]["parameters"]["required"] == ["path"]
+    assert by_name["edit_file"]["description"]
