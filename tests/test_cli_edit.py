@@ -144,6 +144,9 @@ def test_continuing_a_thread(make_repo, tmp_path: Path) -> None:
     again = run_cog(["edit", "--json", "--thread", first, "--model", f"replay:{cassette}", "Anything else?"], repo)
     assert again.returncode == 0, again.stderr
     assert json_lines(again.stdout)[-1]["threadId"] == first
+    unknown = run_cog(["edit", "--json", "--thread", "thr_nope", "--model", f"replay:{cassette}", "Anything else?"], repo)
+    assert (unknown.returncode, unknown.stdout) == (2, "")
+    assert "no thread 'thr_nope'" in unknown.stderr and "Traceback" not in unknown.stderr
 
 
 @pytest.mark.parametrize("server_class", [OpenAIServer, AnthropicServer])

@@ -69,12 +69,10 @@ def run_edit(opts: EditOptions) -> int:
         return _usage_error(exc.message)
 
     renderer = make_renderer(opts.format)
-    try:
-        result, received = anyio.run(_run, opts, settings, model, tools, renderer)
-    except ConfigError as exc:  # raised before the run started (an MCP server, an unknown thread)
-        renderer.close()
-        return _usage_error(exc.message)
+    result, received = anyio.run(_run, opts, settings, model, tools, renderer)
     renderer.close()
+    if isinstance(result, ConfigError):  # found before the run started: nothing ran
+        return _usage_error(result.message)
 
     summary = renderer.summary
     code = summary.exit_code() if summary.finish is not None else _exit_from_result(result)
@@ -101,19 +99,32 @@ def _make_model(settings: Settings, record: Path | None) -> Any:
 
 
 async def _run(opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: Renderer) -> tuple[Any, list[int]]:
+    """Run under the signal watch. A ConfigError found before the run starts (an MCP server that
+    cannot start, an unknown thread) is returned, not raised, so it reaches the caller as itself
+    and not wrapped in the signal watch's task group."""
+    abort = AbortSignal()
+    async with abort_on_signals(abort) as received:
+        try:
+            result: Any = await _run_agent(opts, settings, model, tools, renderer, abort)
+        except ConfigError as exc:
+            result = exc
+    return result, received
+
+
+async def _run_agent(
+    opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: Renderer, abort: AbortSignal
+) -> Any:
     from cogcli.memory import default_store
     from cogcli.prompts import coding_agent_prompt
     from cogcli.runtime import Agent, Cogitator
 
-    abort = AbortSignal()
     async with contextlib.AsyncExitStack() as stack:
-        received = await stack.enter_async_context(abort_on_signals(abort))
+        stack.push_async_callback(model.aclose)
         if settings.mcp_servers:
             from cogcli.mcp.client import mcp_tools
 
             tools = [*tools, *await stack.enter_async_context(mcp_tools(settings.mcp_servers, {t.name for t in tools}))]
         store = stack.enter_context(default_store(settings.root))
-        stack.push_async_callback(model.aclose)
         agent = Agent(
             name="cog",
             instructions=coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command),
@@ -121,10 +132,9 @@ async def _run(opts: EditOptions, settings: Settings, model: Any, tools: list[An
             tools=tools,
             max_steps=settings.max_steps,
         )
-        result = await Cogitator(store).run(
+        return await Cogitator(store).run(
             agent, input=opts.instruction, thread_id=opts.thread, on_event=renderer.handle, signal=abort
         )
-        return result, received
 
 
 def _exit_from_result(result: Any) -> int:
