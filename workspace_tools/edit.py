@@ -12,7 +12,7 @@ from cogcli.tools import Tool, tool
 from workspace_tools.closest import closest_window, show_lines
 from workspace_tools.diffs import edit_blocks, file_header, format_hunks
 from workspace_tools.paths import Workspace
-from workspace_tools.textfile import BOM, TextFile, atomic_write, path_lock, read_text_file, split_lines
+from workspace_tools.textfile import BOM, TextFile, atomic_write, os_errors, path_lock, read_text_file, split_lines, write_failed
 
 
 class EditFileParams(BaseModel):
@@ -62,6 +62,7 @@ def edit_file_tool(workspace: Workspace) -> Tool[EditFileParams]:
     def presentation(params: EditFileParams) -> dict[str, Any]:
         return {"label": "Edit file", "icon": "file-pen", "detail": workspace.display(params.path)}
 
+    @os_errors(workspace)
     def execute(params: EditFileParams) -> Any:
         path = workspace.resolve(params.path, for_write=True)
         shown = workspace.relative(path)
@@ -85,7 +86,10 @@ def edit_file_tool(workspace: Workspace) -> Tool[EditFileParams]:
             edited = file.with_text(replaced(file.text, positions, len(old), new))
             data = edited.encode()
             diff = _diff(file, shown, positions, len(old), new)
-            atomic_write(path, data)
+            try:
+                atomic_write(path, data)
+            except OSError as exc:
+                raise write_failed(shown, exc) from None
         added, removed = diff_stats(diff)
         return tool_output(
             {"path": shown, "replacements": len(positions)},

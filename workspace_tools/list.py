@@ -11,6 +11,7 @@ from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.listing import matches_glob, workspace_files
 from workspace_tools.paths import Workspace
+from workspace_tools.textfile import os_errors
 
 MAX_SHOWN = 500
 MAX_DETAILS = 5_000
@@ -31,6 +32,7 @@ def list_files_tool(workspace: Workspace) -> Tool[ListFilesParams]:
     def presentation(params: ListFilesParams) -> dict[str, Any]:
         return {"label": "List files", "icon": "folder", "detail": workspace.display(params.path)}
 
+    @os_errors(workspace)
     def execute(params: ListFilesParams) -> Any:
         base = workspace.resolve(params.path)
         shown = workspace.relative(base)

@@ -101,7 +101,11 @@ class Workspace:
         current = self.root
         for part in candidate.relative_to(self.root).parts:
             current = current / part
-            if current.is_symlink():
+            try:
+                is_link = current.is_symlink()
+            except (OSError, ValueError):
+                break
+            if is_link:
                 target = Path(os.path.realpath(current))
                 if not _is_within(target, self.root):
                     return f"{self.relative(current)} is a symlink to {target}, outside the workspace"

@@ -11,7 +11,7 @@ from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.paths import Workspace
-from workspace_tools.textfile import BOM, NotText, detect_encoding, read_bytes
+from workspace_tools.textfile import BOM, NotText, detect_encoding, os_errors, read_bytes
 
 _CHUNK = 1 << 20
 
@@ -44,6 +44,7 @@ def read_file_tool(workspace: Workspace, *, max_read_bytes: int = 256_000) -> To
         asked = _asked_range(params)
         return {"label": "Read file", "icon": "file", "detail": f"{shown}:{asked}" if asked else shown}
 
+    @os_errors(workspace)
     def execute(params: ReadFileParams) -> Any:
         path = workspace.resolve(params.path)
         shown = workspace.relative(path)

@@ -12,7 +12,7 @@ from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.listing import matches_glob, workspace_files
 from workspace_tools.paths import Workspace
-from workspace_tools.textfile import BOM, SNIFF_BYTES, NotText, detect_encoding
+from workspace_tools.textfile import BOM, NotText, SNIFF_BYTES, detect_encoding, os_errors
 
 MAX_SHOWN = 200
 #: scanning stops after this many matches (the count then says "at least")
@@ -30,6 +30,7 @@ class SearchTextParams(BaseModel):
 
 
 def search_text_tool(workspace: Workspace) -> Tool[SearchTextParams]:
+    @os_errors(workspace)
     def execute(params: SearchTextParams) -> Any:
         try:
             regex = re.compile(params.pattern)

@@ -12,12 +12,18 @@ import os
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cogcli.errors import ErrorCode, ToolCallError
+
+if TYPE_CHECKING:
+    from workspace_tools.paths import Workspace
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 BOM = "\ufeff"
 #: bytes looked at to tell text from binary
@@ -179,6 +185,29 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
             pass
         raise
     _fsync_dir(path.parent)
+
+
+def write_failed(shown: str, exc: OSError) -> ToolCallError:
+    """An OS error while writing, as a tool error the model can read (the file is left as it was)."""
+    return ToolCallError(f"could not write {shown}: {exc.strerror or exc}; the file was not changed", code=ErrorCode.TOOL_ERROR)
+
+
+def os_errors(workspace: Workspace) -> Callable[[F], F]:
+    """Decorate a tool's ``execute`` so an unexpected OS error (name too long, disk full, no
+    permission) reaches the model as a readable tool error instead of a traceback."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def run(*args: Any) -> Any:
+            try:
+                return fn(*args)
+            except OSError as exc:
+                where = workspace.relative(Path(os.fsdecode(exc.filename))) if exc.filename else "a file"
+                raise ToolCallError(f"{where}: {exc.strerror or exc}", code=ErrorCode.TOOL_ERROR) from None
+
+        return run  # type: ignore[return-value]
+
+    return wrap
 
 
 def _fsync_dir(directory: Path) -> None:

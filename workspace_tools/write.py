@@ -13,7 +13,7 @@ from cogcli.tools import Tool, tool
 from workspace_tools.diffs import file_header, format_hunks, quote_path, text_blocks
 from workspace_tools.edit import diff_stats
 from workspace_tools.paths import Workspace
-from workspace_tools.textfile import BOM, NotText, TextFile, atomic_write, new_file_mode, path_lock, split_lines
+from workspace_tools.textfile import BOM, NotText, TextFile, atomic_write, new_file_mode, os_errors, path_lock, split_lines, write_failed
 
 
 class WriteFileParams(BaseModel):
@@ -27,6 +27,7 @@ def write_file_tool(workspace: Workspace) -> Tool[WriteFileParams]:
     def presentation(params: WriteFileParams) -> dict[str, Any]:
         return {"label": "Write file", "icon": "file-plus", "detail": workspace.display(params.path)}
 
+    @os_errors(workspace)
     def execute(params: WriteFileParams) -> Any:
         path = workspace.resolve(params.path, for_write=True)
         shown = workspace.relative(path)
@@ -35,8 +36,10 @@ def write_file_tool(workspace: Workspace) -> Tool[WriteFileParams]:
         with path_lock(path):
             try:
                 old_data: bytes | None = path.read_bytes()
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 old_data = None
+            except OSError as exc:
+                raise ToolCallError(f"could not read {shown}: {exc.strerror or exc}", code=ErrorCode.TOOL_ERROR) from None
             old: TextFile | None = None
             if old_data is not None:
                 try:
@@ -55,8 +58,11 @@ def write_file_tool(workspace: Workspace) -> Tool[WriteFileParams]:
                     diff = f"diff --git {a} {b}\nBinary files {a} and {b} differ\n"
                 else:
                     diff = _diff(shown, old, new)
-                _make_parents(workspace, path.parent)
-                atomic_write(path, data)
+                try:
+                    _make_parents(workspace, path.parent)
+                    atomic_write(path, data)
+                except OSError as exc:
+                    raise write_failed(shown, exc) from None
         added, removed = diff_stats(diff)
         created = old_data is None
         return tool_output(
@@ -96,9 +102,9 @@ def _like(old: TextFile | None, content: str) -> TextFile:
 def _make_parents(workspace: Workspace, parent: Any) -> None:
     try:
         parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
+    except (FileExistsError, NotADirectoryError):
         raise ToolCallError(
-            f"{workspace.relative(parent)} exists and is not a folder, so a file cannot be put in it",
+            f"{workspace.relative(parent)} is not a folder (a file is in the way), so nothing can be written under it",
             code=ErrorCode.INVALID_ARGUMENTS,
         ) from None
 
