@@ -7,7 +7,6 @@ library at top level; models, tools, git, httpx and mcp are imported inside the 
 import enum
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, Optional
@@ -346,4 +345,17 @@ def main() -> None:
         sys.stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
     except (AttributeError, ValueError):
         pass
-    app(prog_name="cog")
+    try:
+        app(prog_name="cog")
+    finally:
+        _quiet_broken_stdout()
+
+
+def _quiet_broken_stdout() -> None:
+    """When stdout's reader went away (``cog … | head``), say nothing more about it at exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -6,7 +6,6 @@ from typing import Any
 
 from cogcli.events import (
     BaseEvent,
-    ErrorEvent,
     FinishEvent,
     StartEvent,
     TextDeltaEvent,
@@ -124,5 +123,3 @@ All tests pass.
 
 Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens
 """
-
-__all__ = ["DEMO_TEXT", "DIFF", "ErrorEvent", "demo_events"]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import ROOT, cog_env, run_cog
+from cli_helpers import cog_env, run_cog
 from render_helpers import DEMO_TEXT, demo_events
 
 from cogcli.config import DEFAULT_MAX_STEPS, find_workspace, load_settings

@@ -4,10 +4,8 @@ and by loopback HTTP model servers; stdout asserted exactly, exit codes for ever
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 

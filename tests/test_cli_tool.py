@@ -97,3 +97,38 @@ def test_tools_lists_names_parameters_and_schemas(make_repo) -> None:
     assert {"read_file", "edit_file", "write_file", "run_tests"} <= set(by_name)
     assert by_name["read_file"]["parameters"]["required"] == ["path"]
     assert by_name["edit_file"]["description"]
+
+
+def _on_a_pty(argv: list[str], cwd, env: dict[str, str]) -> tuple[int, str]:
+    import os
+    import pty
+    import subprocess
+
+    from cli_helpers import cog_argv, cog_env
+
+    main, child = pty.openpty()
+    proc = subprocess.Popen([*cog_argv(), *argv], cwd=cwd, env=cog_env(env), stdout=child, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    os.close(child)
+    out = b""
+    while True:
+        try:
+            data = os.read(main, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        out += data
+    os.close(main)
+    return proc.wait(timeout=120), out.decode("utf-8")
+
+
+def test_on_a_terminal_progress_is_drawn_in_place_with_colour_unless_no_color(make_repo) -> None:
+    repo = make_repo("calc")
+    code, out = _on_a_pty(["tool", "run_tests"], repo, {})
+    assert code == 1
+    assert "\r\x1b[2K" in out  # the running row is erased and redrawn, not printed line after line
+    assert "\x1b[2m  … Run tests  tests/test_ops.py::test_add failed\x1b[0m" in out
+    assert out.endswith("\x1b[1mRun tests\x1b[0m  all\r\n    \x1b[31mFAILED tests/test_ops.py::test_add — assert -1 == 5\x1b[0m\r\n")
+    code, plain = _on_a_pty(["tool", "run_tests"], repo, {"NO_COLOR": "1"})
+    assert code == 1 and "\x1b" not in plain
+    assert plain.endswith("\rRun tests  all\r\n    FAILED tests/test_ops.py::test_add — assert -1 == 5\r\n")

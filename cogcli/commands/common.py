@@ -1,5 +1,5 @@
-"""Pieces several commands share: the workspace tools with the command's limits, Ctrl-C
-handling that stops a run cleanly, and stamping events with ``seq`` and ``timestamp``."""
+"""Pieces several commands share: the workspace tools with the command's limits, and Ctrl-C
+handling that stops a run cleanly."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -16,7 +16,6 @@ import anyio
 
 from cogcli.config import Settings
 from cogcli.context import AbortSignal
-from cogcli.events import BaseEvent, now_iso
 from cogcli.tools import Tool
 
 log = logging.getLogger("cogcli")
@@ -61,18 +60,3 @@ async def abort_on_signals(abort: AbortSignal) -> AsyncIterator[list[int]]:
             yield received
         finally:
             tg.cancel_scope.cancel()
-
-
-class Stamper:
-    """Numbers events (``seq`` 0, 1, 2, …) and stamps their ``timestamp`` before passing them on,
-    for commands that make events themselves (``cog tool``)."""
-
-    def __init__(self, sink: Callable[[BaseEvent], None]) -> None:
-        self.sink = sink
-        self.seq = 0
-
-    def __call__(self, event: BaseEvent) -> None:
-        event.seq = self.seq
-        event.timestamp = event.timestamp or now_iso()
-        self.seq += 1
-        self.sink(event)

@@ -3,15 +3,15 @@ with the same events (and so the same rows) as a call in a run."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
 
-from cogcli.commands.common import Stamper, abort_on_signals
+from cogcli.commands.common import abort_on_signals
 from cogcli.context import AbortSignal, ToolUpdate
 from cogcli.errors import ErrorCode
-from cogcli.events import ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent, ToolUpdateEvent
+from cogcli.events import BaseEvent, ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent, ToolUpdateEvent, now_iso
 from cogcli.invoke import invoke_tool, new_call_id
 from cogcli.presentation import resolve_presentation
 from cogcli.render import Renderer
@@ -20,6 +20,21 @@ from cogcli.tools import Tool
 
 #: a call that could not start because of how it was asked for: exit 2, as for any usage error
 USAGE_CODES = {ErrorCode.TOOL_NOT_FOUND, ErrorCode.INVALID_ARGUMENTS}
+
+
+class Stamper:
+    """Numbers events (``seq`` 0, 1, 2, …) and stamps their ``timestamp`` before passing them on,
+    for commands that make events themselves (``cog tool``)."""
+
+    def __init__(self, sink: Callable[[BaseEvent], None]) -> None:
+        self.sink = sink
+        self.seq = 0
+
+    def __call__(self, event: BaseEvent) -> None:
+        event.seq = self.seq
+        event.timestamp = event.timestamp or now_iso()
+        self.seq += 1
+        self.sink(event)
 
 
 def call_tool(

@@ -54,6 +54,7 @@ class GithubRenderer:
         self.step_summary = Path(step_summary) if step_summary else None
         self.title = title
         self.summary = RunSummary()
+        self.broken = False
         self._open: str | None = None  # the call whose group is open
         self._printed_texts: set[str] = set()
 
@@ -176,5 +177,10 @@ class GithubRenderer:
             self._print_text(text_id)
 
     def _line(self, text: str) -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
+        if self.broken:
+            return
+        try:
+            self.out.write(text + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            self.broken = True

@@ -138,6 +138,8 @@ class TextRenderer:
         self.width = width
         self.clock = clock
         self.summary = RunSummary()
+        #: set once the reader of ``out`` went away; nothing more is written
+        self.broken = False
         self._printed_texts: set[str] = set()
         self._lock = threading.RLock()
         self._live: str | None = None  # what the in-place row shows now
@@ -237,8 +239,17 @@ class TextRenderer:
 
     def _line(self, text: str) -> None:
         self._clear_live()
-        self.out.write(text + "\n")
-        self.out.flush()
+        self._write(text + "\n")
+
+    def _write(self, text: str) -> None:
+        """Write and flush; once the reader is gone (``cog edit | head``) stop writing quietly."""
+        if self.broken:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            self.broken = True
 
     def _progress(self, text: str) -> None:
         if not self.tty:
@@ -266,21 +277,19 @@ class TextRenderer:
         width = self.width or shutil.get_terminal_size((100, 24)).columns
         shown = (UPDATE_PREFIX + text)[: max(10, width - 1)]
         self._erase()
-        self.out.write(self._style(shown, "dim"))
-        self.out.flush()
+        self._write(self._style(shown, "dim"))
         self._live = shown
 
     def _erase(self) -> None:
         if self._live is None:
             return
         # with colour: carriage return + "erase line"; without (NO_COLOR): overwrite with spaces
-        self.out.write("\r\x1b[2K" if self.color else "\r" + " " * len(self._live) + "\r")
+        self._write("\r\x1b[2K" if self.color else "\r" + " " * len(self._live) + "\r")
         self._live = None
 
     def _clear_live(self) -> None:
         if self._live is not None:
             self._erase()
-            self.out.flush()
 
 
 def render_events(events: Any, out: TextIO, **options: Any) -> RunSummary:
