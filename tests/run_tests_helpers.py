@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,3 +54,12 @@ def alive(pid: int) -> bool:
         return False
     state = stat.rsplit(")", 1)[1].split()[0]
     return state not in ("Z", "X")
+
+
+def wait_until_dead(pids: list[int], within: float = 5.0) -> list[int]:
+    """The pids still alive after waiting up to ``within`` seconds: SIGKILLed processes take a
+    moment to finish exiting (a condition waited for, not a timing)."""
+    deadline = time.monotonic() + within
+    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left

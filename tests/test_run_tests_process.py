@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
 import pytest
 
 from cogcli import AbortSignal, ErrorCode
-from run_tests_helpers import alive, run_tool
+from run_tests_helpers import run_tool, wait_until_dead
 from workspace_tools.procs import LineSplitter, OutputTail
 from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE
 
@@ -27,14 +26,6 @@ def recorded_pids(root: Path) -> list[int]:
     pids = [int(p) for p in (root / "pids.txt").read_text().split()]
     assert len(pids) == 4  # pytest itself, two subprocesses, one bare fork
     return pids
-
-
-def wait_until_dead(pids: list[int], within: float = 30.0) -> list[int]:
-    """The pids still alive after waiting up to ``within`` seconds (a condition, not a timing)."""
-    deadline = time.monotonic() + within
-    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
 
 
 @pytest.mark.anyio

@@ -22,12 +22,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.context import ToolContext
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import ToolOutputResult, tool_output
 from cogcli.tools import Tool, tool
+from workspace_tools.bwrap import SandboxMode, sandbox_prefix
 from workspace_tools.paths import Workspace
 from workspace_tools.procs import LineSplitter, OutputTail, run_process_group
 from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
@@ -194,23 +196,35 @@ def _model_text(report: _Report, exit_code: int, duration: float, output: Output
 # -- the two ways to run ------------------------------------------------------------------------
 
 
-def _child_env(extra: dict[str, str]) -> dict[str, str]:
+def _child_env(extra: dict[str, str], sandbox: Sequence[str]) -> dict[str, str]:
     env = dict(os.environ)
     for key in ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
         env.pop(key, None)
+    if sandbox:
+        env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp is the only writable place besides the workspace
     env.update(extra)
     return env
 
 
+def _sandbox_name(sandbox: Sequence[str]) -> str:
+    return "bwrap" if sandbox else "none"
+
+
+def _sandbox_note(sandbox: Sequence[str]) -> str:
+    if not sandbox:
+        return ""
+    return "\n(ran in a sandbox: no network; only the workspace and /tmp are writable)"
+
+
 async def _run_pytest(
-    workspace: Workspace, params: RunTestsParams, context: ToolContext, argv_prefix: Sequence[str]
+    workspace: Workspace, params: RunTestsParams, context: ToolContext, sandbox: Sequence[str]
 ) -> ToolOutputResult[str]:
     selection = _test_args(workspace, params)
     python = workspace_python(workspace.root)
-    read_fd, write_fd = os.pipe()
-    argv = [*argv_prefix, python, "-m", "pytest", "-p", PLUGIN_MODULE, *selection]
     pythonpath = os.pathsep.join(p for p in (str(PLUGIN_DIR), os.environ.get("PYTHONPATH", "")) if p)
-    env = _child_env({"PYTHONPATH": pythonpath, REPORT_FD_ENV: str(write_fd)})
+    read_fd, write_fd = os.pipe()
+    argv = [*sandbox, python, "-m", "pytest", "-p", PLUGIN_MODULE, *selection]
+    env = _child_env({"PYTHONPATH": pythonpath, REPORT_FD_ENV: str(write_fd)}, sandbox)
 
     report = _Report()
     output = OutputTail(OUTPUT_TAIL_BYTES)
@@ -235,7 +249,7 @@ async def _run_pytest(
         argv, cwd=workspace.root, env=env, on_output=output.feed, extra_pipe=(read_fd, write_fd, on_report)
     )
     duration = time.perf_counter() - started
-    command = shlex.join(argv)
+    command = shlex.join(argv[len(sandbox) :])
 
     if not report.started and exit_code != 0:
         raise ToolCallError(
@@ -252,6 +266,7 @@ async def _run_pytest(
     details = {
         "command": command,
         "exit_code": exit_code,
+        "sandbox": _sandbox_name(sandbox),
         **report.counts,
         "collected": report.collected,
         "duration_s": round(duration, 3),
@@ -260,14 +275,14 @@ async def _run_pytest(
         "output_dropped_bytes": output.dropped,
     }
     return tool_output(
-        _model_text(report, exit_code, duration, output, shown),
+        _model_text(report, exit_code, duration, output, shown) + _sandbox_note(sandbox),
         details=details,
         presentation=_presentation(params),
     )
 
 
 async def _run_command(
-    workspace: Workspace, command: str, params: RunTestsParams, context: ToolContext
+    workspace: Workspace, command: str, params: RunTestsParams, context: ToolContext, sandbox: Sequence[str]
 ) -> ToolOutputResult[str]:
     if params.keyword is not None:
         raise ToolCallError(
@@ -296,7 +311,9 @@ async def _run_command(
         emit(splitter.feed(chunk))
 
     started = time.perf_counter()
-    exit_code = await run_process_group(["/bin/sh", "-c", full], cwd=workspace.root, env=_child_env({}), on_output=on_output)
+    exit_code = await run_process_group(
+        [*sandbox, "/bin/sh", "-c", full], cwd=workspace.root, env=_child_env({}, sandbox), on_output=on_output
+    )
     emit(splitter.flush())
     duration = time.perf_counter() - started
     if exit_code == 0:
@@ -305,10 +322,11 @@ async def _run_command(
         verdict = f"was killed by {_signal_name(exit_code)}"
     else:
         verdict = f"failed (exit {exit_code})"
-    text = f"`{full}` {verdict} in {duration:.2f} s\nOutput (end):\n{output.text()[-6000:]}"
+    text = f"`{full}` {verdict} in {duration:.2f} s\nOutput (end):\n{output.text()[-6000:]}{_sandbox_note(sandbox)}"
     details = {
         "command": full,
         "exit_code": exit_code,
+        "sandbox": _sandbox_name(sandbox),
         "duration_s": round(duration, 3),
         "lines": count,
         "output_tail": output.text(),
@@ -317,15 +335,29 @@ async def _run_command(
     return tool_output(text, details=details, presentation=presentation)
 
 
-def run_tests_tool(workspace: Workspace, *, test_command: str | None = None, timeout: float | None = 600) -> Tool[Any]:
-    """The ``run_tests`` tool for ``workspace``: pytest by default, or ``test_command`` (a shell command)."""
+def run_tests_tool(
+    workspace: Workspace,
+    *,
+    test_command: str | None = None,
+    timeout: float | None = 600,
+    sandbox: SandboxMode = "off",
+) -> Tool[Any]:
+    """The ``run_tests`` tool for ``workspace``: pytest by default, or ``test_command`` (a shell command).
+
+    ``sandbox``: ``"auto"`` runs the tests under bubblewrap when it works on this machine,
+    ``"on"`` requires it, ``"off"`` never uses it; ``details.sandbox`` says which ran.
+    """
     if test_command is not None and not test_command.strip():
         raise ValueError("test_command is empty; pass None to run pytest")
+    if sandbox not in ("auto", "on", "off"):
+        raise ValueError(f"sandbox must be 'auto', 'on' or 'off', not {sandbox!r}")
 
     async def execute(params: RunTestsParams, context: ToolContext) -> ToolOutputResult[str]:
+        readable = [PLUGIN_DIR, Path(sys.prefix), Path(sys.base_prefix)]
+        prefix = await anyio.to_thread.run_sync(sandbox_prefix, sandbox, workspace.root, readable)
         if test_command is not None:
-            return await _run_command(workspace, test_command, params, context)
-        return await _run_pytest(workspace, params, context, ())
+            return await _run_command(workspace, test_command, params, context, prefix)
+        return await _run_pytest(workspace, params, context, prefix)
 
     if test_command is None:
         description = (

@@ -1,0 +1,111 @@
+"""run_tests under bubblewrap: read-only root, writable workspace, private /tmp, no network,
+and the report pipe still streams through the sandbox."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from pathlib import Path
+
+import pytest
+
+from cogcli import ErrorCode
+from run_tests_helpers import run_tool, wait_until_dead
+from workspace_tools import bwrap
+
+needs_bwrap = pytest.mark.skipif(bwrap.bwrap_executable() is None, reason="bubblewrap is not usable here")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def listener():
+    server = socket.create_server(("127.0.0.1", 0))
+    yield server.getsockname()[1]
+    server.close()
+
+
+@pytest.fixture
+def sandbox_env(tmp_path: Path, listener: int, monkeypatch) -> dict[str, Path]:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    marker = f"cog-sandbox-{uuid.uuid4().hex}"
+    monkeypatch.setenv("COG_TEST_OUTSIDE", str(outside))
+    monkeypatch.setenv("COG_TEST_TMP_MARKER", marker)
+    monkeypatch.setenv("COG_TEST_PORT", str(listener))
+    return {"outside": outside, "tmp_marker": Path("/tmp") / marker}
+
+
+@needs_bwrap
+@pytest.mark.anyio
+async def test_tests_run_sandboxed_and_still_stream(make_repo, sandbox_env) -> None:
+    root = make_repo("sandboxed")
+    run = await run_tool(root, sandbox="on")
+
+    assert run.result.ok, run.result.error
+    assert run.details["sandbox"] == "bwrap"
+    failing = {t["id"]: t["longrepr"] for t in run.details["tests"] if t["outcome"] != "passed"}
+    assert failing == {}
+    assert len(run.updates) == 5  # the report pipe crossed the sandbox
+    assert (root / "written-in-sandbox.txt").read_text() == "ok"
+    assert not (sandbox_env["outside"] / "escaped.txt").exists()
+    assert not sandbox_env["tmp_marker"].exists()
+    assert not Path("/usr/cog-sandbox-escape.txt").exists()
+    assert "ran in a sandbox: no network" in run.result.result
+
+
+@pytest.mark.anyio
+async def test_without_the_sandbox_the_network_is_reachable(make_repo, sandbox_env) -> None:
+    run = await run_tool(make_repo("sandboxed"), {"keyword": "network"}, sandbox="off")
+
+    assert run.result.ok, run.result.error
+    assert run.details["sandbox"] == "none"
+    assert run.outcomes() == {"tests/test_sandbox.py::test_network_is_unshared": "failed"}
+
+
+@needs_bwrap
+@pytest.mark.anyio
+async def test_auto_uses_bwrap_when_it_works(make_repo, sandbox_env) -> None:
+    run = await run_tool(make_repo("sandboxed"), {"keyword": "network"}, sandbox="auto")
+
+    assert run.details["sandbox"] == "bwrap"
+    assert run.outcomes() == {"tests/test_sandbox.py::test_network_is_unshared": "passed"}
+
+
+@needs_bwrap
+@pytest.mark.anyio
+async def test_timeout_kills_the_tree_inside_the_sandbox(make_repo) -> None:
+    root = make_repo("hang")
+    run = await run_tool(root, sandbox="on", timeout=12)
+
+    assert run.result.error_code == ErrorCode.TOOL_TIMEOUT
+    pids = [int(p) for p in (root / "pids.txt").read_text().split()]
+    assert len(pids) == 4
+    assert wait_until_dead(pids) == []
+
+
+@needs_bwrap
+@pytest.mark.anyio
+async def test_test_command_runs_sandboxed(make_repo) -> None:
+    run = await run_tool(make_repo("calc"), test_command="touch /usr/cog-escape 2>&1; echo done", sandbox="on")
+
+    assert run.details["sandbox"] == "bwrap"
+    assert "Read-only file system" in run.result.result
+    assert not Path("/usr/cog-escape").exists()
+
+
+@pytest.mark.anyio
+async def test_sandbox_on_without_bwrap_is_a_clear_error(make_repo, monkeypatch) -> None:
+    monkeypatch.setattr(bwrap, "bwrap_executable", lambda: None)
+    root = make_repo("calc")
+    run = await run_tool(root, sandbox="on")
+
+    assert run.result.error_code == ErrorCode.TOOL_ERROR
+    assert "apt-get install bubblewrap" in (run.result.error or "")
+    assert run.updates == []
+
+    fallback = await run_tool(root, {"keyword": "sub"}, sandbox="auto")
+    assert fallback.details["sandbox"] == "none"
