@@ -33,6 +33,8 @@ def build_history(instructions: str, entries: Iterable[StoredEntry]) -> list[Mes
             messages.append(Message(role="user", content=entry.content))
         elif isinstance(entry, AssistantEntry):
             close_turn()
+            if not entry.content and not entry.tool_calls:
+                continue  # an empty turn: providers refuse empty assistant messages
             calls = [c.model_copy() for c in entry.tool_calls]
             messages.append(Message(role="assistant", content=entry.content, tool_calls=calls))
             pending.extend(Message(role="tool", tool_call_id=c.id, name=c.name) for c in calls)

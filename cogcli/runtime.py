@@ -286,8 +286,11 @@ class _Run:
             except Exception as exc:
                 self._close_cut_turn(turn, ErrorCode.TOOL_ERROR, f"after_model failed ({type(exc).__name__}: {exc})")
                 raise
-            results = await self._run_calls(calls, run_with)
-            self._record_step(turn.text, calls, results)
+            results: list[ToolResult | None] = [None] * len(calls)
+            try:
+                await self._run_calls(calls, run_with, results)
+            finally:  # also when the caller cancels the run: the step is kept, every call has a result
+                self._record_step(turn.text, calls, self._settle(calls, results))
             if not calls:
                 self.output = turn.text
                 return "completed"
@@ -400,6 +403,7 @@ class _Run:
                 error_code=code,
             )
             self._emit_result(result)
+            self.results.append(result)
             if call.finished:
                 kept.append(request)
                 results.append(result)
@@ -424,8 +428,8 @@ class _Run:
 
     # --- 3. the calls -------------------------------------------------------------------
 
-    async def _run_calls(self, calls: list[ToolCallRequest], run_with: list[Any]) -> list[ToolResult]:
-        results: list[ToolResult | None] = [None] * len(calls)
+    async def _run_calls(self, calls: list[ToolCallRequest], run_with: list[Any], results: list[ToolResult | None]) -> None:
+        """Run the calls concurrently; ``results[i]`` is set (and its event sent) as call ``i`` ends."""
 
         async def run_one(i: int) -> None:
             call = calls[i]
@@ -444,7 +448,25 @@ class _Run:
         async with anyio.create_task_group() as tg:
             for i in range(len(calls)):
                 tg.start_soon(run_one, i)
-        return [r for r in results if r is not None]
+
+    def _settle(self, calls: list[ToolCallRequest], results: list[ToolResult | None]) -> list[ToolResult]:
+        """The turn's results in call order; a call the caller's cancellation cut short gets an
+        ABORTED result (and its event) here."""
+        done: list[ToolResult] = []
+        for call, result in zip(calls, results, strict=True):
+            if result is None:
+                result = ToolResult(
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    presentation=self._static_presentation(call.name),
+                    error=f"{call.name} was cancelled before it finished",
+                    error_code=ErrorCode.ABORTED,
+                )
+                self._emit_result(result)
+            done.append(result)
+        self.results.extend(done)
+        return done
 
     def _on_update(self, update: ToolUpdate) -> None:
         self.emitter.emit(
@@ -463,7 +485,6 @@ class _Run:
                 getattr(returned, "close", lambda: None)()
 
     def _emit_result(self, result: ToolResult) -> None:
-        self.results.append(result)
         self.emitter.emit(
             ToolResultEvent(
                 id=result.call_id,

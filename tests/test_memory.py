@@ -245,6 +245,7 @@ def test_history_gives_a_call_without_a_recorded_result_an_error_to_read() -> No
         ToolResultEntry(tool_results=[ModelToolResult(call_id="c1", name="a", content="ok")]),
         ToolResultEntry(tool_results=[ModelToolResult(call_id="zz", name="x", content="stray")]),
         UserEntry(content="again"),
+        AssistantEntry(content=""),  # an empty answer: no message at all
     )
     history = build_history("", entries)
     assert [(m.role, m.tool_call_id, m.content) for m in history] == [

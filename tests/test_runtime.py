@@ -117,6 +117,7 @@ async def test_calls_of_one_turn_run_concurrently_and_return_in_call_order() -> 
     assert result.status == "completed"
     # b finished first (live order of results), the model reads them in call order
     assert [e.tool_call_id for e in of_type(events, "tool-result")] == ["cb", "ca"]
+    assert [r.call_id for r in result.tool_calls] == ["ca", "cb"]
     tool_messages = [m for m in model.requests[1] if m.role == "tool"]
     assert [(m.tool_call_id, m.content) for m in tool_messages] == [("ca", "a met b"), ("cb", "b met a")]
 
@@ -408,3 +409,45 @@ async def test_thread_events_redraw_the_rows_the_live_run_drew() -> None:
         assert getattr(finish_redrawn, key) == getattr(finish_live, key)
     assert [e.seq for e in redrawn] == list(range(len(redrawn)))
     assert redrawn[0].type == "start" and redrawn[0].message_id == live[0].message_id
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_run_still_sends_one_finish_and_records_its_status() -> None:
+    started = anyio.Event()
+
+    @tool(parameters=NoParameters)
+    async def hang(params: Any) -> str:
+        """Hang."""
+        started.set()
+        await anyio.sleep_forever()
+        return "never"
+
+    model = ScriptedModel([Turn("", [Call("c1", "hang", {})])])
+    cog = Cogitator()
+    events: list[BaseEvent] = []
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: cog.run(agent(model, [hang]), input="go", on_event=events.append))
+            await started.wait()
+            tg.cancel_scope.cancel()  # the caller gives up on the run (not through the signal)
+    assert_one_finish(events, "aborted")
+    assert call_events(events, "c1")[-1] == "tool-result"
+    assert of_type(events, "tool-result")[0].error_code == ErrorCode.ABORTED
+    thread = cog.store.last_thread()
+    assert thread.status == "aborted"
+    assert [s.entry.kind for s in thread.entries] == ["user", "assistant", "tool_result", "run_end"]
+
+
+@pytest.mark.anyio
+async def test_an_after_model_that_raises_fails_the_run_and_closes_its_calls() -> None:
+    def after_model(call: ToolCallRequest) -> None:
+        raise ValueError("policy engine down")
+
+    model = ScriptedModel([Turn("Echoing.", [Call("c1", "echo", {"text": "x"})])])
+    cog = Cogitator()
+    result, events = await run(cog, agent(model, [echo]), after_model=after_model)
+    assert result.status == "error" and "policy engine down" in (result.error or "")
+    assert_one_finish(events, "error")
+    closed = of_type(events, "tool-result")[0]
+    assert closed.tool_call_id == "c1" and closed.error_code == ErrorCode.TOOL_ERROR and closed.result is None
+    assert [s.entry.kind for s in cog.store.entries(result.thread_id)] == ["user", "assistant", "tool_result", "run_end"]
