@@ -46,7 +46,13 @@ class Block:
             ops.append((tag, lo + i1, lo + i2, lo + j1, lo + j2))
         if self.after:
             ops.append(("equal", old_hi, len(self.old), new_hi, len(self.new)))
-        return ops
+        merged: list[tuple[str, int, int, int, int]] = []
+        for op in ops:  # the pads and the core's own equal ends make one equal run
+            if merged and op[0] == "equal" == merged[-1][0]:
+                merged[-1] = ("equal", merged[-1][1], op[2], merged[-1][3], op[4])
+            else:
+                merged.append(op)
+        return merged
 
 
 def _span_range(start: int, length: int) -> str:
