@@ -325,18 +325,15 @@ def mcp_command(
     http: Annotated[Optional[int], typer.Option("--http", metavar="PORT", help="Serve over streamable HTTP on PORT instead of stdio.", show_default=False)] = None,
 ) -> None:
     """Serve the workspace tools over MCP (stdio by default)."""
-    import inspect
-
+    from cogcli.errors import ConfigError
     from cogcli.mcp.server import serve
 
-    outcome = serve(_workspace(directory), http)
-    if inspect.isawaitable(outcome):
-        import anyio
-
-        async def wait() -> None:
-            await outcome
-
-        anyio.run(wait)
+    try:
+        serve(_workspace(directory), http)
+    except ConfigError as exc:  # a busy port, a bad workspace
+        fail(exc.message)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
 
 
 def main() -> None:
