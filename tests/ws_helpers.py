@@ -37,7 +37,10 @@ def copy_tree(src: Path, dest: Path) -> Path:
 def assert_diff_applies(before: Path, after: Path, diff: str, *, encoding: str = "utf-8") -> None:
     """``diff`` parses with unidiff, and ``git apply`` turns a copy of ``before`` into ``after``."""
     patch = PatchSet(diff)
-    assert str(patch) == diff, "unidiff did not read the diff back as written"
+    # unidiff reads every file, hunk and line (it writes "-1,1" where git writes "-1": same hunk)
+    assert len(patch) == diff.count("diff --git ")
+    assert sum(len(f) for f in patch) == sum(1 for line in diff.splitlines() if line.startswith("@@ "))
+    assert (sum(f.added for f in patch), sum(f.removed for f in patch)) == diff_counts(diff)
     data = diff.encode(encoding)
     check = subprocess.run(["git", "apply", "--check", "-"], cwd=before, input=data, capture_output=True)
     assert check.returncode == 0, check.stderr.decode()
