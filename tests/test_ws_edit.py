@@ -7,7 +7,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -271,14 +271,12 @@ def test_edit_equals_str_replace_and_its_diff_rebuilds_the_file(tmp_path: Path, 
     assert (result.details["added"], result.details["removed"]) == diff_counts(diff)
 
 
-_GIT_DIR = Path(tempfile.mkdtemp(prefix="cog-ws-edit-"))
-
-
 @pytest.fixture(scope="module")
-def git_sandbox():
-    subprocess.run(["git", "init", "-q", str(_GIT_DIR)], check=True)
-    yield _GIT_DIR
-    shutil.rmtree(_GIT_DIR, ignore_errors=True)
+def git_sandbox() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="cog-ws-edit-"))
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @settings(max_examples=120, deadline=None)

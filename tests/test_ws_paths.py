@@ -139,10 +139,11 @@ _PARTS = ["..", "..", ".", "", "sub", "link_out", "file_out", "up", "abs_root", 
 _CHARS = "./~ab\x00\\é"
 
 
-def _hostile_path(data: bytes, root: str, outer: str) -> str:
+def _hostile_path(data: bytes) -> str:
     """Bytes drawn by hypothesis decoded into a path: a prefix, then known-nasty parts (low bytes)
-    and free-form parts made of path-ish characters (high bytes). One cheap draw per example."""
-    prefixes = ["", "", "/", "//", "~/", root + "/", outer + "/", "/tmp/", "./", "../"]
+    and free-form parts made of path-ish characters (high bytes). One cheap draw per example.
+    ``{root}`` and ``{outer}`` stand for the sandbox's absolute paths."""
+    prefixes = ["", "", "/", "//", "~/", "{root}/", "{outer}/", "/tmp/", "./", "../"]
     parts: list[str] = []
     free = ""
     for b in data[1:]:
@@ -156,74 +157,64 @@ def _hostile_path(data: bytes, root: str, outer: str) -> str:
     return prefixes[data[0] % len(prefixes)] + "/".join(parts + ([free] if free else []))
 
 
-def hostile_paths(root: str, outer: str) -> st.SearchStrategy[str]:
-    return st.binary(min_size=2, max_size=10).map(lambda data: _hostile_path(data, root, outer))
+class Sandbox:
+    """tmp/outer/{root/, secret.txt, sibling/} with links in root pointing out, in, up and to /."""
 
+    def __init__(self, base: Path) -> None:
+        self.outer = base / "outer"
+        self.root = self.outer / "root"
+        (self.root / "sub").mkdir(parents=True)
+        (self.root / ".git").mkdir()
+        (self.outer / "sibling").mkdir()
+        (self.outer / "secret.txt").write_text("secret\n")
+        (self.root / "link_out").symlink_to(self.outer / "sibling")
+        (self.root / "file_out").symlink_to(self.outer / "secret.txt")
+        (self.root / "up").symlink_to("..")
+        (self.root / "abs_root").symlink_to("/")
+        (self.root / "link_in").symlink_to("sub")
+        self.workspace = Workspace(self.root)
+        self.write = write_file_tool(self.workspace)
+        self.before = self.outside_state()
 
-_SANDBOX = Path(tempfile.mkdtemp(prefix="cog-ws-hostile-"))
-
-
-def _hostile_layout() -> tuple[Path, Path]:
-    outer = _SANDBOX / "outer"
-    root = outer / "root"
-    if not root.exists():
-        (root / "sub").mkdir(parents=True)
-        (root / ".git").mkdir()
-        (outer / "sibling").mkdir()
-        (outer / "secret.txt").write_text("secret\n")
-        (root / "link_out").symlink_to(outer / "sibling")
-        (root / "file_out").symlink_to(outer / "secret.txt")
-        (root / "up").symlink_to("..")
-        (root / "abs_root").symlink_to("/")
-        (root / "link_in").symlink_to("sub")
-    return outer, root
-
-
-def _outside_state(outer: Path, root: Path) -> dict[str, tuple[int, int]]:
-    """Every entry under ``outer`` except the root's own tree, with size and mtime."""
-    state = {}
-    for folder, dirs, files in os.walk(outer):
-        if Path(folder) == outer:
-            dirs[:] = [d for d in dirs if outer / d != root]
-        for name in dirs + files:
-            st_ = os.lstat(os.path.join(folder, name))
-            state[os.path.join(folder, name)] = (st_.st_size, st_.st_mtime_ns)
-    return state
-
-
-_OUTER, _ROOT = _hostile_layout()
-_BEFORE = _outside_state(_OUTER, _ROOT)
-_WS = Workspace(_ROOT)
-_WRITE = write_file_tool(_WS)
+    def outside_state(self) -> dict[str, tuple[int, int]]:
+        """Every entry under ``outer`` except the root's own tree, with size and mtime."""
+        state = {}
+        for folder, dirs, files in os.walk(self.outer):
+            if Path(folder) == self.outer:
+                dirs[:] = [d for d in dirs if self.outer / d != self.root]
+            for name in dirs + files:
+                info = os.lstat(os.path.join(folder, name))
+                state[os.path.join(folder, name)] = (info.st_size, info.st_mtime_ns)
+        return state
 
 
 @pytest.fixture(scope="module")
-def hostile_sandbox() -> Iterator[Path]:
+def sandbox() -> Iterator[Sandbox]:
+    base = Path(tempfile.mkdtemp(prefix="cog-ws-hostile-"))
     # durability is not what this test is about: skip fsync so 10,000 writes stay fast
     with mock.patch("workspace_tools.textfile.os.fsync"):
-        yield _SANDBOX
-    shutil.rmtree(_SANDBOX, ignore_errors=True)
+        yield Sandbox(base)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 @settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-@given(path=hostile_paths(str(_ROOT), str(_OUTER)))
-def test_hostile_paths_never_write_outside_the_root(hostile_sandbox: Path, path: str) -> None:
+@given(data=st.binary(min_size=2, max_size=10))
+def test_hostile_paths_never_write_outside_the_root(sandbox: Sandbox, data: bytes) -> None:
+    path = _hostile_path(data).replace("{root}", str(sandbox.root)).replace("{outer}", str(sandbox.outer))
     try:
-        resolved = _WS.resolve(path, for_write=True)
+        resolved = sandbox.workspace.resolve(path, for_write=True)
     except ToolCallError as exc:
         assert exc.code in (ErrorCode.PATH_OUTSIDE_WORKSPACE, ErrorCode.INVALID_ARGUMENTS)
         resolved = None
     if resolved is not None:
         real = Path(os.path.realpath(resolved))
-        assert real == _ROOT or _ROOT in real.parents
-        assert ".git" not in [p.lower() for p in real.relative_to(_ROOT).parts]
+        assert real == sandbox.root or sandbox.root in real.parents
+        assert ".git" not in [p.lower() for p in real.relative_to(sandbox.root).parts]
     try:
-        _WRITE.execute(WriteFileParams(path=path, content="pwned\n"))
+        sandbox.write.execute(WriteFileParams(path=path, content="pwned\n"))
     except ToolCallError as exc:
-        assert exc.code in (
-            ErrorCode.PATH_OUTSIDE_WORKSPACE, ErrorCode.INVALID_ARGUMENTS, ErrorCode.TOOL_ERROR
-        ), exc
+        assert exc.code in (ErrorCode.PATH_OUTSIDE_WORKSPACE, ErrorCode.INVALID_ARGUMENTS, ErrorCode.TOOL_ERROR), exc
         assert resolved is not None or exc.code != ErrorCode.TOOL_ERROR
     else:
         assert resolved is not None, f"write_file accepted {path!r}, which resolve refuses"
-    assert _outside_state(_OUTER, _ROOT) == _BEFORE
+    assert sandbox.outside_state() == sandbox.before
