@@ -27,6 +27,13 @@ class EditFileParams(BaseModel):
     replace_all: bool = Field(default=False, description="Replace every occurrence instead of exactly one.")
 
 
+class EditFileResult(BaseModel):
+    """What the model reads after an edit."""
+
+    path: str = Field(description="The edited file, relative to the workspace root.")
+    replacements: int = Field(description="How many occurrences of old_text were replaced.")
+
+
 def find_all(text: str, piece: str) -> list[int]:
     """Start offsets of the non-overlapping occurrences of ``piece``, left to right (as str.replace)."""
     positions = []
@@ -105,6 +112,7 @@ def edit_file_tool(workspace: Workspace) -> Tool[EditFileParams]:
             "text changes; line endings and encoding are kept."
         ),
         parameters=EditFileParams,
+        output_schema=EditFileResult,
         execute=execute,
         presentation=presentation,
         side_effects=("writes files",),

@@ -23,6 +23,15 @@ class WriteFileParams(BaseModel):
     content: str = Field(description="The whole new content of the file.")
 
 
+class WriteFileResult(BaseModel):
+    """What the model reads after a write."""
+
+    path: str = Field(description="The written file, relative to the workspace root.")
+    created: bool = Field(description="True if the file did not exist before.")
+    lines: int = Field(description="Lines in the file now.")
+    changed: bool = Field(description="False if the file already had exactly this content.")
+
+
 def write_file_tool(workspace: Workspace) -> Tool[WriteFileParams]:
     def presentation(params: WriteFileParams) -> dict[str, Any]:
         return {"label": "Write file", "icon": "file-plus", "detail": workspace.display(params.path)}
@@ -78,6 +87,7 @@ def write_file_tool(workspace: Workspace) -> Tool[WriteFileParams]:
             "file. An existing file keeps its line endings, encoding and permissions."
         ),
         parameters=WriteFileParams,
+        output_schema=WriteFileResult,
         execute=execute,
         presentation=presentation,
         side_effects=("writes files",),
