@@ -3,35 +3,62 @@
 The contract in one screen: :func:`tool` defines a tool, :func:`tool_output` splits what it
 returns (``content`` for the model, ``details`` for the application, ``presentation`` for any
 client), ``context.update()`` reports progress, and :func:`invoke_tool` is the one place a call
-is validated, run and split.
+is validated, run and split. :class:`Cogitator` runs an :class:`Agent`.
+
+Names are imported on first use, so ``cog --help`` does not pay for pydantic and anyio.
 """
 
-from cogcli.context import AbortSignal, ToolContext, ToolUpdate
-from cogcli.errors import CogError, ConfigError, ErrorCode, ModelError, ToolCallError
-from cogcli.invoke import ToolResult, invoke_tool
-from cogcli.output import ToolOutputResult, is_tool_output_result, tool_output, tool_output_content
-from cogcli.presentation import ToolPresentation, presentation_json_schema
-from cogcli.tools import Tool, tool
+from __future__ import annotations
 
-__all__ = [
-    "AbortSignal",
-    "CogError",
-    "ConfigError",
-    "ErrorCode",
-    "ModelError",
-    "Tool",
-    "ToolCallError",
-    "ToolContext",
-    "ToolOutputResult",
-    "ToolPresentation",
-    "ToolResult",
-    "ToolUpdate",
-    "invoke_tool",
-    "is_tool_output_result",
-    "presentation_json_schema",
-    "tool",
-    "tool_output",
-    "tool_output_content",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cogcli.context import AbortSignal, ToolContext, ToolUpdate
+    from cogcli.errors import CogError, ConfigError, ErrorCode, ModelError, ToolCallError
+    from cogcli.invoke import ToolResult, invoke_tool
+    from cogcli.output import ToolOutputResult, is_tool_output_result, tool_output, tool_output_content
+    from cogcli.presentation import ToolPresentation, presentation_json_schema
+    from cogcli.runtime import Agent, Cogitator, RunResult
+    from cogcli.tools import Tool, tool
+
+_EXPORTS = {
+    "AbortSignal": "context",
+    "ToolContext": "context",
+    "ToolUpdate": "context",
+    "CogError": "errors",
+    "ConfigError": "errors",
+    "ErrorCode": "errors",
+    "ModelError": "errors",
+    "ToolCallError": "errors",
+    "ToolResult": "invoke",
+    "invoke_tool": "invoke",
+    "ToolOutputResult": "output",
+    "is_tool_output_result": "output",
+    "tool_output": "output",
+    "tool_output_content": "output",
+    "ToolPresentation": "presentation",
+    "presentation_json_schema": "presentation",
+    "Agent": "runtime",
+    "Cogitator": "runtime",
+    "RunResult": "runtime",
+    "Tool": "tools",
+    "tool": "tools",
+}
+
+__all__ = sorted(_EXPORTS)
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cogcli' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"cogcli.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
