@@ -58,6 +58,18 @@ class Format(str, enum.Enum):
     github = "github"
 
 
+class Sandbox(str, enum.Enum):
+    auto = "auto"
+    on = "on"
+    off = "off"
+
+
+class Approval(str, enum.Enum):
+    ask = "ask"
+    auto = "auto"
+    stdin = "stdin"
+
+
 class Schema(str, enum.Enum):
     events = "events"
     presentation = "presentation"
@@ -70,6 +82,15 @@ DirectoryOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per line on stdout (same as --format jsonl).")]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="text, jsonl or github (GitHub Actions).")]
+SandboxOption = Annotated[
+    Optional[Sandbox],
+    typer.Option(
+        "--sandbox",
+        help="Run tests under bubblewrap: auto (when it works here; default), on (required, else exit 2), off. "
+        "Default: COG_SANDBOX, then [tool.cog] sandbox, then auto.",
+        show_default=False,
+    ),
+]
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -126,6 +147,18 @@ def edit(
     commit: Annotated[bool, typer.Option("--commit", help="Commit the files the run changed (message from the instruction).")] = False,
     allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="With --commit: run even with uncommitted changes.")] = False,
     mcp: Annotated[Optional[list[str]], typer.Option("--mcp", metavar="COMMAND", help='Add the tools of an MCP server: --mcp "CMD ARGS" (repeatable).', show_default=False)] = None,
+    sandbox: SandboxOption = None,
+    approval: Annotated[
+        Optional[Approval],
+        typer.Option(
+            "--approval",
+            help="Before a call that writes files or runs code: ask (prompt y/n/a on the terminal), auto (run it), "
+            'stdin (read {"type":"approval","toolCallId":…,"approved":true} lines). Default: ask on a terminal; '
+            "otherwise auto when CI is set, else such calls are refused.",
+            show_default=False,
+        ),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every call (the same as --approval auto).")] = False,
 ) -> None:
     """Run the coding agent on INSTRUCTION in this repository."""
     from cogcli.commands.edit import EditOptions, run_edit
@@ -144,9 +177,17 @@ def edit(
             commit=commit,
             allow_dirty=allow_dirty,
             mcp=list(mcp or []),
+            sandbox=sandbox.value if sandbox else None,
+            approval=_approval_mode(approval, yes),
         )
     )
     raise typer.Exit(code)
+
+
+def _approval_mode(approval: Approval | None, yes: bool) -> str | None:
+    if yes and approval not in (None, Approval.auto):
+        fail(f"--yes means --approval auto; it cannot go with --approval {approval.value}")  # type: ignore[union-attr]
+    return "auto" if yes else approval.value if approval else None
 
 
 # --- cog tool / cog tools ------------------------------------------------------------------
@@ -162,6 +203,7 @@ def tool_command(
     directory: DirectoryOption = None,
     test_command: Annotated[Optional[str], typer.Option("--test-command", metavar="COMMAND", help="The command run_tests runs.", show_default=False)] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds the call may take.", show_default=False)] = None,
+    sandbox: SandboxOption = None,
 ) -> None:
     """Call one workspace tool directly (no model), drawn like a call in a run.
 
@@ -173,18 +215,18 @@ def tool_command(
     from cogcli.commands.tool import call_tool
 
     root = _workspace(directory)
-    tools = _workspace_tools(root, test_command, timeout)
+    tools = _workspace_tools(root, test_command, timeout, sandbox.value if sandbox else None)
     arguments = _tool_arguments(name, assignments or [], args, tools)
     raise typer.Exit(call_tool(name, arguments, tools, _renderer(fmt, json_flag), timeout=timeout))
 
 
-def _workspace_tools(root: Path, test_command: str | None, timeout: float | None) -> list[Any]:
+def _workspace_tools(root: Path, test_command: str | None, timeout: float | None, sandbox: str | None) -> list[Any]:
     from cogcli.config import load_settings
     from cogcli.errors import ConfigError
     from cogcli.commands.common import make_tools
 
     try:
-        settings = load_settings(root, test_command=test_command, timeout=timeout)
+        settings = load_settings(root, test_command=test_command, timeout=timeout, sandbox=sandbox)
         return make_tools(settings)
     except ConfigError as exc:
         fail(exc.message)
@@ -225,7 +267,7 @@ def tools_command(
 ) -> None:
     """List the workspace tools a run can use."""
     root = _workspace(directory)
-    tools = _workspace_tools(root, None, None)
+    tools = _workspace_tools(root, None, None, "off")  # listed, not run: no sandbox check
     if json_flag:
         specs = [{"name": t.name, "description": t.description, "parameters": t.input_schema()} for t in tools]
         sys.stdout.write(json.dumps(specs, indent=2, ensure_ascii=False) + "\n")

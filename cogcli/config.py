@@ -7,8 +7,9 @@ the workspace's ``pyproject.toml``, then defaults. Flags win.
     max_steps = 30
     timeout = 120            # seconds per tool call
     mcp_servers = ["npx -y @modelcontextprotocol/server-memory"]
+    sandbox = "auto"         # run_tests under bubblewrap: auto | on | off
 
-Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``.
+Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``, ``COG_SANDBOX``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,6 +27,8 @@ from cogcli.errors import ConfigError
 log = logging.getLogger("cogcli")
 
 DEFAULT_MAX_STEPS = 25
+SANDBOX_MODES = ("auto", "on", "off")
+SandboxSetting = Literal["auto", "on", "off"]
 
 NO_MODEL_MESSAGE = """\
 no model configured. Pick one of:
@@ -46,6 +49,7 @@ class CogConfig(BaseModel):
     max_steps: int | None = Field(default=None, ge=1)
     timeout: float | None = Field(default=None, gt=0)
     mcp_servers: list[str] = Field(default_factory=list)
+    sandbox: SandboxSetting | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class Settings:
     max_steps: int
     timeout: float | None
     mcp_servers: list[str] = field(default_factory=list)
+    #: how run_tests runs the tests: "auto" (bubblewrap when it works), "on" or "off"
+    sandbox: SandboxSetting = "auto"
 
 
 def find_workspace(start: Path | str | None = None) -> Path:
@@ -121,6 +127,7 @@ def load_settings(
     max_steps: int | None = None,
     timeout: float | None = None,
     mcp_servers: list[str] | None = None,
+    sandbox: str | None = None,
 ) -> Settings:
     """Resolve every setting for a command run in ``root``: flag > environment > config > default."""
     config = read_config(root)
@@ -141,4 +148,15 @@ def load_settings(
         max_steps=max_steps or _env_number("COG_MAX_STEPS", int) or config.max_steps or DEFAULT_MAX_STEPS,
         timeout=timeout or _env_number("COG_TIMEOUT", float) or config.timeout,
         mcp_servers=list(mcp_servers) if mcp_servers else list(config.mcp_servers),
+        sandbox=_sandbox(sandbox, config),
     )
+
+
+def _sandbox(flag: str | None, config: CogConfig) -> SandboxSetting:
+    env = os.environ.get("COG_SANDBOX", "").strip().lower() or None
+    if env is not None and env not in SANDBOX_MODES:
+        raise ConfigError(f"COG_SANDBOX must be auto, on or off, got {env!r}")
+    chosen = flag or env or config.sandbox or "auto"
+    if chosen not in SANDBOX_MODES:
+        raise ConfigError(f"--sandbox must be auto, on or off, got {chosen!r}")
+    return chosen  # type: ignore[return-value]

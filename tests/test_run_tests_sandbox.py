@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,14 +30,17 @@ def listener():
 
 
 @pytest.fixture
-def sandbox_env(tmp_path: Path, listener: int, monkeypatch) -> dict[str, Path]:
+def sandbox_env(tmp_path: Path, listener: int, monkeypatch) -> Iterator[dict[str, Path]]:
     outside = tmp_path / "outside"
     outside.mkdir()
     marker = f"cog-sandbox-{uuid.uuid4().hex}"
+    home_file = Path.home() / f".cog-sandbox-{uuid.uuid4().hex}"
     monkeypatch.setenv("COG_TEST_OUTSIDE", str(outside))
     monkeypatch.setenv("COG_TEST_TMP_MARKER", marker)
+    monkeypatch.setenv("COG_TEST_HOME_MARKER", home_file.name)
     monkeypatch.setenv("COG_TEST_PORT", str(listener))
-    return {"outside": outside, "tmp_marker": Path("/tmp") / marker}
+    yield {"outside": outside, "tmp_marker": Path("/tmp") / marker, "home_file": home_file}
+    home_file.unlink(missing_ok=True)  # written only by a run without the sandbox
 
 
 @needs_bwrap
@@ -49,9 +53,10 @@ async def test_tests_run_sandboxed_and_still_stream(make_repo, sandbox_env) -> N
     assert run.details["sandbox"] == "bwrap"
     failing = {t["id"]: t["longrepr"] for t in run.details["tests"] if t["outcome"] != "passed"}
     assert failing == {}
-    assert len(run.updates) == 5  # the report pipe crossed the sandbox
+    assert len(run.updates) == 6  # the report pipe crossed the sandbox
     assert (root / "written-in-sandbox.txt").read_text() == "ok"
     assert not (sandbox_env["outside"] / "escaped.txt").exists()
+    assert not sandbox_env["home_file"].exists()
     assert not sandbox_env["tmp_marker"].exists()
     assert not Path("/usr/cog-sandbox-escape.txt").exists()
     assert "ran in a sandbox: no network" in run.result.result
@@ -104,7 +109,7 @@ async def test_sandbox_on_without_bwrap_is_a_clear_error(make_repo, monkeypatch)
     run = await run_tool(root, sandbox="on")
 
     assert run.result.error_code == ErrorCode.TOOL_ERROR
-    assert "apt-get install bubblewrap" in (run.result.error or "")
+    assert "apt install bubblewrap" in (run.result.error or "")
     assert run.updates == []
 
     fallback = await run_tool(root, {"keyword": "sub"}, sandbox="auto")

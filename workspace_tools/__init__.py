@@ -11,10 +11,12 @@ what they need (the diff of an edit is in ``details``, never in what the model r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from cogcli.tools import Tool
+from workspace_tools.bwrap import SandboxMode
 from workspace_tools.paths import Workspace
 
 
@@ -25,11 +27,19 @@ def workspace_tools(
     max_read_bytes: int = 256_000,
     test_timeout: float | None = 600,
     include_git: bool = True,
+    secret_globs: Sequence[str] = (),
+    allow_secrets: Sequence[str] = (),
+    sandbox: SandboxMode = "auto",
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
     ``test_command`` is a shell command for ``run_tests`` (pytest when None); ``max_read_bytes``
     is the most ``read_file`` returns at once; ``include_git=False`` leaves out git_status/git_diff.
+    Files that look like secrets (:mod:`workspace_tools.secrets`: ``.env``, keys, plus
+    ``secret_globs``) are kept from the tools, except the paths in ``allow_secrets``.
+    ``sandbox`` is how ``run_tests`` runs the tests: ``"auto"`` (default) under bubblewrap when it
+    works here and otherwise without a sandbox (with one warning logged), ``"on"`` only under
+    bubblewrap, ``"off"`` never under it.
     """
     from workspace_tools.edit import edit_file_tool
     from workspace_tools.git import git_diff_tool, git_status_tool
@@ -39,17 +49,20 @@ def workspace_tools(
     from workspace_tools.search import search_text_tool
     from workspace_tools.write import write_file_tool
 
+    from workspace_tools.secrets import SecretPolicy
+
     workspace = root if isinstance(root, Workspace) else Workspace(root)
+    secrets = SecretPolicy.for_workspace(workspace, secret_globs, allow_secrets)
     tools: list[Tool[Any]] = [
-        read_file_tool(workspace, max_read_bytes=max_read_bytes),
-        list_files_tool(workspace),
-        search_text_tool(workspace),
-        edit_file_tool(workspace),
-        write_file_tool(workspace),
+        read_file_tool(workspace, max_read_bytes=max_read_bytes, secrets=secrets),
+        list_files_tool(workspace, secrets=secrets),
+        search_text_tool(workspace, secrets=secrets),
+        edit_file_tool(workspace, secrets=secrets),
+        write_file_tool(workspace, secrets=secrets),
     ]
     if include_git:
         tools += [git_status_tool(workspace), git_diff_tool(workspace)]
-    tools.append(run_tests_tool(workspace, test_command=test_command, timeout=test_timeout))
+    tools.append(run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox))
     return tools
 
 

@@ -22,10 +22,13 @@ log = logging.getLogger("cogcli")
 
 
 def make_tools(settings: Settings) -> list[Tool[Any]]:
-    """``workspace_tools(root)`` with the test command and the per-call timeout applied."""
+    """``workspace_tools(root)`` with the test command, the test sandbox and the per-call timeout
+    applied. Raises :class:`ConfigError` for ``sandbox = "on"`` where bubblewrap is not usable."""
     from workspace_tools import workspace_tools
+    from workspace_tools.bwrap import check_sandbox
 
-    options: dict[str, Any] = {}
+    check_sandbox(settings.sandbox)
+    options: dict[str, Any] = {"sandbox": settings.sandbox}
     if settings.test_command:
         options["test_command"] = settings.test_command
     if settings.timeout:

@@ -36,6 +36,10 @@ class EditOptions:
     commit: bool = False
     allow_dirty: bool = False
     mcp: list[str] = field(default_factory=list)
+    #: run_tests sandbox: auto | on | off (None: COG_SANDBOX, [tool.cog] sandbox, auto)
+    sandbox: str | None = None
+    #: ask | auto | stdin (None: ask on a terminal, else auto when CI is set, else refuse)
+    approval: str | None = None
 
 
 def _usage_error(message: str) -> int:
@@ -56,6 +60,7 @@ def run_edit(opts: EditOptions) -> int:
             max_steps=opts.max_steps,
             timeout=opts.timeout,
             mcp_servers=opts.mcp,
+            sandbox=opts.sandbox,
         )
         if settings.model is None:
             return _usage_error(NO_MODEL_MESSAGE)
