@@ -130,6 +130,8 @@ class ToolResultEvent(BaseEvent):
     error: str | None = None
     error_code: str | None = None
     duration_ms: float | None = None
+    #: how many credentials were replaced by ``[REDACTED]`` in ``result``/``error`` (absent: none)
+    redacted: int | None = None
 
 
 class ErrorEvent(BaseEvent):

@@ -41,6 +41,8 @@ class ToolResult(BaseModel):
     error: str | None = None
     error_code: str | None = None
     duration_ms: float = 0.0
+    #: credentials replaced by ``[REDACTED]`` in ``result``/``error`` before a model read them (set by the run loop)
+    redacted: int = 0
 
     @property
     def ok(self) -> bool:

@@ -8,7 +8,8 @@ killed process loses at most the step in flight):
 - ``tool_result`` — one per call: ``tool_results`` holds exactly what the model read (the
   result's ``model_text``), and ``metadata`` keeps what only clients read — ``details``,
   ``presentation``, the whole content, the error code, the arguments it ran with, its duration;
-- ``run_end`` — how a run ended (status, steps, usage, error).
+- ``run_end`` — how a run ended (status, steps, usage, error);
+- ``undo`` — ``cog undo`` reverted the files of a run.
 
 The history a model reads is built from entries by :mod:`cogcli.history`, which never reads
 ``metadata``. :meth:`ThreadStore.thread_events` turns entries back into wire events so a client
@@ -95,6 +96,8 @@ class ToolResultMetadata(_Entry):
     #: the arguments the call ran with (middleware may have changed the streamed ones)
     arguments: Any = None
     duration_ms: float | None = None
+    #: credentials replaced by ``[REDACTED]`` in what the model read (and in ``content``/``error``)
+    redacted: int | None = None
 
 
 class ToolResultEntry(_Entry):
@@ -116,8 +119,16 @@ class RunEndEntry(_Entry):
     tests: dict[str, int] | None = None
 
 
+class UndoEntry(_Entry):
+    """``cog undo`` reverted the files of the run ``message_id``; no model reads it."""
+
+    kind: Literal["undo"] = "undo"
+    message_id: str | None = None
+    files: list[str] = Field(default_factory=list)
+
+
 Entry: TypeAlias = Annotated[
-    UserEntry | AssistantEntry | ToolResultEntry | RunEndEntry, Field(discriminator="kind")
+    UserEntry | AssistantEntry | ToolResultEntry | RunEndEntry | UndoEntry, Field(discriminator="kind")
 ]
 _ENTRY = TypeAdapter(Entry)
 
@@ -321,7 +332,7 @@ class ThreadStore:
         out: list[StoredEntry] = []
         for r in rows:
             data = json.loads(r["data"])
-            if data.get("kind") not in ("user", "assistant", "tool_result", "run_end"):
+            if data.get("kind") not in ("user", "assistant", "tool_result", "run_end", "undo"):
                 continue  # written by a newer cog
             out.append(StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=_ENTRY.validate_python(data)))
         return out
@@ -383,6 +394,7 @@ def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[
                             error=meta.error,
                             error_code=meta.error_code,
                             duration_ms=meta.duration_ms,
+                            redacted=meta.redacted,
                         ),
                         at,
                     )

@@ -75,6 +75,7 @@ from cogcli.models.base import (
     UsageReport,
 )
 from cogcli.presentation import resolve_presentation
+from cogcli.secrets import redact_result
 from cogcli.tools import Tool, tool_index
 
 log = logging.getLogger("cogcli")
@@ -441,6 +442,9 @@ class _Run:
                 on_update=self._on_update,
                 signal=self.signal,
             )
+            # the one place credentials are taken out of what a model reads, for every tool (MCP ones
+            # too): the event, on_tool_result, the history and the thread all get the redacted result
+            result = redact_result(result)
             results[i] = result
             self._emit_result(result)
             await self._notify_result(result)
@@ -496,6 +500,7 @@ class _Run:
                 error=result.error,
                 error_code=result.error_code,
                 duration_ms=result.duration_ms,
+                redacted=result.redacted or None,
             )
         )
 
@@ -531,6 +536,7 @@ class _Run:
                         error_code=result.error_code,
                         arguments=result.arguments,
                         duration_ms=result.duration_ms,
+                        redacted=result.redacted or None,
                     ),
                 )
             )

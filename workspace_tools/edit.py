@@ -12,6 +12,7 @@ from cogcli.tools import Tool, tool
 from workspace_tools.closest import closest_window, show_lines
 from workspace_tools.diffs import edit_blocks, file_header, format_hunks
 from workspace_tools.paths import Workspace
+from workspace_tools.secrets import SecretPolicy
 from workspace_tools.textfile import BOM, TextFile, atomic_write, os_errors, path_lock, read_text_file, split_lines, write_failed
 
 
@@ -65,7 +66,9 @@ def diff_stats(diff: str) -> tuple[int, int]:
     return sum(f.added for f in patch), sum(f.removed for f in patch)
 
 
-def edit_file_tool(workspace: Workspace) -> Tool[EditFileParams]:
+def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[EditFileParams]:
+    policy = secrets or SecretPolicy()
+
     def presentation(params: EditFileParams) -> dict[str, Any]:
         return {"label": "Edit file", "icon": "file-pen", "detail": workspace.display(params.path)}
 
@@ -73,6 +76,7 @@ def edit_file_tool(workspace: Workspace) -> Tool[EditFileParams]:
     def execute(params: EditFileParams) -> Any:
         path = workspace.resolve(params.path, for_write=True)
         shown = workspace.relative(path)
+        policy.check(workspace, params.path, path)  # an edit reads the file (and a miss shows lines of it)
         if params.old_text == "":
             raise ToolCallError(
                 "old_text is empty; give the exact text to replace (to create a file or replace it whole, use write_file)",

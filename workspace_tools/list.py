@@ -11,6 +11,7 @@ from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.listing import matches_glob, workspace_files
 from workspace_tools.paths import Workspace
+from workspace_tools.secrets import SecretPolicy
 from workspace_tools.textfile import os_errors
 
 MAX_SHOWN = 500
@@ -28,7 +29,9 @@ class ListFilesParams(BaseModel):
     )
 
 
-def list_files_tool(workspace: Workspace) -> Tool[ListFilesParams]:
+def list_files_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[ListFilesParams]:
+    policy = secrets or SecretPolicy()
+
     def presentation(params: ListFilesParams) -> dict[str, Any]:
         return {"label": "List files", "icon": "folder", "detail": workspace.display(params.path)}
 
@@ -41,6 +44,9 @@ def list_files_tool(workspace: Workspace) -> Tool[ListFilesParams]:
         files = workspace_files(workspace, base)
         if params.pattern:
             files = [f for f in files if matches_glob(f, params.pattern, base=shown)]
+        listed = [f for f in files if not policy.is_secret(f)]
+        secret = len(files) - len(listed)
+        files = listed
         total = len(files)
         where = "the workspace" if shown == "." else shown
         what = f" matching {params.pattern!r}" if params.pattern else ""
@@ -50,6 +56,8 @@ def list_files_tool(workspace: Workspace) -> Tool[ListFilesParams]:
             text = f"{total} file{'s' if total != 1 else ''}{what} in {where}:\n" + "".join(f + "\n" for f in files[:MAX_SHOWN])
             if total > MAX_SHOWN:
                 text += f"… and {total - MAX_SHOWN} more not shown; narrow the list with path or pattern.\n"
+        if secret:
+            text += f"[{secret} file{'s' if secret != 1 else ''} that look like secrets (.env, keys) not listed]\n"
         return tool_output(
             text,
             details={
@@ -58,6 +66,7 @@ def list_files_tool(workspace: Workspace) -> Tool[ListFilesParams]:
                 "files": files[:MAX_DETAILS],
                 "total": total,
                 "truncated": total > MAX_SHOWN,
+                "secrets_skipped": secret,
             },
             presentation={"label": "List files", "icon": "folder", "detail": shown},
         )

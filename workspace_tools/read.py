@@ -11,6 +11,7 @@ from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.paths import Workspace
+from workspace_tools.secrets import SecretPolicy
 from workspace_tools.textfile import BOM, NotText, detect_encoding, os_errors, read_bytes
 
 _CHUNK = 1 << 20
@@ -38,7 +39,11 @@ def numbered(lines: list[str], first: int) -> str:
     return "".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start=first))
 
 
-def read_file_tool(workspace: Workspace, *, max_read_bytes: int = 256_000) -> Tool[ReadFileParams]:
+def read_file_tool(
+    workspace: Workspace, *, max_read_bytes: int = 256_000, secrets: SecretPolicy | None = None
+) -> Tool[ReadFileParams]:
+    policy = secrets or SecretPolicy()
+
     def presentation(params: ReadFileParams) -> dict[str, Any]:
         shown = workspace.display(params.path)
         asked = _asked_range(params)
@@ -48,6 +53,7 @@ def read_file_tool(workspace: Workspace, *, max_read_bytes: int = 256_000) -> To
     def execute(params: ReadFileParams) -> Any:
         path = workspace.resolve(params.path)
         shown = workspace.relative(path)
+        policy.check(workspace, params.path, path)
         ranged = params.offset is not None or params.limit is not None
         if not path.exists():
             read_bytes(path, shown)  # raises FILE_NOT_FOUND with the usual message

@@ -12,6 +12,7 @@ from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.listing import matches_glob, workspace_files
 from workspace_tools.paths import Workspace
+from workspace_tools.secrets import SecretPolicy
 from workspace_tools.textfile import BOM, NotText, SNIFF_BYTES, detect_encoding, os_errors
 
 MAX_SHOWN = 200
@@ -29,7 +30,9 @@ class SearchTextParams(BaseModel):
     glob: str | None = Field(default=None, description="Only files matching this glob, e.g. '*.py' or 'src/**/*.ts'.")
 
 
-def search_text_tool(workspace: Workspace) -> Tool[SearchTextParams]:
+def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[SearchTextParams]:
+    policy = secrets or SecretPolicy()
+
     @os_errors(workspace)
     def execute(params: SearchTextParams) -> Any:
         try:
@@ -44,15 +47,23 @@ def search_text_tool(workspace: Workspace) -> Tool[SearchTextParams]:
         where = workspace.relative(base)
         if not base.exists():
             raise ToolCallError(f"{where} does not exist", code=ErrorCode.FILE_NOT_FOUND)
+        if base.is_file():
+            policy.check(workspace, params.path or ".", base)
         files = workspace_files(workspace, base)
         if params.glob:
             files = [f for f in files if matches_glob(f, params.glob, base=where)]
+        searchable = [f for f in files if not policy.is_secret(f)]
+        secret = len(files) - len(searchable)
+        files = searchable
         matches: list[dict[str, Any]] = []
         total = searched = skipped = 0
         for rel in files:
             if total >= MAX_COUNTED:
                 break
-            text = _read_text(workspace, rel)
+            text = _read_text(workspace, rel, policy)
+            if text is _SECRET:
+                secret += 1
+                continue
             if text is None:
                 skipped += 1
                 continue
@@ -73,6 +84,8 @@ def search_text_tool(workspace: Workspace) -> Tool[SearchTextParams]:
             content = "".join(f"{m['path']}:{m['line']}: {m['text']}\n" for m in matches)
             if total > len(matches):
                 content += f"… {at_least}{total - len(matches)} more matches not shown; narrow with path, glob or a stricter pattern.\n"
+        if secret:
+            content += f"[{secret} file{'s' if secret != 1 else ''} that look like secrets (.env, keys) not searched]\n"
         return tool_output(
             content,
             details={
@@ -84,6 +97,7 @@ def search_text_tool(workspace: Workspace) -> Tool[SearchTextParams]:
                 "truncated": total > len(matches),
                 "files_searched": searched,
                 "files_skipped": skipped,
+                "secrets_skipped": secret,
             },
             presentation={"label": "Search", "icon": "search", "detail": params.pattern},
         )
@@ -101,10 +115,16 @@ def search_text_tool(workspace: Workspace) -> Tool[SearchTextParams]:
     )
 
 
-def _read_text(workspace: Workspace, rel: str) -> str | None:
-    """A file's text, or None when it is binary, too big, unreadable or a link out of the workspace."""
+_SECRET = "\0secret"
+
+
+def _read_text(workspace: Workspace, rel: str, policy: SecretPolicy) -> str | None:
+    """A file's text, ``_SECRET`` for a link to a secret, or None when it is binary, too big,
+    unreadable or a link out of the workspace."""
     try:
         path = workspace.resolve(rel)
+        if policy.is_secret(workspace.relative(path)):
+            return _SECRET
         if path.stat().st_size > MAX_FILE_BYTES:
             return None
         data = path.read_bytes()

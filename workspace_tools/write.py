@@ -13,6 +13,7 @@ from cogcli.tools import Tool, tool
 from workspace_tools.diffs import file_header, format_hunks, quote_path, text_blocks
 from workspace_tools.edit import diff_stats
 from workspace_tools.paths import Workspace
+from workspace_tools.secrets import SecretPolicy
 from workspace_tools.textfile import BOM, NotText, TextFile, atomic_write, new_file_mode, os_errors, path_lock, split_lines, write_failed
 
 
@@ -32,7 +33,9 @@ class WriteFileResult(BaseModel):
     changed: bool = Field(description="False if the file already had exactly this content.")
 
 
-def write_file_tool(workspace: Workspace) -> Tool[WriteFileParams]:
+def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[WriteFileParams]:
+    policy = secrets or SecretPolicy()
+
     def presentation(params: WriteFileParams) -> dict[str, Any]:
         return {"label": "Write file", "icon": "file-plus", "detail": workspace.display(params.path)}
 
@@ -42,6 +45,8 @@ def write_file_tool(workspace: Workspace) -> Tool[WriteFileParams]:
         shown = workspace.relative(path)
         if path == workspace.root or path.is_dir():
             raise ToolCallError(f"{shown} is a directory; give the path of a file", code=ErrorCode.INVALID_ARGUMENTS)
+        if path.exists():  # a new secret-looking file (.env.example) may be written; an existing one is not replaced
+            policy.check(workspace, params.path, path)
         with path_lock(path):
             try:
                 old_data: bytes | None = path.read_bytes()
