@@ -12,7 +12,6 @@ what they need (the diff of an edit is in ``details``, never in what the model r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +29,12 @@ def workspace_tools(
     include_git: bool = True,
     secret_globs: Sequence[str] = (),
     allow_secrets: Sequence[str] = (),
-    secret_globs: Sequence[str] = (),
-    allow_secrets: Sequence[str] = (),
     sandbox: SandboxMode = "auto",
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
     ``test_command`` is a shell command for ``run_tests`` (pytest when None); ``max_read_bytes``
     is the most ``read_file`` returns at once; ``include_git=False`` leaves out git_status/git_diff.
-    Files that look like secrets (:mod:`workspace_tools.secrets`: ``.env``, keys, plus
-    ``secret_globs``) are kept from the tools, except the paths in ``allow_secrets``.
     Files that look like secrets (:mod:`workspace_tools.secrets`: ``.env``, keys, plus
     ``secret_globs``) are kept from the tools, except the paths in ``allow_secrets``.
     ``sandbox`` is how ``run_tests`` runs the tests: ``"auto"`` (default) under bubblewrap when it
@@ -56,10 +51,7 @@ def workspace_tools(
 
     from workspace_tools.secrets import SecretPolicy
 
-    from workspace_tools.secrets import SecretPolicy
-
     workspace = root if isinstance(root, Workspace) else Workspace(root)
-    secrets = SecretPolicy.for_workspace(workspace, secret_globs, allow_secrets)
     secrets = SecretPolicy.for_workspace(workspace, secret_globs, allow_secrets)
     tools: list[Tool[Any]] = [
         read_file_tool(workspace, max_read_bytes=max_read_bytes, secrets=secrets),
