@@ -92,6 +92,16 @@ SandboxOption = Annotated[
     ),
 ]
 
+AllowSecretOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--allow-secret",
+        metavar="PATH",
+        help="Let the tools read PATH although it looks like a secret (.env, *.pem, id_rsa, …; repeatable).",
+        show_default=False,
+    ),
+]
+
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print ``cog: message`` on stderr and exit with ``code`` (2: usage or configuration)."""
@@ -148,6 +158,7 @@ def edit(
     allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="With --commit: run even with uncommitted changes.")] = False,
     mcp: Annotated[Optional[list[str]], typer.Option("--mcp", metavar="COMMAND", help='Add the tools of an MCP server: --mcp "CMD ARGS" (repeatable).', show_default=False)] = None,
     sandbox: SandboxOption = None,
+    allow_secret: AllowSecretOption = None,
     approval: Annotated[
         Optional[Approval],
         typer.Option(
@@ -179,6 +190,7 @@ def edit(
             mcp=list(mcp or []),
             sandbox=sandbox.value if sandbox else None,
             approval=_approval_mode(approval, yes),
+            allow_secrets=list(allow_secret or []),
         )
     )
     raise typer.Exit(code)
@@ -204,6 +216,7 @@ def tool_command(
     test_command: Annotated[Optional[str], typer.Option("--test-command", metavar="COMMAND", help="The command run_tests runs.", show_default=False)] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds the call may take.", show_default=False)] = None,
     sandbox: SandboxOption = None,
+    allow_secret: AllowSecretOption = None,
 ) -> None:
     """Call one workspace tool directly (no model), drawn like a call in a run.
 
@@ -215,18 +228,20 @@ def tool_command(
     from cogcli.commands.tool import call_tool
 
     root = _workspace(directory)
-    tools = _workspace_tools(root, test_command, timeout, sandbox.value if sandbox else None)
+    tools = _workspace_tools(root, test_command, timeout, sandbox.value if sandbox else None, allow_secret)
     arguments = _tool_arguments(name, assignments or [], args, tools)
     raise typer.Exit(call_tool(name, arguments, tools, _renderer(fmt, json_flag), timeout=timeout))
 
 
-def _workspace_tools(root: Path, test_command: str | None, timeout: float | None, sandbox: str | None) -> list[Any]:
+def _workspace_tools(
+    root: Path, test_command: str | None, timeout: float | None, sandbox: str | None, allow_secrets: list[str] | None = None
+) -> list[Any]:
     from cogcli.config import load_settings
     from cogcli.errors import ConfigError
     from cogcli.commands.common import make_tools
 
     try:
-        settings = load_settings(root, test_command=test_command, timeout=timeout, sandbox=sandbox)
+        settings = load_settings(root, test_command=test_command, timeout=timeout, sandbox=sandbox, allow_secrets=allow_secrets)
         return make_tools(settings)
     except ConfigError as exc:
         fail(exc.message)

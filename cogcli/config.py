@@ -8,6 +8,7 @@ the workspace's ``pyproject.toml``, then defaults. Flags win.
     timeout = 120            # seconds per tool call
     mcp_servers = ["npx -y @modelcontextprotocol/server-memory"]
     sandbox = "auto"         # run_tests under bubblewrap: auto | on | off
+    secret_globs = ["config/credentials.*"]   # more files the tools keep away from (besides .env, keys, …)
 
 Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``, ``COG_SANDBOX``.
 """
@@ -50,6 +51,7 @@ class CogConfig(BaseModel):
     timeout: float | None = Field(default=None, gt=0)
     mcp_servers: list[str] = Field(default_factory=list)
     sandbox: SandboxSetting | None = None
+    secret_globs: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,10 @@ class Settings:
     mcp_servers: list[str] = field(default_factory=list)
     #: how run_tests runs the tests: "auto" (bubblewrap when it works), "on" or "off"
     sandbox: SandboxSetting = "auto"
+    #: globs of files the tools treat as secrets, on top of the built-in ones (``[tool.cog] secret_globs``)
+    secret_globs: tuple[str, ...] = ()
+    #: secret-looking paths the tools may read all the same (``--allow-secret PATH``)
+    allow_secrets: tuple[str, ...] = ()
 
 
 def find_workspace(start: Path | str | None = None) -> Path:
@@ -128,6 +134,7 @@ def load_settings(
     timeout: float | None = None,
     mcp_servers: list[str] | None = None,
     sandbox: str | None = None,
+    allow_secrets: list[str] | None = None,
 ) -> Settings:
     """Resolve every setting for a command run in ``root``: flag > environment > config > default."""
     config = read_config(root)
@@ -149,6 +156,8 @@ def load_settings(
         timeout=timeout or _env_number("COG_TIMEOUT", float) or config.timeout,
         mcp_servers=list(mcp_servers) if mcp_servers else list(config.mcp_servers),
         sandbox=_sandbox(sandbox, config),
+        secret_globs=tuple(config.secret_globs),
+        allow_secrets=tuple(allow_secrets or ()),
     )
 
 

@@ -29,6 +29,7 @@ def make_tools(settings: Settings) -> list[Tool[Any]]:
 
     check_sandbox(settings.sandbox)
     options: dict[str, Any] = {"sandbox": settings.sandbox}
+    options["secret_globs"], options["allow_secrets"] = settings.secret_globs, settings.allow_secrets
     if settings.test_command:
         options["test_command"] = settings.test_command
     if settings.timeout:

@@ -40,6 +40,8 @@ class EditOptions:
     sandbox: str | None = None
     #: ask | auto | stdin (None: ask on a terminal, else auto when CI is set, else refuse)
     approval: str | None = None
+    #: secret-looking files the tools may read all the same (--allow-secret)
+    allow_secrets: list[str] = field(default_factory=list)
 
 
 def _usage_error(message: str) -> int:
@@ -61,6 +63,7 @@ def run_edit(opts: EditOptions) -> int:
             timeout=opts.timeout,
             mcp_servers=opts.mcp,
             sandbox=opts.sandbox,
+            allow_secrets=opts.allow_secrets,
         )
         if settings.model is None:
             return _usage_error(NO_MODEL_MESSAGE)

@@ -31,6 +31,7 @@ from cogcli.invoke import ToolResult, invoke_tool
 from cogcli.mcp import META_DETAILS, META_ERROR_CODE, META_PRESENTATION
 from cogcli.output import content_text
 from cogcli.presentation import resolve_presentation
+from cogcli.secrets import redact_result
 from cogcli.tools import Tool, tool_index
 
 if TYPE_CHECKING:
@@ -203,7 +204,8 @@ def build_server(
             tg.start_soon(forward_progress)
             with updates_in:  # closing it lets the forwarder drain, so progress precedes the result
                 result = await invoke_tool(params.name, params.arguments or {}, tools=index, on_update=on_update)
-        return call_result(result, validators.get(params.name))
+        # the client hands the content to its model: credentials out, as in a cog run
+        return call_result(redact_result(result), validators.get(params.name))
 
     return Server(
         name,
