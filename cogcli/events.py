@@ -10,6 +10,7 @@ Order within one call: tool-call-start → tool-call-delta* → tool-call-end �
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from functools import cache
 from typing import Annotated, Any, Literal, TypeAlias
@@ -199,8 +200,22 @@ def _adapter() -> TypeAdapter[Any]:
     return TypeAdapter(Event)
 
 
+#: (millisecond, its ISO text): events stamped within one millisecond share the string
+_stamp: tuple[int, str] = (-1, "")
+
+
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """The time now in ISO 8601, UTC, to the millisecond (``2026-12-01T12:00:00.000Z``).
+
+    Formatted once per millisecond: a burst of progress events must not pay for datetime each."""
+    global _stamp
+    ms = time.time_ns() // 1_000_000
+    last, text = _stamp
+    if ms != last:
+        moment = datetime.fromtimestamp(ms // 1000, UTC).replace(microsecond=(ms % 1000) * 1000)
+        text = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        _stamp = (ms, text)
+    return text
 
 
 class UnknownEventType(ValueError):

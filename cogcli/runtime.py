@@ -125,12 +125,16 @@ class EventEmitter:
         self._failures = 0
 
     def emit(self, event: BaseEvent) -> BaseEvent:
-        stamped = event.model_copy(update={"seq": self.seq, "timestamp": now_iso()})
+        # stamped in place: every emit gets an event made for it, and a copy would cost more
+        # than writing the event's JSON line (this is the hot path of every progress update)
+        event.seq = self.seq
+        event.timestamp = now_iso()
+        stamped = event
         self.seq += 1
         if self.on_event is not None:
             try:
                 returned = self.on_event(stamped)
-                if inspect.isawaitable(returned):
+                if returned is not None and inspect.isawaitable(returned):
                     log.warning("on_event must be a plain function; a coroutine it returned was not awaited")
                     getattr(returned, "close", lambda: None)()
             except Exception:
@@ -484,7 +488,7 @@ class _Run:
         )
         if self.on_tool_update is not None:
             returned = self.on_tool_update(update)  # ToolContext logs a callback that raises
-            if inspect.isawaitable(returned):
+            if returned is not None and inspect.isawaitable(returned):
                 log.warning("on_tool_update must be a plain function; a coroutine it returned was not awaited")
                 getattr(returned, "close", lambda: None)()
 
