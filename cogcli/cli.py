@@ -373,6 +373,26 @@ def thread_show(
     raise typer.Exit(show_command(_workspace(directory), thread_id, _renderer(fmt, json_flag)))
 
 
+# --- cog undo ------------------------------------------------------------------------------
+
+
+@app.command("undo")
+def undo_cmd(
+    thread_id: Annotated[Optional[str], typer.Argument(metavar="[THREAD_ID]", help="The thread whose last run to undo (default: the last run here).", show_default=False)] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the reverse diff; change nothing.")] = False,
+    directory: DirectoryOption = None,
+) -> None:
+    """Put back the files a run changed, from the diffs its thread kept.
+
+    \b
+    Exit codes: 0 reverted, 1 refused (a file changed since the run; nothing
+    was written), 2 no such thread or nothing to undo.
+    """
+    from cogcli.commands.undo import undo_command
+
+    raise typer.Exit(undo_command(_workspace(directory), thread_id, dry_run=dry_run))
+
+
 # --- cog mcp -------------------------------------------------------------------------------
 
 

@@ -1,0 +1,59 @@
+"""``cog undo [THREAD_ID]``: put back the files the last run of a thread changed (by default the
+thread of the last run in this workspace), or with ``--dry-run`` print the reverse diff."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cogcli.errors import ConfigError
+from cogcli.render.summary import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(f"cog: {message}\n")
+
+
+def undo_command(root: Path, thread_id: str | None, *, dry_run: bool = False) -> int:
+    """0 reverted (or, dry run, would revert), 1 refused (a file changed since the run; nothing
+    written), 2 no such thread or nothing to undo."""
+    from cogcli.memory import UndoEntry, default_store, default_store_path
+    from cogcli.undo import NothingToUndo, UndoRefused, apply_undo, plan_undo
+
+    if not default_store_path(root).exists():
+        _say(f"nothing to undo: no run in {root} yet")
+        return EXIT_USAGE
+    try:
+        with default_store(root) as store:
+            if thread_id:
+                thread = store.get_thread(thread_id)
+                if thread is None:
+                    _say(f"no thread {thread_id!r} (list them with `cog thread list`)")
+                    return EXIT_USAGE
+            else:
+                thread = store.last_thread()
+            plan = plan_undo(root, thread)
+            if dry_run:
+                sys.stdout.write(plan.reverse_diff())
+                sys.stdout.flush()
+                _say(f"dry run: undoing thread {plan.thread_id} would revert {_files(plan)}; nothing was written")
+                return EXIT_OK
+            apply_undo(plan)
+            store.append(plan.thread_id, [UndoEntry(message_id=plan.message_id, files=[f.path for f in plan.files])])
+    except NothingToUndo as exc:
+        _say(exc.message)
+        return EXIT_USAGE
+    except UndoRefused as exc:
+        _say(f"undo refused: {exc.message}")
+        return EXIT_TASK_FAILED
+    except ConfigError as exc:
+        _say(exc.message)
+        return EXIT_USAGE
+    _say(f"reverted {_files(plan)} (thread {plan.thread_id})")
+    return EXIT_OK
+
+
+def _files(plan: object) -> str:
+    files = getattr(plan, "files")
+    names = ", ".join(f"{f.path} (deleted)" if f.deletes else f.path for f in files)
+    return f"{len(files)} file{'s' if len(files) != 1 else ''}: {names}"

@@ -1,0 +1,285 @@
+"""Undo a run: put back the files it changed, from the diffs its thread kept.
+
+Every ``edit_file`` / ``write_file`` result keeps its unified diff in ``metadata.details.diff``.
+:func:`plan_undo` takes the last run of a thread and, for each file it touched, starts from the
+file as it is now and applies the reverse of each diff, the last call first. Each hunk must find
+exactly the lines the run left, at the line numbers it left them: if a file changed since the
+run (or was deleted), the undo is refused naming the file, before anything is written. A file
+the run created is deleted. :func:`apply_undo` then writes every file (atomically, each keeping
+its mode, encoding, BOM and line endings); if a write fails, the files already written are put
+back as they were.
+
+    plan = plan_undo(workspace, store.last_thread())
+    print(plan.reverse_diff())
+    apply_undo(plan)
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cogcli.errors import CogError
+from cogcli.memory import StoredEntry, Thread, ToolResultEntry, UndoEntry, UserEntry
+
+#: tools whose details carry the diff of a change they made to one file
+FILE_TOOLS = ("edit_file", "write_file")
+
+
+class NothingToUndo(CogError):
+    """No such thread, the run changed no files, or it was undone already (exit 2)."""
+
+    code = "NOTHING_TO_UNDO"
+
+
+class UndoRefused(CogError):
+    """A file changed since the run (or its change cannot be reverted): nothing was written (exit 1)."""
+
+    code = "UNDO_REFUSED"
+
+
+@dataclass(frozen=True)
+class FileRevert:
+    """One file: its bytes now and what the undo puts back (None: delete it, the run created it)."""
+
+    path: str
+    current: bytes
+    reverted: bytes | None
+    encoding: str = "utf-8"
+
+    @property
+    def deletes(self) -> bool:
+        return self.reverted is None
+
+
+@dataclass
+class UndoPlan:
+    root: Path
+    thread_id: str
+    #: the run being undone (its ``messageId``)
+    message_id: str | None
+    files: list[FileRevert] = field(default_factory=list)
+
+    def reverse_diff(self) -> str:
+        """The change the undo makes, as a unified diff (``git apply`` reads it)."""
+        from workspace_tools.diffs import file_header, format_hunks, git_mode, quote_path, text_blocks
+
+        out: list[str] = []
+        for f in self.files:
+            now = f.current.decode(f.encoding)
+            if f.reverted is None:
+                a, b = quote_path(f"a/{f.path}"), quote_path(f"b/{f.path}")
+                mode = git_mode(stat.S_IMODE(os.stat(self.root / f.path).st_mode))
+                hunks = format_hunks(text_blocks(now, ""))
+                out.append(f"diff --git {a} {b}\ndeleted file mode {mode}\n" + (f"--- {a}\n+++ /dev/null\n{hunks}" if hunks else ""))
+            else:
+                hunks = format_hunks(text_blocks(now, f.reverted.decode(f.encoding)))
+                out.append(file_header(f.path) + hunks if hunks else "")
+        return "".join(out)
+
+
+# --- planning -------------------------------------------------------------------------------
+
+
+def last_run(entries: Sequence[StoredEntry]) -> tuple[str | None, list[StoredEntry], bool]:
+    """The last run of a thread: its ``messageId``, its entries, and whether it was undone."""
+    start = max((i for i, s in enumerate(entries) if isinstance(s.entry, UserEntry)), default=-1)
+    if start < 0:
+        return None, [], False
+    user = entries[start].entry
+    assert isinstance(user, UserEntry)
+    run = list(entries[start + 1 :])
+    undone = any(isinstance(s.entry, UndoEntry) for s in run)
+    return user.message_id, run, undone
+
+
+def run_diffs(run: Sequence[StoredEntry]) -> list[str]:
+    """The diffs of the run's successful file changes, in call order."""
+    diffs: list[str] = []
+    for stored in run:
+        e = stored.entry
+        if not isinstance(e, ToolResultEntry) or e.metadata.error is not None:
+            continue
+        if not any(r.name in FILE_TOOLS for r in e.tool_results):
+            continue
+        details = e.metadata.details
+        diff = details.get("diff") if isinstance(details, dict) else None
+        if isinstance(diff, str) and diff:
+            diffs.append(diff)
+    return diffs
+
+
+def plan_undo(root: str | Path, thread: Thread | None) -> UndoPlan:
+    """What undoing the last run of ``thread`` writes. Raises :class:`NothingToUndo` or
+    :class:`UndoRefused`; reads files, writes nothing."""
+    from unidiff import PatchSet
+    from unidiff.errors import UnidiffParseError
+
+    from workspace_tools.paths import Workspace
+
+    if thread is None:
+        raise NothingToUndo("nothing to undo: no run in this workspace yet")
+    message_id, run, undone = last_run(thread.entries)
+    if message_id is None and not run:
+        raise NothingToUndo(f"nothing to undo: thread {thread.id} has no run")
+    if undone:
+        raise NothingToUndo(f"nothing to undo: the last run of thread {thread.id} was undone already")
+    diffs = run_diffs(run)
+    if not diffs:
+        raise NothingToUndo(f"nothing to undo: the last run of thread {thread.id} changed no files")
+
+    workspace = Workspace(root)
+    # per file, the patches in call order
+    patches: dict[str, list[Any]] = {}
+    for diff in diffs:
+        try:
+            patch = PatchSet(diff)
+        except UnidiffParseError as exc:
+            raise UndoRefused(f"a diff kept in thread {thread.id} cannot be read ({exc}); nothing was changed") from None
+        for pf in patch:
+            patches.setdefault(_patch_path(pf), []).append(pf)
+
+    plan = UndoPlan(root=workspace.root, thread_id=thread.id, message_id=message_id)
+    for rel, file_patches in patches.items():
+        try:
+            path = workspace.resolve(rel, for_write=True)
+        except CogError as exc:
+            raise UndoRefused(f"{rel}: {exc.message}") from None
+        plan_file = _revert_file(workspace.relative(path), path, file_patches)
+        if plan_file is not None:
+            plan.files.append(plan_file)
+    if not plan.files:
+        raise NothingToUndo(f"nothing to undo: the files of the last run of thread {thread.id} are as they were before it")
+    return plan
+
+
+def _patch_path(pf: Any) -> str:
+    path = pf.path
+    for prefix in ("a/", "b/"):
+        if path.startswith(prefix):
+            return path[len(prefix) :]
+    return path
+
+
+def _revert_file(rel: str, path: Path, file_patches: list[Any]) -> FileRevert | None:
+    from workspace_tools.textfile import NotText, detect_encoding
+
+    try:
+        current: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        current = None
+    except OSError as exc:
+        raise UndoRefused(f"{rel} cannot be read ({exc.strerror or exc}); nothing was changed") from None
+    encoding = "utf-8"
+    text: str | None = None
+    if current is not None:
+        try:
+            encoding = detect_encoding(current)
+        except NotText:
+            raise UndoRefused(f"{rel} is not a text file now; it changed since the run, so nothing was changed") from None
+        text = current.decode(encoding)
+    for pf in reversed(file_patches):
+        text = _reverse(rel, text, pf)
+    if current is None:
+        if text is None:
+            return None  # created and gone again
+        raise UndoRefused(_changed(rel, "was deleted"))
+    if text is None:
+        return FileRevert(rel, current, None, encoding)
+    try:
+        reverted = text.encode(encoding)
+    except UnicodeEncodeError:
+        reverted = text.encode("utf-8")
+    return None if reverted == current else FileRevert(rel, current, reverted, encoding)
+
+
+def _changed(rel: str, how: str = "changed") -> str:
+    return f"{rel} {how} since the run, so it cannot be put back as it was; nothing was changed"
+
+
+def _sides(hunk: Any) -> tuple[list[str], list[str]]:
+    """The hunk's lines before (context and removed) and after (context and added), each with its
+    line ending, ``\\ No newline at end of file`` applied."""
+    before: list[str] = []
+    after: list[str] = []
+    last = ""
+    for line in hunk:
+        kind = line.line_type
+        if kind == "\\":
+            if last in (" ", "-") and before:
+                before[-1] = before[-1].removesuffix("\n")
+            if last in (" ", "+") and after:
+                after[-1] = after[-1].removesuffix("\n")
+            continue
+        if kind in (" ", "-"):
+            before.append(line.value)
+        if kind in (" ", "+"):
+            after.append(line.value)
+        last = kind
+    return before, after
+
+
+def _reverse(rel: str, text: str | None, pf: Any) -> str | None:
+    """``text`` (the file after ``pf`` was applied; None: no file) as it was before."""
+    from workspace_tools.textfile import split_lines
+
+    if pf.is_binary_file or (not len(pf) and not pf.is_added_file):
+        raise UndoRefused(f"{rel}: the run's change to it has no text diff (a binary file), so it cannot be undone; nothing was changed")
+    if text is None:
+        raise UndoRefused(_changed(rel, "was deleted"))
+    if pf.is_added_file:
+        made = "".join(line for hunk in pf for line in _sides(hunk)[1])
+        if text != made:
+            raise UndoRefused(_changed(rel))
+        return None
+    lines = split_lines(text)
+    out: list[str] = []
+    cursor = 0
+    for hunk in pf:
+        before, after = _sides(hunk)
+        start = hunk.target_start - 1 if hunk.target_length else hunk.target_start
+        if start < cursor or lines[start : start + len(after)] != after:
+            raise UndoRefused(_changed(rel))
+        out += lines[cursor:start]
+        out += before
+        cursor = start + len(after)
+    out += lines[cursor:]
+    return "".join(out)
+
+
+# --- applying -------------------------------------------------------------------------------
+
+
+def apply_undo(plan: UndoPlan) -> None:
+    """Write the plan: every file or, if a write fails, none (those written are put back).
+    Raises :class:`UndoRefused` when a file changed after the plan was made."""
+    from workspace_tools.textfile import atomic_write
+
+    for f in plan.files:
+        try:
+            now = (plan.root / f.path).read_bytes()
+        except OSError:
+            now = None
+        if now != f.current:
+            raise UndoRefused(_changed(f.path, "changed while undoing"))
+    done: list[tuple[FileRevert, int]] = []
+    try:
+        for f in plan.files:
+            path = plan.root / f.path
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+            if f.reverted is None:
+                path.unlink()
+            else:
+                atomic_write(path, f.reverted)
+            done.append((f, mode))
+    except OSError as exc:
+        for f, mode in reversed(done):
+            try:
+                atomic_write(plan.root / f.path, f.current, mode=mode)
+            except OSError:
+                pass
+        raise UndoRefused(f"could not write {exc.filename or 'a file'}: {exc.strerror or exc}; the files were left as they were") from None
