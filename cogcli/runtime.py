@@ -201,8 +201,20 @@ class _Call:
 
     id: str
     name: str
-    text: str = ""
+    #: the argument text in the fragments it arrived in, joined when read (no copy per fragment:
+    #: a megabyte of arguments in 5-character fragments must not take quadratic time)
+    parts: list[str] = field(default_factory=list)
     finished: bool = False
+
+    @property
+    def text(self) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self.parts = [value]
 
     def request(self) -> ToolCallRequest:
         return ToolCallRequest(id=self.id, name=self.name, arguments=parse_arguments(self.text))
@@ -340,7 +352,7 @@ class _Run:
                             )
                         elif isinstance(event, ToolCallArgsDelta):
                             call = calls.get(event.id) or _missing_call(calls, turn, event.id, "")
-                            call.text += event.text
+                            call.parts.append(event.text)
                             self.emitter.emit(ToolCallDeltaEvent(id=call.id, args_text_delta=event.text))
                         elif isinstance(event, ToolCallFinished):
                             call = calls.get(event.id)

@@ -163,7 +163,7 @@ class AnthropicModel:
                 output_tokens = int(u.get("output_tokens") or 0)
             elif kind == "content_block_start":
                 block = data.get("content_block") or {}
-                state = {"type": block.get("type"), "id": block.get("id", ""), "name": block.get("name", ""), "text": ""}
+                state = {"type": block.get("type"), "id": block.get("id", ""), "name": block.get("name", ""), "parts": []}
                 blocks[int(data.get("index", len(blocks)))] = state
                 if state["type"] == "text" and block.get("text"):
                     yield TextDelta(text=block["text"])
@@ -175,15 +175,16 @@ class AnthropicModel:
                 if delta.get("type") == "text_delta" and delta.get("text"):
                     yield TextDelta(text=delta["text"])
                 elif delta.get("type") == "input_json_delta" and state is not None and delta.get("partial_json"):
-                    state["text"] += delta["partial_json"]
+                    state["parts"].append(delta["partial_json"])  # joined at the block's end, not copied per fragment
                     yield ToolCallArgsDelta(id=state["id"], text=delta["partial_json"])
             elif kind == "content_block_stop":
                 state = blocks.get(int(data.get("index", -1)))
                 if state is not None and state["type"] == "tool_use":
-                    if not state["text"]:
-                        state["text"] = "{}"
+                    text = "".join(state["parts"])
+                    if not text:
+                        text = "{}"
                         yield ToolCallArgsDelta(id=state["id"], text="{}")
-                    yield ToolCallFinished(id=state["id"], name=state["name"], arguments_text=state["text"])
+                    yield ToolCallFinished(id=state["id"], name=state["name"], arguments_text=text)
             elif kind == "message_delta":
                 stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
                 u = data.get("usage") or {}

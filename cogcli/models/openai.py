@@ -76,7 +76,8 @@ class _Call:
     index: int
     id: str = ""
     name: str = ""
-    text: str = ""
+    #: argument fragments, joined once the turn ends (appending to a str would copy it each time)
+    parts: list[str] = field(default_factory=list)
     started: bool = False
     pending: list[str] = field(default_factory=list)
 
@@ -186,10 +187,11 @@ class OpenAIModel:
                 yield ToolCallStarted(id=call.id, name=call.name)
                 for text in call.pending:
                     yield ToolCallArgsDelta(id=call.id, text=text)
-            if not call.text:
-                call.text = "{}"
+            text = "".join(call.parts)
+            if not text:
+                text = "{}"
                 yield ToolCallArgsDelta(id=call.id, text="{}")
-            yield ToolCallFinished(id=call.id, name=call.name, arguments_text=call.text)
+            yield ToolCallFinished(id=call.id, name=call.name, arguments_text=text)
         if usage is not None:
             yield usage
         yield TurnFinished(stop_reason=finish_reason or "stop")
@@ -211,7 +213,7 @@ class OpenAIModel:
             call.pending.clear()
         text = fn.get("arguments") or ""
         if text:
-            call.text += text
+            call.parts.append(text)
             if call.started:
                 out.append(ToolCallArgsDelta(id=call.id, text=text))
             else:
