@@ -13,6 +13,9 @@ from typing import NoReturn
 
 from cogcli.errors import ConfigError, ErrorCode, ToolCallError
 
+#: the longest path Linux accepts; a longer one is refused before it is resolved (and never echoed whole)
+PATH_MAX = 4096
+
 
 class Workspace:
     """A directory the tools may read and write; nothing outside it is reachable through them."""
@@ -42,6 +45,12 @@ class Workspace:
         if path.strip() == "":
             raise ToolCallError(
                 "path is empty; give a path relative to the workspace root", code=ErrorCode.INVALID_ARGUMENTS
+            )
+        if len(path) > PATH_MAX:
+            raise ToolCallError(
+                f"path is {len(path):,} characters long (it starts {path[:40]!r}); no path is longer than "
+                f"{PATH_MAX:,} characters: give the path of a file in the workspace, relative to its root",
+                code=ErrorCode.INVALID_ARGUMENTS,
             )
         if "\x00" in path:
             self._refuse(path, "it contains a NUL byte")
@@ -82,7 +91,7 @@ class Workspace:
         try:
             return self.relative(self.resolve(path))
         except ToolCallError:
-            return path
+            return path if len(path) <= 200 else path[:200] + "…"
 
     # -- helpers ---------------------------------------------------------------------------
 
