@@ -34,7 +34,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.context import AbortSignal, ToolUpdate
 from cogcli.errors import ConfigError, ErrorCode, ModelError
+from cogcli.approvals import Approve, Decision, Decisions, approval_for, decision_of, denied_message
 from cogcli.events import (
+    ApprovalRequiredEvent,
     BaseEvent,
     ErrorEvent,
     FileChange,
@@ -102,7 +104,7 @@ class RunResult(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     output: str = ""
-    #: completed | max_steps | aborted | error
+    #: completed | max_steps | aborted | error | denied (it ended with a side-effecting call refused)
     status: str
     thread_id: str
     steps: int = 0
@@ -160,6 +162,7 @@ class Cogitator:
         on_tool_update: ToolUpdateCallback | None = None,
         after_model: AfterModel | None = None,
         signal: AbortSignal | None = None,
+        approve: Approve | None = None,
     ) -> RunResult:
         """Run ``agent`` on ``input`` in a new thread, or continuing the thread ``thread_id`` (its
         whole id or a unique prefix; to start a thread under an id of your own, make it first with
@@ -167,7 +170,14 @@ class Cogitator:
 
         Raises :class:`ConfigError` before the run starts (no event sent) for a thread id that
         names no thread or several, or two tools with one name; everything after that ends in a
-        :class:`RunResult` and exactly one ``finish`` event."""
+        :class:`RunResult` and exactly one ``finish`` event.
+
+        With ``approve``, calls of tools that declare ``side_effects`` wait for it: one
+        ``approval-required`` event per turn lists them, ``await approve(approvals)`` returns a
+        decision per call id (see :mod:`cogcli.approvals`), and a refused call ends with error code
+        ``DENIED`` without running. A run that ends while a refusal is the last word on its side
+        effects (nothing approved since) ends with status ``denied``. Without ``approve`` every
+        call runs."""
         try:
             tools = tool_index(agent.tools)
         except ValueError as exc:
@@ -188,6 +198,7 @@ class Cogitator:
             on_tool_result=on_tool_result,
             on_tool_update=on_tool_update,
             after_model=after_model,
+            approve=approve,
         )
         return await run.execute(input)
 
@@ -242,6 +253,7 @@ class _Run:
         on_tool_result: ToolResultCallback | None,
         on_tool_update: ToolUpdateCallback | None,
         after_model: AfterModel | None,
+        approve: Approve | None = None,
     ) -> None:
         self.agent = agent
         self.tools = tools
@@ -252,6 +264,9 @@ class _Run:
         self.on_tool_result = on_tool_result
         self.on_tool_update = on_tool_update
         self.after_model = after_model
+        self.approve = approve
+        #: the last turn that asked for approval had a call refused
+        self.denied_open = False
         self.message_id = f"msg_{uuid.uuid4().hex[:20]}"
         self.specs = [ToolSpec(**t.spec()) for t in tools.values()]
         self.history: list[Message] = []
@@ -288,7 +303,7 @@ class _Run:
             if self.signal.aborted:
                 return "aborted"
             if self.steps >= self.agent.max_steps:
-                return "max_steps"
+                return "denied" if self.denied_open else "max_steps"
             self.steps += 1
             turn = await self._stream_turn()
             if turn.error is not None:
@@ -305,12 +320,13 @@ class _Run:
                 raise
             results: list[ToolResult | None] = [None] * len(calls)
             try:
+                await self._ask_approval(calls, run_with, results)
                 await self._run_calls(calls, run_with, results)
             finally:  # also when the caller cancels the run: the step is kept, every call has a result
                 self._record_step(turn.text, calls, self._settle(calls, results))
             if not calls:
                 self.output = turn.text
-                return "completed"
+                return "denied" if self.denied_open else "completed"
             if self.signal.aborted:
                 return "aborted"
 
@@ -443,6 +459,61 @@ class _Run:
                 self.emitter.emit(ToolUpdateEvent(tool_call_id=call.id, tool_name=call.name, arguments=changed))
         return run_with
 
+    # --- 2b. approvals ------------------------------------------------------------------
+
+    async def _ask_approval(self, calls: list[ToolCallRequest], run_with: list[Any], results: list[ToolResult | None]) -> None:
+        """With ``approve``: the turn's calls with side effects are listed in one ``approval-required``
+        event, and each refused call gets its DENIED result (and event) here, so it never runs."""
+        if self.approve is None:
+            return
+        pending: list[tuple[int, Any, Any]] = []
+        for i, call in enumerate(calls):
+            arguments = parse_arguments(run_with[i]) if isinstance(run_with[i], str) else run_with[i]
+            found = approval_for(self.tools.get(call.name), call.id, arguments)
+            if found is not None:
+                pending.append((i, *found))
+        if not pending:
+            return
+        approvals = [approval for _, approval, _ in pending]
+        self.emitter.emit(ApprovalRequiredEvent(thread_id=self.thread_id, approvals=approvals))
+        decisions = await self._decisions(approvals)
+        if decisions is None:  # aborted while waiting: invoke_tool ends each call ABORTED, unrun
+            return
+        refused = False
+        for i, approval, presentation in pending:
+            decision = decision_of(decisions, approval.tool_call_id)
+            if decision.approved:
+                continue
+            refused = True
+            result = ToolResult(
+                call_id=approval.tool_call_id,
+                name=approval.tool_name,
+                arguments=approval.arguments,
+                presentation=presentation,
+                error=denied_message(approval.tool_name, decision),
+                error_code=ErrorCode.DENIED,
+            )
+            results[i] = result
+            self._emit_result(result)
+            await self._notify_result(result)
+        self.denied_open = refused
+
+    async def _decisions(self, approvals: list[Any]) -> Decisions | None:
+        """``approve``'s answer, or None when the run was aborted while it was pending. An
+        approver that raises refuses every call it was asked about."""
+        assert self.approve is not None
+        decisions: Decisions | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_cancel_on_abort, self.signal, tg.cancel_scope)
+            try:
+                decisions = await self.approve([a.model_copy(deep=True) for a in approvals])
+            except Exception as exc:
+                log.error("approve failed; the calls it was asked about are refused", exc_info=True)
+                why = f"asking for approval failed ({type(exc).__name__}: {exc})"
+                decisions = {a.tool_call_id: Decision(False, why) for a in approvals}
+            tg.cancel_scope.cancel()
+        return None if self.signal.aborted else decisions
+
     # --- 3. the calls -------------------------------------------------------------------
 
     async def _run_calls(self, calls: list[ToolCallRequest], run_with: list[Any], results: list[ToolResult | None]) -> None:
@@ -467,7 +538,8 @@ class _Run:
 
         async with anyio.create_task_group() as tg:
             for i in range(len(calls)):
-                tg.start_soon(run_one, i)
+                if results[i] is None:  # not refused
+                    tg.start_soon(run_one, i)
 
     def _settle(self, calls: list[ToolCallRequest], results: list[ToolResult | None]) -> list[ToolResult]:
         """The turn's results in call order; a call the caller's cancellation cut short gets an

@@ -27,6 +27,8 @@ CLEARED = (
     "NO_COLOR",
     "GITHUB_STEP_SUMMARY",
     "GITHUB_ACTIONS",
+    "CI",
+    "COG_SANDBOX",
 )
 
 
@@ -35,9 +37,13 @@ def cog_argv() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "cogcli"]
 
 
-def cog_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def cog_env(extra: Mapping[str, str] | None = None, *, ci: bool = True) -> dict[str, str]:
+    """A clean environment for cog. ``CI=1`` unless ``ci=False``: off a terminal, cog refuses calls
+    that need approval (edits, test runs) unless CI is set or --yes is given."""
     env = {k: v for k, v in os.environ.items() if k not in CLEARED and not k.startswith("PYTEST_")}
     env["PYTHONUNBUFFERED"] = "1"
+    if ci:
+        env["CI"] = "1"
     env.update(extra or {})
     return env
 
@@ -49,11 +55,12 @@ def run_cog(
     env: Mapping[str, str] | None = None,
     input: str | None = None,
     timeout: float = 180,
+    ci: bool = True,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*cog_argv(), *args],
         cwd=cwd,
-        env=cog_env(env),
+        env=cog_env(env, ci=ci),
         input=input,
         capture_output=True,
         text=True,

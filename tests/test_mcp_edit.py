@@ -17,7 +17,7 @@ PROGRESS_SERVER = shlex.join([sys.executable, str(ROOT / "tests" / "mcp_progress
 
 
 def cog_edit(repo: Path, *mcp: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "cogcli", "edit", "--json", "-C", str(repo), "--model", f"replay:{CASSETTE}"]
+    argv = [sys.executable, "-m", "cogcli", "edit", "--json", "--yes", "-C", str(repo), "--model", f"replay:{CASSETTE}"]
     for command in mcp:
         argv += ["--mcp", command]
     return subprocess.run(

@@ -1,0 +1,89 @@
+"""Approvals before side effects: which calls need one, how they are described, what a refusal says.
+
+A tool declares its side effects (``side_effects=("writes files",)``, ``("runs code",)``); a call of
+such a tool needs approval when the run has an ``approve`` hook. The run emits one
+``approval-required`` event per turn listing those calls, awaits
+
+    decisions = await approve([Approval(tool_call_id=…, tool_name=…, arguments=…, description=…, side_effects=[…]), …])
+
+and runs only the approved calls. ``decisions`` maps a call id to ``True`` (run it), ``False``
+(refused) or a :class:`Decision` (refused with a reason the model reads); a call with no decision
+is refused. A refused call ends with ``errorCode: "DENIED"`` and nothing is touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from pydantic import ValidationError
+
+from cogcli.events import Approval
+from cogcli.presentation import ToolPresentation, resolve_presentation
+from cogcli.tools import Tool
+
+#: what a refused call's result says when the approver gave no reason
+DECLINED = "the person declined it"
+
+
+@dataclass(frozen=True)
+class Decision:
+    approved: bool
+    #: why it was refused, in words the model reads (``None``: the person declined it)
+    reason: str | None = None
+
+
+Decisions: TypeAlias = Mapping[str, "bool | Decision"]
+#: the run's hook: the turn's pending calls in, a decision per call id out
+Approve: TypeAlias = Callable[[list[Approval]], Awaitable[Decisions]]
+
+
+def approval_for(tool: Tool[Any] | None, call_id: str, arguments: Any) -> tuple[Approval, ToolPresentation | None] | None:
+    """The approval a call needs and the call's presentation, or None: the tool has no side
+    effects, is unknown, or its arguments do not validate (then ``invoke_tool`` refuses the call
+    and nothing runs anyway)."""
+    if tool is None or not tool.side_effects or not isinstance(arguments, Mapping):
+        return None
+    try:
+        params = tool.parameters.model_validate(arguments)
+    except ValidationError:
+        return None
+    presentation = resolve_presentation(tool.presentation, params, tool.name)
+    approval = Approval(
+        tool_call_id=call_id,
+        tool_name=tool.name,
+        arguments=dict(arguments),
+        description=describe(tool.name, presentation),
+        side_effects=list(tool.side_effects),
+    )
+    return approval, presentation
+
+
+def describe(tool_name: str, presentation: ToolPresentation | None) -> str:
+    """``Edit file · calc/ops.py``: the call's presentation label and detail (else the tool's name)."""
+    if presentation is None:
+        return tool_name
+    return " · ".join(part for part in (presentation.label, presentation.detail) if part)
+
+
+def decision_of(decisions: Decisions, call_id: str) -> Decision:
+    found = decisions.get(call_id)
+    if isinstance(found, Decision):
+        return found
+    if found is None:
+        return Decision(False, "no answer came for it")
+    return Decision(bool(found))
+
+
+def denied_message(tool_name: str, decision: Decision) -> str:
+    """What the model reads of a refused call."""
+    return (
+        f"{tool_name} was not run: {decision.reason or DECLINED}. Nothing was changed. "
+        "Do not repeat the same call; go on without it, or finish and say what you would have done."
+    )
+
+
+def summarize(approvals: Sequence[Approval]) -> str:
+    """``Edit file · a.py (writes files), Run tests · all (runs code)``, for messages to people."""
+    return ", ".join(f"{a.description} ({', '.join(a.side_effects or [])})" for a in approvals)
