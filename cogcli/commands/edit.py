@@ -12,6 +12,8 @@ from typing import Any
 
 import anyio
 
+from cogcli.approvals import Approve
+from cogcli.commands.approve import make_approver
 from cogcli.commands.common import abort_on_signals, make_tools
 from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
 from cogcli.context import AbortSignal
@@ -73,11 +75,15 @@ def run_edit(opts: EditOptions) -> int:
             ensure_committable(settings.root, allow_dirty=opts.allow_dirty)
         model = _make_model(settings, opts.record)
         tools = make_tools(settings)
+        approve = make_approver(opts.approval)
     except ConfigError as exc:
         return _usage_error(exc.message)
 
     renderer = make_renderer(opts.format)
-    result, received = anyio.run(_run, opts, settings, model, tools, renderer)
+    try:
+        result, received = anyio.run(_run, opts, settings, model, tools, renderer, approve)
+    finally:
+        getattr(approve, "close", lambda: None)()
     renderer.close()
     if isinstance(result, ConfigError):  # found before the run started: nothing ran
         return _usage_error(result.message)
@@ -106,21 +112,29 @@ def _make_model(settings: Settings, record: Path | None) -> Any:
     return model
 
 
-async def _run(opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: Renderer) -> tuple[Any, list[int]]:
+async def _run(
+    opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: Renderer, approve: Approve | None
+) -> tuple[Any, list[int]]:
     """Run under the signal watch. A ConfigError found before the run starts (an MCP server that
     cannot start, an unknown thread) is returned, not raised, so it reaches the caller as itself
     and not wrapped in the signal watch's task group."""
     abort = AbortSignal()
     async with abort_on_signals(abort) as received:
         try:
-            result: Any = await _run_agent(opts, settings, model, tools, renderer, abort)
+            result: Any = await _run_agent(opts, settings, model, tools, renderer, abort, approve)
         except ConfigError as exc:
             result = exc
     return result, received
 
 
 async def _run_agent(
-    opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: Renderer, abort: AbortSignal
+    opts: EditOptions,
+    settings: Settings,
+    model: Any,
+    tools: list[Any],
+    renderer: Renderer,
+    abort: AbortSignal,
+    approve: Approve | None,
 ) -> Any:
     from cogcli.memory import default_store
     from cogcli.prompts import coding_agent_prompt
@@ -141,7 +155,7 @@ async def _run_agent(
             max_steps=settings.max_steps,
         )
         return await Cogitator(store).run(
-            agent, input=opts.instruction, thread_id=opts.thread, on_event=renderer.handle, signal=abort
+            agent, input=opts.instruction, thread_id=opts.thread, on_event=renderer.handle, signal=abort, approve=approve
         )
 
 
