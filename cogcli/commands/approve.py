@@ -189,7 +189,8 @@ class TerminalApprover:
 
     async def _ask(self, a: Approval) -> str | None:
         effects = ", ".join(a.side_effects or [])
-        self._write(f"\ncog wants to: {a.description} ({effects})\n  {_short_arguments(a.arguments)}\n")
+        shown = f"\n  {_short_arguments(a.arguments)}" if a.arguments else ""
+        self._write(f"\ncog wants to: {a.description} ({effects}){shown}\n")
         while True:
             self._write(f"Allow? [y]es, [n]o, [a]lways for {a.tool_name} in this run: ")
             line = await self.reader.readline()
