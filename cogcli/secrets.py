@@ -109,6 +109,34 @@ def redact_value(value: Any, *, environ: Mapping[str, str] | None = None) -> tup
 # --- private key blocks ---------------------------------------------------------------------
 
 
+class KeyLines:
+    """Which lines of a file, fed in order, belong to a private key block: a BEGIN marker line,
+    the key lines after it, and its END line. For tools that show some lines of a file (a range,
+    search matches), where a key's middle may be shown without its markers.
+
+        is_key = KeyLines()
+        shown = ["[REDACTED]" if is_key(line) else line for line in lines]
+    """
+
+    def __init__(self) -> None:
+        self._inside = False
+
+    def __call__(self, line: str | bytes) -> bool:
+        if isinstance(line, bytes):
+            if not self._inside and b"PRIVATE KEY" not in line:
+                return False
+            line = line.decode("latin-1")
+        if "PRIVATE KEY" in line and (marker := _KEY_MARKER.search(line)):
+            self._inside = marker.group(1) == "BEGIN"
+            return True
+        if self._inside:
+            if _KEY_LINE.search(line.rstrip("\r\n")):
+                return True
+            self._inside = False
+        return False
+
+
+
 def _redact_keys(text: str) -> tuple[str, int]:
     spans = list(_key_spans(text))
     if not spans:

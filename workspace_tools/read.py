@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
+from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
 from workspace_tools.paths import Workspace
 from workspace_tools.secrets import SecretPolicy
@@ -110,17 +111,19 @@ def _read_lines(path: Path, shown: str, start: int, limit: int | None, max_bytes
     cut = False
     total = 0
     stop = None if limit is None else start + limit - 1
+    key_lines = KeyLines()  # a range may start inside a private key, past its BEGIN line
     try:
         with path.open("rb") as f:
             for raw in f:
                 total += 1
                 if b"\x00" in raw:
                     raise NotText("it contains NUL bytes")
+                is_key = key_lines(raw)
                 if total >= start:
                     if kept and kept_bytes + len(raw) > max_bytes:
                         cut = True
                     else:
-                        kept.append(raw)
+                        kept.append(_redacted_line(raw) if is_key else raw)
                         kept_bytes += len(raw)
                 if cut or (stop is not None and total >= stop):
                     total += _count_rest(f)
@@ -135,6 +138,11 @@ def _read_lines(path: Path, shown: str, start: int, limit: int | None, max_bytes
         lines[0] = lines[0][1:]
     lines = [line[:-2] + "\n" if line.endswith("\r\n") else line for line in lines]
     return lines, total, cut
+
+
+def _redacted_line(raw: bytes) -> bytes:
+    ending = b"\r\n" if raw.endswith(b"\r\n") else b"\n" if raw.endswith(b"\n") else b""
+    return REDACTED.encode() + ending
 
 
 def _count_rest(f: Any) -> int:

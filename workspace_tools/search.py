@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
+from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
 from workspace_tools.listing import matches_glob, workspace_files
 from workspace_tools.paths import Workspace
@@ -68,13 +69,15 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
                 skipped += 1
                 continue
             searched += 1
+            key_lines = KeyLines() if "PRIVATE KEY" in text else None
             for number, line in enumerate(text.split("\n"), start=1):
+                is_key = key_lines is not None and key_lines(line)
                 if regex.search(line.rstrip("\r")) is None:
                     continue
                 total += 1
                 if len(matches) < MAX_SHOWN:
-                    line = line.rstrip("\r")
-                    matches.append({"path": rel, "line": number, "text": line if len(line) <= MAX_LINE else line[:MAX_LINE] + "…"})
+                    line = REDACTED if is_key else line.rstrip("\r")  # a key's lines, shown apart from their block
+                    matches.append({"path": rel, "line": number, "text": _shown(line)})
                 if total >= MAX_COUNTED:
                     break
         at_least = "at least " if total >= MAX_COUNTED else ""
@@ -116,6 +119,17 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
 
 
 _SECRET = "\0secret"
+
+
+def _shown(line: str) -> str:
+    """A matching line as shown, cut to MAX_LINE; credentials go first, as a cut through one would
+    leave a piece the run's redaction no longer recognises."""
+    if len(line) <= MAX_LINE:
+        return line
+    from cogcli.secrets import redact
+
+    line = redact(line)[0]
+    return line if len(line) <= MAX_LINE else line[:MAX_LINE] + "…"
 
 
 def _read_text(workspace: Workspace, rel: str, policy: SecretPolicy) -> str | None:
