@@ -150,7 +150,7 @@ def run_on_a_terminal(repo: Path, answers: list[tuple[str, str]], timeout: float
             prompt, answer = answers[typed]
             shown = out.decode("utf-8", "replace").count(prompt)
             if shown >= [p for p, _ in answers[: typed + 1]].count(prompt):  # this prompt is on screen
-                os.write(main, answer.encode() + b"\n")
+                os.write(main, answer.encode() + (b"" if answer == "\x03" else b"\n"))
                 typed += 1
     os.close(main)
     return proc.wait(timeout=60), out.decode("utf-8", "replace")
@@ -175,3 +175,13 @@ def test_on_a_terminal_it_asks_y_n_or_always(make_repo, edit_answer: str, code: 
         assert "return a + b" in ops(repo)
     else:
         assert ops(repo).count(UNFIXED) == 2 and "DENIED" in out
+
+
+def test_ctrl_c_at_the_prompt_ends_the_run_interrupted(make_repo) -> None:
+    repo = make_repo("calc")
+    exit_code, out = run_on_a_terminal(repo, [(TESTS_PROMPT, "\x03")])  # the terminal turns ^C into SIGINT
+
+    assert exit_code == 130, out
+    assert out.count(TESTS_PROMPT) == 1
+    assert "Interrupted · 2 steps" in out
+    assert ops(repo).count(UNFIXED) == 2
