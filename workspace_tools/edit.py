@@ -98,7 +98,7 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None)
             data = edited.encode()
             diff = _diff(file, shown, positions, len(old), new)
             try:
-                atomic_write(path, data)
+                atomic_write(path, data, root=workspace.root)
             except OSError as exc:
                 raise write_failed(shown, exc) from None
         added, removed = diff_stats(diff)

@@ -7,10 +7,10 @@ is converted on read and converted back on write (an exact round trip).
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import stat
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -159,32 +159,92 @@ def new_file_mode() -> int:
     return 0o666 & ~_umask()
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def atomic_write(path: Path, data: bytes, *, mode: int | None = None, root: Path | None = None) -> None:
     """Write ``data`` to ``path`` all at once: a temp file in the same directory, fsync, rename.
 
     ``mode`` is the permission bits to give the file; by default those of the file being
     replaced, or 0o666 minus the umask for a new file. A failure leaves ``path`` as it was.
+
+    With ``root`` (the resolved workspace root, ``path`` resolved under it), each folder below the
+    root is opened without following symlinks and the temp file and the rename go through that
+    folder's descriptor: a folder swapped for a symlink after ``path`` was checked is refused
+    (:class:`ToolCallError`, PATH_OUTSIDE_WORKSPACE) and nothing is written anywhere.
     """
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            mode = new_file_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".cogtmp", dir=path.parent)
+    dir_fd = open_dir(path.parent, root)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fchmod(f.fileno(), mode)
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+        if mode is None:
+            try:
+                mode = stat.S_IMODE(os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+            except FileNotFoundError:
+                mode = new_file_mode()
+        tmp = f".{path.name}.{os.urandom(4).hex()}.cogtmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
         try:
-            os.unlink(tmp)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fchmod(f.fileno(), mode)
+                os.fsync(f.fileno())
+            os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
+            raise
+        try:
+            os.fsync(dir_fd)
         except OSError:
             pass
+    finally:
+        os.close(dir_fd)
+
+
+def _is_symlink(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def open_dir(directory: Path, root: Path | None = None, *, create: bool = False) -> int:
+    """A descriptor of ``directory``. Under ``root``, every folder below the root is opened with
+    ``O_NOFOLLOW`` one at a time (``create`` makes missing ones), so the descriptor is the folder
+    the path names and never a symlink's target: a symlink in the way raises
+    :class:`ToolCallError` (PATH_OUTSIDE_WORKSPACE), a file in the way ``NotADirectoryError``."""
+    if root is None:
+        if create:
+            directory.mkdir(parents=True, exist_ok=True)
+        return os.open(directory, _DIR_FLAGS)
+    parts = directory.relative_to(root).parts
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for i, part in enumerate(parts):
+            try:
+                if create:
+                    try:
+                        os.mkdir(part, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                inner = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR) or not _is_symlink(part, fd):
+                    raise
+                where = Path(*parts[: i + 1]).as_posix()
+                raise ToolCallError(
+                    f"{where} became a symlink after the path was checked; it was not followed and nothing was written",
+                    code=ErrorCode.PATH_OUTSIDE_WORKSPACE,
+                ) from None
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
         raise
-    _fsync_dir(path.parent)
+    return fd
 
 
 def write_failed(shown: str, exc: OSError) -> ToolCallError:
@@ -208,19 +268,6 @@ def os_errors(workspace: Workspace) -> Callable[[F], F]:
         return run  # type: ignore[return-value]
 
     return wrap
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 _locks: dict[str, threading.Lock] = {}

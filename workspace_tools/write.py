@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from typing import Any
 
@@ -14,7 +15,7 @@ from workspace_tools.diffs import file_header, format_hunks, quote_path, text_bl
 from workspace_tools.edit import diff_stats
 from workspace_tools.paths import Workspace
 from workspace_tools.secrets import SecretPolicy
-from workspace_tools.textfile import BOM, NotText, TextFile, atomic_write, new_file_mode, os_errors, path_lock, split_lines, write_failed
+from workspace_tools.textfile import BOM, NotText, TextFile, atomic_write, new_file_mode, open_dir, os_errors, path_lock, split_lines, write_failed
 
 
 class WriteFileParams(BaseModel):
@@ -74,7 +75,7 @@ def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
                     diff = _diff(shown, old, new)
                 try:
                     _make_parents(workspace, path.parent)
-                    atomic_write(path, data)
+                    atomic_write(path, data, root=workspace.root)
                 except OSError as exc:
                     raise write_failed(shown, exc) from None
         added, removed = diff_stats(diff)
@@ -115,8 +116,9 @@ def _like(old: TextFile | None, content: str) -> TextFile:
 
 
 def _make_parents(workspace: Workspace, parent: Any) -> None:
+    """Make the missing folders one by one from the root, never through a symlink."""
     try:
-        parent.mkdir(parents=True, exist_ok=True)
+        os.close(open_dir(parent, workspace.root, create=True))
     except (FileExistsError, NotADirectoryError):
         raise ToolCallError(
             f"{workspace.relative(parent)} is not a folder (a file is in the way), so nothing can be written under it",
