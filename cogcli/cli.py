@@ -16,7 +16,8 @@ import typer
 EXIT_CODES = """\b
 Exit codes:
   0    done, and the last test run (if any) passed
-  1    the run finished but the task failed: an error, the step limit, failing tests
+  1    the run finished but the task failed: an error, the step limit, failing tests,
+       or calls refused approval (finish status denied)
   2    usage or configuration error (no model, unknown provider, missing API key)
   130  interrupted by Ctrl-C: the run stops, its thread is saved (continue: --thread ID)
   143  terminated by SIGTERM: the same as Ctrl-C"""
