@@ -16,6 +16,7 @@ back as they were.
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from collections.abc import Sequence
@@ -25,6 +26,8 @@ from typing import Any
 
 from cogcli.errors import CogError
 from cogcli.memory import StoredEntry, Thread, ToolResultEntry, UndoEntry, UserEntry
+
+log = logging.getLogger("cogcli")
 
 #: tools whose details carry the diff of a change they made to one file
 FILE_TOOLS = ("edit_file", "write_file")
@@ -274,12 +277,14 @@ def apply_undo(plan: UndoPlan) -> None:
             if f.reverted is None:
                 path.unlink()
             else:
-                atomic_write(path, f.reverted)
+                atomic_write(path, f.reverted, root=plan.root)  # no folder swapped for a symlink since the plan
             done.append((f, mode))
-    except OSError as exc:
+    except (OSError, CogError) as exc:
         for f, mode in reversed(done):
             try:
-                atomic_write(plan.root / f.path, f.current, mode=mode)
-            except OSError:
-                pass
-        raise UndoRefused(f"could not write {exc.filename or 'a file'}: {exc.strerror or exc}; the files were left as they were") from None
+                atomic_write(plan.root / f.path, f.current, mode=mode, root=plan.root)
+            except (OSError, CogError):
+                log.error("undo: could not put back %s after a failed write", f.path, exc_info=True)
+        what = getattr(exc, "filename", None) or "a file"
+        why = getattr(exc, "strerror", None) or getattr(exc, "message", None) or exc
+        raise UndoRefused(f"could not write {what}: {why}; the files were left as they were") from None
