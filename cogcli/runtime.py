@@ -23,9 +23,10 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.context import AbortSignal, ToolUpdate
+from cogcli.diffstat import diff_stats
 from cogcli.errors import ConfigError, ErrorCode, ModelError
 from cogcli.approvals import Approve, Decision, Decisions, approval_for, decision_of, denied_message
 from cogcli.events import (
@@ -517,9 +519,29 @@ class _Run:
     # --- 3. the calls -------------------------------------------------------------------
 
     async def _run_calls(self, calls: list[ToolCallRequest], run_with: list[Any], results: list[ToolResult | None]) -> None:
-        """Run the calls concurrently; ``results[i]`` is set (and its event sent) as call ``i`` ends."""
+        """Run the calls concurrently; ``results[i]`` is set (and its event sent) as call ``i`` ends.
+        Calls naming the same ``path`` run one after another in call order: the second sees what
+        the first did (two edits of one file in one turn)."""
+        done = [anyio.Event() for _ in calls]
+        after: list[anyio.Event | None] = [None] * len(calls)
+        last: dict[str, int] = {}
+        for i, arguments in enumerate(run_with):
+            key = _path_of(arguments) if results[i] is None else None
+            if key is not None:
+                if key in last:
+                    after[i] = done[last[key]]
+                last[key] = i
 
         async def run_one(i: int) -> None:
+            try:
+                waits = after[i]
+                if waits is not None:
+                    await waits.wait()
+                await run_call(i)
+            finally:
+                done[i].set()
+
+        async def run_call(i: int) -> None:
             call = calls[i]
             result = await invoke_tool(
                 call.name,
@@ -636,7 +658,7 @@ class _Run:
         return "error"
 
     def _finish(self, status: str, duration_ms: float) -> RunResult:
-        files = files_changed(self.results)
+        files = files_changed(self.results, self.agent.tools)
         tests = last_test_counts(self.results)
         self.emitter.emit(
             FinishEvent(
@@ -695,6 +717,14 @@ def parse_arguments(text: str) -> Any:
     return value if isinstance(value, dict) else text
 
 
+def _path_of(arguments: Any) -> str | None:
+    """A call's ``path`` argument, normalised, if it has one: calls are ordered by it."""
+    if isinstance(arguments, str):
+        arguments = parse_arguments(arguments)
+    path = arguments.get("path") if isinstance(arguments, dict) else None
+    return os.path.normpath(path) if isinstance(path, str) and path else None
+
+
 def _missing_call(calls: dict[str, _Call], turn: _Turn, call_id: str, name: str) -> _Call:
     call = calls[call_id] = _Call(call_id, name)
     turn.calls.append(call)
@@ -717,28 +747,26 @@ async def _close_stream(stream: Any) -> None:
             log.debug("closing the model stream failed", exc_info=True)
 
 
-def files_changed(results: list[ToolResult]) -> list[FileChange]:
-    """Lines added and removed per path, summed over the calls whose details carry a diff."""
+def files_changed(results: list[ToolResult], tools: Sequence[Tool[Any]] = ()) -> list[FileChange]:
+    """Lines added and removed per path, summed over the successful calls that changed files: those
+    whose details carry a diff, from tools that declare "writes files" (a tool that only shows a
+    diff, like git_diff, changed nothing). Tools not in ``tools`` (MCP tools) count when they carry a diff."""
+    writes = {t.name for t in tools if "writes files" in t.side_effects}
+    known = {t.name for t in tools}
     totals: dict[str, FileChange] = {}
     for r in results:
-        if r.error is not None or not isinstance(r.details, dict):
+        if r.error is not None or not isinstance(r.details, dict) or (r.name in known and r.name not in writes):
             continue
-        added, removed = r.details.get("added"), r.details.get("removed")
         diff = r.details.get("diff")
-        if not (_is_int(added) and _is_int(removed)):
-            if not isinstance(diff, str):
-                continue
-            added, removed = _count_diff(diff)
-        path = r.details.get("path")
-        if not isinstance(path, str) and isinstance(r.arguments, dict):
-            path = r.arguments.get("path")
-        if not isinstance(path, str) and isinstance(diff, str):
-            path = _diff_path(diff)
-        if not isinstance(path, str):
+        if not isinstance(diff, str):
             continue
-        change = totals.setdefault(path, FileChange(path=path))
-        change.added += added
-        change.removed += removed
+        for stat in diff_stats(diff):
+            path = stat.path or (r.arguments.get("path") if isinstance(r.arguments, dict) else None)
+            if not isinstance(path, str):
+                continue
+            change = totals.setdefault(path, FileChange(path=path))
+            change.added += stat.added
+            change.removed += stat.removed
     return list(totals.values())
 
 
@@ -759,23 +787,3 @@ def last_test_counts(results: list[ToolResult]) -> dict[str, int] | None:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _count_diff(diff: str) -> tuple[int, int]:
-    added = removed = 0
-    for line in diff.splitlines():
-        if line.startswith(("+++ ", "--- ")):
-            continue
-        if line.startswith("+"):
-            added += 1
-        elif line.startswith("-"):
-            removed += 1
-    return added, removed
-
-
-def _diff_path(diff: str) -> str | None:
-    for line in diff.splitlines():
-        if line.startswith("+++ ") and not line.startswith("+++ /dev/null"):
-            name = line[4:].split("\t", 1)[0].strip()
-            return name[2:] if name.startswith("b/") else name
-    return None

@@ -27,7 +27,7 @@ class SizeArgs(BaseModel):
     size: int
 
 
-@tool(presentation=lambda p: {"label": "Edit file", "icon": "file-pen", "detail": p.path})
+@tool(presentation=lambda p: {"label": "Edit file", "icon": "file-pen", "detail": p.path}, side_effects=("writes files",))
 async def edit(params: PathArgs) -> Any:
     """Pretend to edit a file."""
     return tool_output(

@@ -451,3 +451,25 @@ async def test_an_after_model_that_raises_fails_the_run_and_closes_its_calls() -
     closed = of_type(events, "tool-result")[0]
     assert closed.tool_call_id == "c1" and closed.error_code == ErrorCode.TOOL_ERROR and closed.result is None
     assert [s.entry.kind for s in cog.store.entries(result.thread_id)] == ["user", "assistant", "tool_result", "run_end"]
+
+
+def test_files_changed_counts_only_tools_that_write_files() -> None:
+    from cogcli.invoke import ToolResult
+    from cogcli.runtime import files_changed
+    from runtime_helpers import edit
+
+    from cogcli import tool
+
+    @tool(name="git_diff")
+    async def git_diff() -> str:
+        """Shows the session's diff"""
+        return ""
+
+    diff = "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n--- a removed line that looks like a header\n+new\n ctx\n"
+    results = [
+        ToolResult(call_id="1", name="edit", arguments={"path": "a.py"}, details={"diff": diff}),
+        ToolResult(call_id="2", name="git_diff", arguments={}, details={"diff": diff}),  # a view: not a change
+        ToolResult(call_id="3", name="edit", arguments={"path": "a.py"}, error="no match", error_code="EDIT_NO_MATCH"),
+    ]
+    changes = files_changed(results, [edit, git_diff])
+    assert [(c.path, c.added, c.removed) for c in changes] == [("a.py", 1, 1)]

@@ -164,11 +164,11 @@ class RunSummary:
         return None
 
     def file_stats(self) -> dict[str, FileStat]:
-        if self.files:
-            return self.files
-        if self.finish is not None and self.finish.files_changed:
+        """The run's own count (finish.filesChanged) when the stream has it; counted from the
+        diffs seen only for a stream without one (a cut stream, ``cog tool``)."""
+        if self.finish is not None and self.finish.files_changed is not None:
             return {f.path: FileStat(f.added, f.removed) for f in self.finish.files_changed}
-        return {}
+        return self.files
 
     def exit_code(self) -> int:
         """0 done and the last test run (if any) passed; 1 the task failed; 130 interrupted."""
