@@ -142,7 +142,7 @@ async def _cancel_on_abort(signal: AbortSignal, scope: anyio.CancelScope) -> Non
 
 
 async def _run_execute(tool: Tool[Any], params: BaseModel, ctx: ToolContext) -> Any:
-    args = (params, ctx) if tool.takes_context else (params,)
+    args = (params, ctx)[: tool.arity]
     if tool.is_async:
         value = await tool.execute(*args)
     else:

@@ -41,7 +41,8 @@ class Tool(Generic[P]):
     #: free-form hints for adapters (MCP annotations and the like)
     annotations: Mapping[str, Any] = field(default_factory=dict)
     is_async: bool = field(init=False)
-    takes_context: bool = field(init=False)
+    #: how many of (params, context) execute takes: 0, 1 or 2
+    arity: int = field(init=False)
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
@@ -50,7 +51,11 @@ class Tool(Generic[P]):
             raise TypeError(f"tool {self.name!r}: parameters must be a pydantic model class")
         fn = self.execute
         object.__setattr__(self, "is_async", inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)))
-        object.__setattr__(self, "takes_context", _positional_arity(fn) >= 2)
+        object.__setattr__(self, "arity", min(_positional_arity(fn), 2))
+
+    @property
+    def takes_context(self) -> bool:
+        return self.arity >= 2
 
     def input_schema(self) -> dict[str, Any]:
         """JSON Schema of the parameters, as the model sees it."""

@@ -559,3 +559,15 @@ def test_tool_rejects_what_it_cannot_use() -> None:
         tool(execute=lambda p: p, description="d", parameters=UrlParams)
     with pytest.raises(ValueError, match="must be letters"):
         tool(name="bad name!", description="d", parameters=UrlParams, execute=lambda p: p)
+
+
+@pytest.mark.anyio
+async def test_a_tool_without_parameters_is_called_with_nothing() -> None:
+    @tool()
+    async def now() -> str:
+        """What time it is"""
+        return "noon"
+
+    assert now.arity == 0
+    result = await invoke_tool(now, {})
+    assert result.ok and result.result == "noon"
