@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +115,7 @@ def _read_lines(path: Path, shown: str, start: int, limit: int | None, max_bytes
     key_lines = KeyLines()  # a range may start inside a private key, past its BEGIN line
     try:
         with path.open("rb") as f:
-            for raw in f:
+            for raw in _bounded_lines(f, max_bytes):
                 total += 1
                 if b"\x00" in raw:
                     raise NotText("it contains NUL bytes")
@@ -123,6 +124,8 @@ def _read_lines(path: Path, shown: str, start: int, limit: int | None, max_bytes
                     if kept and kept_bytes + len(raw) > max_bytes:
                         cut = True
                     else:
+                        if len(raw) > max_bytes:  # one line longer than the whole output: its start only
+                            raw, cut = _utf8_prefix(raw, max_bytes), True
                         kept.append(_redacted_line(raw) if is_key else raw)
                         kept_bytes += len(raw)
                 if cut or (stop is not None and total >= stop):
@@ -138,6 +141,33 @@ def _read_lines(path: Path, shown: str, start: int, limit: int | None, max_bytes
         lines[0] = lines[0][1:]
     lines = [line[:-2] + "\n" if line.endswith("\r\n") else line for line in lines]
     return lines, total, cut
+
+
+def _bounded_lines(f: Any, cap: int) -> Iterator[bytes]:
+    """The lines of ``f``; of a line longer than ``cap`` bytes, only its first ``cap + 1`` (the rest
+    is read in chunks, checked for NUL bytes and dropped). Memory stays bounded whatever the file
+    holds — a 200 MB file without a newline is not one 200 MB line in memory."""
+    while raw := f.readline(cap + 1):
+        if len(raw) > cap and not raw.endswith(b"\n"):
+            while more := f.readline(_CHUNK):
+                if b"\x00" in more:
+                    raise NotText("it contains NUL bytes")
+                if more.endswith(b"\n"):
+                    break
+        yield raw
+
+
+def _utf8_prefix(raw: bytes, size: int) -> bytes:
+    """At most ``size`` bytes of ``raw``, not ending inside a UTF-8 character."""
+    cut = raw[:size]
+    back = 0
+    while back < 3 and back < len(cut) and 0x80 <= cut[-1 - back] < 0xC0:
+        back += 1
+    if back < len(cut) and cut[-1 - back] >= 0xC0:  # the lead byte of the last character
+        lead = cut[-1 - back]
+        if back + 1 < (2 if lead < 0xE0 else 3 if lead < 0xF0 else 4):  # and that character was cut
+            return cut[: -1 - back]
+    return cut
 
 
 def _redacted_line(raw: bytes) -> bytes:
