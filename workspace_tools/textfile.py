@@ -163,7 +163,8 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, root: Path
     """Write ``data`` to ``path`` all at once: a temp file in the same directory, fsync, rename.
 
     ``mode`` is the permission bits to give the file; by default those of the file being
-    replaced, or 0o666 minus the umask for a new file. A failure leaves ``path`` as it was.
+    replaced, or 0o666 minus the umask for a new file; a file without any write permission bit is
+    not replaced (``PermissionError``). A failure leaves ``path`` as it was.
 
     With ``root`` (the resolved workspace root, ``path`` resolved under it), each folder below the
     root is opened without following symlinks and the temp file and the rename go through that
@@ -177,6 +178,9 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, root: Path
                 mode = stat.S_IMODE(os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
             except FileNotFoundError:
                 mode = new_file_mode()
+            else:  # a rename would replace it anyway (even as root): its missing write bits say no
+                if not mode & 0o222:
+                    raise PermissionError(errno.EACCES, f"it is read-only (mode {mode:o}); make it writable first if it should change", str(path))
         tmp = f".{path.name}.{os.urandom(4).hex()}.cogtmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
