@@ -129,10 +129,10 @@ def _workspace(directory: Path | None) -> Path:
         fail(exc.message)
 
 
-def _renderer(fmt: Format, json_flag: bool) -> Any:
+def _renderer(fmt: Format, json_flag: bool, *, show_content: bool = False) -> Any:
     from cogcli.render import make_renderer
 
-    return make_renderer("jsonl" if json_flag else fmt.value)
+    return make_renderer("jsonl" if json_flag else fmt.value, show_content=show_content)
 
 
 @app.callback()
@@ -231,7 +231,7 @@ def tool_command(
     root = _workspace(directory)
     tools = _workspace_tools(root, test_command, timeout, sandbox.value if sandbox else None, allow_secret)
     arguments = _tool_arguments(name, assignments or [], args, tools)
-    raise typer.Exit(call_tool(name, arguments, tools, _renderer(fmt, json_flag), timeout=timeout))
+    raise typer.Exit(call_tool(name, arguments, tools, _renderer(fmt, json_flag, show_content=True), timeout=timeout))
 
 
 def _workspace_tools(

@@ -11,8 +11,15 @@ from cogcli.events import parse_event
 
 def test_read_file_draws_its_row_and_exits_0(make_repo) -> None:
     repo = make_repo("calc")
-    out = run_cog(["tool", "read_file", "path=calc/ops.py"], repo)
-    assert (out.returncode, out.stdout, out.stderr) == (0, "Read file  calc/ops.py\n", "")
+    out = run_cog(["tool", "read_file", "path=calc/ops.py", "limit=2"], repo)
+    assert (out.returncode, out.stderr) == (0, "")
+    # a tool run by hand shows what the model would read under its row
+    assert out.stdout.splitlines() == [
+        "Read file  calc/ops.py:1-2",
+        "         1\tdef add(a: int, b: int) -> int:",
+        '         2\t    """Return the sum of a and b."""',
+        "    [showing lines 1-2 of 13; read on with offset=3]",
+    ]
 
 
 def test_json_output_is_the_call_s_events(make_repo) -> None:

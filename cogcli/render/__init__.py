@@ -27,8 +27,9 @@ class Renderer(Protocol):
     def close(self) -> None: ...
 
 
-def make_renderer(fmt: str, out: Any = None) -> Renderer:
-    """The renderer for ``fmt`` writing to ``out`` (default: stdout)."""
+def make_renderer(fmt: str, out: Any = None, *, show_content: bool = False) -> Renderer:
+    """The renderer for ``fmt`` writing to ``out`` (default: stdout). ``show_content``: the text
+    renderer also prints what the model reads of a result with no diff or test report."""
     out = out or sys.stdout
     if fmt == "jsonl":
         from cogcli.render.jsonl import JsonlWriter
@@ -41,5 +42,5 @@ def make_renderer(fmt: str, out: Any = None) -> Renderer:
     if fmt == "text":
         from cogcli.render.text import TextRenderer
 
-        return TextRenderer(out)
+        return TextRenderer(out, show_content=show_content)
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")

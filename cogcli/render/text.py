@@ -37,6 +37,7 @@ from cogcli.events import (
     ToolResultEvent,
     ToolUpdateEvent,
 )
+from cogcli.output import content_text
 from cogcli.render.details import MAX_FAILURES_SHOWN, TestReport, diff_text, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
 
@@ -131,8 +132,12 @@ class TextRenderer:
         color: bool | None = None,
         width: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        show_content: bool = False,
     ) -> None:
         self.out = out
+        #: also print what the model reads of a result that has no diff or test report to draw
+        #: (``cog tool read_file …`` shows the file; a run shows only rows)
+        self.show_content = show_content
         self.tty = is_tty(out) if tty is None else tty
         self.color = wants_color(out) if color is None else color
         self.width = width
@@ -215,6 +220,9 @@ class TextRenderer:
         if report is not None:
             for line in failure_lines(report):
                 self._line(DETAIL_INDENT + self._style(line, "red" if line.startswith("FAILED") else "dim"))
+        if self.show_content and result.error is None and diff is None and report is None and result.result is not None:
+            for line in content_text(result.result).rstrip("\n").splitlines():
+                self._line(DETAIL_INDENT + line)
 
     def _row_words(self, text: str, call: Call) -> str:
         if not self.color:
