@@ -51,8 +51,18 @@ class ToolResult(BaseModel):
     def model_text(self, max_length: int | None = None) -> str:
         """What a model reads of this call: the content (cut to ``max_length``) or the error message."""
         if self.error is not None:
-            return truncate_text(f"Error: {self.error}", max_length)
-        return truncate_text(content_text(self.result), max_length)
+            return _sendable(truncate_text(f"Error: {self.error}", max_length))
+        return _sendable(truncate_text(content_text(self.result), max_length))
+
+
+def _sendable(text: str) -> str:
+    """``text`` with any lone surrogate (a file name that is not UTF-8, as Python decodes it) written
+    as a visible ``\\udcXX`` escape: what a model reads must encode as UTF-8 to be sent or stored."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def new_call_id() -> str:

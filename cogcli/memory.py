@@ -157,6 +157,18 @@ class Thread(ThreadInfo):
     entries: list[StoredEntry] = Field(default_factory=list)
 
 
+def _entry_json(entry: Entry) -> str:
+    """An entry as stored: UTF-8 JSON, or ASCII JSON with ``\\u`` escapes when it holds text UTF-8
+    cannot carry (lone surrogates from a file name that is not UTF-8), which reads back the same."""
+    data = entry.model_dump(mode="json", exclude_none=True)
+    text = json.dumps(data, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data)
+    return text
+
+
 def new_thread_id() -> str:
     return f"thr_{uuid.uuid4().hex[:20]}"
 
@@ -264,7 +276,7 @@ class ThreadStore:
         """Append ``entries`` to the thread in one transaction (all or none); ``status`` sets the
         thread's status in the same transaction."""
         now = now_iso()
-        rows = [(e.kind, json.dumps(e.model_dump(mode="json", exclude_none=True), ensure_ascii=False)) for e in entries]
+        rows = [(e.kind, _entry_json(e)) for e in entries]
         with self._transaction() as db:
             (last,) = db.execute("SELECT COALESCE(MAX(seq), -1) FROM entries WHERE thread_id = ?", (thread_id,)).fetchone()
             db.executemany(

@@ -153,6 +153,16 @@ async def stream_with_retries(
 # --- one streaming POST ------------------------------------------------------------------
 
 
+def json_body(body: dict[str, Any]) -> bytes:
+    """A request body as compact UTF-8 JSON. Text UTF-8 cannot carry (lone surrogates: a file name
+    that is not UTF-8 the model quotes back) is sent as ``\\u`` escapes instead of failing the turn."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with every secret (of 4 characters or more) replaced by ``[redacted]``."""
     for secret in secrets:
@@ -201,7 +211,8 @@ async def post_sse(
 
     secrets = tuple(secrets)
     try:
-        async with client.stream("POST", url, headers=headers, json=body) as response:
+        payload = {"Content-Type": "application/json", **headers}
+        async with client.stream("POST", url, headers=payload, content=json_body(body)) as response:
             if response.status_code >= 300:
                 detail = redact(_error_detail(await response.aread()), secrets)
                 what = f"HTTP {response.status_code} from {url}: {detail}"

@@ -113,3 +113,27 @@ def test_two_edits_of_one_file_in_one_turn_run_in_call_order(tmp_path: Path) -> 
         result = anyio.run(lambda: Cogitator().run(agent, input="fix"))
         assert [r.error for r in result.tool_calls] == [None, None], f"attempt {attempt}"
         assert target.read_text() == "def add(a, b):\n    return (a + b)\n"
+
+
+def test_a_file_name_that_is_not_utf8_does_not_break_the_run(make_repo) -> None:
+    """Python reads the name as lone surrogates: the events, the request to the model and the
+    thread must still carry it (escaped) instead of failing the run on a UnicodeEncodeError."""
+    from cli_helpers import run_cog
+    from model_servers import OpenAIServer, Reply, ToolCall
+    from rel_helpers import db_check, events_of
+
+    repo = make_repo("calc")
+    with open(os.path.join(os.fsencode(repo), b"caf\xe9.txt"), "wb") as f:
+        f.write(b"hello\n")
+    script = [Reply("", [ToolCall("c1", "list_files", {}), ToolCall("c2", "search_text", {"pattern": "hello"})]), Reply("Found it.")]
+    with OpenAIServer(script) as server:
+        out = run_cog(["edit", "--json", "--model", "openai:gpt-4o-mini", "Find hello"], repo,
+                      env={"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url})
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    events = events_of(out.stdout)
+    listed = next(e for e in events if e["type"] == "tool-result" and e["toolName"] == "list_files")
+    assert os.fsdecode(b"caf\xe9.txt") in listed["result"]  # the exact name, as a JSON escape
+    read = [m["content"] for m in server.requests[1].body["messages"] if m["role"] == "tool"]
+    assert "caf\\udce9.txt" in read[0] and "caf\\udce9.txt:1: hello" in read[1]  # visible, sendable
+    assert db_check(repo)[events[-1]["threadId"]] == ["user", "assistant", "tool_result", "tool_result", "assistant", "run_end"]
