@@ -64,7 +64,7 @@ def test_run_tests_streams_updates_and_exits_1_while_tests_fail(make_repo) -> No
         "  … Run tests  tests/test_ops.py::test_add failed",
         "  … Run tests  tests/test_ops.py::test_sub passed",
         "  … Run tests  tests/test_ops.py::test_mul passed",
-        "Run tests  all",
+        "Run tests  all · 1 failed, 2 passed",
         "    FAILED tests/test_ops.py::test_add — assert -1 == 5",
     ]
     passing = run_cog(["tool", "run_tests", "keyword=test_sub or test_mul"], repo)
@@ -135,10 +135,10 @@ def test_on_a_terminal_progress_is_drawn_in_place_with_colour_unless_no_color(ma
     assert code == 1
     assert "\r\x1b[2K" in out  # the running row is erased and redrawn, not printed line after line
     assert "\x1b[2m  … Run tests  tests/test_ops.py::test_add failed\x1b[0m" in out
-    assert out.endswith("\x1b[1mRun tests\x1b[0m  all\r\n    \x1b[31mFAILED tests/test_ops.py::test_add — assert -1 == 5\x1b[0m\r\n")
+    assert out.endswith("\x1b[1mRun tests\x1b[0m  all · 1 failed, 2 passed\r\n    \x1b[31mFAILED tests/test_ops.py::test_add — assert -1 == 5\x1b[0m\r\n")
     code, plain = _on_a_pty(["tool", "run_tests"], repo, {"NO_COLOR": "1"})
     assert code == 1 and "\x1b" not in plain
-    assert plain.endswith("\rRun tests  all\r\n    FAILED tests/test_ops.py::test_add — assert -1 == 5\r\n")
+    assert plain.endswith("\rRun tests  all · 1 failed, 2 passed\r\n    FAILED tests/test_ops.py::test_add — assert -1 == 5\r\n")
 
 
 def test_timeout_stops_a_call_that_takes_too_long(make_repo) -> None:

@@ -72,7 +72,7 @@ async def test_updates_stream_while_pytest_runs_in_finish_order(make_repo) -> No
     assert "exit 1: some tests failed" in content
     assert f"FAILED {ids[2]}" in content
     assert "arithmetic is broken" in content
-    assert run.result.presentation is not None and run.result.presentation.detail == "all"
+    assert run.result.presentation is not None and run.result.presentation.detail == "all · 1 failed, 3 passed"
 
 
 @pytest.mark.anyio
@@ -153,7 +153,7 @@ async def test_paths_and_keyword_select_tests(make_repo) -> None:
     assert run.details["exit_code"] == 0
     assert "exit 0: all tests passed" in run.result.result
     assert run.result.presentation is not None
-    assert run.result.presentation.detail == "tests/test_ops.py::test_sub tests/test_ops.py -k sub or mul"
+    assert run.result.presentation.detail == "tests/test_ops.py::test_sub tests/test_ops.py -k sub or mul · 2 passed"
 
 
 @pytest.mark.anyio

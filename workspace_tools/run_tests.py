@@ -151,6 +151,10 @@ class _Report:
 
 
 def _summary_line(counts: dict[str, int], duration: float) -> str:
+    return f"{_counts_text(counts)} in {duration:.2f} s"
+
+
+def _counts_text(counts: dict[str, int]) -> str:
     order = [("failed", "failed"), ("passed", "passed"), ("skipped", "skipped"), ("xfailed", "xfailed"),
              ("xpassed", "xpassed"), ("errors", "error")]
     parts = []
@@ -158,7 +162,7 @@ def _summary_line(counts: dict[str, int], duration: float) -> str:
         n = counts.get(key, 0)
         if n:
             parts.append(f"{n} {word}{'s' if word == 'error' and n > 1 else ''}")
-    return f"{', '.join(parts) or 'no tests ran'} in {duration:.2f} s"
+    return ", ".join(parts) or "no tests ran"
 
 
 def _short_failure(test: dict[str, Any]) -> str:
@@ -274,10 +278,12 @@ async def _run_pytest(
         "output_tail": output.text(),
         "output_dropped_bytes": output.dropped,
     }
+    presentation = _presentation(params)  # the row says how the run went: "all · 1 failed, 2 passed"
+    presentation["detail"] += f" · {_counts_text(report.counts)}"
     return tool_output(
         _model_text(report, exit_code, duration, output, shown) + _sandbox_note(sandbox),
         details=details,
-        presentation=_presentation(params),
+        presentation=presentation,
     )
 
 
