@@ -9,16 +9,25 @@ Order within one call: tool-call-start → tool-call-delta* → tool-call-end �
 
 from __future__ import annotations
 
+import inspect
 import json
+import logging
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
 from cogcli.presentation import ToolPresentation
+
+if TYPE_CHECKING:
+    from cogcli.context import ToolUpdate
+    from cogcli.invoke import ToolResult
+
+log = logging.getLogger("cogcli")
 
 SCHEMA_VERSION = 1
 
@@ -118,6 +127,17 @@ class ToolUpdateEvent(BaseEvent):
     presentation: ToolPresentation | None = None
     arguments: Any = None
 
+    @classmethod
+    def of(cls, update: ToolUpdate) -> ToolUpdateEvent:
+        """The wire event of one ``context.update()``."""
+        return cls(
+            tool_call_id=update.call_id,
+            tool_name=update.tool_name,
+            content=update.content,
+            details=update.details,
+            presentation=update.presentation,
+        )
+
 
 class ToolResultEvent(BaseEvent):
     type: Literal["tool-result"] = "tool-result"
@@ -133,6 +153,22 @@ class ToolResultEvent(BaseEvent):
     duration_ms: float | None = None
     #: how many credentials were replaced by ``[REDACTED]`` in ``result``/``error`` (absent: none)
     redacted: int | None = None
+
+    @classmethod
+    def of(cls, result: ToolResult) -> ToolResultEvent:
+        """The wire event of a finished call: the whole content, details and presentation beside it."""
+        return cls(
+            id=result.call_id,
+            tool_call_id=result.call_id,
+            tool_name=result.name,
+            result=result.result,
+            details=result.details,
+            presentation=result.presentation,
+            error=result.error,
+            error_code=result.error_code,
+            duration_ms=result.duration_ms,
+            redacted=result.redacted or None,
+        )
 
 
 class ErrorEvent(BaseEvent):
@@ -216,6 +252,34 @@ def now_iso() -> str:
         text = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
         _stamp = (ms, text)
     return text
+
+
+class EventEmitter:
+    """The one place a run's events are stamped (``seq`` 0, 1, 2, … and ``timestamp``) and
+    handed to ``on_event``. A callback that raises is logged; the run goes on."""
+
+    def __init__(self, on_event: Callable[[BaseEvent], Any] | None = None) -> None:
+        self.on_event = on_event
+        self.seq = 0
+        self._failures = 0
+
+    def emit(self, event: BaseEvent) -> BaseEvent:
+        # stamped in place: every emit gets an event made for it, and a copy would cost more
+        # than writing the event's JSON line (this is the hot path of every progress update)
+        event.seq = self.seq
+        event.timestamp = now_iso()
+        stamped = event
+        self.seq += 1
+        if self.on_event is not None:
+            try:
+                returned = self.on_event(stamped)
+                if returned is not None and inspect.isawaitable(returned):
+                    log.warning("on_event must be a plain function; a coroutine it returned was not awaited")
+                    getattr(returned, "close", lambda: None)()
+            except Exception:
+                self._failures += 1
+                log.warning("on_event failed on a %s event; the run goes on", event.type, exc_info=self._failures == 1)  # type: ignore[attr-defined]
+        return stamped
 
 
 class UnknownEventType(ValueError):

@@ -41,6 +41,7 @@ from cogcli.events import (
     ApprovalRequiredEvent,
     BaseEvent,
     ErrorEvent,
+    EventEmitter,
     FileChange,
     FinishEvent,
     StartEvent,
@@ -53,7 +54,6 @@ from cogcli.events import (
     ToolResultEvent,
     ToolUpdateEvent,
     Usage,
-    now_iso,
 )
 from cogcli.history import build_history
 from cogcli.invoke import ToolResult, invoke_tool
@@ -117,34 +117,6 @@ class RunResult(BaseModel):
     duration_ms: float = 0.0
     files_changed: list[FileChange] = Field(default_factory=list)
     tests: dict[str, int] | None = None
-
-
-class EventEmitter:
-    """The one place a run's events are stamped (``seq`` 0, 1, 2, … and ``timestamp``) and
-    handed to ``on_event``. A callback that raises is logged; the run goes on."""
-
-    def __init__(self, on_event: EventCallback | None = None) -> None:
-        self.on_event = on_event
-        self.seq = 0
-        self._failures = 0
-
-    def emit(self, event: BaseEvent) -> BaseEvent:
-        # stamped in place: every emit gets an event made for it, and a copy would cost more
-        # than writing the event's JSON line (this is the hot path of every progress update)
-        event.seq = self.seq
-        event.timestamp = now_iso()
-        stamped = event
-        self.seq += 1
-        if self.on_event is not None:
-            try:
-                returned = self.on_event(stamped)
-                if returned is not None and inspect.isawaitable(returned):
-                    log.warning("on_event must be a plain function; a coroutine it returned was not awaited")
-                    getattr(returned, "close", lambda: None)()
-            except Exception:
-                self._failures += 1
-                log.warning("on_event failed on a %s event; the run goes on", event.type, exc_info=self._failures == 1)  # type: ignore[attr-defined]
-        return stamped
 
 
 class Cogitator:
@@ -583,15 +555,7 @@ class _Run:
         return done
 
     def _on_update(self, update: ToolUpdate) -> None:
-        self.emitter.emit(
-            ToolUpdateEvent(
-                tool_call_id=update.call_id,
-                tool_name=update.tool_name,
-                content=update.content,
-                details=update.details,
-                presentation=update.presentation,
-            )
-        )
+        self.emitter.emit(ToolUpdateEvent.of(update))
         if self.on_tool_update is not None:
             returned = self.on_tool_update(update)  # ToolContext logs a callback that raises
             if returned is not None and inspect.isawaitable(returned):
@@ -600,18 +564,7 @@ class _Run:
 
     def _emit_result(self, result: ToolResult) -> None:
         self.emitter.emit(
-            ToolResultEvent(
-                id=result.call_id,
-                tool_call_id=result.call_id,
-                tool_name=result.name,
-                result=result.result,
-                details=result.details,
-                presentation=result.presentation,
-                error=result.error,
-                error_code=result.error_code,
-                duration_ms=result.duration_ms,
-                redacted=result.redacted or None,
-            )
+            ToolResultEvent.of(result)
         )
 
     async def _notify_result(self, result: ToolResult) -> None:

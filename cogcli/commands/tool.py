@@ -3,7 +3,7 @@ with the same events (and so the same rows) as a call in a run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -11,7 +11,7 @@ import anyio
 from cogcli.commands.common import abort_on_signals
 from cogcli.context import AbortSignal, ToolUpdate
 from cogcli.errors import ErrorCode
-from cogcli.events import BaseEvent, ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent, ToolUpdateEvent, now_iso
+from cogcli.events import EventEmitter, ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent, ToolUpdateEvent
 from cogcli.invoke import invoke_tool, new_call_id
 from cogcli.presentation import resolve_presentation
 from cogcli.render import Renderer
@@ -22,41 +22,18 @@ from cogcli.tools import Tool
 USAGE_CODES = {ErrorCode.TOOL_NOT_FOUND, ErrorCode.INVALID_ARGUMENTS}
 
 
-class Stamper:
-    """Numbers events (``seq`` 0, 1, 2, …) and stamps their ``timestamp`` before passing them on,
-    for commands that make events themselves (``cog tool``)."""
-
-    def __init__(self, sink: Callable[[BaseEvent], None]) -> None:
-        self.sink = sink
-        self.seq = 0
-
-    def __call__(self, event: BaseEvent) -> None:
-        event.seq = self.seq
-        event.timestamp = event.timestamp or now_iso()
-        self.seq += 1
-        self.sink(event)
-
-
 def call_tool(
     name: str, arguments: dict[str, Any], tools: Sequence[Tool[Any]], renderer: Renderer, *, timeout: float | None = None
 ) -> int:
     """Run the call, draw it, return the exit code: 0 ok (and its tests, if any, passed), 1 the
     call failed or tests failed, 2 unknown tool or bad arguments, 130/143 interrupted."""
-    emit = Stamper(renderer.handle)
+    emit = EventEmitter(renderer.handle).emit
     call_id = new_call_id()
     tool = next((t for t in tools if t.name == name), None)
     static = None if tool is None or callable(tool.presentation) else resolve_presentation(tool.presentation, None, name)
 
     def on_update(update: ToolUpdate) -> None:
-        emit(
-            ToolUpdateEvent(
-                tool_call_id=update.call_id,
-                tool_name=update.tool_name,
-                content=update.content,
-                details=update.details,
-                presentation=update.presentation,
-            )
-        )
+        emit(ToolUpdateEvent.of(update))
 
     async def run() -> tuple[Any, list[int]]:
         abort = AbortSignal()
@@ -67,19 +44,7 @@ def call_tool(
         return result, received
 
     result, received = anyio.run(run)
-    emit(
-        ToolResultEvent(
-            id=call_id,
-            tool_call_id=call_id,
-            tool_name=name,
-            result=result.result,
-            details=result.details,
-            presentation=result.presentation,
-            error=result.error,
-            error_code=result.error_code,
-            duration_ms=result.duration_ms,
-        )
-    )
+    emit(ToolResultEvent.of(result))
     renderer.close()
     if received:
         return 128 + received[0]  # 130 for SIGINT, 143 for SIGTERM

@@ -27,7 +27,6 @@ LINES = 25_000  # ≈ 0.5 MB: most of an edit's time is spent writing it (and fs
 
 def main() -> None:
     root, rounds, seed = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    import anyio  # everything the child needs is imported before forking: it starts editing at once
 
     import cogcli.invoke  # noqa: F401
     from workspace_tools import workspace_tools
