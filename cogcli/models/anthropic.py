@@ -24,7 +24,7 @@ from cogcli.models.base import (
     TurnFinished,
     UsageReport,
 )
-from cogcli.models.sse import RetryableError, RetryPolicy, post_sse, stream_with_retries
+from cogcli.models.sse import HttpModel, RetryableError, RetryPolicy, post_sse
 
 if TYPE_CHECKING:
     import httpx
@@ -84,7 +84,7 @@ def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
 
 
-class AnthropicModel:
+class AnthropicModel(HttpModel):
     """A :class:`~cogcli.models.base.Model` over the Anthropic Messages API."""
 
     def __init__(
@@ -108,9 +108,6 @@ class AnthropicModel:
         self._api_key = api_key
         self._client: httpx.AsyncClient | None = None
 
-    def __repr__(self) -> str:  # never the key
-        return f"AnthropicModel({self.name!r}, base_url={self.base_url!r})"
-
     @property
     def url(self) -> str:
         return f"{self.base_url}/v1/messages"
@@ -129,18 +126,6 @@ class AnthropicModel:
         if self._api_key:
             headers["x-api-key"] = self._api_key
         return headers
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            import httpx
-
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 15.0)))
-        return self._client
-
-    async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
-        body = self.request_body(messages, tools)
-        async for event in stream_with_retries(lambda: self._attempt(body), self.retry, label=self.name):
-            yield event
 
     async def _attempt(self, body: dict[str, Any]) -> AsyncIterator[ModelStreamEvent]:
         blocks: dict[int, dict[str, Any]] = {}  # index -> {"type", "id", "name", "text"}
@@ -204,8 +189,3 @@ class AnthropicModel:
             raise RetryableError(f"the stream from {self.url} ended before message_stop")
         yield UsageReport(input_tokens=input_tokens, output_tokens=output_tokens)
         yield TurnFinished(stop_reason=stop_reason or "end_turn")
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None

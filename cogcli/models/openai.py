@@ -24,7 +24,7 @@ from cogcli.models.base import (
     TurnFinished,
     UsageReport,
 )
-from cogcli.models.sse import RetryableError, RetryPolicy, post_sse, stream_with_retries
+from cogcli.models.sse import HttpModel, RetryableError, RetryPolicy, post_sse
 
 if TYPE_CHECKING:
     import httpx
@@ -82,7 +82,7 @@ class _Call:
     pending: list[str] = field(default_factory=list)
 
 
-class OpenAIModel:
+class OpenAIModel(HttpModel):
     """A :class:`~cogcli.models.base.Model` over any OpenAI-compatible ``/chat/completions``."""
 
     def __init__(
@@ -105,9 +105,6 @@ class OpenAIModel:
         self._auth_hint = auth_hint
         self._client: httpx.AsyncClient | None = None
 
-    def __repr__(self) -> str:  # never the key
-        return f"OpenAIModel({self.name!r}, base_url={self.base_url!r})"
-
     @property
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
@@ -128,18 +125,6 @@ class OpenAIModel:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            import httpx
-
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 15.0)))
-        return self._client
-
-    async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
-        body = self.request_body(messages, tools)
-        async for event in stream_with_retries(lambda: self._attempt(body), self.retry, label=self.name):
-            yield event
 
     async def _attempt(self, body: dict[str, Any]) -> AsyncIterator[ModelStreamEvent]:
         calls: dict[int, _Call] = {}
@@ -219,8 +204,3 @@ class OpenAIModel:
             else:
                 call.pending.append(text)
         return out
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None

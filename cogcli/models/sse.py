@@ -12,7 +12,7 @@ import email.utils
 import json
 import logging
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,6 +20,8 @@ from cogcli.errors import ErrorCode, ModelError
 
 if TYPE_CHECKING:
     import httpx
+
+    from cogcli.models.base import Message, ModelStreamEvent, ToolSpec
 
 log = logging.getLogger("cogcli.models")
 
@@ -230,3 +232,45 @@ async def post_sse(
         raise RetryableError(f"cannot connect to {url}: {redact(str(exc) or type(exc).__name__, secrets)}") from None
     except httpx.TransportError as exc:
         raise RetryableError(f"{type(exc).__name__} talking to {url}: {redact(str(exc), secrets)}") from None
+
+
+class HttpModel:
+    """What the HTTP clients share: one lazily made httpx client, the retrying ``stream()`` and
+    ``aclose()``. A subclass gives ``url``, ``request_body()``, ``_headers()`` and ``_attempt()``
+    (one try at the request, yielding the turn's events)."""
+
+    name: str
+    base_url: str
+    timeout: float
+    retry: RetryPolicy
+    _client: httpx.AsyncClient | None = None
+
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:  # never the key
+        return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
+
+    def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _attempt(self, body: dict[str, Any]) -> AsyncIterator[ModelStreamEvent]:
+        raise NotImplementedError
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            import httpx
+
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 15.0)))
+        return self._client
+
+    async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
+        body = self.request_body(messages, tools)
+        async for event in stream_with_retries(lambda: self._attempt(body), self.retry, label=self.name):
+            yield event
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
