@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import errno
 import functools
+import logging
 import os
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -19,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cogcli.errors import ErrorCode, ToolCallError
+
+log = logging.getLogger("cogcli")
 
 if TYPE_CHECKING:
     from workspace_tools.paths import Workspace
@@ -201,8 +205,32 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, root: Path
             os.fsync(dir_fd)
         except OSError:
             pass
+        _sweep_stale_temps(path.name, dir_fd)
     finally:
         os.close(dir_fd)
+
+
+#: a temp file of ours this old was left by a write that was killed (SIGKILL, power loss)
+STALE_TEMP_SECONDS = 60.0
+
+
+def _sweep_stale_temps(name: str, dir_fd: int) -> None:
+    """Remove ``.<name>.*.cogtmp`` files that a killed write of this file left behind. Young ones
+    are left alone: another process may be writing the file right now."""
+    prefix, now = f".{name}.", time.time()
+    try:
+        with os.scandir(dir_fd) as entries:
+            stale = [
+                e.name
+                for e in entries
+                if e.name.startswith(prefix)
+                and e.name.endswith(".cogtmp")
+                and now - e.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS
+            ]
+        for stale_name in stale:
+            os.unlink(stale_name, dir_fd=dir_fd)
+    except OSError:
+        log.debug("could not sweep stale temp files of %s", name, exc_info=True)
 
 
 def _is_symlink(name: str, dir_fd: int) -> bool:

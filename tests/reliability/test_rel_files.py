@@ -137,3 +137,24 @@ def test_a_file_name_that_is_not_utf8_does_not_break_the_run(make_repo) -> None:
     read = [m["content"] for m in server.requests[1].body["messages"] if m["role"] == "tool"]
     assert "caf\\udce9.txt" in read[0] and "caf\\udce9.txt:1: hello" in read[1]  # visible, sendable
     assert db_check(repo)[events[-1]["threadId"]] == ["user", "assistant", "tool_result", "tool_result", "assistant", "run_end"]
+
+
+def test_a_write_sweeps_the_temp_files_a_killed_write_left_but_not_fresh_ones(tmp_path: Path) -> None:
+    import time
+
+    from workspace_tools.textfile import STALE_TEMP_SECONDS, atomic_write
+
+    target = tmp_path / "ops.py"
+    target.write_bytes(b"old\n")
+    stale = tmp_path / ".ops.py.deadbeef.cogtmp"  # what a SIGKILL mid-write leaves
+    fresh = tmp_path / ".ops.py.0badf00d.cogtmp"  # another process writing right now
+    other = tmp_path / ".other.py.deadbeef.cogtmp"  # another file's: not ours to judge here
+    for p in (stale, fresh, other):
+        p.write_bytes(b"partial")
+    old = time.time() - STALE_TEMP_SECONDS - 5
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    atomic_write(target, b"new\n", root=tmp_path)
+    assert target.read_bytes() == b"new\n"
+    assert not stale.exists()
+    assert fresh.exists() and other.exists()
