@@ -114,3 +114,12 @@ async def test_sandbox_on_without_bwrap_is_a_clear_error(make_repo, monkeypatch)
 
     fallback = await run_tool(root, {"keyword": "sub"}, sandbox="auto")
     assert fallback.details["sandbox"] == "none"
+
+
+@needs_bwrap
+@pytest.mark.anyio
+async def test_caches_under_xdg_cache_home_are_writable_in_the_sandbox(make_repo) -> None:
+    command = 'mkdir -p "$XDG_CACHE_HOME/tool" && echo cached > "$XDG_CACHE_HOME/tool/x" && cat "$XDG_CACHE_HOME/tool/x"'
+    run = await run_tool(make_repo("calc"), test_command=command, sandbox="on")
+    assert run.result.ok, run.result.error
+    assert run.details["exit_code"] == 0 and "cached" in run.details["output_tail"]

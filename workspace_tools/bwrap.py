@@ -83,7 +83,9 @@ def _mounts(workspace: Path) -> list[str]:
     mounts = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     if workspace != Path("/"):
         mounts += ["--bind", str(workspace), str(workspace)]
-    return [*mounts, "--unshare-net", "--die-with-parent"]
+    # $HOME is read-only in here: tools that keep caches under ~/.cache get a private one in /tmp
+    env = ["--setenv", "XDG_CACHE_HOME", "/tmp/.cache"]
+    return [*mounts, *env, "--unshare-net", "--die-with-parent"]
 
 
 def sandbox_prefix(mode: SandboxMode, workspace: Path, readable: Sequence[Path] = ()) -> list[str]:
