@@ -221,8 +221,7 @@ async def _invoke(
         known = ", ".join(sorted(_names(tools))) or "none"
         return failed(ErrorCode.TOOL_NOT_FOUND, f"unknown tool {name!r}; available tools: {known}")
 
-    if not callable(tool.presentation):
-        presentation = resolve_presentation(tool.presentation, None, name)
+    presentation = tool.static_presentation()
     try:
         raw_args = _parse_arguments(name, args)
     except _Failure as f:

@@ -78,7 +78,6 @@ from cogcli.models.base import (
     ToolSpec,
     UsageReport,
 )
-from cogcli.presentation import resolve_presentation
 from cogcli.secrets import redact_result
 from cogcli.tools import Tool, tool_index
 
@@ -386,10 +385,8 @@ class _Run:
         return turn
 
     def _static_presentation(self, name: str) -> Any:
-        tool = self.tools.get(name)
-        if tool is None or callable(tool.presentation):
-            return None  # known once the arguments are: the tool-result carries it
-        return resolve_presentation(tool.presentation, None, name)
+        tool = self.tools.get(name)  # a per-arguments presentation comes with the tool-result
+        return None if tool is None else tool.static_presentation()
 
     def _close_cut_turn(self, turn: _Turn, code: str, why: str) -> None:
         """A turn whose calls never ran (the stream stopped, or middleware failed). Each started

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict
 
-from cogcli.presentation import PresentationSpec
+from cogcli.presentation import PresentationSpec, ToolPresentation, resolve_presentation
 
 P = TypeVar("P", bound=BaseModel)
 Execute = Callable[..., Any] | Callable[..., Awaitable[Any]]
@@ -56,6 +56,13 @@ class Tool(Generic[P]):
     @property
     def takes_context(self) -> bool:
         return self.arity >= 2
+
+    def static_presentation(self) -> ToolPresentation | None:
+        """The presentation every call of this tool has before its arguments are known: the
+        declared one, or None when it is computed from the arguments (or there is none)."""
+        if callable(self.presentation):
+            return None
+        return resolve_presentation(self.presentation, None, self.name)
 
     def input_schema(self) -> dict[str, Any]:
         """JSON Schema of the parameters, as the model sees it."""

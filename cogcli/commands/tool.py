@@ -13,7 +13,6 @@ from cogcli.context import AbortSignal, ToolUpdate
 from cogcli.errors import ErrorCode
 from cogcli.events import EventEmitter, ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent, ToolUpdateEvent
 from cogcli.invoke import invoke_tool, new_call_id
-from cogcli.presentation import resolve_presentation
 from cogcli.render import Renderer
 from cogcli.render.summary import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
 from cogcli.tools import Tool
@@ -30,7 +29,7 @@ def call_tool(
     emit = EventEmitter(renderer.handle).emit
     call_id = new_call_id()
     tool = next((t for t in tools if t.name == name), None)
-    static = None if tool is None or callable(tool.presentation) else resolve_presentation(tool.presentation, None, name)
+    static = None if tool is None else tool.static_presentation()
 
     def on_update(update: ToolUpdate) -> None:
         emit(ToolUpdateEvent.of(update))

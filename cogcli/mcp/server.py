@@ -30,7 +30,6 @@ from cogcli.errors import ConfigError, ErrorCode
 from cogcli.invoke import ToolResult, invoke_tool
 from cogcli.mcp import META_DETAILS, META_ERROR_CODE, META_PRESENTATION
 from cogcli.output import content_text
-from cogcli.presentation import resolve_presentation
 from cogcli.secrets import redact_result
 from cogcli.tools import Tool, tool_index
 
@@ -54,10 +53,9 @@ def tool_title(tool: Tool[Any]) -> str:
     title = tool.annotations.get("title")
     if isinstance(title, str) and title:
         return title
-    if tool.presentation is not None and not callable(tool.presentation):
-        presentation = resolve_presentation(tool.presentation, None, tool.name)
-        if presentation is not None:
-            return presentation.label
+    presentation = tool.static_presentation()
+    if presentation is not None:
+        return presentation.label
     return tool.name.replace("_", " ").replace("-", " ").strip().capitalize()
 
 
