@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cogcli.diffstat import diff_stats as file_stats
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
@@ -57,13 +58,9 @@ def replaced(text: str, positions: list[int], old_len: int, new: str) -> str:
 
 
 def diff_stats(diff: str) -> tuple[int, int]:
-    """(added, removed) lines, as unidiff counts them in the parsed patch."""
-    if not diff:
-        return 0, 0
-    from unidiff import PatchSet
-
-    patch = PatchSet(diff)
-    return sum(f.added for f in patch), sum(f.removed for f in patch)
+    """(added, removed) lines of the whole diff, as unidiff counts them in the parsed patch."""
+    stats = file_stats(diff)
+    return sum(s.added for s in stats), sum(s.removed for s in stats)
 
 
 def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[EditFileParams]:
