@@ -16,9 +16,11 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
+from model_servers import (
+    ToolCall as Call,  # one scripted-call type for the in-process and HTTP models
+)
 
 from cogcli.errors import ModelError
 from cogcli.models.base import (
@@ -32,18 +34,6 @@ from cogcli.models.base import (
     TurnFinished,
     UsageReport,
 )
-
-
-@dataclass
-class Call:
-    id: str
-    name: str
-    #: an object (sent as JSON) or the exact argument text
-    arguments: Any = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
 
 
 @dataclass
