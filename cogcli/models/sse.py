@@ -90,10 +90,6 @@ class RetryPolicy:
         return min(self.max_delay, self.base_delay * (2**attempt))
 
 
-#: Retries off: what tests use to see a failure at once.
-NO_RETRIES = RetryPolicy(retries=0)
-
-
 class RetryableError(Exception):
     """A failure that a retry may cure, raised by one attempt before it yielded anything."""
 

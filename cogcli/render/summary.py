@@ -47,7 +47,6 @@ class Call:
     tool_name: str
     presentation: ToolPresentation | None = None
     arguments: Any = None
-    updates: int = 0
     result: ToolResultEvent | None = None
 
     @property
@@ -111,8 +110,6 @@ class RunSummary:
             c = self.call(event.tool_call_id, event.tool_name)
             if event.arguments is not None:
                 c.arguments = event.arguments
-            if event.content is not None or event.details is not None or event.presentation is not None:
-                c.updates += 1
         elif isinstance(event, ToolResultEvent):
             self._add_result(event)
         elif isinstance(event, ErrorEvent):
