@@ -89,14 +89,14 @@ def run_edit(opts: EditOptions) -> int:
         return _usage_error(result.message)
 
     summary = renderer.summary
-    code = summary.exit_code() if summary.finish is not None else _exit_from_result(result)
+    code = summary.exit_code()  # from the stream alone: the run always ends it with one finish
     if received and code == EXIT_INTERRUPTED:
         code = 128 + received[0]
     thread_id = getattr(result, "thread_id", None) or summary.thread_id
     if thread_id and opts.format != "jsonl":
         sys.stderr.write(f'cog: thread {thread_id} (continue it: cog edit --thread {thread_id} "…")\n')
     if opts.commit:
-        code = _commit(settings, opts, summary, result, code)
+        code = _commit(settings, opts, summary, code)
     return code
 
 
@@ -159,24 +159,13 @@ async def _run_agent(
         )
 
 
-def _exit_from_result(result: Any) -> int:
-    """The exit code from a RunResult, for a run whose event stream had no ``finish``."""
-    status = getattr(result, "status", None)
-    if status == "aborted":
-        return EXIT_INTERRUPTED
-    tests = getattr(result, "tests", None) or {}
-    if status == "completed" and not (tests.get("failed") or tests.get("errors")):
-        return EXIT_OK
-    return EXIT_TASK_FAILED
-
-
-def _commit(settings: Settings, opts: EditOptions, summary: Any, result: Any, code: int) -> int:
+def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int) -> int:
     from cogcli.commands.gitcommit import commit_changes
 
     if code != EXIT_OK:
         sys.stderr.write("cog: not committing: the run did not finish with passing tests\n")
         return code
-    paths = list(summary.file_stats()) or [f.path for f in getattr(result, "files_changed", None) or []]
+    paths = list(summary.file_stats())
     if not paths:
         sys.stderr.write("cog: nothing to commit: the run changed no files\n")
         return code
