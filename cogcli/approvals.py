@@ -17,11 +17,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from pydantic import ValidationError
-
+from cogcli.call import PreparedCall
 from cogcli.events import Approval
-from cogcli.presentation import ToolPresentation, resolve_presentation
-from cogcli.tools import Tool
+from cogcli.presentation import ToolPresentation
 
 #: what a refused call's result says when the approver gave no reason
 DECLINED = "the person declined it"
@@ -39,25 +37,19 @@ Decisions: TypeAlias = Mapping[str, "bool | Decision"]
 Approve: TypeAlias = Callable[[list[Approval]], Awaitable[Decisions]]
 
 
-def approval_for(tool: Tool[Any] | None, call_id: str, arguments: Any) -> tuple[Approval, ToolPresentation | None] | None:
-    """The approval a call needs and the call's presentation, or None: the tool has no side
-    effects, is unknown, or its arguments do not validate (then ``invoke_tool`` refuses the call
-    and nothing runs anyway)."""
-    if tool is None or not tool.side_effects or not isinstance(arguments, Mapping):
+def approval_for(call: PreparedCall) -> Approval | None:
+    """The approval a prepared call needs, or None: its tool has no side effects, or the call
+    cannot run anyway (unknown tool, invalid arguments: it ends with that error, nothing runs)."""
+    tool = call.tool
+    if tool is None or not tool.side_effects or call.failed is not None:
         return None
-    try:
-        params = tool.parameters.model_validate(arguments)
-    except ValidationError:
-        return None
-    presentation = resolve_presentation(tool.presentation, params, tool.name)
-    approval = Approval(
-        tool_call_id=call_id,
+    return Approval(
+        tool_call_id=call.id,
         tool_name=tool.name,
-        arguments=dict(arguments),
-        description=describe(tool.name, presentation),
+        arguments=dict(call.arguments),
+        description=describe(tool.name, call.presentation),
         side_effects=list(tool.side_effects),
     )
-    return approval, presentation
 
 
 def describe(tool_name: str, presentation: ToolPresentation | None) -> str:

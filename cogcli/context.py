@@ -161,3 +161,9 @@ class ToolContext:
     def close(self) -> None:
         """Called by invoke_tool when the call ends: later updates are dropped."""
         self._open = False
+
+
+async def cancel_on_abort(signal: AbortSignal, scope: anyio.CancelScope) -> None:
+    """Cancel ``scope`` once ``signal`` fires: start it in a task group beside the work to stop."""
+    await signal.wait()
+    scope.cancel()

@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
@@ -25,11 +26,26 @@ from cogcli.presentation import ToolPresentation
 
 if TYPE_CHECKING:
     from cogcli.context import ToolUpdate
-    from cogcli.invoke import ToolResult
+    from cogcli.result import ToolResult
 
 log = logging.getLogger("cogcli")
 
+#: the wire protocol's version (a thread store's own layout is ``memory.STORE_SCHEMA_VERSION``)
 SCHEMA_VERSION = 1
+
+
+class RunStatus(StrEnum):
+    """How a run ended: the ``finish`` event's, the ``run_end`` entry's and ``RunResult``'s status."""
+
+    COMPLETED = "completed"
+    #: it stopped at the step limit
+    MAX_STEPS = "max_steps"
+    #: interrupted (the abort signal, Ctrl-C) or cancelled by its caller
+    ABORTED = "aborted"
+    #: the model failed (or cog itself did); the ``error`` event says why
+    ERROR = "error"
+    #: it ended while a refusal was the last word on its side effects (nothing approved since)
+    DENIED = "denied"
 
 
 class WireModel(BaseModel):
@@ -156,19 +172,8 @@ class ToolResultEvent(BaseEvent):
 
     @classmethod
     def of(cls, result: ToolResult) -> ToolResultEvent:
-        """The wire event of a finished call: the whole content, details and presentation beside it."""
-        return cls(
-            id=result.call_id,
-            tool_call_id=result.call_id,
-            tool_name=result.name,
-            result=result.result,
-            details=result.details,
-            presentation=result.presentation,
-            error=result.error,
-            error_code=result.error_code,
-            duration_ms=result.duration_ms,
-            redacted=result.redacted or None,
-        )
+        """The wire event of a finished call (:meth:`ToolResult.to_event`)."""
+        return result.to_event()
 
 
 class ErrorEvent(BaseEvent):
@@ -187,13 +192,16 @@ class FinishEvent(BaseEvent):
     type: Literal["finish"] = "finish"
     message_id: str
     thread_id: str
-    #: completed | max_steps | aborted | error | denied
-    status: str
+    status: RunStatus
     usage: Usage | None = None
     steps: int = 0
     duration_ms: float = 0.0
+    #: lines added and removed per file by the run's successful calls of tools that write files
     files_changed: list[FileChange] | None = None
+    #: the counts (passed, failed, errors, skipped) of the run's last test report
     tests: dict[str, int] | None = None
+    #: why the run's last test run did not finish (timed out, could not start); absent when it did
+    tests_error: str | None = None
 
 
 Event: TypeAlias = Annotated[

@@ -26,119 +26,43 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, Field
 
+from cogcli.entries import (  # noqa: F401 (the entry types are part of this module's API)
+    _ENTRY,
+    AssistantEntry,
+    Entry,
+    ModelToolResult,
+    RunEndEntry,
+    StoredEntry,
+    ToolResultEntry,
+    ToolResultMetadata,
+    UndoEntry,
+    UserEntry,
+)
 from cogcli.errors import ConfigError
 from cogcli.events import (
     BaseEvent,
     ErrorEvent,
-    FileChange,
-    FinishEvent,
     StartEvent,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
-    ToolResultEvent,
     ToolUpdateEvent,
-    Usage,
     now_iso,
 )
-from cogcli.models.base import ToolCallRequest
-from cogcli.presentation import ToolPresentation
+from cogcli.outcome import RunEnd
+from cogcli.result import ToolResult
 
 log = logging.getLogger("cogcli")
 
-SCHEMA_VERSION = 1
+#: the SQLite layout of a thread store (``PRAGMA user_version``); the wire's is ``events.SCHEMA_VERSION``
+STORE_SCHEMA_VERSION = 1
 TITLE_LENGTH = 120
-
-# --- entries --------------------------------------------------------------------------------
-
-
-class _Entry(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class UserEntry(_Entry):
-    kind: Literal["user"] = "user"
-    content: str
-    #: the run this input started (the ``messageId`` of its start/finish events)
-    message_id: str | None = None
-
-
-class AssistantEntry(_Entry):
-    kind: Literal["assistant"] = "assistant"
-    content: str = ""
-    #: the calls as the model made them (arguments as it streamed them)
-    tool_calls: list[ToolCallRequest] = Field(default_factory=list)
-
-
-class ModelToolResult(_Entry):
-    """What the model read of one call."""
-
-    call_id: str
-    name: str
-    content: str
-
-
-class ToolResultMetadata(_Entry):
-    """What only clients read of a call. Never part of a model's history."""
-
-    details: Any = None
-    presentation: ToolPresentation | None = None
-    #: the whole content, before it was cut to ``max_result_length``
-    content: Any = None
-    error: str | None = None
-    error_code: str | None = None
-    #: the arguments the call ran with (middleware may have changed the streamed ones)
-    arguments: Any = None
-    duration_ms: float | None = None
-    #: credentials replaced by ``[REDACTED]`` in what the model read (and in ``content``/``error``)
-    redacted: int | None = None
-
-
-class ToolResultEntry(_Entry):
-    kind: Literal["tool_result"] = "tool_result"
-    tool_results: list[ModelToolResult]
-    metadata: ToolResultMetadata = Field(default_factory=ToolResultMetadata)
-
-
-class RunEndEntry(_Entry):
-    kind: Literal["run_end"] = "run_end"
-    message_id: str | None = None
-    status: str
-    steps: int = 0
-    usage: Usage | None = None
-    duration_ms: float = 0.0
-    error: str | None = None
-    error_code: str | None = None
-    files_changed: list[FileChange] = Field(default_factory=list)
-    tests: dict[str, int] | None = None
-
-
-class UndoEntry(_Entry):
-    """``cog undo`` reverted the files of the run ``message_id``; no model reads it."""
-
-    kind: Literal["undo"] = "undo"
-    message_id: str | None = None
-    files: list[str] = Field(default_factory=list)
-
-
-Entry: TypeAlias = Annotated[
-    UserEntry | AssistantEntry | ToolResultEntry | RunEndEntry | UndoEntry, Field(discriminator="kind")
-]
-_ENTRY = TypeAdapter(Entry)
-
-
-class StoredEntry(BaseModel):
-    """An entry as read back: its place in the thread and when it was written."""
-
-    seq: int
-    created_at: str
-    entry: Entry
 
 
 class ThreadInfo(BaseModel):
@@ -149,7 +73,7 @@ class ThreadInfo(BaseModel):
     title: str = ""
     model: str | None = None
     workspace: str | None = None
-    #: running | completed | max_steps | aborted | error (of the thread's last run)
+    #: ``running`` while a run is under way, else how its last run ended (a :class:`RunStatus` value)
     status: str = "running"
 
 
@@ -220,13 +144,13 @@ class ThreadStore:
                 self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
+            if version > STORE_SCHEMA_VERSION:
                 raise ConfigError(
                     f"thread store {self.path} was written by a newer cog (schema {version}, this cog reads "
-                    f"{SCHEMA_VERSION}); upgrade cog or move the file away"
+                    f"{STORE_SCHEMA_VERSION}); upgrade cog or move the file away"
                 )
             self._db.executescript(_SCHEMA)
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._db.execute(f"PRAGMA user_version={STORE_SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise ConfigError(f"cannot open thread store {self.path}: {exc} (move the file away to start afresh)") from None
         self._lock = threading.RLock()
@@ -360,14 +284,15 @@ class ThreadStore:
 
 
 def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[BaseEvent]:
-    """Rebuild wire events from stored entries (see :meth:`ThreadStore.thread_events`)."""
+    """Rebuild wire events from stored entries (see :meth:`ThreadStore.thread_events`): each call's
+    entry is read back into its :class:`ToolResult` and each run's end into its :class:`RunEnd`,
+    and the events are made from those exactly as the live run made them."""
     events: list[tuple[BaseEvent, str]] = []
-    results: dict[str, ToolResultEntry] = {}
+    results: dict[str, ToolResult] = {}
     streamed: dict[str, Any] = {}
     for stored in entries:
         if isinstance(stored.entry, ToolResultEntry):
-            for item in stored.entry.tool_results:
-                results[item.call_id] = stored.entry
+            results.update((r.call_id, r) for r in ToolResult.from_entry(stored.entry))
         elif isinstance(stored.entry, AssistantEntry):
             streamed.update((call.id, call.arguments) for call in stored.entry.tool_calls)
     open_run: str | None = None
@@ -385,50 +310,21 @@ def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[
                     (TextEndEvent(id=text_id), at),
                 ]
             for call in e.tool_calls:
-                meta = results[call.id].metadata if call.id in results else None
-                presentation = meta.presentation if meta is not None else None
+                found = results.get(call.id)
+                presentation = found.presentation if found is not None else None
                 events.append((ToolCallStartEvent(id=call.id, tool_name=call.name, presentation=presentation), at))
                 events.append((ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.arguments), at))
         elif isinstance(e, ToolResultEntry):
-            meta = e.metadata
-            for item in e.tool_results:
-                if item.call_id in streamed and meta.arguments is not None and meta.arguments != streamed[item.call_id]:
-                    events.append((ToolUpdateEvent(tool_call_id=item.call_id, tool_name=item.name, arguments=meta.arguments), at))
-                events.append(
-                    (
-                        ToolResultEvent(
-                            id=item.call_id,
-                            tool_call_id=item.call_id,
-                            tool_name=item.name,
-                            result=meta.content,
-                            details=meta.details,
-                            presentation=meta.presentation,
-                            error=meta.error,
-                            error_code=meta.error_code,
-                            duration_ms=meta.duration_ms,
-                            redacted=meta.redacted,
-                        ),
-                        at,
-                    )
-                )
+            for result in ToolResult.from_entry(e):
+                ran_with = e.metadata.arguments
+                if result.call_id in streamed and ran_with is not None and ran_with != streamed[result.call_id]:
+                    events.append((ToolUpdateEvent(tool_call_id=result.call_id, tool_name=result.name, arguments=ran_with), at))
+                events.append((result.to_event(), at))
         elif isinstance(e, RunEndEntry):
             if e.error is not None:
                 events.append((ErrorEvent(message=e.error, code=e.error_code), at))
-            events.append(
-                (
-                    FinishEvent(
-                        message_id=e.message_id or open_run or f"msg_{stored.seq}",
-                        thread_id=thread_id,
-                        status=e.status,
-                        usage=e.usage,
-                        steps=e.steps,
-                        duration_ms=e.duration_ms,
-                        files_changed=e.files_changed,
-                        tests=e.tests,
-                    ),
-                    at,
-                )
-            )
+            end = RunEnd.from_entry(e)
+            events.append((end.finish_event(e.message_id or open_run or f"msg_{stored.seq}", thread_id), at))
             open_run = None
     return [event.model_copy(update={"seq": i, "timestamp": at}) for i, (event, at) in enumerate(events)]
 

@@ -20,14 +20,16 @@ branch starts with fixed text, so the engine skips through text that holds none 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cogcli.invoke import ToolResult
+    from cogcli.context import ToolUpdate
+    from cogcli.result import ToolResult
 
 REDACTED = "[REDACTED]"
 
@@ -213,3 +215,52 @@ def redact_result(result: ToolResult) -> ToolResult:
     if not in_content and not in_error:
         return result
     return result.model_copy(update={"result": content, "error": error, "redacted": in_content + in_error})
+
+
+def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolUpdate], ToolUpdate]:
+    """A function that takes credentials out of a ``context.update()`` (its content, details and
+    presentation) before anyone watching sees it. The environment's secret values are read once,
+    here: a call's updates come fast, and each must cost next to nothing when it holds no secret."""
+    scanner = _scanner(secret_env_values(environ))
+
+    def text(value: str) -> tuple[str, int]:
+        count = 0
+        if "PRIVATE KEY" in value:
+            value, count = _redact_keys(value)
+        value, n = scanner.subn(REDACTED, value)
+        return value, count + n
+
+    def walk(value: Any) -> tuple[Any, int]:
+        if isinstance(value, str):
+            return text(value) if value else (value, 0)
+        if isinstance(value, dict):
+            total, out = 0, {}
+            for k, v in value.items():
+                if isinstance(k, str):
+                    k, n = text(k)
+                    total += n
+                out[k], n = walk(v)
+                total += n
+            return (out, total) if total else (value, 0)
+        if isinstance(value, (list, tuple)):
+            items, total = [], 0
+            for item in value:
+                item, n = walk(item)
+                items.append(item)
+                total += n
+            return (type(value)(items), total) if total else (value, 0)
+        return value, 0
+
+    def redact_update(update: ToolUpdate) -> ToolUpdate:
+        content, a = walk(update.content)
+        details, b = walk(update.details)
+        presentation, c = update.presentation, 0
+        if presentation is not None:
+            shown, c = walk(presentation.model_dump(exclude_none=True))
+            if c:
+                presentation = type(presentation).model_validate(shown)
+        if not (a or b or c):
+            return update
+        return dataclasses.replace(update, content=content, details=details, presentation=presentation)
+
+    return redact_update

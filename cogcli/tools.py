@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict
 from cogcli.presentation import PresentationSpec, ToolPresentation, resolve_presentation
 
 P = TypeVar("P", bound=BaseModel)
+
+#: the side effect of a tool that changes files: its calls' diffs count as what a run changed
+WRITES_FILES = "writes files"
 Execute = Callable[..., Any] | Callable[..., Awaitable[Any]]
 
 
@@ -38,6 +41,11 @@ class Tool(Generic[P]):
     sandboxed: bool = False
     #: what running the tool does beyond reading, e.g. ("writes files",) or ("runs code",)
     side_effects: tuple[str, ...] = ()
+    #: its details are a test report: the run's ``tests`` are its last successful call's counts
+    reports_tests: bool = False
+    #: calls of this tool (or any) in one turn naming the same value of this argument run one
+    #: after another, in call order (two edits of one file); None: its calls never wait
+    ordered_by: str | None = "path"
     #: free-form hints for adapters (MCP annotations and the like)
     annotations: Mapping[str, Any] = field(default_factory=dict)
     is_async: bool = field(init=False)
@@ -56,6 +64,11 @@ class Tool(Generic[P]):
     @property
     def takes_context(self) -> bool:
         return self.arity >= 2
+
+    @property
+    def writes_files(self) -> bool:
+        """Its successful calls' diffs (``details.diff``) are changes to the workspace."""
+        return WRITES_FILES in self.side_effects
 
     def static_presentation(self) -> ToolPresentation | None:
         """The presentation every call of this tool has before its arguments are known: the
@@ -116,6 +129,8 @@ def tool(
     sandboxed: bool = False,
     side_effects: Iterable[str] = (),
     annotations: Mapping[str, Any] | None = None,
+    reports_tests: bool = False,
+    ordered_by: str | None = "path",
 ) -> Tool[P]: ...
 
 
@@ -131,6 +146,8 @@ def tool(
     sandboxed: bool = False,
     side_effects: Iterable[str] = (),
     annotations: Mapping[str, Any] | None = None,
+    reports_tests: bool = False,
+    ordered_by: str | None = "path",
 ) -> Callable[[Execute], Tool[Any]]: ...
 
 
@@ -146,6 +163,8 @@ def tool(
     sandboxed: bool = False,
     side_effects: Iterable[str] = (),
     annotations: Mapping[str, Any] | None = None,
+    reports_tests: bool = False,
+    ordered_by: str | None = "path",
 ) -> Tool[Any] | Callable[[Execute], Tool[Any]]:
     """Define a tool, or decorate ``async def name(params: Model, context)`` to make one.
 
@@ -166,6 +185,8 @@ def tool(
             sandboxed=sandboxed,
             side_effects=tuple(side_effects),
             annotations=dict(annotations or {}),
+            reports_tests=reports_tests,
+            ordered_by=ordered_by,
         )
 
     if execute is not None:

@@ -38,19 +38,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from cogcli.models.scripted import Call as ToolCall  # one scripted-call type for the in-process and HTTP models
+
 # --- script steps ------------------------------------------------------------------------
-
-
-@dataclass
-class ToolCall:
-    id: str
-    name: str
-    #: an object (sent as its JSON) or the exact argument text
-    arguments: Any = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
 
 
 @dataclass

@@ -48,7 +48,7 @@ async def big(params: SizeArgs) -> str:
     return "x" * params.size
 
 
-@tool(presentation={"label": "Run tests", "icon": "flask-conical"})
+@tool(presentation={"label": "Run tests", "icon": "flask-conical"}, reports_tests=True)
 async def run_tests(params: TextArgs, context: Any) -> Any:
     """Pretend to run tests, one update per test."""
     names = params.text.split(",")

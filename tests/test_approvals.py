@@ -10,7 +10,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 from runtime_helpers import call_events, echo, of_type
-from scripted_model import Call, ScriptedModel, Turn, all_request_text
+from cogcli.models.scripted import Call, ScriptedModel, Turn, all_request_text
 
 from cogcli import AbortSignal, tool
 from cogcli.approvals import Decision

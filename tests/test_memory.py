@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted_model import Call, ScriptedModel, Turn
+from cogcli.models.scripted import Call, ScriptedModel, Turn
 
 from cogcli.errors import ConfigError
 from cogcli.history import MISSING_RESULT, build_history
@@ -145,7 +145,7 @@ import sys, time
 from pathlib import Path
 import anyio
 from pydantic import BaseModel
-from scripted_model import Call, ScriptedModel, Turn
+from cogcli.models.scripted import Call, ScriptedModel, Turn
 from cogcli import tool, tool_output
 from cogcli.memory import ThreadStore
 from cogcli.runtime import Agent, Cogitator

@@ -20,7 +20,7 @@ from runtime_helpers import (
     run_tests,
     without_stamps,
 )
-from scripted_model import Call, Fail, Hang, ScriptedModel, Turn, all_request_text
+from cogcli.models.scripted import Call, Fail, Hang, ScriptedModel, Turn, all_request_text
 
 from cogcli import AbortSignal, ToolResult, tool
 from cogcli.errors import ErrorCode

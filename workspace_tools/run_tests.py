@@ -384,4 +384,5 @@ def run_tests_tool(
         presentation=_presentation,
         timeout=timeout,
         side_effects=("runs code",),
+        reports_tests=True,
     )

@@ -12,7 +12,7 @@ arguments JSON in a few ``ToolCallArgsDelta`` fragments, then usage and ``TurnFi
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -135,6 +135,31 @@ def fragments(text: str, pieces: int = 3) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+def play_turn(
+    text: str,
+    calls: Sequence[tuple[str, str, str]],
+    *,
+    usage: tuple[int, int] | None = None,
+    stop_reason: str | None = None,
+    split: Callable[[str, int], list[str]] = fragments,
+    text_size: int = 3,
+    args_size: int = 3,
+) -> Iterator[ModelStreamEvent]:
+    """The stream events of one recorded turn: its text in a few deltas, each call ``(id, name,
+    argument text)`` started, its arguments in fragments, finished; then usage and the turn's end.
+    ``split(text, n)`` cuts text (default: into ``n`` near-equal pieces)."""
+    for piece in split(text, text_size):
+        yield TextDelta(text=piece)
+    for call_id, name, arguments in calls:
+        yield ToolCallStarted(id=call_id, name=name)
+        for piece in split(arguments, args_size):
+            yield ToolCallArgsDelta(id=call_id, text=piece)
+        yield ToolCallFinished(id=call_id, name=name, arguments_text=arguments)
+    if usage is not None:
+        yield UsageReport(input_tokens=usage[0], output_tokens=usage[1])
+    yield TurnFinished(stop_reason=stop_reason or ("tool_calls" if calls else "stop"))
+
+
 class ReplayModel:
     """A :class:`~cogcli.models.base.Model` that plays a cassette's turns in order."""
 
@@ -164,17 +189,10 @@ class ReplayModel:
                     f"(offered: {', '.join(sorted(offered)) or 'none'})"
                 )
         self.position += 1
-        for piece in fragments(turn.text):
-            yield TextDelta(text=piece)
-        for call in turn.tool_calls:
-            text = call.arguments_text()
-            yield ToolCallStarted(id=call.id, name=call.name)
-            for piece in fragments(text):
-                yield ToolCallArgsDelta(id=call.id, text=piece)
-            yield ToolCallFinished(id=call.id, name=call.name, arguments_text=text)
-        if turn.usage is not None:
-            yield UsageReport(input_tokens=turn.usage.input_tokens, output_tokens=turn.usage.output_tokens)
-        yield TurnFinished(stop_reason=turn.stop_reason or ("tool_calls" if turn.tool_calls else "stop"))
+        usage = None if turn.usage is None else (turn.usage.input_tokens, turn.usage.output_tokens)
+        calls = [(call.id, call.name, call.arguments_text()) for call in turn.tool_calls]
+        for event in play_turn(turn.text, calls, usage=usage, stop_reason=turn.stop_reason):
+            yield event
 
     async def aclose(self) -> None:
         return None

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import anyio
-from scripted_model import Call, ScriptedModel, Turn
+from cogcli.models.scripted import Call, ScriptedModel, Turn
 from ws_helpers import call, snapshot
 
 from cogcli.runtime import Agent, Cogitator

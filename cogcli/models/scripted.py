@@ -1,14 +1,18 @@
-"""An in-process :class:`cogcli.models.base.Model` that plays a scripted list of turns.
+"""An in-process :class:`~cogcli.models.base.Model` that plays a scripted list of turns: for tests,
+examples and anyone trying an agent without a model server.
+
+    from cogcli.models.scripted import Call, ScriptedModel, Turn
 
     model = ScriptedModel([
-        Turn("Reading.", [Call("c1", "read", {"path": "a.py"})]),
+        Turn("Reading.", [Call("c1", "read_file", {"path": "a.py"})]),
         Turn("Done."),
     ])
 
-Each ``stream()`` plays the next step and records the history and tool specs it was given
-(deep copies) in ``requests`` / ``tool_specs``. A step is a :class:`Turn`, a :class:`Fail`
-(raise a ModelError after some events), a :class:`Hang` (stream some events, then wait until
-cancelled), or a callable ``(messages) -> step``.
+It is :class:`~cogcli.models.replay.ReplayModel` without a file: each ``stream()`` plays the next
+step through the same :func:`~cogcli.models.replay.play_turn`, and records the history and tool
+specs it was given (deep copies) in ``requests`` / ``tool_specs``. A step is a :class:`Turn`, a
+:class:`Fail` (raise a ModelError after some events), a :class:`Hang` (stream some events, then wait
+until cancelled), or a callable ``(messages) -> step``.
 """
 
 from __future__ import annotations
@@ -16,24 +20,26 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
-from model_servers import (
-    ToolCall as Call,  # one scripted-call type for the in-process and HTTP models
-)
 
 from cogcli.errors import ModelError
-from cogcli.models.base import (
-    Message,
-    ModelStreamEvent,
-    TextDelta,
-    ToolCallArgsDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolSpec,
-    TurnFinished,
-    UsageReport,
-)
+from cogcli.models.base import Message, ModelStreamEvent, ToolSpec
+from cogcli.models.replay import play_turn
+
+
+@dataclass
+class Call:
+    """A scripted tool call: its arguments as an object (sent as its JSON) or the exact text."""
+
+    id: str
+    name: str
+    arguments: Any = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
 
 
 @dataclass
@@ -43,18 +49,17 @@ class Turn:
     usage: tuple[int, int] = (10, 5)
 
     def events(self) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        for i in range(0, len(self.text), 4):
-            out.append(TextDelta(text=self.text[i : i + 4]))
-        for call in self.calls:
-            out.append(ToolCallStarted(id=call.id, name=call.name))
-            text = call.text
-            for i in range(0, len(text), 7):
-                out.append(ToolCallArgsDelta(id=call.id, text=text[i : i + 7]))
-            out.append(ToolCallFinished(id=call.id, name=call.name, arguments_text=text))
-        out.append(UsageReport(input_tokens=self.usage[0], output_tokens=self.usage[1]))
-        out.append(TurnFinished(stop_reason="tool_calls" if self.calls else "stop"))
-        return out
+        """Text in 4-character deltas, each call's arguments in 7-character fragments, then usage."""
+        return list(
+            play_turn(
+                self.text,
+                [(c.id, c.name, c.text) for c in self.calls],
+                usage=self.usage,
+                split=lambda text, size: [text[i : i + size] for i in range(0, len(text), size)],
+                text_size=4,
+                args_size=7,
+            )
+        )
 
 
 @dataclass

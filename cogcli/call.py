@@ -1,0 +1,129 @@
+"""A prepared call: a tool call parsed and validated once, before anything runs it.
+
+    call = prepare("edit_file", '{"path": "a.py", …}', tools=tools, call_id="c1")
+
+Right after a model turn has streamed (and ``after_model`` had its say) each call becomes one
+:class:`PreparedCall`: its tool, its validated parameters and its resolved presentation — or the
+``TOOL_NOT_FOUND`` / ``INVALID_ARGUMENTS`` result it already is. Approvals, the ordering of calls on
+one path and :func:`cogcli.invoke.invoke_tool` read it; nothing parses or validates a call again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from cogcli.errors import ErrorCode
+from cogcli.presentation import ToolPresentation, resolve_presentation
+from cogcli.result import ToolResult
+from cogcli.tools import Tool
+
+Tools = Sequence[Tool[Any]] | Mapping[str, Tool[Any]]
+
+
+def parse_arguments(args: Mapping[str, Any] | str | None) -> tuple[Any, str | None]:
+    """A call's arguments as the model meant them — the object, or the text as sent when it is not
+    a JSON object — and what is wrong with them (None when they are an object). Empty text is ``{}``."""
+    if args is None:
+        return {}, None
+    if isinstance(args, str):
+        if not args.strip():
+            return {}, None
+        try:
+            value = json.loads(args)
+        except ValueError as exc:
+            where = f" ({exc.msg} at position {exc.pos})" if isinstance(exc, json.JSONDecodeError) else ""
+            return args, f"not valid JSON{where}; send the arguments as one JSON object"
+        if not isinstance(value, dict):
+            return args, f"expected a JSON object, got {type(value).__name__}"
+        return value, None
+    if not isinstance(args, Mapping):
+        return args, f"expected a JSON object, got {type(args).__name__}"
+    return dict(args), None
+
+
+def format_validation_error(tool_name: str, exc: ValidationError) -> str:
+    """A pydantic error as a model can act on it: one line per bad field."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        lines.append(f"- {where}: {err.get('msg')}")
+    return f"invalid arguments for {tool_name}:\n" + "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    id: str
+    name: str
+    #: as the model meant them (see :func:`parse_arguments`)
+    arguments: Any
+    tool: Tool[Any] | None = None
+    params: BaseModel | None = None
+    presentation: ToolPresentation | None = None
+    #: the result the call already is when it cannot run (unknown tool, bad arguments)
+    failed: ToolResult | None = None
+
+    def outcome(self, code: str, message: str, duration_ms: float = 0.0) -> ToolResult:
+        """This call's result when it ends without a result of its own (refused, aborted, …)."""
+        return ToolResult(
+            call_id=self.id,
+            name=self.name,
+            arguments=self.arguments,
+            presentation=self.presentation,
+            error=message,
+            error_code=code,
+            duration_ms=duration_ms,
+        )
+
+    def order_key(self) -> str | None:
+        """The value of the argument the tool orders its calls by (normalised), if it has one:
+        calls of one turn with the same key run one after another, in call order."""
+        key = self.tool.ordered_by if self.tool is not None else "path"
+        if self.failed is not None or key is None or not isinstance(self.arguments, dict):
+            return None
+        value = self.arguments.get(key)
+        return os.path.normpath(value) if isinstance(value, str) and value else None
+
+
+def prepare(tool: Tool[Any] | str, args: Mapping[str, Any] | str | None, *, call_id: str, tools: Tools | None = None) -> PreparedCall:
+    """Look ``tool`` up (by name in ``tools``), parse ``args`` and validate them, once."""
+    name = tool if isinstance(tool, str) else tool.name
+    found = _lookup(tool, tools)
+    arguments, problem = parse_arguments(args)
+    if found is None:
+        known = ", ".join(sorted(_names(tools))) or "none"
+        call = PreparedCall(call_id, name, arguments)
+        return _failed(call, ErrorCode.TOOL_NOT_FOUND, f"unknown tool {name!r}; available tools: {known}")
+    call = PreparedCall(call_id, name, arguments, found, presentation=found.static_presentation())
+    if problem is not None:
+        return _failed(call, ErrorCode.INVALID_ARGUMENTS, f"invalid arguments for {name}: {problem}")
+    try:
+        params = found.parameters.model_validate(arguments)
+    except ValidationError as exc:
+        return _failed(call, ErrorCode.INVALID_ARGUMENTS, format_validation_error(name, exc))
+    return PreparedCall(call_id, name, arguments, found, params, resolve_presentation(found.presentation, params, name))
+
+
+def _failed(call: PreparedCall, code: str, message: str) -> PreparedCall:
+    return PreparedCall(call.id, call.name, call.arguments, call.tool, None, call.presentation, call.outcome(code, message))
+
+
+def _lookup(tool: Tool[Any] | str, tools: Tools | None) -> Tool[Any] | None:
+    if not isinstance(tool, str):
+        return tool
+    if tools is None:
+        return None
+    if isinstance(tools, Mapping):
+        return tools.get(tool)
+    return next((t for t in tools if t.name == tool), None)
+
+
+def _names(tools: Tools | None) -> list[str]:
+    if tools is None:
+        return []
+    return list(tools) if isinstance(tools, Mapping) else [t.name for t in tools]

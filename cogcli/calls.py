@@ -1,0 +1,101 @@
+"""Running one turn's prepared calls: approval first (when the run asks for it), then concurrently,
+calls on one path in call order. Each call ends through the run's :class:`~cogcli.conclude.Conclude`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+
+from cogcli.approvals import Approve, Decision, Decisions, approval_for, decision_of, denied_message
+from cogcli.call import PreparedCall
+from cogcli.conclude import Conclude, Slots
+from cogcli.context import AbortSignal, UpdateCallback, cancel_on_abort
+from cogcli.errors import ErrorCode
+from cogcli.events import ApprovalRequiredEvent, BaseEvent
+from cogcli.invoke import run_prepared
+
+log = logging.getLogger("cogcli")
+
+
+async def ask_approval(
+    calls: Sequence[PreparedCall],
+    slots: Slots,
+    *,
+    approve: Approve,
+    thread_id: str,
+    emit: Callable[[BaseEvent], Any],
+    conclude: Conclude,
+    signal: AbortSignal,
+) -> bool | None:
+    """The turn's calls with side effects are listed in one ``approval-required`` event; each
+    refused call is concluded ``DENIED`` here, so it never runs. Returns whether a call was
+    refused (None: nothing needed approval, or the run was aborted while waiting)."""
+    pending = [(i, found) for i, call in enumerate(calls) if (found := approval_for(call)) is not None]
+    if not pending:
+        return None
+    approvals = [approval for _, approval in pending]
+    emit(ApprovalRequiredEvent(thread_id=thread_id, approvals=approvals))
+    decisions = await _decisions(approve, approvals, signal)
+    if decisions is None:  # aborted while waiting: each call then ends ABORTED, unrun
+        return None
+    refused = False
+    for i, approval in pending:
+        decision = decision_of(decisions, approval.tool_call_id)
+        if not decision.approved:
+            refused = True
+            await conclude(slots, i, calls[i].outcome(ErrorCode.DENIED, denied_message(approval.tool_name, decision)))
+    return refused
+
+
+async def _decisions(approve: Approve, approvals: list[Any], signal: AbortSignal) -> Decisions | None:
+    """``approve``'s answer, or None when the run was aborted while it was pending. An
+    approver that raises refuses every call it was asked about."""
+    decisions: Decisions | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cancel_on_abort, signal, tg.cancel_scope)
+        try:
+            decisions = await approve([a.model_copy(deep=True) for a in approvals])
+        except Exception as exc:
+            log.error("approve failed; the calls it was asked about are refused", exc_info=True)
+            why = f"asking for approval failed ({type(exc).__name__}: {exc})"
+            decisions = {a.tool_call_id: Decision(False, why) for a in approvals}
+        tg.cancel_scope.cancel()
+    return None if signal.aborted else decisions
+
+
+async def run_calls(
+    calls: Sequence[PreparedCall],
+    slots: Slots,
+    *,
+    conclude: Conclude,
+    on_update: UpdateCallback,
+    signal: AbortSignal,
+) -> None:
+    """Run the calls not yet concluded, concurrently; each is concluded as it ends. Calls with the
+    same :meth:`~PreparedCall.order_key` run one after another in call order: the second sees what
+    the first did (two edits of one file in one turn)."""
+    todo = slots.open()
+    done = {i: anyio.Event() for i in todo}
+    after: dict[int, anyio.Event] = {}
+    last: dict[str, int] = {}
+    for i in todo:
+        key = calls[i].order_key()
+        if key is not None:
+            if key in last:
+                after[i] = done[last[key]]
+            last[key] = i
+
+    async def run_one(i: int) -> None:
+        try:
+            if i in after:
+                await after[i].wait()
+            await conclude(slots, i, await run_prepared(calls[i], on_update=on_update, signal=signal))
+        finally:
+            done[i].set()
+
+    async with anyio.create_task_group() as tg:
+        for i in todo:
+            tg.start_soon(run_one, i)

@@ -1,0 +1,101 @@
+"""A thread's entries: what memory keeps of a run, one pydantic model per kind (see :mod:`cogcli.memory`).
+
+A call's ``tool_result`` entry is made from its :class:`cogcli.result.ToolResult` (and read back
+into one) by :meth:`ToolResult.entry` / :meth:`ToolResult.from_entry`; a ``run_end`` entry from the
+run's :class:`cogcli.outcome.RunEnd`. Nothing else copies their fields.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from cogcli.events import FileChange, RunStatus, Usage
+from cogcli.models.base import ToolCallRequest
+from cogcli.presentation import ToolPresentation
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class UserEntry(_Entry):
+    kind: Literal["user"] = "user"
+    content: str
+    #: the run this input started (the ``messageId`` of its start/finish events)
+    message_id: str | None = None
+
+
+class AssistantEntry(_Entry):
+    kind: Literal["assistant"] = "assistant"
+    content: str = ""
+    #: the calls as the model made them (arguments as it streamed them)
+    tool_calls: list[ToolCallRequest] = Field(default_factory=list)
+
+
+class ModelToolResult(_Entry):
+    """What the model read of one call."""
+
+    call_id: str
+    name: str
+    content: str
+
+
+class ToolResultMetadata(_Entry):
+    """What only clients read of a call. Never part of a model's history."""
+
+    details: Any = None
+    presentation: ToolPresentation | None = None
+    #: the whole content, before it was cut to ``max_result_length``
+    content: Any = None
+    error: str | None = None
+    error_code: str | None = None
+    #: the arguments the call ran with (middleware may have changed the streamed ones)
+    arguments: Any = None
+    duration_ms: float | None = None
+    #: credentials replaced by ``[REDACTED]`` in what the model read (and in ``content``/``error``)
+    redacted: int | None = None
+
+
+class ToolResultEntry(_Entry):
+    kind: Literal["tool_result"] = "tool_result"
+    tool_results: list[ModelToolResult]
+    metadata: ToolResultMetadata = Field(default_factory=ToolResultMetadata)
+
+
+class RunEndEntry(_Entry):
+    """How a run ended: made from its :class:`cogcli.outcome.RunEnd`, as its ``finish`` event is."""
+
+    kind: Literal["run_end"] = "run_end"
+    message_id: str | None = None
+    status: RunStatus
+    steps: int = 0
+    usage: Usage | None = None
+    duration_ms: float = 0.0
+    error: str | None = None
+    error_code: str | None = None
+    files_changed: list[FileChange] = Field(default_factory=list)
+    tests: dict[str, int] | None = None
+    tests_error: str | None = None
+
+
+class UndoEntry(_Entry):
+    """``cog undo`` reverted the files of the run ``message_id``; no model reads it."""
+
+    kind: Literal["undo"] = "undo"
+    message_id: str | None = None
+    files: list[str] = Field(default_factory=list)
+
+
+Entry: TypeAlias = Annotated[
+    UserEntry | AssistantEntry | ToolResultEntry | RunEndEntry | UndoEntry, Field(discriminator="kind")
+]
+_ENTRY = TypeAdapter(Entry)
+
+
+class StoredEntry(BaseModel):
+    """An entry as read back: its place in the thread and when it was written."""
+
+    seq: int
+    created_at: str
+    entry: Entry

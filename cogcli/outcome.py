@@ -1,0 +1,101 @@
+"""How a run ended, computed once from its results: :class:`RunEnd`.
+
+What the run changed (lines added and removed per file) and how its tests went are worked out
+here, from the finished calls and what their tools declare (``writes_files``, ``reports_tests``),
+never from tool names. The ``finish`` event, the thread's ``run_end`` entry and ``RunResult`` are
+all made from the one :class:`RunEnd`, and a stored thread's ``finish`` is redrawn from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from cogcli.details import diff_text, read_test_report
+from cogcli.diffstat import diff_stats
+from cogcli.entries import RunEndEntry
+from cogcli.events import FileChange, FinishEvent, RunStatus, Usage
+from cogcli.result import ToolResult
+from cogcli.tools import Tool
+
+
+class RunEnd(BaseModel):
+    status: RunStatus
+    steps: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    duration_ms: float = 0.0
+    error: str | None = None
+    error_code: str | None = None
+    files_changed: list[FileChange] = Field(default_factory=list)
+    tests: dict[str, int] | None = None
+    tests_error: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        status: RunStatus,
+        results: Sequence[ToolResult],
+        tools: Iterable[Tool[Any]] | Mapping[str, Tool[Any]],
+        **fields: Any,
+    ) -> RunEnd:
+        """The end of a run whose calls ended with ``results``, made by ``tools``."""
+        index = tools if isinstance(tools, Mapping) else {t.name: t for t in tools}
+        tests, tests_error = test_outcome(results, index)
+        return cls(status=status, files_changed=files_changed(results, index), tests=tests, tests_error=tests_error, **fields)
+
+    def finish_event(self, message_id: str, thread_id: str) -> FinishEvent:
+        return FinishEvent(
+            message_id=message_id, thread_id=thread_id, **self.model_dump(include=set(FinishEvent.model_fields))
+        )
+
+    def entry(self, message_id: str) -> RunEndEntry:
+        return RunEndEntry(message_id=message_id, **self.model_dump(include=set(RunEndEntry.model_fields)))
+
+    @classmethod
+    def from_entry(cls, entry: RunEndEntry) -> RunEnd:
+        data = entry.model_dump(include=set(cls.model_fields), exclude_none=True)
+        return cls(**data)
+
+
+def files_changed(
+    results: Iterable[ToolResult], tools: Iterable[Tool[Any]] | Mapping[str, Tool[Any]] = ()
+) -> list[FileChange]:
+    """Lines added and removed per path, summed over the successful calls that changed files: those
+    whose details carry a diff, of tools that declare they write files (a tool that only shows a
+    diff, like git_diff, changed nothing). A result of a tool not in ``tools`` counts when it carries a diff."""
+    index = tools if isinstance(tools, Mapping) else {t.name: t for t in tools}
+    totals: dict[str, FileChange] = {}
+    for r in results:
+        tool = index.get(r.name)
+        if r.error is not None or (tool is not None and not tool.writes_files):
+            continue
+        diff = diff_text(r.details) if isinstance(r.details, dict) else None
+        if diff is None:
+            continue
+        for stat in diff_stats(diff):
+            path = stat.path or (r.arguments.get("path") if isinstance(r.arguments, dict) else None)
+            if not isinstance(path, str):
+                continue
+            change = totals.setdefault(path, FileChange(path=path))
+            change.added += stat.added
+            change.removed += stat.removed
+    return list(totals.values())
+
+
+def test_outcome(results: Sequence[ToolResult], tools: Mapping[str, Tool[Any]]) -> tuple[dict[str, int] | None, str | None]:
+    """(the counts of the last test run, why it did not finish): from the last call of a tool that
+    declares ``reports_tests`` — its report's counts when it ran, its error when it failed."""
+    for r in reversed(results):
+        tool = tools.get(r.name)
+        if tool is None or not tool.reports_tests:
+            continue
+        if r.error is not None:
+            return None, r.error
+        report = read_test_report(r.details)
+        return (report.counts() if report is not None else None), None
+    return None, None
+
+
+test_outcome.__test__ = False  # type: ignore[attr-defined]  # a function named test_*, not a test

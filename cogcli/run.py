@@ -1,0 +1,229 @@
+"""One run of an agent: the loop, a step, and the end. :class:`cogcli.runtime.Cogitator` starts it.
+
+    while not done: step = stream a turn → prepare its calls → approve → run → record
+
+Recoverable failures (bad arguments, unknown tools, tool errors) go back to the model as results;
+terminating ones (abort, a model error, the step limit) end the run. Whatever ends it, every call
+is concluded once (:mod:`cogcli.conclude`), the thread keeps every completed step, and exactly one
+``finish`` event is sent, made — like the ``run_end`` entry and ``RunResult`` — from one :class:`RunEnd`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from cogcli.approvals import Approve
+from cogcli.call import PreparedCall, prepare
+from cogcli.calls import ask_approval, run_calls
+from cogcli.conclude import Conclude, Slots, ToolResultCallback
+from cogcli.context import AbortSignal, ToolUpdate
+from cogcli.entries import AssistantEntry, Entry, UserEntry
+from cogcli.errors import ErrorCode, ModelError
+from cogcli.events import ErrorEvent, EventEmitter, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
+from cogcli.history import build_history
+from cogcli.memory import ThreadStore
+from cogcli.models.base import Message, ToolCallRequest, ToolSpec
+from cogcli.outcome import RunEnd
+from cogcli.result import ToolResult
+from cogcli.tools import Tool
+from cogcli.turn import StreamedCall, Turn, stream_turn
+
+if TYPE_CHECKING:
+    from cogcli.runtime import Agent
+
+log = logging.getLogger("cogcli")
+
+ToolUpdateCallback = Callable[[ToolUpdate], Any]
+#: may return new arguments for a call (sync or async); None keeps the streamed ones
+AfterModel = Callable[[ToolCallRequest], "dict[str, Any] | None | Awaitable[dict[str, Any] | None]"]
+
+
+@dataclass(kw_only=True)
+class Hooks:
+    """What the caller of a run plugs in (see :meth:`cogcli.runtime.Cogitator.run`)."""
+
+    on_tool_result: ToolResultCallback | None = None
+    on_tool_update: ToolUpdateCallback | None = None
+    after_model: AfterModel | None = None
+    approve: Approve | None = None
+
+
+class Run:
+    def __init__(
+        self, agent: Agent, tools: dict[str, Tool[Any]], store: ThreadStore, thread_id: str,
+        emitter: EventEmitter, signal: AbortSignal, hooks: Hooks,
+    ) -> None:
+        self.agent, self.tools, self.store, self.thread_id = agent, tools, store, thread_id
+        self.emitter, self.signal, self.hooks = emitter, signal, hooks
+        self.conclude = Conclude(emitter, hooks.on_tool_result)
+        self.message_id = f"msg_{uuid.uuid4().hex[:20]}"
+        self.specs = [ToolSpec(**t.spec()) for t in tools.values()]
+        self.history: list[Message] = []
+        self.results: list[ToolResult] = []
+        self.usage = Usage()
+        self.steps = 0
+        self.output = ""
+        self.error: str | None = None
+        self.error_code: str | None = None
+        #: the last turn that asked for approval had a call refused
+        self.denied_open = False
+
+    async def execute(self, input: str) -> tuple[RunEnd, str]:
+        """Run to the end; returns how it ended and the model's last text."""
+        started = time.perf_counter()
+        status = RunStatus.ERROR
+        self.emitter.emit(StartEvent(message_id=self.message_id, thread_id=self.thread_id))
+        try:
+            status = await self._loop(input)
+        except ModelError as exc:
+            status = self._fail(exc.message, exc.code)
+        except anyio.get_cancelled_exc_class():
+            status = RunStatus.ABORTED
+            raise
+        except Exception as exc:
+            log.error("the run failed", exc_info=True)
+            status = self._fail(f"{type(exc).__name__}: {exc}", None)
+        finally:
+            end = self._end(status, (time.perf_counter() - started) * 1000)
+        return end, self.output
+
+    async def _loop(self, input: str) -> RunStatus:
+        self.history = build_history(self.agent.instructions, self.store.entries(self.thread_id))
+        self.store.append(self.thread_id, [UserEntry(content=input, message_id=self.message_id)], status="running")
+        self.history.append(Message(role="user", content=input))
+        while True:
+            if self.signal.aborted:
+                return RunStatus.ABORTED
+            if self.steps >= self.agent.max_steps:
+                return RunStatus.DENIED if self.denied_open else RunStatus.MAX_STEPS
+            self.steps += 1
+            turn = await self._stream_turn()
+            if turn.cut is not None:
+                return await self._cut(turn)
+            calls = await self._step(turn)
+            if not calls:
+                self.output = turn.text
+                return RunStatus.DENIED if self.denied_open else RunStatus.COMPLETED
+            if self.signal.aborted:
+                return RunStatus.ABORTED
+
+    async def _stream_turn(self) -> Turn:
+        turn = await stream_turn(
+            self.agent.model, self.history, self.specs, emit=self.emitter.emit, signal=self.signal,
+            presentation_of=self._static_presentation,
+        )
+        self.usage = self.usage + turn.usage
+        return turn
+
+    async def _step(self, turn: Turn) -> list[PreparedCall]:
+        """One complete turn: prepare its calls, approve, run, and record the step, which is kept
+        even when the caller cancels the run (every call then ends ABORTED)."""
+        slots = Slots(len(turn.calls))
+        try:
+            calls = await self._prepare(turn.calls)
+        except Exception as exc:
+            await self._close_calls(turn, slots, ErrorCode.TOOL_ERROR, f"after_model failed ({type(exc).__name__}: {exc})")
+            raise
+        try:
+            if self.hooks.approve is not None:
+                refused = await ask_approval(
+                    calls, slots, approve=self.hooks.approve, thread_id=self.thread_id,
+                    emit=self.emitter.emit, conclude=self.conclude, signal=self.signal,
+                )
+                if refused is not None:
+                    self.denied_open = refused
+            await run_calls(calls, slots, conclude=self.conclude, on_update=self._on_update, signal=self.signal)
+        finally:  # also when the caller cancels the run: the step is kept, every call has a result
+            for i in slots.open():
+                await self.conclude(slots, i, calls[i].outcome(ErrorCode.ABORTED, f"{calls[i].name} was cancelled before it finished"))
+            self.results += slots.done()
+            self._record(turn.text, [c.request() for c in turn.calls], slots.done())
+        return calls
+
+    async def _prepare(self, streamed: Sequence[StreamedCall]) -> list[PreparedCall]:
+        """Each call prepared once, with the arguments it runs with: as streamed, or what
+        ``after_model`` returned (a ``tool-update`` with ``arguments`` says so)."""
+        calls: list[PreparedCall] = []
+        for call in streamed:
+            arguments: Any = call.arguments if call.problem is None else call.text
+            if self.hooks.after_model is not None:
+                changed = self.hooks.after_model(call.request().model_copy(deep=True))
+                if inspect.isawaitable(changed):
+                    changed = await changed
+                if changed is not None:
+                    arguments = changed
+                    self.emitter.emit(ToolUpdateEvent(tool_call_id=call.id, tool_name=call.name, arguments=changed))
+            calls.append(prepare(call.name, arguments, call_id=call.id, tools=self.tools))
+        return calls
+
+    async def _cut(self, turn: Turn) -> RunStatus:
+        """The model's stream failed or was aborted: the turn's calls end without running."""
+        if turn.error is not None:
+            await self._close_calls(turn, Slots(len(turn.calls)), turn.error.code, "the model's stream failed")
+            raise turn.error
+        await self._close_calls(turn, Slots(len(turn.calls)), ErrorCode.ABORTED, "the run was aborted")
+        return RunStatus.ABORTED
+
+    async def _close_calls(self, turn: Turn, slots: Slots, code: str, why: str) -> None:
+        """A turn whose calls never ran (the stream stopped, or middleware failed). Each started
+        call still gets its ``tool-call-end`` and is concluded saying so; memory keeps the text and
+        the calls whose arguments had all arrived."""
+        for i, call in enumerate(turn.calls):
+            if not call.finished:
+                self.emitter.emit(ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.text))
+            unrun = PreparedCall(call.id, call.name, call.request().arguments, presentation=self._static_presentation(call.name))
+            await self.conclude(slots, i, unrun.outcome(code, f"{call.name} was not run: {why}"))
+        self.results += slots.done()
+        finished = [i for i, call in enumerate(turn.calls) if call.finished]
+        if turn.text or finished:
+            kept = [r for i in finished if (r := slots.results[i]) is not None]
+            self._record(turn.text, [turn.calls[i].request() for i in finished], kept)
+
+    def _static_presentation(self, name: str) -> Any:
+        tool = self.tools.get(name)  # a per-arguments presentation comes with the tool-result
+        return None if tool is None else tool.static_presentation()
+
+    def _on_update(self, update: ToolUpdate) -> None:
+        self.emitter.emit(ToolUpdateEvent.of(update))
+        if self.hooks.on_tool_update is not None:
+            returned = self.hooks.on_tool_update(update)  # ToolContext logs a callback that raises
+            if returned is not None and inspect.isawaitable(returned):
+                log.warning("on_tool_update must be a plain function; a coroutine it returned was not awaited")
+                getattr(returned, "close", lambda: None)()
+
+    def _record(self, text: str, calls: list[ToolCallRequest], results: list[ToolResult]) -> None:
+        """The turn and what the model read of each call: into the history and, in one
+        transaction, into the thread."""
+        limit = self.agent.max_result_length
+        self.history.append(Message(role="assistant", content=text, tool_calls=calls))
+        entries: list[Entry] = [AssistantEntry(content=text, tool_calls=calls)]
+        for result in results:
+            entry = result.entry(limit)
+            self.history.append(Message(role="tool", tool_call_id=result.call_id, name=result.name, content=entry.tool_results[0].content))
+            entries.append(entry)
+        self.store.append(self.thread_id, entries)
+
+    def _fail(self, message: str, code: str | None) -> RunStatus:
+        self.error, self.error_code = message, code
+        self.emitter.emit(ErrorEvent(message=message, code=code))
+        return RunStatus.ERROR
+
+    def _end(self, status: RunStatus, duration_ms: float) -> RunEnd:
+        end = RunEnd.of(
+            status, self.results, self.tools, steps=self.steps, usage=self.usage, duration_ms=duration_ms,
+            error=self.error, error_code=self.error_code,
+        )
+        self.emitter.emit(end.finish_event(self.message_id, self.thread_id))
+        try:
+            self.store.append(self.thread_id, [end.entry(self.message_id)], status=status)
+        except Exception:
+            log.error("could not record the end of the run in thread %s", self.thread_id, exc_info=True)
+        return end
