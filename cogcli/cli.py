@@ -65,7 +65,7 @@ class Sandbox(str, enum.Enum):
     off = "off"
 
 
-class Approval(str, enum.Enum):
+class ApprovalMode(str, enum.Enum):
     ask = "ask"
     auto = "auto"
     stdin = "stdin"
@@ -161,7 +161,7 @@ def edit(
     sandbox: SandboxOption = None,
     allow_secret: AllowSecretOption = None,
     approval: Annotated[
-        Optional[Approval],
+        Optional[ApprovalMode],
         typer.Option(
             "--approval",
             help="Before a call that writes files or runs code: ask (prompt y/n/a on the terminal), auto (run it), "
@@ -197,8 +197,8 @@ def edit(
     raise typer.Exit(code)
 
 
-def _approval_mode(approval: Approval | None, yes: bool) -> str | None:
-    if yes and approval not in (None, Approval.auto):
+def _approval_mode(approval: ApprovalMode | None, yes: bool) -> str | None:
+    if yes and approval not in (None, ApprovalMode.auto):
         fail(f"--yes means --approval auto; it cannot go with --approval {approval.value}")  # type: ignore[union-attr]
     return "auto" if yes else approval.value if approval else None
 

@@ -19,7 +19,7 @@ from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
 from cogcli.render import Renderer, make_renderer
-from cogcli.render.summary import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
 
 log = logging.getLogger("cogcli")
 

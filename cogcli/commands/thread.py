@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cogcli.errors import ConfigError
 from cogcli.render import Renderer
-from cogcli.render.summary import EXIT_OK, EXIT_USAGE
+from cogcli.exit_codes import EXIT_OK, EXIT_USAGE
 
 
 def _fail(message: str) -> int:

@@ -11,10 +11,10 @@ import anyio
 from cogcli.commands.common import abort_on_signals
 from cogcli.context import AbortSignal, ToolUpdate
 from cogcli.errors import ErrorCode
-from cogcli.events import EventEmitter, ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent, ToolUpdateEvent
+from cogcli.events import EventEmitter, ToolCallEndEvent, ToolCallStartEvent, ToolUpdateEvent
 from cogcli.invoke import invoke_tool, new_call_id
 from cogcli.render import Renderer
-from cogcli.render.summary import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
 from cogcli.tools import Tool
 
 #: a call that could not start because of how it was asked for: exit 2, as for any usage error
@@ -43,7 +43,7 @@ def call_tool(
         return result, received
 
     result, received = anyio.run(run)
-    emit(ToolResultEvent.of(result))
+    emit(result.to_event())
     renderer.close()
     if received:
         return 128 + received[0]  # 130 for SIGINT, 143 for SIGTERM

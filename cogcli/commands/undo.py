@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from cogcli.errors import ConfigError
-from cogcli.render.summary import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
 
 
 def _say(message: str) -> None:

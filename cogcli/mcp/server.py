@@ -30,7 +30,6 @@ from cogcli.errors import ConfigError, ErrorCode
 from cogcli.invoke import ToolResult, invoke_tool
 from cogcli.mcp import META_DETAILS, META_ERROR_CODE, META_PRESENTATION
 from cogcli.output import content_text
-from cogcli.secrets import redact_result
 from cogcli.tools import Tool, tool_index
 
 if TYPE_CHECKING:
@@ -202,8 +201,8 @@ def build_server(
             tg.start_soon(forward_progress)
             with updates_in:  # closing it lets the forwarder drain, so progress precedes the result
                 result = await invoke_tool(params.name, params.arguments or {}, tools=index, on_update=on_update)
-        # the client hands the content to its model: credentials out, as in a cog run
-        return call_result(redact_result(result), validators.get(params.name))
+        # invoke_tool redacted it (and each update): the client hands the content to its model
+        return call_result(result, validators.get(params.name))
 
     return Server(
         name,

@@ -13,6 +13,7 @@ from cogcli.events import (
     BaseEvent,
     ErrorEvent,
     FinishEvent,
+    RunStatus,
     StartEvent,
     TextDeltaEvent,
     ToolCallEndEvent,
@@ -21,21 +22,16 @@ from cogcli.events import (
     ToolUpdateEvent,
     Usage,
 )
+from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE  # noqa: F401 (re-exported)
 from cogcli.presentation import ToolPresentation
 from cogcli.render.details import TestReport, diff_stats, diff_text, read_test_report
 
-EXIT_OK = 0
-EXIT_TASK_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
-
 STATUS_WORDS = {
-    "completed": "Done",
-    "max_steps": "Stopped at the step limit",
-    "aborted": "Interrupted",
-    "error": "Failed",
-    "denied": "Denied",
+    RunStatus.COMPLETED: "Done",
+    RunStatus.MAX_STEPS: "Stopped at the step limit",
+    RunStatus.ABORTED: "Interrupted",
+    RunStatus.ERROR: "Failed",
+    RunStatus.DENIED: "Denied",
 }
 
 
@@ -79,8 +75,6 @@ class RunSummary:
     calls: dict[str, Call] = field(default_factory=dict)
     files: dict[str, FileStat] = field(default_factory=dict)
     tests: TestReport | None = None
-    #: True when the last test run was a call that failed (timed out, could not start)
-    tests_errored: bool = False
     finish: FinishEvent | None = None
     thread_id: str | None = None
     errors: list[ErrorEvent] = field(default_factory=list)
@@ -130,9 +124,7 @@ class RunSummary:
                 f.removed += stat.removed
         report = read_test_report(event.details)
         if report is not None:
-            self.tests, self.tests_errored = report, False
-        elif event.error is not None and event.tool_name == "run_tests":
-            self.tests_errored = True
+            self.tests = report
 
     # --- the outcome ---------------------------------------------------------------------
 
@@ -143,6 +135,12 @@ class RunSummary:
     @property
     def final_text(self) -> str:
         return self.texts.get(self.last_text_id, "") if self.last_text_id else ""
+
+    @property
+    def tests_errored(self) -> bool:
+        """True when the run's last test run was a call that failed (timed out, could not start):
+        the run says so in its ``finish`` event (``testsError``)."""
+        return self.finish is not None and self.finish.tests_error is not None
 
     @property
     def tests_ok(self) -> bool:
@@ -170,9 +168,9 @@ class RunSummary:
     def exit_code(self) -> int:
         """0 done and the last test run (if any) passed; 1 the task failed; 130 interrupted."""
         status = self.status
-        if status == "aborted":
+        if status == RunStatus.ABORTED:
             return EXIT_INTERRUPTED
-        if status != "completed":
+        if status != RunStatus.COMPLETED:
             return EXIT_TASK_FAILED
         counts = self.test_counts()
         if self.tests_errored or (counts is not None and counts[1] > 0):
