@@ -74,6 +74,7 @@ class ApprovalMode(str, enum.Enum):
 class Schema(str, enum.Enum):
     events = "events"
     presentation = "presentation"
+    details = "details"
 
 
 # --- shared bits ---------------------------------------------------------------------------
@@ -337,12 +338,16 @@ def render_command(
 
 
 @app.command("schema")
-def schema_command(which: Annotated[Schema, typer.Argument(metavar="events|presentation", help="events or presentation.")]) -> None:
-    """Print the JSON Schema of the wire events or of a tool presentation."""
+def schema_command(which: Annotated[Schema, typer.Argument(metavar="events|presentation|details", help="events, presentation or details.")]) -> None:
+    """Print the JSON Schema of the wire events, of a tool presentation or of the workspace tools' details."""
     if which is Schema.events:
         from cogcli.events import events_json_schema
 
         schema = events_json_schema()
+    elif which is Schema.details:
+        from cogcli.details import details_json_schema
+
+        schema = details_json_schema()
     else:
         from cogcli.presentation import presentation_json_schema
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cogcli.details import FileEditDetails
 from cogcli.diffstat import diff_stats as file_stats
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
@@ -101,7 +102,7 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None)
         added, removed = diff_stats(diff)
         return tool_output(
             {"path": shown, "replacements": len(positions)},
-            details={"diff": diff, "added": added, "removed": removed},
+            details=FileEditDetails(diff=diff, added=added, removed=removed),
             presentation={"label": "Edit file", "icon": "file-pen", "detail": shown},
         )
 

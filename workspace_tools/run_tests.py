@@ -26,6 +26,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.context import ToolContext
+from cogcli.details import CommandRunDetails, TestReportDetails
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import ToolOutputResult, tool_output
 from cogcli.tools import Tool, tool
@@ -267,17 +268,17 @@ async def _run_pytest(
             code=ErrorCode.TOOL_ERROR,
         )
     shown = " ".join(selection) or "all tests"
-    details = {
-        "command": command,
-        "exit_code": exit_code,
-        "sandbox": _sandbox_name(sandbox),
+    details = TestReportDetails(
+        command=command,
+        exit_code=exit_code,
+        sandbox=_sandbox_name(sandbox),
         **report.counts,
-        "collected": report.collected,
-        "duration_s": round(duration, 3),
-        "tests": report.tests,
-        "output_tail": output.text(),
-        "output_dropped_bytes": output.dropped,
-    }
+        collected=report.collected,
+        duration_s=round(duration, 3),
+        tests=report.tests,
+        output_tail=output.text(),
+        output_dropped_bytes=output.dropped,
+    )
     presentation = _presentation(params)  # the row says how the run went: "all · 1 failed, 2 passed"
     presentation["detail"] += f" · {_counts_text(report.counts)}"
     return tool_output(
@@ -329,15 +330,15 @@ async def _run_command(
     else:
         verdict = f"failed (exit {exit_code})"
     text = f"`{full}` {verdict} in {duration:.2f} s\nOutput (end):\n{output.text()[-6000:]}{_sandbox_note(sandbox)}"
-    details = {
-        "command": full,
-        "exit_code": exit_code,
-        "sandbox": _sandbox_name(sandbox),
-        "duration_s": round(duration, 3),
-        "lines": count,
-        "output_tail": output.text(),
-        "output_dropped_bytes": output.dropped,
-    }
+    details = CommandRunDetails(
+        command=full,
+        exit_code=exit_code,
+        sandbox=_sandbox_name(sandbox),
+        duration_s=round(duration, 3),
+        lines=count,
+        output_tail=output.text(),
+        output_dropped_bytes=output.dropped,
+    )
     return tool_output(text, details=details, presentation=presentation)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cogcli.details import SearchDetails
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.secrets import REDACTED, KeyLines
@@ -91,17 +92,17 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
             content += f"[{secret} file{'s' if secret != 1 else ''} that look like secrets (.env, keys) not searched]\n"
         return tool_output(
             content,
-            details={
-                "pattern": params.pattern,
-                "path": where,
-                "glob": params.glob,
-                "matches": matches,
-                "total": total,
-                "truncated": total > len(matches),
-                "files_searched": searched,
-                "files_skipped": skipped,
-                "secrets_skipped": secret,
-            },
+            details=SearchDetails(
+                pattern=params.pattern,
+                path=where,
+                glob=params.glob,
+                matches=matches,
+                total=total,
+                truncated=total > len(matches),
+                files_searched=searched,
+                files_skipped=skipped,
+                secrets_skipped=secret,
+            ),
             presentation={"label": "Search", "icon": "search", "detail": params.pattern},
         )
 

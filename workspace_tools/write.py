@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cogcli.details import FileWriteDetails
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
@@ -82,7 +83,7 @@ def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
         created = old_data is None
         return tool_output(
             {"path": shown, "created": created, "lines": len(split_lines(new.text)), "changed": bool(diff)},
-            details={"diff": diff, "added": added, "removed": removed, "created": created},
+            details=FileWriteDetails(diff=diff, added=added, removed=removed, created=created),
             presentation={"label": "Write file", "icon": "file-plus", "detail": shown},
         )
 
