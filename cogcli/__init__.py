@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cogcli.context import AbortSignal, ToolContext, ToolUpdate
     from cogcli.errors import CogError, ConfigError, ErrorCode, ModelError, ToolCallError
+    from cogcli.events import RunStatus
     from cogcli.invoke import ToolResult, invoke_tool
     from cogcli.output import ToolOutputResult, is_tool_output_result, tool_output, tool_output_content
     from cogcli.presentation import ToolPresentation, presentation_json_schema
@@ -31,6 +32,7 @@ _EXPORTS = {
     "ErrorCode": "errors",
     "ModelError": "errors",
     "ToolCallError": "errors",
+    "RunStatus": "events",
     "ToolResult": "invoke",
     "invoke_tool": "invoke",
     "ToolOutputResult": "output",

@@ -155,40 +155,21 @@ async def _execute(
     signal: AbortSignal | None,
     started: float,
 ) -> ToolResult:
-    tool, params, name = call.tool, call.params, call.name
-    assert tool is not None and params is not None
+    tool, name = call.tool, call.name
+    assert tool is not None and call.params is not None
 
     def failed(code: str, message: str) -> ToolResult:
         return call.outcome(code, message, (time.perf_counter() - started) * 1000)
 
     if signal is not None and signal.aborted:
         return failed(ErrorCode.ABORTED, f"{name} was not run: the run was aborted")
-
-    ctx = ToolContext(call.id, name, signal=signal, on_update=on_update, sandboxed=tool.sandboxed)
     limit = timeout if timeout is not None else tool.timeout
-    value: Any = None
-    error: BaseException | None = None
+    ctx = ToolContext(call.id, name, signal=signal, on_update=on_update, sandboxed=tool.sandboxed)
     try:
-        with anyio.CancelScope() as scope:
-            if limit is not None:
-                scope.deadline = anyio.current_time() + limit
-            if signal is None:
-                try:
-                    value = await _run_execute(tool, params, ctx)
-                except Exception as exc:
-                    error = exc
-            else:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(cancel_on_abort, signal, scope)
-                    try:
-                        value = await _run_execute(tool, params, ctx)
-                    except Exception as exc:
-                        error = exc
-                    tg.cancel_scope.cancel()
+        cut_short, value, error = await _run_bounded(tool, call.params, ctx, limit, signal)
     finally:
         ctx.close()
-
-    if scope.cancelled_caught:
+    if cut_short:
         if signal is not None and signal.aborted:
             return failed(ErrorCode.ABORTED, f"{name} was aborted before it finished")
         return failed(ErrorCode.TOOL_TIMEOUT, f"{name} timed out after {limit:g} s and was cancelled")
@@ -197,26 +178,10 @@ async def _execute(
             return failed(error.code, error.message)
         log.error("tool %s raised", name, exc_info=error)
         return failed(ErrorCode.TOOL_ERROR, f"{type(error).__name__}: {error}")
-
-    own: ToolPresentation | None = None
-    details: Any = None
-    if isinstance(value, ToolOutputResult):
-        value, details, own = value.content, value.details, value.presentation
     try:
-        content = _jsonable(value, "content", name)
-        details = _jsonable(details, "details", name)
+        content, details, own = _split(tool, value)
     except _Failure as f:
         return failed(f.code, f.message)
-    if tool.output_schema is not None:
-        try:
-            tool.output_schema.model_validate(content)
-        except ValidationError as exc:
-            lines = format_validation_error(name, exc).split("\n", 1)[-1]
-            return failed(
-                ErrorCode.INVALID_OUTPUT,
-                f"tool {name} returned content that does not match its output schema "
-                f"{tool.output_schema.__name__}:\n{lines}",
-            )
     return ToolResult(
         call_id=call.id,
         name=name,
@@ -226,3 +191,50 @@ async def _execute(
         presentation=own or call.presentation,
         duration_ms=(time.perf_counter() - started) * 1000,
     )
+
+
+async def _run_bounded(
+    tool: Tool[Any], params: BaseModel, ctx: ToolContext, limit: float | None, signal: AbortSignal | None
+) -> tuple[bool, Any, BaseException | None]:
+    """Run ``execute`` under the time ``limit`` and the abort ``signal``: (cut short, value, error)."""
+    value: Any = None
+    error: BaseException | None = None
+    with anyio.CancelScope() as scope:
+        if limit is not None:
+            scope.deadline = anyio.current_time() + limit
+        if signal is None:
+            try:
+                value = await _run_execute(tool, params, ctx)
+            except Exception as exc:
+                error = exc
+        else:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(cancel_on_abort, signal, scope)
+                try:
+                    value = await _run_execute(tool, params, ctx)
+                except Exception as exc:
+                    error = exc
+                tg.cancel_scope.cancel()
+    return scope.cancelled_caught, value, error
+
+
+def _split(tool: Tool[Any], value: Any) -> tuple[Any, Any, ToolPresentation | None]:
+    """(content, details, the result's own presentation) of what ``execute`` returned, as JSON
+    values; the content checked against the tool's output schema. Raises :class:`_Failure`."""
+    own: ToolPresentation | None = None
+    details: Any = None
+    if isinstance(value, ToolOutputResult):
+        value, details, own = value.content, value.details, value.presentation
+    content = _jsonable(value, "content", tool.name)
+    details = _jsonable(details, "details", tool.name)
+    if tool.output_schema is not None:
+        try:
+            tool.output_schema.model_validate(content)
+        except ValidationError as exc:
+            lines = format_validation_error(tool.name, exc).split("\n", 1)[-1]
+            raise _Failure(
+                ErrorCode.INVALID_OUTPUT,
+                f"tool {tool.name} returned content that does not match its output schema "
+                f"{tool.output_schema.__name__}:\n{lines}",
+            ) from None
+    return content, details, own

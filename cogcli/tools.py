@@ -169,6 +169,10 @@ def tool(
     """Define a tool, or decorate ``async def name(params: Model, context)`` to make one.
 
     ``execute(params, context)`` may be async, or sync (then it runs in a worker thread).
+    What the run needs to know about a tool it reads from these declarations, never from its
+    name: ``side_effects`` (``"writes files"`` makes its diffs count as what a run changed, and
+    any side effect asks for approval), ``reports_tests`` (its details are a test report: the
+    run's ``tests``) and ``ordered_by`` (calls naming the same value of that argument run in order).
     As a decorator, ``name`` defaults to the function's name, ``description`` to its
     docstring and ``parameters`` to the first argument's annotation.
     """
