@@ -35,7 +35,7 @@ def workspace_tools(
 
     ``test_command`` is a shell command for ``run_tests`` (pytest when None); ``max_read_bytes``
     is the most ``read_file`` returns at once; ``include_git=False`` leaves out git_status/git_diff.
-    Files that look like secrets (:mod:`workspace_tools.secrets`: ``.env``, keys, plus
+    Files that look like secrets (:mod:`workspace_tools.secret_files`: ``.env``, keys, plus
     ``secret_globs``) are kept from the tools, except the paths in ``allow_secrets``.
     ``sandbox`` is how ``run_tests`` runs the tests: ``"auto"`` (default) under bubblewrap when it
     works here and otherwise without a sandbox (with one warning logged), ``"on"`` only under
@@ -49,7 +49,7 @@ def workspace_tools(
     from workspace_tools.search import search_text_tool
     from workspace_tools.write import write_file_tool
 
-    from workspace_tools.secrets import SecretPolicy
+    from workspace_tools.secret_files import SecretPolicy
 
     workspace = root if isinstance(root, Workspace) else Workspace(root)
     secrets = SecretPolicy.for_workspace(workspace, secret_globs, allow_secrets)

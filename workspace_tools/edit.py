@@ -14,7 +14,7 @@ from cogcli.tools import Tool, tool
 from workspace_tools.closest import closest_window, show_lines
 from workspace_tools.diffs import edit_blocks, file_header, format_hunks
 from workspace_tools.paths import Workspace
-from workspace_tools.secrets import SecretPolicy
+from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import BOM, TextFile, atomic_write, os_errors, path_lock, read_text_file, split_lines, write_failed
 
 

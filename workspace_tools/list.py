@@ -11,7 +11,7 @@ from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.listing import matches_glob, workspace_files
 from workspace_tools.paths import Workspace
-from workspace_tools.secrets import SecretPolicy
+from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import os_errors
 
 MAX_SHOWN = 500

@@ -13,7 +13,7 @@ from cogcli.output import tool_output
 from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
 from workspace_tools.paths import Workspace
-from workspace_tools.secrets import SecretPolicy
+from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import BOM, NotText, detect_encoding, os_errors, read_bytes
 
 _CHUNK = 1 << 20

@@ -14,7 +14,7 @@ from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
 from workspace_tools.listing import matches_glob, workspace_files
 from workspace_tools.paths import Workspace
-from workspace_tools.secrets import SecretPolicy
+from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import BOM, NotText, SNIFF_BYTES, detect_encoding, os_errors
 
 MAX_SHOWN = 200

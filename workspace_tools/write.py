@@ -15,7 +15,7 @@ from cogcli.tools import Tool, tool
 from workspace_tools.diffs import file_header, format_hunks, quote_path, text_blocks
 from workspace_tools.edit import diff_stats
 from workspace_tools.paths import Workspace
-from workspace_tools.secrets import SecretPolicy
+from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import BOM, NotText, TextFile, atomic_write, new_file_mode, open_dir, os_errors, path_lock, split_lines, write_failed
 
 

@@ -22,7 +22,7 @@ from cogcli.models.base import (
     UsageReport,
 )
 from cogcli.models.replay import CassetteHeader, CassetteToolCall, CassetteTurn, CassetteUsage
-from cogcli.models.sse import redact
+from cogcli.models.sse import hide_known_secrets
 
 #: environment variables whose values never reach a cassette
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -60,7 +60,7 @@ class RecordingModel:
         secrets = [os.environ.get(var) for var in SECRET_ENV_VARS]
         secrets.append(getattr(self.inner, "_api_key", None))
         lines = [] if self.turns_recorded else [CassetteHeader(model=self.inner.name).to_line()]
-        lines.append(redact(turn.to_line(), secrets))
+        lines.append(hide_known_secrets(turn.to_line(), secrets))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("w" if not self.turns_recorded else "a", encoding="utf-8") as f:
             f.write("".join(line + "\n" for line in lines))

@@ -161,8 +161,10 @@ def json_body(body: dict[str, Any]) -> bytes:
         return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret (of 4 characters or more) replaced by ``[redacted]``."""
+def hide_known_secrets(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with each of the given ``secrets`` (the client's own API keys, of 4 characters or
+    more) replaced by ``[redacted]``. Not :func:`cogcli.secrets.redact`, which finds credentials
+    of every kind in what a tool returns."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
@@ -212,7 +214,7 @@ async def post_sse(
         payload = {"Content-Type": "application/json", **headers}
         async with client.stream("POST", url, headers=payload, content=json_body(body)) as response:
             if response.status_code >= 300:
-                detail = redact(_error_detail(await response.aread()), secrets)
+                detail = hide_known_secrets(_error_detail(await response.aread()), secrets)
                 what = f"HTTP {response.status_code} from {url}: {detail}"
                 if response.status_code in (408, 409, 429) or response.status_code >= 500:
                     raise RetryableError(what, retry_after=parse_retry_after(response.headers.get("retry-after")))
@@ -225,9 +227,9 @@ async def post_sse(
             async for event in aiter_sse(response.aiter_lines()):
                 yield event
     except httpx.ConnectError as exc:
-        raise RetryableError(f"cannot connect to {url}: {redact(str(exc) or type(exc).__name__, secrets)}") from None
+        raise RetryableError(f"cannot connect to {url}: {hide_known_secrets(str(exc) or type(exc).__name__, secrets)}") from None
     except httpx.TransportError as exc:
-        raise RetryableError(f"{type(exc).__name__} talking to {url}: {redact(str(exc), secrets)}") from None
+        raise RetryableError(f"{type(exc).__name__} talking to {url}: {hide_known_secrets(str(exc), secrets)}") from None
 
 
 class HttpModel:
