@@ -30,3 +30,9 @@ def diff_stats(diff: str) -> list[DiffStat]:
         log.debug("a diff that does not parse was not counted", exc_info=True)
         return []
     return [DiffStat(f.path or None, f.added, f.removed) for f in patch]
+
+
+def diff_totals(diff: str) -> tuple[int, int]:
+    """(added, removed) lines of the whole diff: :func:`diff_stats` summed over its files."""
+    stats = diff_stats(diff)
+    return sum(s.added for s in stats), sum(s.removed for s in stats)

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.details import FileEditDetails
-from cogcli.diffstat import diff_stats as file_stats
+from cogcli.diffstat import diff_totals
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
@@ -58,12 +58,6 @@ def replaced(text: str, positions: list[int], old_len: int, new: str) -> str:
     return "".join(pieces)
 
 
-def diff_stats(diff: str) -> tuple[int, int]:
-    """(added, removed) lines of the whole diff, as unidiff counts them in the parsed patch."""
-    stats = file_stats(diff)
-    return sum(s.added for s in stats), sum(s.removed for s in stats)
-
-
 def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[EditFileParams]:
     policy = secrets or SecretPolicy()
 
@@ -99,7 +93,7 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None)
                 atomic_write(path, data, root=workspace.root)
             except OSError as exc:
                 raise write_failed(shown, exc) from None
-        added, removed = diff_stats(diff)
+        added, removed = diff_totals(diff)
         return tool_output(
             {"path": shown, "replacements": len(positions)},
             details=FileEditDetails(diff=diff, added=added, removed=removed),

@@ -9,11 +9,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.details import FileWriteDetails
+from cogcli.diffstat import diff_totals
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.diffs import file_header, format_hunks, quote_path, text_blocks
-from workspace_tools.edit import diff_stats
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import BOM, NotText, TextFile, atomic_write, new_file_mode, open_dir, os_errors, path_lock, split_lines, write_failed
@@ -79,7 +79,7 @@ def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
                     atomic_write(path, data, root=workspace.root)
                 except OSError as exc:
                     raise write_failed(shown, exc) from None
-        added, removed = diff_stats(diff)
+        added, removed = diff_totals(diff)
         created = old_data is None
         return tool_output(
             {"path": shown, "created": created, "lines": len(split_lines(new.text)), "changed": bool(diff)},
