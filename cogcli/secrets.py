@@ -217,6 +217,10 @@ def redact_result(result: ToolResult) -> ToolResult:
     return result.model_copy(update={"result": content, "error": error, "redacted": in_content + in_error})
 
 
+#: values that hold no text
+_PLAIN = frozenset({int, float, bool, type(None)})
+
+
 def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolUpdate], ToolUpdate]:
     """A function that takes credentials out of a ``context.update()`` (its content, details and
     presentation) before anyone watching sees it. The environment's secret values are read once,
@@ -251,7 +255,36 @@ def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolU
             return (type(value)(items), total) if total else (value, 0)
         return value, 0
 
+    def collect(value: Any, out: list[str]) -> None:
+        """Every string in ``value`` into ``out`` (numbers, the bulk of progress details, skipped fast)."""
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if type(k) is str:
+                    out.append(k)
+                if type(v) in _PLAIN:
+                    continue
+                if type(v) is str:
+                    out.append(v)
+                else:
+                    collect(v, out)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if type(item) not in _PLAIN:
+                    collect(item, out)
+
     def redact_update(update: ToolUpdate) -> ToolUpdate:
+        # one scan of all its text first: almost every update holds no secret, and one search of the
+        # joined text costs what one search of a short string does (no pattern spans a newline)
+        found: list[str] = []
+        collect(update.content, found)
+        collect(update.details, found)
+        if update.presentation is not None:
+            found += [update.presentation.label, update.presentation.icon or "", update.presentation.detail or ""]
+        joined = "\n".join(found)
+        if "PRIVATE KEY" not in joined and scanner.search(joined) is None:
+            return update
         content, a = walk(update.content)
         details, b = walk(update.details)
         presentation, c = update.presentation, 0

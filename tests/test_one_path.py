@@ -230,3 +230,16 @@ def test_cog_tool_never_prints_a_key_in_clear(make_repo) -> None:
         assert REDACTED in out.stdout
     events = json_lines(run_cog(["tool", "read_file", "path=calc/settings.py", "--json"], repo).stdout)
     assert events[-1]["redacted"] == 1
+
+
+def test_an_update_is_redacted_wherever_its_text_is_and_left_as_it_is_without_secrets() -> None:
+    from cogcli.presentation import ToolPresentation
+    from cogcli.secrets import update_redactor
+
+    redact = update_redactor({"DEPLOY_TOKEN": "hunter2-deploy-value"})
+    clean = ToolUpdate("c", "t", "3 passed", {"passed": 3, "current": "a.py::x", "ids": [1, 2.5, None]}, ToolPresentation(label="Run"))
+    assert redact(clean) is clean
+    nested = ToolUpdate("c", "t", ["ok", {"env": "pw=hunter2-deploy-value"}], {KEY: [{"k": f"\n{KEY}"}]}, None)
+    out = redact(nested)
+    assert out.content == ["ok", {"env": f"pw={REDACTED}"}]
+    assert out.details == {REDACTED: [{"k": f"\n{REDACTED}"}]}
