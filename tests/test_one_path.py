@@ -243,3 +243,34 @@ def test_an_update_is_redacted_wherever_its_text_is_and_left_as_it_is_without_se
     out = redact(nested)
     assert out.content == ["ok", {"env": f"pw={REDACTED}"}]
     assert out.details == {REDACTED: [{"k": f"\n{REDACTED}"}]}
+
+
+@pytest.mark.anyio
+async def test_a_model_turn_streams_into_wire_events_without_a_run() -> None:
+    from cogcli.turn import stream_turn
+
+    model = ScriptedModel([Turn("Editing.", [Call("c1", "edit", {"path": "a.py"}), Call("c2", "echo", "{bad")])])
+    events: list[BaseEvent] = []
+    turn = await stream_turn(model, [], [], emit=events.append, signal=AbortSignal())
+    assert turn.cut is None and turn.text == "Editing." and turn.usage.total_tokens == 15
+    assert [(c.id, c.arguments, c.problem is None) for c in turn.calls] == [("c1", {"path": "a.py"}, True), ("c2", "{bad", False)]
+    kinds = [e.type for e in events]  # type: ignore[attr-defined]
+    assert kinds[0] == "text-start" and kinds.count("tool-call-end") == 2 and kinds.index("text-end") < kinds.index("tool-call-start")
+
+
+@pytest.mark.anyio
+async def test_the_finish_event_the_thread_and_run_result_share_one_end() -> None:
+    model = ScriptedModel([Turn("", [Call("e1", "edit", {"path": "a.py"}), Call("t1", "run_tests", {"text": "a,b"})]), Turn("done")])
+    from runtime_helpers import run_tests
+
+    events: list[BaseEvent] = []
+    cog = Cogitator()
+    result = await cog.run(agent(model, [edit, run_tests]), input="go", on_event=events.append)
+    live = events[-1]
+    assert live.type == "finish"  # type: ignore[attr-defined]
+    redrawn = cog.store.thread_events(result.thread_id)[-1]
+    strip = {"seq", "timestamp", "durationMs"}
+    assert {k: v for k, v in redrawn.to_wire().items() if k not in strip} == {k: v for k, v in live.to_wire().items() if k not in strip}
+    assert (result.status, result.files_changed, result.tests) == (live.status, live.files_changed, live.tests)  # type: ignore[attr-defined]
+    assert result.tests == {"passed": 2, "failed": 0, "errors": 0, "skipped": 0}
+    assert [(f.path, f.added, f.removed) for f in result.files_changed] == [("a.py", 1, 1)]
