@@ -90,11 +90,19 @@ class PreparedCall:
         return os.path.normpath(value) if isinstance(value, str) and value else None
 
 
-def prepare(tool: Tool[Any] | str, args: Mapping[str, Any] | str | None, *, call_id: str, tools: Tools | None = None) -> PreparedCall:
-    """Look ``tool`` up (by name in ``tools``), parse ``args`` and validate them, once."""
+def prepare(
+    tool: Tool[Any] | str,
+    args: Mapping[str, Any] | str | None,
+    *,
+    call_id: str,
+    tools: Tools | None = None,
+    parsed: tuple[Any, str | None] | None = None,
+) -> PreparedCall:
+    """Look ``tool`` up (by name in ``tools``), parse ``args`` and validate them, once. ``parsed``
+    is what :func:`parse_arguments` already made of them (a streamed call's arguments)."""
     name = tool if isinstance(tool, str) else tool.name
     found = _lookup(tool, tools)
-    arguments, problem = parse_arguments(args)
+    arguments, problem = parsed if parsed is not None else parse_arguments(args)
     if found is None:
         known = ", ".join(sorted(_names(tools))) or "none"
         call = PreparedCall(call_id, name, arguments)

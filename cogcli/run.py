@@ -153,15 +153,16 @@ class Run:
         ``after_model`` returned (a ``tool-update`` with ``arguments`` says so)."""
         calls: list[PreparedCall] = []
         for call in streamed:
-            arguments: Any = call.arguments if call.problem is None else call.text
+            changed = None
             if self.hooks.after_model is not None:
                 changed = self.hooks.after_model(call.request().model_copy(deep=True))
                 if inspect.isawaitable(changed):
                     changed = await changed
-                if changed is not None:
-                    arguments = changed
-                    self.emitter.emit(ToolUpdateEvent(tool_call_id=call.id, tool_name=call.name, arguments=changed))
-            calls.append(prepare(call.name, arguments, call_id=call.id, tools=self.tools))
+            if changed is None:
+                calls.append(prepare(call.name, None, call_id=call.id, tools=self.tools, parsed=(call.arguments, call.problem)))
+            else:
+                self.emitter.emit(ToolUpdateEvent(tool_call_id=call.id, tool_name=call.name, arguments=changed))
+                calls.append(prepare(call.name, changed, call_id=call.id, tools=self.tools))
         return calls
 
     async def _cut(self, turn: Turn) -> RunStatus:
