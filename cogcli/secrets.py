@@ -225,37 +225,37 @@ def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolU
     """A function that takes credentials out of a ``context.update()`` (its content, details and
     presentation) before anyone watching sees it. The environment's secret values are read once,
     here: a call's updates come fast, and each must cost next to nothing when it holds no secret."""
-    scanner = _scanner(secret_env_values(environ))
+    return _UpdateRedactor(_scanner(secret_env_values(environ)))
 
-    def text(value: str) -> tuple[str, int]:
-        count = 0
-        if "PRIVATE KEY" in value:
-            value, count = _redact_keys(value)
-        value, n = scanner.subn(REDACTED, value)
-        return value, count + n
 
-    def walk(value: Any) -> tuple[Any, int]:
-        if isinstance(value, str):
-            return text(value) if value else (value, 0)
-        if isinstance(value, dict):
-            total, out = 0, {}
-            for k, v in value.items():
-                if isinstance(k, str):
-                    k, n = text(k)
-                    total += n
-                out[k], n = walk(v)
-                total += n
-            return (out, total) if total else (value, 0)
-        if isinstance(value, (list, tuple)):
-            items, total = [], 0
-            for item in value:
-                item, n = walk(item)
-                items.append(item)
-                total += n
-            return (type(value)(items), total) if total else (value, 0)
-        return value, 0
+class _UpdateRedactor:
+    def __init__(self, scanner: re.Pattern[str]) -> None:
+        self.scanner = scanner
 
-    def collect(value: Any, out: list[str]) -> None:
+    def __call__(self, update: ToolUpdate) -> ToolUpdate:
+        # one scan of all its text first: almost every update holds no secret, and one search of the
+        # joined text costs what one search of a short string does (no pattern spans a newline)
+        found: list[str] = []
+        self._collect(update.content, found)
+        self._collect(update.details, found)
+        presentation = update.presentation
+        if presentation is not None:
+            found += [presentation.label, presentation.icon or "", presentation.detail or ""]
+        joined = "\n".join(found)
+        if "PRIVATE KEY" not in joined and self.scanner.search(joined) is None:
+            return update
+        content, a = self._walk(update.content)
+        details, b = self._walk(update.details)
+        c = 0
+        if presentation is not None:
+            shown, c = self._walk(presentation.model_dump(exclude_none=True))
+            if c:
+                presentation = type(presentation).model_validate(shown)
+        if not (a or b or c):
+            return update
+        return dataclasses.replace(update, content=content, details=details, presentation=presentation)
+
+    def _collect(self, value: Any, out: list[str]) -> None:
         """Every string in ``value`` into ``out`` (numbers, the bulk of progress details, skipped fast)."""
         if isinstance(value, str):
             out.append(value)
@@ -268,32 +268,37 @@ def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolU
                 if type(v) is str:
                     out.append(v)
                 else:
-                    collect(v, out)
+                    self._collect(v, out)
         elif isinstance(value, (list, tuple)):
             for item in value:
                 if type(item) not in _PLAIN:
-                    collect(item, out)
+                    self._collect(item, out)
 
-    def redact_update(update: ToolUpdate) -> ToolUpdate:
-        # one scan of all its text first: almost every update holds no secret, and one search of the
-        # joined text costs what one search of a short string does (no pattern spans a newline)
-        found: list[str] = []
-        collect(update.content, found)
-        collect(update.details, found)
-        if update.presentation is not None:
-            found += [update.presentation.label, update.presentation.icon or "", update.presentation.detail or ""]
-        joined = "\n".join(found)
-        if "PRIVATE KEY" not in joined and scanner.search(joined) is None:
-            return update
-        content, a = walk(update.content)
-        details, b = walk(update.details)
-        presentation, c = update.presentation, 0
-        if presentation is not None:
-            shown, c = walk(presentation.model_dump(exclude_none=True))
-            if c:
-                presentation = type(presentation).model_validate(shown)
-        if not (a or b or c):
-            return update
-        return dataclasses.replace(update, content=content, details=details, presentation=presentation)
+    def _text(self, value: str) -> tuple[str, int]:
+        count = 0
+        if "PRIVATE KEY" in value:
+            value, count = _redact_keys(value)
+        value, n = self.scanner.subn(REDACTED, value)
+        return value, count + n
 
-    return redact_update
+    def _walk(self, value: Any) -> tuple[Any, int]:
+        """``value`` with every credential in its strings replaced, and how many."""
+        if isinstance(value, str):
+            return self._text(value) if value else (value, 0)
+        if isinstance(value, dict):
+            total, out = 0, {}
+            for k, v in value.items():
+                if isinstance(k, str):
+                    k, n = self._text(k)
+                    total += n
+                out[k], n = self._walk(v)
+                total += n
+            return (out, total) if total else (value, 0)
+        if isinstance(value, (list, tuple)):
+            items, total = [], 0
+            for item in value:
+                item, n = self._walk(item)
+                items.append(item)
+                total += n
+            return (type(value)(items), total) if total else (value, 0)
+        return value, 0
