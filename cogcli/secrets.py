@@ -1,60 +1,124 @@
-"""Credentials in text a model is about to read, replaced by ``[REDACTED]``.
+"""Credentials in anything a tool hands out, replaced by ``[REDACTED]``: one policy for every field
+(content, details, presentation, error, progress updates) and every reader (model, JSON lines,
+thread store, MCP).
 
     text, count = redact(text)
+    value, count = redact_value(json_like)
+    result = redact_result(tool_result)        # content, details, presentation, error
+    update = redact_update(tool_update)        # a context.update() payload
 
 What is found:
 
-- private key blocks (``-----BEGIN … PRIVATE KEY-----`` … ``-----END … PRIVATE KEY-----``; a block
-  cut by a line range loses its visible key lines too);
-- AWS access key ids (``AKIA…``/``ASIA…``, 20 characters);
-- OpenAI and Anthropic API keys (``sk-…``, ``sk-proj-…``, ``sk-ant-…``; 20+ characters after ``sk-``);
-- GitHub tokens (``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` and ``github_pat_``);
-- Slack tokens (``xoxb-``, ``xoxa-``, ``xoxp-``, ``xoxr-``, ``xoxs-``);
+- armoured private key blocks of every kind, whole from BEGIN to END: PEM (``RSA``, ``EC``,
+  ``DSA``, ``ENCRYPTED``, PKCS#8), OpenSSH, PGP (``PGP PRIVATE KEY BLOCK``: its armour headers,
+  the blank line and the body after it), SSH2 (``---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----``);
+  a block cut by a line range loses its visible key lines too;
+- token formats with a fixed prefix, as gitleaks and detect-secrets document them: AWS access key
+  ids (``AKIA``/``ASIA``/``ABIA``/``ACCA`` + 16), ``aws_secret_access_key = …`` values, OpenAI and
+  Anthropic keys (``sk-…``), GitHub (``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``, ``github_pat_``),
+  GitLab (``glpat-``, ``glptt-``, ``gldt-``, ``glrt-``, ``glcbt-``, ``glimt-``, ``glft-``,
+  ``glsoat-``, ``glagent-``, ``gloas-``, ``GR1348941``), Slack (``xoxb-``/``xoxa-``/``xoxp-``/
+  ``xoxr-``/``xoxs-``/``xoxe-``, ``xapp-``, ``hooks.slack.com/services/…``), Google API keys
+  (``AIza…``) and OAuth client secrets (``GOCSPX-``), Stripe (``sk_live_``, ``sk_test_``,
+  ``rk_live_``, ``rk_test_``, ``whsec_``), npm (``npm_``), PyPI (``pypi-Ag…``), Hugging Face
+  (``hf_``), SendGrid (``SG.…``), DigitalOcean (``dop_v1_``/``doo_v1_``), Shopify (``shpat_``,
+  ``shpss_``, ``shpca_``, ``shppa_``), JSON Web Tokens (``eyJ….eyJ….…``);
+- the password of a URL with credentials (``https://user:PASSWORD@host``: ``.git-credentials``,
+  ``DATABASE_URL``), the user name kept;
 - the values (8+ characters) of this process's environment variables named ``*_API_KEY``,
-  ``*_TOKEN``, ``*_SECRET``, ``*_SECRET_KEY``, ``*_ACCESS_KEY`` or ``*_PASSWORD``, wherever they appear.
+  ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ``*_PASSWD``, ``*_CREDENTIALS`` (and the
+  like), wherever they appear, as they are and in their common encodings: base64 (standard and
+  URL-safe, at any offset inside a longer base64 text such as ``Basic`` auth), URL-encoded and
+  JSON-escaped.
+
+Not found: secrets without a recognisable shape that are not in the environment (a password in a
+config file, a hex API key), an environment value split across lines or encoded another way (hex,
+gzip, encrypted), keys in binary formats. Secret *files* are the other half of the policy
+(:mod:`workspace_tools.secrets`): the tools keep away from them whatever they hold.
 
 A token pattern matches at a word start (``task-…`` is no ``sk-`` key); environment values match
 anywhere. The patterns are one regex, compiled once per set of environment values, whose every
-branch starts with fixed text, so the engine skips through text that holds none (≈10 ms a MB).
+branch starts with fixed text. Redaction is idempotent: redacting redacted text changes nothing.
 """
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, quote_plus
+
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
+    from cogcli.context import ToolUpdate
     from cogcli.invoke import ToolResult
 
 REDACTED = "[REDACTED]"
 
 #: an environment variable whose value is a secret
-_SECRET_ENV_NAME = re.compile(r"(?:^|_)(?:API_KEY|TOKEN|SECRET|SECRET_KEY|SECRET_ACCESS_KEY|ACCESS_KEY|PASSWORD)$", re.IGNORECASE)
+_SECRET_ENV_NAME = re.compile(
+    r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|SECRET_KEY|SECRET_ACCESS_KEY|ACCESS_KEY|PRIVATE_KEY|PASSWORD|PASSWD|PASS|"
+    r"CREDENTIALS?|AUTH|PAT)$",
+    re.IGNORECASE,
+)
 #: shorter values are too likely to be ordinary words or numbers
 MIN_ENV_VALUE = 8
 
-#: each starts with its fixed prefix and then looks behind it for a word start: written this way
-#: the regex engine skips to a prefix's first letter instead of trying every position
+
+def _word(prefix: str) -> str:
+    """``prefix`` as fixed text, then a look behind it: no letter, digit or ``_`` just before it.
+    Written this way the engine skips to the prefix's first letter instead of trying every position."""
+    return re.escape(prefix) + f"(?<![A-Za-z0-9_]{'.' * len(prefix)})"
+
+
+def _any(prefixes: Iterable[str], body: str) -> str:
+    return "(?:" + "|".join(_word(p) for p in prefixes) + ")" + body
+
+
+#: token formats; a capturing group holds text kept in front of the redaction (``user:`` of a URL)
 _TOKENS = (
-    r"(?:AKIA|ASIA)(?<![A-Z0-9]....)[A-Z0-9]{16}",
-    r"sk-(?<![A-Za-z0-9_]...)[A-Za-z0-9_-]{20,}",
-    r"gh[pousr]_(?<![A-Za-z0-9_]....)[A-Za-z0-9]{30,255}",
-    r"github_pat_(?<![A-Za-z0-9_]...........)[A-Za-z0-9_]{22,255}",
-    r"xox[baprs]-(?<![A-Za-z0-9].....)[A-Za-z0-9-]{10,}",
+    _any(("AKIA", "ASIA", "ABIA", "ACCA"), r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    r"((?i:aws_?secret_?access_?key)[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])",
+    _word("sk-") + r"[A-Za-z0-9_-]{20,}",
+    _any(("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"[A-Za-z0-9]{30,255}"),
+    _word("github_pat_") + r"[A-Za-z0-9_]{22,255}",
+    _any(("glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "glimt-", "glft-", "glsoat-", "glagent-", "gloas-"), r"[A-Za-z0-9_.-]{20,}"),
+    _word("GR1348941") + r"[A-Za-z0-9_-]{20,}",
+    _any(("xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xoxe.xoxp-", "xapp-"), r"[A-Za-z0-9-]{10,}"),
+    r"hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/]{20,}",
+    _word("AIza") + r"[A-Za-z0-9_-]{35}",
+    _word("GOCSPX-") + r"[A-Za-z0-9_-]{28}",
+    _any(("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"), r"[A-Za-z0-9]{10,}"),
+    _word("npm_") + r"[A-Za-z0-9]{36}",
+    _word("pypi-Ag") + r"[A-Za-z0-9_-]{50,}",
+    _word("hf_") + r"[A-Za-z]{34}",
+    _word("SG.") + r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
+    _any(("dop_v1_", "doo_v1_", "dor_v1_"), r"[a-f0-9]{64}"),
+    _any(("shpat_", "shpss_", "shpca_", "shppa_"), r"[a-fA-F0-9]{32}"),
+    _word("eyJ") + r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+    # a URL's password: ``scheme://user:`` is kept, the password up to the ``@`` goes
+    r"(://[^\s:/@\"'<>]{1,256}:)(?!\[REDACTED\]@)[^\s@/\"'<>]{1,512}(?=@)",
 )
 
-_KEY_MARKER = re.compile(r"-----(BEGIN|END) [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_MARKER = re.compile(r"-{4,5} ?(BEGIN|END) [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}")
 #: a line of a key's body: a long run of base64, a line of nothing else (the short last one;
-#: after a read_file line number), or a PEM header
+#: after a read_file line number), an armour or PEM header (``Version:``, ``Comment:``,
+#: ``Proc-Type:``), or a blank line (PGP puts one between its headers and its body)
 _KEY_LINE = re.compile(
     r"[A-Za-z0-9+/=]{16,}|^[^\S\n]*(?:\d+\t)?[\s\"'`#*/;>|]*[A-Za-z0-9+/=]+[\s\"'`,;+)\\n]*$"
-    r"|^\W*(?:\d+\t)?\s*(?:Proc-Type|DEK-Info|Comment):"
+    r"|^\W*(?:\d+\t)?\s*[A-Za-z][A-Za-z0-9-]{1,30}:\s"
+    r"|^[^\S\n]*(?:\d+\t)?[\s\"'`#*/;>|]*$"
 )
 #: an END farther than this from its BEGIN is not the same key
-_MAX_KEY_BLOCK = 20_000
+_MAX_KEY_BLOCK = 200_000
+#: passes over a text at most: one more pass finds a value only when it overlapped a redaction
+_MAX_PASSES = 4
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -64,25 +128,59 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> tuple[str, ..
     return tuple(sorted(values, key=lambda v: (-len(v), v)))
 
 
+def encoded_forms(value: str) -> set[str]:
+    """``value`` and the forms it takes when a program encodes it: JSON-escaped, URL-encoded,
+    and base64 (standard and URL-safe) — for base64 the characters that stand for ``value`` alone
+    at each of the three byte offsets it may start at inside a longer encoded text."""
+    forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], quote(value, safe=""), quote(value), quote_plus(value)}
+    raw = value.encode("utf-8", "surrogatepass")
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
+        # characters fully determined by ``raw``: after the offset's bits, before the bits that follow it
+        part = encoded[-(-8 * offset // 6) if offset else 0 : (8 * (offset + len(raw))) // 6]
+        forms.add(part)
+        forms.add(part.translate(_URLSAFE))
+    return {f for f in forms if len(f) >= MIN_ENV_VALUE and f not in REDACTED}
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+
+
 @lru_cache(maxsize=8)
 def _scanner(env_values: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join([*(re.escape(v) for v in env_values), *_TOKENS]))
+    literals: set[str] = set()
+    for value in env_values:
+        literals |= encoded_forms(value)
+    ordered = sorted(literals, key=lambda v: (-len(v), v))  # the longest form wins where two start together
+    return re.compile("|".join([*(re.escape(v) for v in ordered), *_TOKENS]))
+
+
+def _replace(match: re.Match[str]) -> str:
+    kept = next((g for g in match.groups() if g is not None), "")
+    return kept + REDACTED
 
 
 def redact(text: str, *, environ: Mapping[str, str] | None = None) -> tuple[str, int]:
     """``text`` with every credential replaced by ``[REDACTED]``, and how many were replaced."""
     if not text:
         return text, 0
-    values = secret_env_values(environ)
+    scanner = _scanner(secret_env_values(environ))
     count = 0
     if "PRIVATE KEY" in text:
         text, count = _redact_keys(text)
-    text, n = _scanner(values).subn(REDACTED, text)
-    return text, count + n
+    for _ in range(_MAX_PASSES):  # a value that overlapped a redaction shows only now
+        text, n = scanner.subn(_replace, text)
+        count += n
+        if not n:
+            break
+    return text, count
 
 
 def redact_value(value: Any, *, environ: Mapping[str, str] | None = None) -> tuple[Any, int]:
-    """:func:`redact` applied to every string in a JSON-like value (dict keys and values, lists)."""
+    """:func:`redact` applied to every string in a JSON-like value (dict keys and values, lists,
+    tuples, pydantic models and dataclasses). A value with nothing to redact comes back as it was
+    (the same object); a model or dataclass with something comes back as the same type when it
+    validates, else as its redacted JSON form."""
     if isinstance(value, str):
         return redact(value, environ=environ)
     if isinstance(value, dict):
@@ -98,11 +196,35 @@ def redact_value(value: Any, *, environ: Mapping[str, str] | None = None) -> tup
     if isinstance(value, (list, tuple)):
         items = []
         total = 0
+        # strings in a list may be the lines of a text (a key block split one line an item)
+        is_key = KeyLines() if any(isinstance(i, str) and "PRIVATE KEY" in i for i in value) else None
         for item in value:
-            item, n = redact_value(item, environ=environ)
+            if is_key is not None and isinstance(item, str) and is_key(item):
+                item, n = REDACTED, (0 if item == REDACTED else 1)
+            else:
+                item, n = redact_value(item, environ=environ)
             items.append(item)
             total += n
-        return (type(value)(items), total) if total else (value, 0)
+        if not total:
+            return value, 0
+        return (type(value)(items) if type(value) in (list, tuple) else items), total
+    if isinstance(value, BaseModel):
+        dumped, total = redact_value(value.model_dump(mode="json", by_alias=True), environ=environ)
+        if not total:
+            return value, 0
+        try:
+            return type(value).model_validate(dumped), total
+        except Exception:
+            return dumped, total
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        redacted, total = redact_value(fields, environ=environ)
+        if not total:
+            return value, 0
+        try:
+            return dataclasses.replace(value, **redacted), total
+        except Exception:
+            return redacted, total
     return value, 0
 
 
@@ -205,11 +327,26 @@ def _key_lines_before(text: str, pos: int) -> int:
 
 
 def redact_result(result: ToolResult) -> ToolResult:
-    """A finished call as a model may read it: credentials in its content and its error message
-    replaced, ``redacted`` set to how many. ``details`` stay as they are: they never reach a
-    model (and ``cog undo`` needs the exact diffs)."""
+    """A finished call as anyone may see it: credentials in its content, details, presentation and
+    error message replaced, ``redacted`` set to how many. Applied before anything is emitted or
+    stored; ``cog undo`` does not need the exact diffs (it reads its own journal)."""
     content, in_content = redact_value(result.result)
+    details, in_details = redact_value(result.details)
+    presentation, in_presentation = redact_value(result.presentation)
     error, in_error = redact(result.error) if result.error is not None else (None, 0)
-    if not in_content and not in_error:
+    total = in_content + in_details + in_presentation + in_error
+    if not total:
         return result
-    return result.model_copy(update={"result": content, "error": error, "redacted": in_content + in_error})
+    return result.model_copy(
+        update={"result": content, "details": details, "presentation": presentation, "error": error, "redacted": result.redacted + total}
+    )
+
+
+def redact_update(update: ToolUpdate) -> ToolUpdate:
+    """A ``context.update()`` as anyone may see it: content, details and presentation redacted."""
+    content, in_content = redact_value(update.content)
+    details, in_details = redact_value(update.details)
+    presentation, in_presentation = redact_value(update.presentation)
+    if not in_content + in_details + in_presentation:
+        return update
+    return dataclasses.replace(update, content=content, details=details, presentation=presentation)
