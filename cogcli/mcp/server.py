@@ -30,11 +30,13 @@ from cogcli.errors import ConfigError, ErrorCode
 from cogcli.invoke import ToolResult, invoke_tool
 from cogcli.mcp import META_DETAILS, META_ERROR_CODE, META_PRESENTATION
 from cogcli.output import content_text
-from cogcli.secrets import redact_result
+from cogcli.secrets import redact_result, redact_update
 from cogcli.tools import Tool, tool_index
 
 if TYPE_CHECKING:
     import mcp_types as types
+
+    from cogcli.config import Settings
     from jsonschema.protocols import Validator
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
@@ -183,7 +185,7 @@ def build_server(
 
         def on_update(update: ToolUpdate) -> None:
             try:
-                updates_in.send_nowait(update)
+                updates_in.send_nowait(redact_update(update))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass  # the call already ended
 
@@ -202,7 +204,7 @@ def build_server(
             tg.start_soon(forward_progress)
             with updates_in:  # closing it lets the forwarder drain, so progress precedes the result
                 result = await invoke_tool(params.name, params.arguments or {}, tools=index, on_update=on_update)
-        # the client hands the content to its model: credentials out, as in a cog run
+        # the client hands the content to its model and _meta to its app: credentials out of both
         return call_result(redact_result(result), validators.get(params.name))
 
     return Server(
@@ -246,15 +248,18 @@ async def serve_http(server: Server[Any], sock: socket.socket) -> None:
     await uvicorn.Server(config).serve(sockets=[sock])
 
 
-def serve(root: Path, http_port: int | None = None) -> None:
+def serve(root: Path, http_port: int | None = None, settings: Settings | None = None) -> None:
     """``cog mcp``: serve the workspace tools of ``root`` over stdio, or streamable HTTP on
-    127.0.0.1:``http_port``. Returns when the client disconnects (stdio) or on Ctrl-C (HTTP)."""
+    127.0.0.1:``http_port``. Returns when the client disconnects (stdio) or on Ctrl-C (HTTP).
+    The tools get the same settings as in ``cog edit`` (:func:`cogcli.config.load_settings`:
+    ``[tool.cog]`` secret_globs, sandbox and test_command, ``COG_SANDBOX``, ``COG_TIMEOUT``, …)."""
     root = Path(root)
     if not root.is_dir():
         raise ConfigError(f"workspace {root} is not a directory; pass an existing directory with -C DIR")
-    from workspace_tools import workspace_tools
+    from cogcli.commands.common import make_tools
+    from cogcli.config import load_settings
 
-    tools = workspace_tools(root)
+    tools = make_tools(settings or load_settings(root))
     server = build_server(
         tools,
         hint_defaults=workspace_hints,
