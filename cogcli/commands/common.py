@@ -21,14 +21,16 @@ from cogcli.tools import Tool
 log = logging.getLogger("cogcli")
 
 
-def make_tools(settings: Settings) -> list[Tool[Any]]:
+def make_tools(settings: Settings, *, journal: Any = None) -> list[Tool[Any]]:
     """``workspace_tools(root)`` with the test command, the test sandbox and the per-call timeout
-    applied. Raises :class:`ConfigError` for ``sandbox = "on"`` where bubblewrap is not usable."""
+    applied; ``journal`` (a :class:`workspace_tools.journal.Journal`) records file changes for
+    ``cog undo`` before they are made. Raises :class:`ConfigError` for ``sandbox = "on"`` where
+    bubblewrap is not usable."""
     from workspace_tools import workspace_tools
     from workspace_tools.bwrap import check_sandbox
 
     check_sandbox(settings.sandbox)
-    options: dict[str, Any] = {"sandbox": settings.sandbox}
+    options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal}
     options["secret_globs"], options["allow_secrets"] = settings.secret_globs, settings.allow_secrets
     if settings.test_command:
         options["test_command"] = settings.test_command

@@ -74,16 +74,20 @@ def run_edit(opts: EditOptions) -> int:
 
             ensure_committable(settings.root, allow_dirty=opts.allow_dirty)
         model = _make_model(settings, opts.record)
-        tools = make_tools(settings)
+        from workspace_tools.journal import Journal
+
+        journal = Journal(settings.root)  # bound to the run by its start event (see _journaled)
+        tools = make_tools(settings, journal=journal)
         approve = make_approver(opts.approval)
     except ConfigError as exc:
         return _usage_error(exc.message)
 
     renderer = make_renderer(opts.format)
     try:
-        result, received = anyio.run(_run, opts, settings, model, tools, renderer, approve)
+        result, received = anyio.run(_run, opts, settings, model, tools, _Journaled(renderer, journal), approve)
     finally:
         getattr(approve, "close", lambda: None)()
+        journal.close()
     renderer.close()
     if isinstance(result, ConfigError):  # found before the run started: nothing ran
         return _usage_error(result.message)
@@ -100,6 +104,19 @@ def run_edit(opts: EditOptions) -> int:
     return code
 
 
+class _Journaled:
+    """The renderer, plus: the run's ``start`` event opens its undo journal before any tool runs."""
+
+    def __init__(self, renderer: Renderer, journal: Any) -> None:
+        self.renderer = renderer
+        self.journal = journal
+
+    def handle(self, event: Any) -> None:
+        if getattr(event, "type", None) == "start":
+            self.journal.begin(event.thread_id, event.message_id)
+        self.renderer.handle(event)
+
+
 def _make_model(settings: Settings, record: Path | None) -> Any:
     from cogcli.models import get_model
 
@@ -113,7 +130,7 @@ def _make_model(settings: Settings, record: Path | None) -> Any:
 
 
 async def _run(
-    opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: Renderer, approve: Approve | None
+    opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: Renderer | _Journaled, approve: Approve | None
 ) -> tuple[Any, list[int]]:
     """Run under the signal watch. A ConfigError found before the run starts (an MCP server that
     cannot start, an unknown thread) is returned, not raised, so it reaches the caller as itself
@@ -132,7 +149,7 @@ async def _run_agent(
     settings: Settings,
     model: Any,
     tools: list[Any],
-    renderer: Renderer,
+    renderer: Renderer | _Journaled,
     abort: AbortSignal,
     approve: Approve | None,
 ) -> Any:
