@@ -140,7 +140,8 @@ def open_in_workspace(path: Path, root: Path) -> int:
     dir_fd = open_dir(path.parent, root)
     try:
         try:
-            return os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY, dir_fd=dir_fd)
+            # O_NONBLOCK: a FIFO put in the workspace does not hang the open (callers refuse non-files)
+            return os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK, dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise ToolCallError(
@@ -157,9 +158,12 @@ def read_bytes(path: Path, shown: str, *, root: Path | None = None) -> bytes:
         if root is None or path == root:
             return path.read_bytes()
         fd = open_in_workspace(path, root)
-        if stat.S_ISDIR(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
             os.close(fd)
-            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+            raise ToolCallError(f"{shown} is not a regular file (a pipe, socket or device)", code=ErrorCode.FILE_NOT_TEXT)
         with os.fdopen(fd, "rb") as f:
             return f.read()
     except FileNotFoundError:
@@ -272,7 +276,7 @@ def file_changed(shown: str) -> str:
 def _current(name: str, dir_fd: int) -> bytes | None:
     """The bytes of ``name`` in ``dir_fd`` now (None: no file), without following a symlink."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY, dir_fd=dir_fd)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as exc:
