@@ -8,6 +8,8 @@ import logging
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -66,3 +68,31 @@ async def abort_on_signals(abort: AbortSignal) -> AsyncIterator[list[int]]:
             yield received
         finally:
             tg.cancel_scope.cancel()
+
+
+def leave_lingering_tools(code: int, *, grace: float = 0.2) -> int:
+    """Return ``code``, or exit the process with it at once when a tool is still running.
+
+    A synchronous tool runs in a worker thread; when its call is aborted (Ctrl-C, SIGTERM, its
+    timeout) the run goes on without it, but Python cannot stop a thread, and at exit the
+    interpreter would wait for one that spins forever — after the run's ``finish`` the process
+    would not end. So once everything is written (the last event, the thread), a worker thread
+    still alive after ``grace`` seconds is left behind: output flushed, the process ends now."""
+    deadline = time.monotonic() + grace
+    lingering = []
+    for thread in threading.enumerate():
+        if thread is threading.main_thread() or thread.daemon:
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            lingering.append(thread.name)
+    if not lingering:
+        return code
+    log.warning("a tool is still running in the background (it ignored the abort); exiting without waiting for it")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    logging.shutdown()
+    os._exit(code)

@@ -14,7 +14,7 @@ import anyio
 
 from cogcli.approvals import Approve
 from cogcli.commands.approve import make_approver
-from cogcli.commands.common import abort_on_signals, make_tools
+from cogcli.commands.common import abort_on_signals, leave_lingering_tools, make_tools
 from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
@@ -101,7 +101,7 @@ def run_edit(opts: EditOptions) -> int:
         sys.stderr.write(f'cog: thread {thread_id} (continue it: cog edit --thread {thread_id} "…")\n')
     if opts.commit:
         code = _commit(settings, opts, summary, code)
-    return code
+    return leave_lingering_tools(code)
 
 
 class _Journaled:
