@@ -37,8 +37,10 @@ def list_command(root: Path, as_json: bool) -> int:
     if not threads:
         sys.stderr.write(f"cog: no threads yet in {root} (cog edit starts one)\n")
         return EXIT_OK
+    from cogcli.render.visible import visible
+
     for t in threads:
-        sys.stdout.write(f"{t.id}  {t.updated_at[:19].replace('T', ' ')}  {t.status:<9}  {t.title}\n")
+        sys.stdout.write(visible(f"{t.id}  {t.updated_at[:19].replace('T', ' ')}  {t.status:<9}  {t.title}") + "\n")
     return EXIT_OK
 
 
