@@ -371,7 +371,8 @@ def os_errors(workspace: Workspace) -> Callable[[F], F]:
             try:
                 return fn(*args)
             except OSError as exc:
-                where = workspace.relative(Path(os.fsdecode(exc.filename))) if exc.filename else "a file"
+                named = isinstance(exc.filename, (str, bytes)) and exc.filename  # not a descriptor number
+                where = workspace.relative(Path(os.fsdecode(exc.filename))) if named else "a file"
                 raise ToolCallError(f"{where}: {exc.strerror or exc}", code=ErrorCode.TOOL_ERROR) from None
 
         return run  # type: ignore[return-value]

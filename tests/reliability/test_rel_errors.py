@@ -136,3 +136,19 @@ def test_a_run_whose_stdout_is_closed_stops(calc: Path) -> None:
     (status,) = db.execute("SELECT status FROM threads WHERE id = ?", (first["threadId"],)).fetchone()
     db.close()
     assert status == "aborted"
+
+
+@pytest.mark.xfail(reason="needs runtime.parse_arguments/invoke._parse_arguments to catch RecursionError (runtime.py, invoke.py)", strict=False)
+def test_tool_arguments_nested_100000_deep_are_an_invalid_arguments_error(calc: Path) -> None:
+    cassette = calc / "deepargs.jsonl"
+    lines = [
+        {"type": "cassette", "schemaVersion": 1, "model": "x"},
+        {"type": "turn", "text": "", "toolCalls": [{"id": "c1", "name": "read_file", "arguments": '{"path": ' + DEEP + "}"}],
+         "usage": {"inputTokens": 1, "outputTokens": 1}, "stopReason": "tool_calls"},
+        {"type": "turn", "text": "done", "toolCalls": [], "usage": {"inputTokens": 1, "outputTokens": 1}, "stopReason": "stop"},
+    ]
+    cassette.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    done = run_cog(["edit", "--json", "--model", f"replay:{cassette}", "fix"], calc)
+    assert "Traceback" not in done.stderr
+    results = [e for e in json_lines(done.stdout) if e["type"] == "tool-result"]
+    assert results and results[0]["errorCode"] == "INVALID_ARGUMENTS"
