@@ -73,7 +73,8 @@ def files_with_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
     parts, secrets = [draw(FILLER)], []
     for _ in range(draw(st.integers(1, 4))):
         secret = draw(SECRETS)
-        secrets.append(secret.split("@")[0].split(":")[-1] if secret.startswith("https://") else secret)
+        # a URL's password is a secret where it stands (the same characters elsewhere are just text)
+        secrets.append(":" + secret.split("@")[0].split(":")[-1] + "@" if secret.startswith("https://") else secret)
         parts += [draw(DELIMS), secret, draw(DELIMS), draw(FILLER)]
     if draw(st.booleans()):
         key, body = _pgp(draw(st.integers(0, 1000)))
