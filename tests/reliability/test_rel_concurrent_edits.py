@@ -89,3 +89,40 @@ def test_a_file_changed_between_read_and_rename_is_file_changed_not_overwritten(
     assert "read it again" in (result.error or "")
     assert (tmp_path / "a.py").read_text() == "x = 0\ny = 'editor'\n"
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".cogtmp")]
+
+
+def _cassette(path: Path, prefix: str, rounds: int) -> str:
+    calls = [{"id": f"{prefix}{i}", "name": "edit_file", "arguments": {"path": "shared.py", "old_text": f"{prefix}{i} = 0\n", "new_text": f"{prefix}{i} = 1\n"}}
+             for i in range(rounds)]
+    lines = [
+        {"type": "cassette", "schemaVersion": 1, "model": "test:edits"},
+        {"type": "turn", "text": "", "toolCalls": calls, "usage": {"inputTokens": 1, "outputTokens": 1}, "stopReason": "tool_calls"},
+        {"type": "turn", "text": "done", "toolCalls": [], "usage": {"inputTokens": 1, "outputTokens": 1}, "stopReason": "stop"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return f"replay:{path}"
+
+
+@pytest.mark.slow
+def test_two_cog_edit_runs_in_one_workspace_lose_no_edit(make_repo, tmp_path: Path) -> None:
+    """The issue's own case: two ``cog edit`` runs at once, each making 100 edit_file calls on its
+    own lines of one file; both exit 0 with every call applied, and all 200 edits are in the file
+    (before: 72 and 73 of them were)."""
+    from cli_helpers import cog_argv
+
+    repo = make_repo("calc")
+    (repo / "shared.py").write_text("".join(f"{p}{i} = 0\n" for i in range(ROUNDS) for p in ("a", "b")))
+    procs = [
+        subprocess.Popen(
+            [*cog_argv(), "edit", "--json", "--sandbox", "off", "--model", _cassette(tmp_path / f"{p}.jsonl", p, ROUNDS), f"edit the {p} lines"],
+            cwd=repo, env=cog_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for p in ("a", "b")
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+        results = [json.loads(line) for line in out.splitlines() if '"type":"tool-result"' in line]
+        assert len(results) == ROUNDS and all(r.get("error") is None for r in results), [r.get("error") for r in results if r.get("error")][:3]
+    text = (repo / "shared.py").read_text()
+    assert text.count(" = 1\n") == 2 * ROUNDS and " = 0\n" not in text
