@@ -39,6 +39,8 @@ def parse_arguments(args: Mapping[str, Any] | str | None) -> tuple[Any, str | No
         except ValueError as exc:
             where = f" ({exc.msg} at position {exc.pos})" if isinstance(exc, json.JSONDecodeError) else ""
             return args, f"not valid JSON{where}; send the arguments as one JSON object"
+        except RecursionError:
+            return args, "nested too deeply to read; send the arguments as one flat JSON object"
         if not isinstance(value, dict):
             return args, f"expected a JSON object, got {type(value).__name__}"
         return value, None

@@ -20,7 +20,8 @@ Exit codes:
        or calls refused approval (finish status denied)
   2    usage or configuration error (no model, unknown provider, missing API key)
   130  interrupted by Ctrl-C: the run stops, its thread is saved (continue: --thread ID)
-  143  terminated by SIGTERM: the same as Ctrl-C"""
+  143  terminated by SIGTERM: the same as Ctrl-C
+  141  stdout's reader went away (cog edit --json … | head -1): the run stops"""
 
 HELP = """\
 A coding agent for the command line.
@@ -388,7 +389,7 @@ def undo_cmd(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the reverse diff; change nothing.")] = False,
     directory: DirectoryOption = None,
 ) -> None:
-    """Put back the files a run changed, from the diffs its thread kept.
+    """Put back the files a run changed, from its write-ahead journal (else the diffs its thread kept).
 
     \b
     Exit codes: 0 reverted, 1 refused (a file changed since the run; nothing

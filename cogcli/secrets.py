@@ -1,31 +1,60 @@
-"""Credentials in text a model is about to read, replaced by ``[REDACTED]``.
+"""Credentials in anything a tool hands out, replaced by ``[REDACTED]``: one policy for every field
+(content, details, presentation, error, progress updates) and every reader (model, JSON lines,
+thread store, MCP).
 
     text, count = redact(text)
+    value, count = redact_value(json_like)
+    result = redact_result(tool_result)        # content, details, presentation, error
+    update = redact_update(tool_update)        # a context.update() payload
 
 What is found:
 
-- private key blocks (``-----BEGIN … PRIVATE KEY-----`` … ``-----END … PRIVATE KEY-----``; a block
-  cut by a line range loses its visible key lines too);
-- AWS access key ids (``AKIA…``/``ASIA…``, 20 characters);
-- OpenAI and Anthropic API keys (``sk-…``, ``sk-proj-…``, ``sk-ant-…``; 20+ characters after ``sk-``);
-- GitHub tokens (``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` and ``github_pat_``);
-- Slack tokens (``xoxb-``, ``xoxa-``, ``xoxp-``, ``xoxr-``, ``xoxs-``);
+- armoured private key blocks of every kind, whole from BEGIN to END: PEM (``RSA``, ``EC``,
+  ``DSA``, ``ENCRYPTED``, PKCS#8), OpenSSH, PGP (``PGP PRIVATE KEY BLOCK``: its armour headers,
+  the blank line and the body after it), SSH2 (``---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----``);
+  a block cut by a line range loses its visible key lines too;
+- token formats with a fixed prefix, as gitleaks and detect-secrets document them: AWS access key
+  ids (``AKIA``/``ASIA``/``ABIA``/``ACCA`` + 16), ``aws_secret_access_key = …`` values, OpenAI and
+  Anthropic keys (``sk-…``), GitHub (``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``, ``github_pat_``),
+  GitLab (``glpat-``, ``glptt-``, ``gldt-``, ``glrt-``, ``glcbt-``, ``glimt-``, ``glft-``,
+  ``glsoat-``, ``glagent-``, ``gloas-``, ``GR1348941``), Slack (``xoxb-``/``xoxa-``/``xoxp-``/
+  ``xoxr-``/``xoxs-``/``xoxe-``, ``xapp-``, ``hooks.slack.com/services/…``), Google API keys
+  (``AIza…``) and OAuth client secrets (``GOCSPX-``), Stripe (``sk_live_``, ``sk_test_``,
+  ``rk_live_``, ``rk_test_``, ``whsec_``), npm (``npm_``), PyPI (``pypi-Ag…``), Hugging Face
+  (``hf_``), SendGrid (``SG.…``), DigitalOcean (``dop_v1_``/``doo_v1_``), Shopify (``shpat_``,
+  ``shpss_``, ``shpca_``, ``shppa_``), JSON Web Tokens (``eyJ….eyJ….…``);
+- the password of a URL with credentials (``https://user:PASSWORD@host``: ``.git-credentials``,
+  ``DATABASE_URL``), the user name kept;
 - the values (8+ characters) of this process's environment variables named ``*_API_KEY``,
-  ``*_TOKEN``, ``*_SECRET``, ``*_SECRET_KEY``, ``*_ACCESS_KEY`` or ``*_PASSWORD``, wherever they appear.
+  ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ``*_PASSWD``, ``*_CREDENTIALS`` (and the
+  like), wherever they appear, as they are and in their common encodings: base64 (standard and
+  URL-safe, at any offset inside a longer base64 text such as ``Basic`` auth), URL-encoded and
+  JSON-escaped.
+
+Not found: secrets without a recognisable shape that are not in the environment (a password in a
+config file, a hex API key), an environment value split across lines or encoded another way (hex,
+gzip, encrypted), keys in binary formats. Secret *files* are the other half of the policy
+(:mod:`workspace_tools.secret_files`): the tools keep away from them whatever they hold.
 
 A token pattern matches at a word start (``task-…`` is no ``sk-`` key); environment values match
-anywhere. The patterns are one regex, compiled once per set of environment values, whose every
-branch starts with fixed text, so the engine skips through text that holds none (≈10 ms a MB).
+anywhere. Only the patterns whose fixed text occurs in a text are run over it, as one regex
+(compiled once per such set), so text without secrets costs a few substring searches. Redaction
+is idempotent: redacting redacted text changes nothing.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, quote_plus
+
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from cogcli.context import ToolUpdate
@@ -34,29 +63,82 @@ if TYPE_CHECKING:
 REDACTED = "[REDACTED]"
 
 #: an environment variable whose value is a secret
-_SECRET_ENV_NAME = re.compile(r"(?:^|_)(?:API_KEY|TOKEN|SECRET|SECRET_KEY|SECRET_ACCESS_KEY|ACCESS_KEY|PASSWORD)$", re.IGNORECASE)
+_SECRET_ENV_NAME = re.compile(
+    r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|SECRET_KEY|SECRET_ACCESS_KEY|ACCESS_KEY|PRIVATE_KEY|PASSWORD|PASSWD|PASS|"
+    r"CREDENTIALS?|AUTH|PAT)$",
+    re.IGNORECASE,
+)
 #: shorter values are too likely to be ordinary words or numbers
 MIN_ENV_VALUE = 8
 
-#: each starts with its fixed prefix and then looks behind it for a word start: written this way
-#: the regex engine skips to a prefix's first letter instead of trying every position
-_TOKENS = (
-    r"(?:AKIA|ASIA)(?<![A-Z0-9]....)[A-Z0-9]{16}",
-    r"sk-(?<![A-Za-z0-9_]...)[A-Za-z0-9_-]{20,}",
-    r"gh[pousr]_(?<![A-Za-z0-9_]....)[A-Za-z0-9]{30,255}",
-    r"github_pat_(?<![A-Za-z0-9_]...........)[A-Za-z0-9_]{22,255}",
-    r"xox[baprs]-(?<![A-Za-z0-9].....)[A-Za-z0-9-]{10,}",
-)
 
-_KEY_MARKER = re.compile(r"-----(BEGIN|END) [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+def _word(prefix: str, at: int | None = None) -> str:
+    """``prefix`` as fixed text with a look behind it, after its first ``at`` characters (default:
+    all): no letter, digit or ``_`` just before it. Written this way each pattern starts with fixed
+    text, and the regex engine skips straight to where that text occurs."""
+    at = len(prefix) if at is None else at
+    return re.escape(prefix[:at]) + f"(?<![A-Za-z0-9_]{'.' * at})" + re.escape(prefix[at:])
+
+
+def _keep_user(match: re.Match[str]) -> str:
+    """``://user:`` of a URL kept, its password redacted."""
+    text = match.group()
+    return text[: text.index(":", 3) + 1] + REDACTED
+
+
+def _keep_name(match: re.Match[str]) -> str:
+    """``aws_secret_access_key = `` kept, the 40-character value redacted."""
+    return match.group()[:-40] + REDACTED
+
+
+_AWS_SECRET_VALUE = r"[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"
+
+#: token formats: (short fixed texts one of which every match contains, the pattern, what to keep).
+#: A text with none of the fixed texts is not scanned for the format. Each pattern starts with
+#: fixed text and has no alternation in front: Python's regex engine then skips through the text
+#: to that text; an alternation of many patterns would try each at every position (ten times slower).
+_TOKEN_RULES: tuple[tuple[tuple[str, ...], str, Callable[[re.Match[str]], str] | None], ...] = (
+    (("AKIA", "ASIA", "ABIA", "ACCA"), _word("A", 1) + r"(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])", None),
+    (("ccess", "CCESS"), r"aws_?secret_?access_?key" + _AWS_SECRET_VALUE, _keep_name),
+    (("CCESS",), r"AWS_?SECRET_?ACCESS_?KEY" + _AWS_SECRET_VALUE, _keep_name),
+    (("sk-",), _word("sk-") + r"[A-Za-z0-9_-]{20,}", None),
+    (("gh",), _word("gh") + r"[pousr]_[A-Za-z0-9]{30,255}", None),
+    (("_pat_",), _word("github_pat_") + r"[A-Za-z0-9_]{22,255}", None),
+    (("gl",), _word("gl") + r"(?:pat|ptt|dt|rt|cbt|imt|ft|soat|agent|oas)-[A-Za-z0-9_.-]{20,}", None),
+    (("GR1348941",), _word("GR1348941") + r"[A-Za-z0-9_-]{20,}", None),
+    (("xox",), _word("xox") + r"(?:[abeprs]-|e\.xoxp-)[A-Za-z0-9-]{10,}", None),
+    (("xapp-",), _word("xapp-") + r"[A-Za-z0-9-]{10,}", None),
+    (("hooks.slack.com/",), r"hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/]{20,}", None),
+    (("AIza",), _word("AIza") + r"[A-Za-z0-9_-]{35}", None),
+    (("GOCSPX-",), _word("GOCSPX-") + r"[A-Za-z0-9_-]{28}", None),
+    (("sk_",), _word("sk_") + r"(?:live|test)_[A-Za-z0-9]{10,}", None),
+    (("rk_",), _word("rk_") + r"(?:live|test)_[A-Za-z0-9]{10,}", None),
+    (("whsec_",), _word("whsec_") + r"[A-Za-z0-9]{10,}", None),
+    (("npm_",), _word("npm_") + r"[A-Za-z0-9]{36}", None),
+    (("pypi-",), _word("pypi-Ag") + r"[A-Za-z0-9_-]{50,}", None),
+    (("hf_",), _word("hf_") + r"[A-Za-z]{34}", None),
+    (("SG.",), _word("SG.") + r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", None),
+    (("_v1_",), _word("do", 2) + r"[opr]_v1_[a-f0-9]{64}", None),
+    (("shp",), _word("shp") + r"(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", None),
+    (("eyJ",), _word("eyJ") + r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", None),
+    # a URL's password: ``scheme://user:`` is kept, the password up to the ``@`` goes
+    (("://",), r"://[^\s:/@\"'<>]{1,256}:(?!\[REDACTED\]@)[^\s@/\"'<>]{1,512}(?=@)", _keep_user),
+)
+_TOKENS = tuple(pattern for _, pattern, _ in _TOKEN_RULES)
+
+_KEY_MARKER = re.compile(r"-{4,5} ?(BEGIN|END) [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}")
 #: a line of a key's body: a long run of base64, a line of nothing else (the short last one;
-#: after a read_file line number), or a PEM header
+#: after a read_file line number), an armour or PEM header (``Version:``, ``Comment:``,
+#: ``Proc-Type:``), or a blank line (PGP puts one between its headers and its body)
 _KEY_LINE = re.compile(
     r"[A-Za-z0-9+/=]{16,}|^[^\S\n]*(?:\d+\t)?[\s\"'`#*/;>|]*[A-Za-z0-9+/=]+[\s\"'`,;+)\\n]*$"
-    r"|^\W*(?:\d+\t)?\s*(?:Proc-Type|DEK-Info|Comment):"
+    r"|^\W*(?:\d+\t)?\s*[A-Za-z][A-Za-z0-9-]{1,30}:\s"
+    r"|^[^\S\n]*(?:\d+\t)?[\s\"'`#*/;>|]*$"
 )
 #: an END farther than this from its BEGIN is not the same key
-_MAX_KEY_BLOCK = 20_000
+_MAX_KEY_BLOCK = 200_000
+#: passes over a text at most: one more pass finds a value only when it overlapped a redaction
+_MAX_PASSES = 4
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -66,25 +148,75 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> tuple[str, ..
     return tuple(sorted(values, key=lambda v: (-len(v), v)))
 
 
+def encoded_forms(value: str) -> set[str]:
+    """``value`` and the forms it takes when a program encodes it: JSON-escaped, URL-encoded,
+    and base64 (standard and URL-safe) — for base64 the characters that stand for ``value`` alone
+    at each of the three byte offsets it may start at inside a longer encoded text."""
+    forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], quote(value, safe=""), quote(value), quote_plus(value)}
+    raw = value.encode("utf-8", "surrogatepass")
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
+        # characters fully determined by ``raw``: after the offset's bits, before the bits that follow it
+        part = encoded[-(-8 * offset // 6) if offset else 0 : (8 * (offset + len(raw))) // 6]
+        forms.add(part)
+        forms.add(part.translate(_URLSAFE))
+    return {f for f in forms if len(f) >= MIN_ENV_VALUE and f not in REDACTED}
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+
+
 @lru_cache(maxsize=8)
-def _scanner(env_values: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join([*(re.escape(v) for v in env_values), *_TOKENS]))
+def _env_forms(env_values: tuple[str, ...]) -> tuple[str, ...]:
+    """Every form of every value, the longest first (it wins where two start at one place)."""
+    literals: set[str] = set()
+    for value in env_values:
+        literals |= encoded_forms(value)
+    return tuple(sorted(literals, key=lambda v: (-len(v), v)))
+
+
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _scanners(text: str, forms: tuple[str, ...]) -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], str] | None]]:
+    """The patterns worth running over ``text``: the environment forms it contains (one
+    alternation of those few literals) and the token formats whose fixed text it contains."""
+    found = [f for f in forms if f in text]
+    scanners: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str] | None]] = []
+    if found:
+        scanners.append((_compiled("|".join(re.escape(f) for f in found)), None))
+    for triggers, pattern, keep in _TOKEN_RULES:
+        if any(t in text for t in triggers):
+            scanners.append((_compiled(pattern), keep))
+    return scanners
 
 
 def redact(text: str, *, environ: Mapping[str, str] | None = None) -> tuple[str, int]:
     """``text`` with every credential replaced by ``[REDACTED]``, and how many were replaced."""
     if not text:
         return text, 0
-    values = secret_env_values(environ)
+    forms = _env_forms(secret_env_values(environ))
     count = 0
     if "PRIVATE KEY" in text:
         text, count = _redact_keys(text)
-    text, n = _scanner(values).subn(REDACTED, text)
-    return text, count + n
+    for _ in range(_MAX_PASSES):  # a value that overlapped a redaction shows only now
+        changed = 0
+        for scanner, keep in _scanners(text, forms):
+            text, n = scanner.subn(keep or REDACTED, text)
+            changed += n
+        count += changed
+        if not changed:
+            break
+    return text, count
 
 
 def redact_value(value: Any, *, environ: Mapping[str, str] | None = None) -> tuple[Any, int]:
-    """:func:`redact` applied to every string in a JSON-like value (dict keys and values, lists)."""
+    """:func:`redact` applied to every string in a JSON-like value (dict keys and values, lists,
+    tuples, pydantic models and dataclasses). A value with nothing to redact comes back as it was
+    (the same object); a model or dataclass with something comes back as the same type when it
+    validates, else as its redacted JSON form."""
     if isinstance(value, str):
         return redact(value, environ=environ)
     if isinstance(value, dict):
@@ -100,11 +232,35 @@ def redact_value(value: Any, *, environ: Mapping[str, str] | None = None) -> tup
     if isinstance(value, (list, tuple)):
         items = []
         total = 0
+        # strings in a list may be the lines of a text (a key block split one line an item)
+        is_key = KeyLines() if any(isinstance(i, str) and "PRIVATE KEY" in i for i in value) else None
         for item in value:
-            item, n = redact_value(item, environ=environ)
+            if is_key is not None and isinstance(item, str) and is_key(item):
+                item, n = REDACTED, (0 if item == REDACTED else 1)
+            else:
+                item, n = redact_value(item, environ=environ)
             items.append(item)
             total += n
-        return (type(value)(items), total) if total else (value, 0)
+        if not total:
+            return value, 0
+        return (type(value)(items) if type(value) in (list, tuple) else items), total
+    if isinstance(value, BaseModel):
+        dumped, total = redact_value(value.model_dump(mode="json", by_alias=True), environ=environ)
+        if not total:
+            return value, 0
+        try:
+            return type(value).model_validate(dumped), total
+        except Exception:
+            return dumped, total
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        redacted, total = redact_value(fields, environ=environ)
+        if not total:
+            return value, 0
+        try:
+            return dataclasses.replace(value, **redacted), total
+        except Exception:
+            return redacted, total
     return value, 0
 
 
@@ -207,98 +363,38 @@ def _key_lines_before(text: str, pos: int) -> int:
 
 
 def redact_result(result: ToolResult) -> ToolResult:
-    """A finished call as a model may read it: credentials in its content and its error message
-    replaced, ``redacted`` set to how many. ``details`` stay as they are: they never reach a
-    model (and ``cog undo`` needs the exact diffs)."""
+    """A finished call as anyone may see it: credentials in its content, details, presentation and
+    error message replaced, ``redacted`` set to how many. Applied before anything is emitted or
+    stored; ``cog undo`` does not need the exact diffs (it reads its own journal)."""
     content, in_content = redact_value(result.result)
+    details, in_details = redact_value(result.details)
+    presentation, in_presentation = redact_value(result.presentation)
     error, in_error = redact(result.error) if result.error is not None else (None, 0)
-    if not in_content and not in_error:
+    total = in_content + in_details + in_presentation + in_error
+    if not total:
         return result
-    return result.model_copy(update={"result": content, "error": error, "redacted": in_content + in_error})
+    return result.model_copy(
+        update={"result": content, "details": details, "presentation": presentation, "error": error, "redacted": result.redacted + total}
+    )
 
 
-#: values that hold no text
-_PLAIN = frozenset({int, float, bool, type(None)})
+def redact_update(update: ToolUpdate, *, environ: Mapping[str, str] | None = None) -> ToolUpdate:
+    """A ``context.update()`` as anyone may see it: content, details and presentation redacted."""
+    content, in_content = redact_value(update.content, environ=environ)
+    details, in_details = redact_value(update.details, environ=environ)
+    presentation, in_presentation = redact_value(update.presentation, environ=environ)
+    if not in_content + in_details + in_presentation:
+        return update
+    return dataclasses.replace(update, content=content, details=details, presentation=presentation)
 
 
 def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolUpdate], ToolUpdate]:
-    """A function that takes credentials out of a ``context.update()`` (its content, details and
-    presentation) before anyone watching sees it. The environment's secret values are read once,
-    here: a call's updates come fast, and each must cost next to nothing when it holds no secret."""
-    return _UpdateRedactor(_scanner(secret_env_values(environ)))
+    """:func:`redact_update` with the secret-looking variables picked out of the environment once:
+    a call's updates come fast, and each must cost next to nothing when it holds no secret."""
+    env = os.environ if environ is None else environ
+    secret_env = {k: v for k, v in env.items() if _SECRET_ENV_NAME.search(k)}
 
+    def redact_one(update: ToolUpdate) -> ToolUpdate:
+        return redact_update(update, environ=secret_env)
 
-class _UpdateRedactor:
-    def __init__(self, scanner: re.Pattern[str]) -> None:
-        self.scanner = scanner
-
-    def __call__(self, update: ToolUpdate) -> ToolUpdate:
-        # one scan of all its text first: almost every update holds no secret, and one search of the
-        # joined text costs what one search of a short string does (no pattern spans a newline)
-        found: list[str] = []
-        self._collect(update.content, found)
-        self._collect(update.details, found)
-        presentation = update.presentation
-        if presentation is not None:
-            found += [presentation.label, presentation.icon or "", presentation.detail or ""]
-        joined = "\n".join(found)
-        if "PRIVATE KEY" not in joined and self.scanner.search(joined) is None:
-            return update
-        content, a = self._walk(update.content)
-        details, b = self._walk(update.details)
-        c = 0
-        if presentation is not None:
-            shown, c = self._walk(presentation.model_dump(exclude_none=True))
-            if c:
-                presentation = type(presentation).model_validate(shown)
-        if not (a or b or c):
-            return update
-        return dataclasses.replace(update, content=content, details=details, presentation=presentation)
-
-    def _collect(self, value: Any, out: list[str]) -> None:
-        """Every string in ``value`` into ``out`` (numbers, the bulk of progress details, skipped fast)."""
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                if type(k) is str:
-                    out.append(k)
-                if type(v) in _PLAIN:
-                    continue
-                if type(v) is str:
-                    out.append(v)
-                else:
-                    self._collect(v, out)
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if type(item) not in _PLAIN:
-                    self._collect(item, out)
-
-    def _text(self, value: str) -> tuple[str, int]:
-        count = 0
-        if "PRIVATE KEY" in value:
-            value, count = _redact_keys(value)
-        value, n = self.scanner.subn(REDACTED, value)
-        return value, count + n
-
-    def _walk(self, value: Any) -> tuple[Any, int]:
-        """``value`` with every credential in its strings replaced, and how many."""
-        if isinstance(value, str):
-            return self._text(value) if value else (value, 0)
-        if isinstance(value, dict):
-            total, out = 0, {}
-            for k, v in value.items():
-                if isinstance(k, str):
-                    k, n = self._text(k)
-                    total += n
-                out[k], n = self._walk(v)
-                total += n
-            return (out, total) if total else (value, 0)
-        if isinstance(value, (list, tuple)):
-            items, total = [], 0
-            for item in value:
-                item, n = self._walk(item)
-                items.append(item)
-                total += n
-            return (type(value)(items), total) if total else (value, 0)
-        return value, 0
+    return redact_one

@@ -1,4 +1,9 @@
-"""Undo a run: put back the files it changed, from the diffs its thread kept.
+"""Undo a run: put back the files it changed, from its write-ahead journal or the diffs its thread kept.
+
+A run of ``cog edit`` records every change in its journal (:mod:`workspace_tools.journal`) before
+making it, so its undo works even when the run was killed or its thread could not be written (a
+full disk): :func:`plan_undo` reads the journal first. A run without one (older runs, the Python
+API without a journal) is undone from its thread's diffs:
 
 Every ``edit_file`` / ``write_file`` result keeps its unified diff in ``metadata.details.diff``.
 :func:`plan_undo` takes the last run of a thread and, for each file it touched, starts from the
@@ -131,11 +136,14 @@ def plan_undo(root: str | Path, thread: Thread | None) -> UndoPlan:
         raise NothingToUndo(f"nothing to undo: thread {thread.id} has no run")
     if undone:
         raise NothingToUndo(f"nothing to undo: the last run of thread {thread.id} was undone already")
+    workspace = Workspace(root)
+    journaled = _plan_from_journal(workspace, thread.id, message_id)
+    if journaled is not None:
+        return journaled
     diffs = run_diffs(run)
     if not diffs:
         raise NothingToUndo(f"nothing to undo: the last run of thread {thread.id} changed no files")
 
-    workspace = Workspace(root)
     # per file, the patches in call order
     patches: dict[str, list[Any]] = {}
     for diff in diffs:
@@ -158,6 +166,58 @@ def plan_undo(root: str | Path, thread: Thread | None) -> UndoPlan:
     if not plan.files:
         raise NothingToUndo(f"nothing to undo: the files of the last run of thread {thread.id} are as they were before it")
     return plan
+
+
+def _plan_from_journal(workspace: Any, thread_id: str, message_id: str | None) -> UndoPlan | None:
+    """The plan from the run's journal, None when it has none (or recorded nothing). Per file, from
+    its bytes now, each recorded change is walked back, the last first: bytes equal to what the
+    change wrote become what it found; bytes equal to what it found mean it never landed (killed
+    before the rename, a failed write); anything else is a change made since: refused."""
+    from workspace_tools.journal import read_journal
+
+    changes = read_journal(workspace.root, message_id) if message_id else None
+    if not changes:
+        return None
+    by_path: dict[str, list[Any]] = {}
+    for change in changes:
+        by_path.setdefault(change.path, []).append(change)
+    plan = UndoPlan(root=workspace.root, thread_id=thread_id, message_id=message_id)
+    for rel, file_changes in by_path.items():
+        try:
+            path = workspace.resolve(rel, for_write=True)
+        except CogError as exc:
+            raise UndoRefused(f"{rel}: {exc.message}") from None
+        rel = workspace.relative(path)
+        try:
+            current: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            current = None
+        except OSError as exc:
+            raise UndoRefused(f"{rel} cannot be read ({exc.strerror or exc}); nothing was changed") from None
+        state = current
+        for change in reversed(file_changes):
+            if change.is_after(state):
+                state = change.before
+            elif state != change.before:
+                raise UndoRefused(_changed(rel, "was deleted" if state is None else "changed"))
+        if state == current:
+            continue
+        if current is None:  # only a change that deleted the file gets here; no tool makes one
+            raise UndoRefused(_changed(rel, "was deleted"))
+        plan.files.append(FileRevert(rel, current, state, _shared_encoding(current, state)))
+    if not plan.files:
+        raise NothingToUndo(f"nothing to undo: the files of the last run of thread {thread_id} are as they were before it")
+    return plan
+
+
+def _shared_encoding(*datas: bytes | None) -> str:
+    try:
+        for data in datas:
+            if data is not None:
+                data.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        return "latin-1"
 
 
 def _patch_path(pf: Any) -> str:
@@ -260,8 +320,13 @@ def _reverse(rel: str, text: str | None, pf: Any) -> str | None:
 def apply_undo(plan: UndoPlan) -> None:
     """Write the plan: every file or, if a write fails, none (those written are put back).
     Raises :class:`UndoRefused` when a file changed after the plan was made."""
-    from workspace_tools.textfile import atomic_write
+    from workspace_tools.textfile import atomic_write, workspace_lock
 
+    with workspace_lock(plan.root):  # no cog process writes a file of the plan meanwhile
+        _apply(plan, atomic_write)
+
+
+def _apply(plan: UndoPlan, atomic_write: Any) -> None:
     for f in plan.files:
         try:
             now = (plan.root / f.path).read_bytes()
@@ -277,7 +342,8 @@ def apply_undo(plan: UndoPlan) -> None:
             if f.reverted is None:
                 path.unlink()
             else:
-                atomic_write(path, f.reverted, root=plan.root)  # no folder swapped for a symlink since the plan
+                # no folder swapped for a symlink since the plan, and the file still as planned
+                atomic_write(path, f.reverted, root=plan.root, expect=f.current)
             done.append((f, mode))
     except (OSError, CogError) as exc:
         for f, mode in reversed(done):

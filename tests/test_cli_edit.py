@@ -143,7 +143,8 @@ def test_continuing_a_thread(make_repo, tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert json_lines(again.stdout)[-1]["threadId"] == first
     unknown = run_cog(["edit", "--json", "--thread", "thr_nope", "--model", f"replay:{cassette}", "Anything else?"], repo)
-    assert (unknown.returncode, unknown.stdout) == (2, "")
+    # issue 13: --json always says what went wrong on stdout too, as an error and a finish line
+    assert unknown.returncode == 2 and [e["type"] for e in json_lines(unknown.stdout)] == ["error", "finish"]
     assert "no thread 'thr_nope'" in unknown.stderr and "Traceback" not in unknown.stderr
 
 
@@ -318,4 +319,6 @@ def test_the_working_directory_option(make_repo, tmp_path: Path) -> None:
 
 def test_json_mode_writes_nothing_but_events_even_on_a_usage_error(make_repo) -> None:
     out = run_cog(["edit", "--json", FIX], make_repo("calc"))
-    assert (out.returncode, out.stdout) == (2, "")
+    events = json_lines(out.stdout)  # only events: an error and a finish (issue 13), no other text
+    assert out.returncode == 2 and [e["type"] for e in events] == ["error", "finish"]
+    assert events[0]["code"] == "MODEL_CONFIG_ERROR" and events[1]["status"] == "error"

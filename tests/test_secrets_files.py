@@ -81,7 +81,9 @@ def test_a_symlink_to_a_secret_is_refused_by_read_and_search(repo: Path) -> None
 
 def test_allow_secret_lets_the_tools_read_exactly_that_path(repo: Path) -> None:
     result = call(repo, "read_file", {"path": ".env"}, allow_secrets=[".env"])
-    assert result.ok and "pw-in-env-file" in result.result
+    # the file opens; a credential inside it is still redacted before anyone sees it
+    assert result.ok and "DATABASE_URL=postgres://app:[REDACTED]@db/app" in result.result
+    assert "pw-in-env-file" not in result.result and result.redacted == 1
     other = call(repo, "read_file", {"path": "app/.env.local"}, allow_secrets=[".env"])
     assert other.error_code == ErrorCode.SECRET_FILE
 
@@ -136,7 +138,8 @@ def test_cog_tool_allow_secret_and_config_secret_globs(repo: Path) -> None:
         repo,
     )
     assert allowed.returncode == 0, allowed.stderr
-    assert "pw-in-env-file" in json.dumps(json_lines(allowed.stdout)[-1]["result"])
+    shown = json.dumps(json_lines(allowed.stdout)[-1]["result"])
+    assert "DATABASE_URL" in shown and "pw-in-env-file" not in shown
 
 
 def test_secret_check_follows_the_resolved_path_not_only_the_name(repo: Path) -> None:

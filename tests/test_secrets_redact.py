@@ -130,12 +130,14 @@ async def test_the_run_redacts_every_tools_result_for_the_model_the_event_and_th
     assert SLACK in sent  # the person's own instruction is sent as typed
 
     results = [e for e in events if e.type == "tool-result"]  # type: ignore[attr-defined]
-    assert [(r.redacted, AWS in json.dumps(r.result), r.details) for r in results[:1]] == [(1, False, {"raw": AWS})]
+    # details too (issue 13): they reach the JSON lines, the thread store and MCP _meta
+    assert [(r.redacted, AWS in json.dumps(r.result), r.details) for r in results[:1]] == [(2, False, {"raw": REDACTED})]
     assert results[1].redacted == 1 and GITHUB not in results[1].error and results[1].to_wire()["redacted"] == 1
     stored = [s.entry for s in store.entries(result.thread_id) if isinstance(s.entry, ToolResultEntry)]
     assert all(GITHUB not in e.tool_results[0].content and AWS not in e.tool_results[0].content for e in stored)
-    assert AWS not in json.dumps(stored[0].metadata.content) and stored[0].metadata.redacted == 1
-    assert [e.redacted for e in store.thread_events(result.thread_id) if e.type == "tool-result"] == [1, 1]  # type: ignore[attr-defined]
+    assert AWS not in json.dumps(stored[0].metadata.content) and stored[0].metadata.redacted == 2
+    assert AWS not in json.dumps(stored[0].metadata.details)
+    assert [e.redacted for e in store.thread_events(result.thread_id) if e.type == "tool-result"] == [2, 1]  # type: ignore[attr-defined]
 
 
 # --- the property: generated files, real runs, checked at the server ----------------------

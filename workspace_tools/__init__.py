@@ -17,6 +17,7 @@ from typing import Any
 
 from cogcli.tools import Tool
 from workspace_tools.bwrap import SandboxMode
+from workspace_tools.journal import Journal
 from workspace_tools.paths import Workspace
 
 
@@ -30,6 +31,7 @@ def workspace_tools(
     secret_globs: Sequence[str] = (),
     allow_secrets: Sequence[str] = (),
     sandbox: SandboxMode = "auto",
+    journal: Journal | None = None,
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
@@ -39,7 +41,9 @@ def workspace_tools(
     ``secret_globs``) are kept from the tools, except the paths in ``allow_secrets``.
     ``sandbox`` is how ``run_tests`` runs the tests: ``"auto"`` (default) under bubblewrap when it
     works here and otherwise without a sandbox (with one warning logged), ``"on"`` only under
-    bubblewrap, ``"off"`` never under it.
+    bubblewrap, ``"off"`` never under it. ``journal`` (:class:`workspace_tools.journal.Journal`)
+    is where ``edit_file`` and ``write_file`` record each change before making it, so ``cog undo``
+    works after a crash; without one they record nothing.
     """
     from workspace_tools.edit import edit_file_tool
     from workspace_tools.git import git_diff_tool, git_status_tool
@@ -57,8 +61,8 @@ def workspace_tools(
         read_file_tool(workspace, max_read_bytes=max_read_bytes, secrets=secrets),
         list_files_tool(workspace, secrets=secrets),
         search_text_tool(workspace, secrets=secrets),
-        edit_file_tool(workspace, secrets=secrets),
-        write_file_tool(workspace, secrets=secrets),
+        edit_file_tool(workspace, secrets=secrets, journal=journal),
+        write_file_tool(workspace, secrets=secrets, journal=journal),
     ]
     if include_git:
         tools += [git_status_tool(workspace), git_diff_tool(workspace)]

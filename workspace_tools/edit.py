@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,9 +15,10 @@ from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.closest import closest_window, show_lines
 from workspace_tools.diffs import edit_blocks, file_header, format_hunks
+from workspace_tools.journal import Journal
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
-from workspace_tools.textfile import BOM, TextFile, atomic_write, os_errors, path_lock, read_text_file, split_lines, write_failed
+from workspace_tools.textfile import BOM, TextFile, atomic_write, decode_text, os_errors, path_lock, read_bytes, split_lines, write_failed
 
 
 class EditFileParams(BaseModel):
@@ -58,7 +61,8 @@ def replaced(text: str, positions: list[int], old_len: int, new: str) -> str:
     return "".join(pieces)
 
 
-def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[EditFileParams]:
+def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None, journal: Journal | None = None) -> Tool[EditFileParams]:
+    """``journal``: where each change is recorded (for ``cog undo``) before the file is written."""
     policy = secrets or SecretPolicy()
 
     def presentation(params: EditFileParams) -> dict[str, Any]:
@@ -74,8 +78,10 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None)
                 "old_text is empty; give the exact text to replace (to create a file or replace it whole, use write_file)",
                 code=ErrorCode.INVALID_ARGUMENTS,
             )
-        with path_lock(path):
-            file = read_text_file(path, shown)
+        # held from the read to the rename, across processes: no concurrent edit is lost
+        with path_lock(path, workspace.root):
+            raw = read_bytes(path, shown, root=workspace.root)
+            file = decode_text(raw, shown)
             old, new = file.normalize(params.old_text), file.normalize(params.new_text)
             if old == new:
                 raise ToolCallError(
@@ -89,10 +95,17 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None)
             edited = file.with_text(replaced(file.text, positions, len(old), new))
             data = edited.encode()
             diff = _diff(file, shown, positions, len(old), new)
+            record = None
+            if journal is not None:
+                record = journal.record(shown, before=raw, after=data, mode=stat.S_IMODE(os.stat(path).st_mode))
             try:
-                atomic_write(path, data, root=workspace.root)
+                atomic_write(path, data, root=workspace.root, expect=raw)
             except OSError as exc:
                 raise write_failed(shown, exc) from None
+            except ToolCallError as exc:
+                if journal is not None and record is not None and exc.code == ErrorCode.FILE_CHANGED:
+                    journal.discard(record)
+                raise
         added, removed = diff_totals(diff)
         return tool_output(
             {"path": shown, "replacements": len(positions)},

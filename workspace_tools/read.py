@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,7 +17,7 @@ from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
-from workspace_tools.textfile import BOM, NotText, detect_encoding, os_errors, read_bytes
+from workspace_tools.textfile import BOM, NotText, detect_encoding, open_in_workspace, os_errors, read_bytes
 
 _CHUNK = 1 << 20
 
@@ -57,19 +60,19 @@ def read_file_tool(
         shown = workspace.relative(path)
         policy.check(workspace, params.path, path)
         ranged = params.offset is not None or params.limit is not None
-        if not path.exists():
-            read_bytes(path, shown)  # raises FILE_NOT_FOUND with the usual message
-        if path.is_dir():
-            read_bytes(path, shown)  # raises the "is a directory" error
-        if not ranged and path.stat().st_size > max_read_bytes:
-            raise ToolCallError(
-                f"{shown} is {path.stat().st_size:,} bytes, more than read_file returns at once "
-                f"({max_read_bytes:,}); read it in parts with offset and limit (e.g. offset=1, limit=500), "
-                "or find what you need with search_text",
-                code=ErrorCode.FILE_TOO_LARGE,
-            )
-        start = params.offset or 1
-        lines, total, cut = _read_lines(path, shown, start, params.limit, max_read_bytes)
+        # opened through the folders' descriptors without following a symlink: a folder swapped
+        # for a symlink out after the check above is refused, never read
+        with open_for_reading(workspace, path, shown) as f:
+            size = os.fstat(f.fileno()).st_size
+            if not ranged and size > max_read_bytes:
+                raise ToolCallError(
+                    f"{shown} is {size:,} bytes, more than read_file returns at once "
+                    f"({max_read_bytes:,}); read it in parts with offset and limit (e.g. offset=1, limit=500), "
+                    "or find what you need with search_text",
+                    code=ErrorCode.FILE_TOO_LARGE,
+                )
+            start = params.offset or 1
+            lines, total, cut = _read_lines(f, shown, start, params.limit, max_read_bytes)
         if total and start > total:
             raise ToolCallError(
                 f"offset {start} is past the end of {shown}, which has {total} lines", code=ErrorCode.INVALID_ARGUMENTS
@@ -104,7 +107,33 @@ def read_file_tool(
     )
 
 
-def _read_lines(path: Path, shown: str, start: int, limit: int | None, max_bytes: int) -> tuple[list[str], int, bool]:
+@contextmanager
+def open_for_reading(workspace: Workspace, path: Path, shown: str) -> Iterator[BinaryIO]:
+    """``path`` (resolved by ``workspace``) open for reading as a binary file, opened as
+    :func:`~workspace_tools.textfile.open_in_workspace` opens it (no symlink followed); missing,
+    a folder or not a regular file (a FIFO, a device) become :class:`ToolCallError`. For any
+    tool that reads a workspace file."""
+    if path == workspace.root:
+        read_bytes(path, shown)  # raises the "is a directory" error
+    try:
+        fd = open_in_workspace(path, workspace.root)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolCallError(f"{shown} does not exist; list_files shows the files there are", code=ErrorCode.FILE_NOT_FOUND) from None
+    except PermissionError:
+        raise ToolCallError(f"{shown} cannot be read (permission denied)", code=ErrorCode.TOOL_ERROR) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise ToolCallError(
+                f"{shown} is a directory, not a file; use list_files to see what is in it", code=ErrorCode.INVALID_ARGUMENTS
+            )
+        raise ToolCallError(f"{shown} is not a regular file (a pipe, socket or device); it cannot be read", code=ErrorCode.FILE_NOT_TEXT)
+    with os.fdopen(fd, "rb") as f:
+        yield f
+
+
+def _read_lines(f: BinaryIO, shown: str, start: int, limit: int | None, max_bytes: int) -> tuple[list[str], int, bool]:
     """Lines ``start`` .. ``start+limit-1`` (1-based), the file's line count, and whether the output
     limit cut the range. Streams the file: only the asked lines are kept in memory."""
     kept: list[bytes] = []
@@ -114,23 +143,22 @@ def _read_lines(path: Path, shown: str, start: int, limit: int | None, max_bytes
     stop = None if limit is None else start + limit - 1
     key_lines = KeyLines()  # a range may start inside a private key, past its BEGIN line
     try:
-        with path.open("rb") as f:
-            for raw in _bounded_lines(f, max_bytes):
-                total += 1
-                if b"\x00" in raw:
-                    raise NotText("it contains NUL bytes")
-                is_key = key_lines(raw)
-                if total >= start:
-                    if kept and kept_bytes + len(raw) > max_bytes:
-                        cut = True
-                    else:
-                        if len(raw) > max_bytes:  # one line longer than the whole output: its start only
-                            raw, cut = _utf8_prefix(raw, max_bytes), True
-                        kept.append(_redacted_line(raw) if is_key else raw)
-                        kept_bytes += len(raw)
-                if cut or (stop is not None and total >= stop):
-                    total += _count_rest(f)
-                    break
+        for raw in _bounded_lines(f, max_bytes):
+            total += 1
+            if b"\x00" in raw:
+                raise NotText("it contains NUL bytes")
+            is_key = key_lines(raw)
+            if total >= start:
+                if kept and kept_bytes + len(raw) > max_bytes:
+                    cut = True
+                else:
+                    if len(raw) > max_bytes:  # one line longer than the whole output: its start only
+                        raw, cut = _utf8_prefix(raw, max_bytes), True
+                    kept.append(_redacted_line(raw) if is_key else raw)
+                    kept_bytes += len(raw)
+            if cut or (stop is not None and total >= stop):
+                total += _count_rest(f)
+                break
         encoding = detect_encoding(b"".join(kept))
     except NotText as exc:
         raise ToolCallError(f"{shown} is not a text file ({exc})", code=ErrorCode.FILE_NOT_TEXT) from None

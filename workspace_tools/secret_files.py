@@ -35,7 +35,14 @@ DEFAULT_SECRET_GLOBS: tuple[str, ...] = (
     ".netrc",
     ".pypirc",
     ".npmrc",
+    ".git-credentials",
+    ".envrc",
+    ".pgpass",
+    ".htpasswd",
+    "*.p12",
+    "*.pfx",
     ".aws/",
+    ".gnupg/",
     ".ssh/",
 )
 

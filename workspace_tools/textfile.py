@@ -108,18 +108,64 @@ def detect_encoding(data: bytes) -> str:
     return "latin-1"
 
 
-def read_text_file(path: Path, shown: str) -> TextFile:
-    """Read and decode ``path``; missing, a directory or binary become :class:`ToolCallError`."""
-    data = read_bytes(path, shown)
+def read_text_file(path: Path, shown: str, *, root: Path | None = None) -> TextFile:
+    """Read and decode ``path``; missing, a directory or binary become :class:`ToolCallError`.
+    With ``root``, read as :func:`open_in_workspace` opens (no symlink followed)."""
+    return decode_text(read_bytes(path, shown, root=root), shown)
+
+
+def decode_text(data: bytes, shown: str) -> TextFile:
     try:
         return TextFile.decode(data)
     except NotText as exc:
         raise ToolCallError(f"{shown} is not a text file ({exc})", code=ErrorCode.FILE_NOT_TEXT) from None
 
 
-def read_bytes(path: Path, shown: str) -> bytes:
+def read_existing(path: Path, root: Path) -> bytes | None:
+    """The bytes of ``path`` (opened as :func:`open_in_workspace` does), None when there is no such file."""
     try:
-        return path.read_bytes()
+        fd = open_in_workspace(path, root)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def open_in_workspace(path: Path, root: Path) -> int:
+    """A read-only descriptor of ``path`` (resolved, under the resolved workspace ``root``), opened
+    the way writes open their folder: every folder below the root with ``O_NOFOLLOW``, then the
+    file with ``O_NOFOLLOW``. A folder or the file swapped for a symlink after the path was checked
+    raises :class:`ToolCallError` (PATH_OUTSIDE_WORKSPACE) and nothing outside is read. Reading
+    tools use it (``read_file``, ``edit_file``; ``search_text`` can too)."""
+    dir_fd = open_dir(path.parent, root)
+    try:
+        try:
+            # O_NONBLOCK: a FIFO put in the workspace does not hang the open (callers refuse non-files)
+            return os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise ToolCallError(
+                    f"{path.relative_to(root).as_posix()} became a symlink after the path was checked; it was not followed",
+                    code=ErrorCode.PATH_OUTSIDE_WORKSPACE,
+                ) from None
+            raise
+    finally:
+        os.close(dir_fd)
+
+
+def read_bytes(path: Path, shown: str, *, root: Path | None = None) -> bytes:
+    try:
+        if root is None or path == root:
+            return path.read_bytes()
+        fd = open_in_workspace(path, root)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+            raise ToolCallError(f"{shown} is not a regular file (a pipe, socket or device)", code=ErrorCode.FILE_NOT_TEXT)
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
     except FileNotFoundError:
         raise ToolCallError(
             f"{shown} does not exist; list_files shows the files there are", code=ErrorCode.FILE_NOT_FOUND
@@ -163,7 +209,12 @@ def new_file_mode() -> int:
     return 0o666 & ~_umask()
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int | None = None, root: Path | None = None) -> None:
+_UNCHECKED: Any = object()
+
+
+def atomic_write(
+    path: Path, data: bytes, *, mode: int | None = None, root: Path | None = None, expect: bytes | None = _UNCHECKED
+) -> None:
     """Write ``data`` to ``path`` all at once: a temp file in the same directory, fsync, rename.
 
     ``mode`` is the permission bits to give the file; by default those of the file being
@@ -174,6 +225,12 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, root: Path
     root is opened without following symlinks and the temp file and the rename go through that
     folder's descriptor: a folder swapped for a symlink after ``path`` was checked is refused
     (:class:`ToolCallError`, PATH_OUTSIDE_WORKSPACE) and nothing is written anywhere.
+
+    With ``expect`` (the bytes the caller read, or None: there was no file), the file is compared
+    just before the rename: if it holds anything else, another program changed it since it was
+    read, and the write is refused (:class:`ToolCallError`, FILE_CHANGED) rather than overwriting
+    that change. cog's own writers also hold :func:`workspace_lock`, so between cog processes
+    this never happens; it catches editors and other programs.
     """
     dir_fd = open_dir(path.parent, root)
     try:
@@ -194,6 +251,8 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, root: Path
                 f.flush()
                 os.fchmod(f.fileno(), mode)
                 os.fsync(f.fileno())
+            if expect is not _UNCHECKED and _current(path.name, dir_fd) != expect:
+                raise ToolCallError(file_changed(path.name), code=ErrorCode.FILE_CHANGED)
             os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             try:
@@ -208,6 +267,24 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, root: Path
         _sweep_stale_temps(path.name, dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def file_changed(shown: str) -> str:
+    return f"{shown}: the file changed since it was read (another program wrote it); read it again and redo the change"
+
+
+def _current(name: str, dir_fd: int) -> bytes | None:
+    """The bytes of ``name`` in ``dir_fd`` now (None: no file), without following a symlink."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return b"\0symlink"  # never what a caller read: a symlink was put in its place
+        raise
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
 
 
 #: a temp file of ours this old was left by a write that was killed (SIGKILL, power loss)
@@ -294,7 +371,8 @@ def os_errors(workspace: Workspace) -> Callable[[F], F]:
             try:
                 return fn(*args)
             except OSError as exc:
-                where = workspace.relative(Path(os.fsdecode(exc.filename))) if exc.filename else "a file"
+                named = isinstance(exc.filename, (str, bytes)) and exc.filename  # not a descriptor number
+                where = workspace.relative(Path(os.fsdecode(exc.filename))) if named else "a file"
                 raise ToolCallError(f"{where}: {exc.strerror or exc}", code=ErrorCode.TOOL_ERROR) from None
 
         return run  # type: ignore[return-value]
@@ -305,12 +383,50 @@ def os_errors(workspace: Workspace) -> Callable[[F], F]:
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
+#: how long a writer waits for another process's write in the same workspace
+LOCK_WAIT_SECONDS = 60.0
+
 
 @contextmanager
-def path_lock(path: Path) -> Iterator[None]:
-    """Serialise changes to one (resolved) path across the worker threads tools run in."""
+def path_lock(path: Path, root: Path | None = None) -> Iterator[None]:
+    """Serialise changes to one (resolved) path: across the worker threads tools run in, and with
+    ``root`` (the resolved workspace root) across processes too — an exclusive ``flock`` on the
+    workspace root folder, held from the read to the rename, so two cog processes editing one file
+    each see the other's edit and none is lost. (Writes take milliseconds: one lock per workspace
+    is simpler than one per file and costs nothing that shows.)"""
     key = str(path)
     with _locks_guard:
         lock = _locks.setdefault(key, threading.Lock())
     with lock:
+        if root is None:
+            yield
+            return
+        with workspace_lock(root):
+            yield
+
+
+@contextmanager
+def workspace_lock(root: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on the workspace root folder (released when the process dies)."""
+    import fcntl
+
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ToolCallError(
+                        f"another program has held the workspace's write lock for {LOCK_WAIT_SECONDS:.0f} s; "
+                        "nothing was written, try again",
+                        code=ErrorCode.FILE_CHANGED,
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
         yield
+    finally:
+        os.close(fd)  # releases the lock

@@ -14,9 +14,22 @@ from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.diffs import file_header, format_hunks, quote_path, text_blocks
+from workspace_tools.journal import Journal
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
-from workspace_tools.textfile import BOM, NotText, TextFile, atomic_write, new_file_mode, open_dir, os_errors, path_lock, split_lines, write_failed
+from workspace_tools.textfile import (
+    BOM,
+    NotText,
+    TextFile,
+    atomic_write,
+    new_file_mode,
+    open_dir,
+    os_errors,
+    path_lock,
+    read_existing,
+    split_lines,
+    write_failed,
+)
 
 
 class WriteFileParams(BaseModel):
@@ -35,7 +48,8 @@ class WriteFileResult(BaseModel):
     changed: bool = Field(description="False if the file already had exactly this content.")
 
 
-def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[WriteFileParams]:
+def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None, journal: Journal | None = None) -> Tool[WriteFileParams]:
+    """``journal``: where each change is recorded (for ``cog undo``) before the file is written."""
     policy = secrets or SecretPolicy()
 
     def presentation(params: WriteFileParams) -> dict[str, Any]:
@@ -49,11 +63,9 @@ def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
             raise ToolCallError(f"{shown} is a directory; give the path of a file", code=ErrorCode.INVALID_ARGUMENTS)
         if path.exists():  # a new secret-looking file (.env.example) may be written; an existing one is not replaced
             policy.check(workspace, params.path, path)
-        with path_lock(path):
+        with path_lock(path, workspace.root):  # across processes too: no concurrent change is lost
             try:
-                old_data: bytes | None = path.read_bytes()
-            except (FileNotFoundError, NotADirectoryError):
-                old_data = None
+                old_data: bytes | None = read_existing(path, workspace.root)
             except OSError as exc:
                 raise ToolCallError(f"could not read {shown}: {exc.strerror or exc}", code=ErrorCode.TOOL_ERROR) from None
             old: TextFile | None = None
@@ -74,11 +86,19 @@ def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
                     diff = f"diff --git {a} {b}\nBinary files {a} and {b} differ\n"
                 else:
                     diff = _diff(shown, old, new)
+                record = None
+                if journal is not None:
+                    mode = stat.S_IMODE(os.stat(path).st_mode) if old_data is not None else None
+                    record = journal.record(shown, before=old_data, after=data, mode=mode)
                 try:
                     _make_parents(workspace, path.parent)
-                    atomic_write(path, data, root=workspace.root)
+                    atomic_write(path, data, root=workspace.root, expect=old_data)
                 except OSError as exc:
                     raise write_failed(shown, exc) from None
+                except ToolCallError as exc:
+                    if journal is not None and record is not None and exc.code == ErrorCode.FILE_CHANGED:
+                        journal.discard(record)
+                    raise
         added, removed = diff_totals(diff)
         created = old_data is None
         return tool_output(

@@ -8,6 +8,8 @@ import logging
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,14 +23,16 @@ from cogcli.tools import Tool
 log = logging.getLogger("cogcli")
 
 
-def make_tools(settings: Settings) -> list[Tool[Any]]:
+def make_tools(settings: Settings, *, journal: Any = None) -> list[Tool[Any]]:
     """``workspace_tools(root)`` with the test command, the test sandbox and the per-call timeout
-    applied. Raises :class:`ConfigError` for ``sandbox = "on"`` where bubblewrap is not usable."""
+    applied; ``journal`` (a :class:`workspace_tools.journal.Journal`) records file changes for
+    ``cog undo`` before they are made. Raises :class:`ConfigError` for ``sandbox = "on"`` where
+    bubblewrap is not usable."""
     from workspace_tools import workspace_tools
     from workspace_tools.bwrap import check_sandbox
 
     check_sandbox(settings.sandbox)
-    options: dict[str, Any] = {"sandbox": settings.sandbox}
+    options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal}
     options["secret_globs"], options["allow_secrets"] = settings.secret_globs, settings.allow_secrets
     if settings.test_command:
         options["test_command"] = settings.test_command
@@ -64,3 +68,31 @@ async def abort_on_signals(abort: AbortSignal) -> AsyncIterator[list[int]]:
             yield received
         finally:
             tg.cancel_scope.cancel()
+
+
+def leave_lingering_tools(code: int, *, grace: float = 0.2) -> int:
+    """Return ``code``, or exit the process with it at once when a tool is still running.
+
+    A synchronous tool runs in a worker thread; when its call is aborted (Ctrl-C, SIGTERM, its
+    timeout) the run goes on without it, but Python cannot stop a thread, and at exit the
+    interpreter would wait for one that spins forever — after the run's ``finish`` the process
+    would not end. So once everything is written (the last event, the thread), a worker thread
+    still alive after ``grace`` seconds is left behind: output flushed, the process ends now."""
+    deadline = time.monotonic() + grace
+    lingering = []
+    for thread in threading.enumerate():
+        if thread is threading.main_thread() or thread.daemon:
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            lingering.append(thread.name)
+    if not lingering:
+        return code
+    log.warning("a tool is still running in the background (it ignored the abort); exiting without waiting for it")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    logging.shutdown()
+    os._exit(code)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sqlite3
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,10 +15,11 @@ import anyio
 
 from cogcli.approvals import Approve
 from cogcli.commands.approve import make_approver
-from cogcli.commands.common import abort_on_signals, make_tools
+from cogcli.commands.common import abort_on_signals, leave_lingering_tools, make_tools
 from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
 from cogcli.context import AbortSignal
-from cogcli.errors import CogError, ConfigError
+from cogcli.errors import CogError, ConfigError, ErrorCode
+from cogcli.events import ErrorEvent, EventEmitter, FinishEvent
 from cogcli.render import Renderer, make_renderer
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
 
@@ -46,16 +48,45 @@ class EditOptions:
     allow_secrets: list[str] = field(default_factory=list)
 
 
+#: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
+EXIT_OUTPUT_CLOSED = 141
+
+
+class RunNotStarted(CogError):
+    """The run could not start (its thread store cannot be opened or written): nothing ran."""
+
+    code = "RUN_NOT_STARTED"
+
+
 def _usage_error(message: str) -> int:
     sys.stderr.write(f"cog: {message}\n")
     return EXIT_USAGE
 
 
+def _failed_before_run(fmt: str, message: str, code: str | None, exit_code: int = EXIT_USAGE) -> int:
+    """A failure before the run started: said on stderr, and with ``--json`` also as an ``error``
+    and a ``finish`` line (status ``error``, no thread), so a reader of the stream always learns
+    what went wrong."""
+    sys.stderr.write(f"cog: {message}\n")
+    if fmt == "jsonl":
+        _end_stream(make_renderer(fmt), EventEmitter(), message, code)
+    return exit_code
+
+
+def _end_stream(renderer: Any, emitter: EventEmitter, message: str, code: str | None, *, message_id: str | None = None, thread_id: str = "") -> None:
+    import uuid
+
+    emitter.on_event = renderer.handle
+    emitter.emit(ErrorEvent(message=message, code=code))
+    emitter.emit(FinishEvent(message_id=message_id or f"msg_{uuid.uuid4().hex[:20]}", thread_id=thread_id, status="error"))
+    renderer.close()
+
+
 def run_edit(opts: EditOptions) -> int:
     """Run the agent once; return the exit code (0 done and tests pass, 1 task failed, 2 usage or
-    configuration, 130/143 interrupted)."""
+    configuration, 130/143 interrupted, 141 the output's reader went away)."""
     if not opts.instruction.strip():
-        return _usage_error('the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"')
+        return _failed_before_run(opts.format, 'the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"', "USAGE")
     try:
         settings = load_settings(
             opts.root,
@@ -68,36 +99,101 @@ def run_edit(opts: EditOptions) -> int:
             allow_secrets=opts.allow_secrets,
         )
         if settings.model is None:
-            return _usage_error(NO_MODEL_MESSAGE)
+            return _failed_before_run(opts.format, NO_MODEL_MESSAGE, ErrorCode.MODEL_CONFIG_ERROR)
         if opts.commit:
             from cogcli.commands.gitcommit import ensure_committable
 
             ensure_committable(settings.root, allow_dirty=opts.allow_dirty)
         model = _make_model(settings, opts.record)
-        tools = make_tools(settings)
+        from workspace_tools.journal import Journal
+
+        journal = Journal(settings.root)  # bound to the run by its start event (see _RunOutput)
+        tools = make_tools(settings, journal=journal)
         approve = make_approver(opts.approval)
     except ConfigError as exc:
-        return _usage_error(exc.message)
+        return _failed_before_run(opts.format, exc.message, exc.code)
 
     renderer = make_renderer(opts.format)
+    output = _RunOutput(renderer, journal)
     try:
-        result, received = anyio.run(_run, opts, settings, model, tools, renderer, approve)
+        result, received = anyio.run(_run, opts, settings, model, tools, output, approve)
     finally:
         getattr(approve, "close", lambda: None)()
-    renderer.close()
-    if isinstance(result, ConfigError):  # found before the run started: nothing ran
-        return _usage_error(result.message)
+        journal.close()
+    if isinstance(result, CogError) and output.start is None:  # found before the run started: nothing ran
+        exit_code = EXIT_USAGE if isinstance(result, ConfigError) else EXIT_TASK_FAILED
+        sys.stderr.write(f"cog: {result.message}\n")
+        if opts.format == "jsonl":
+            _end_stream(renderer, EventEmitter(), result.message, result.code)
+        else:
+            renderer.close()
+        return exit_code
+    if output.finish is None:  # the run broke off without its finish (it never should): end the stream
+        message = result.message if isinstance(result, CogError) else "the run ended unexpectedly"
+        sys.stderr.write(f"cog: {message}\n")
+        emitter = EventEmitter()
+        emitter.seq = output.next_seq
+        start = output.start
+        _end_stream(output, emitter, message, getattr(result, "code", None), message_id=getattr(start, "message_id", None), thread_id=getattr(start, "thread_id", ""))
+    else:
+        renderer.close()
 
     summary = renderer.summary
     code = summary.exit_code()  # from the stream alone: the run always ends it with one finish
+    if output.finish is None:
+        code = EXIT_TASK_FAILED
     if received and code == EXIT_INTERRUPTED:
         code = 128 + received[0]
+    if output.closed and not received:
+        code = EXIT_OUTPUT_CLOSED
     thread_id = getattr(result, "thread_id", None) or summary.thread_id
     if thread_id and opts.format != "jsonl":
         sys.stderr.write(f'cog: thread {thread_id} (continue it: cog edit --thread {thread_id} "…")\n')
     if opts.commit:
         code = _commit(settings, opts, summary, code)
-    return code
+    return leave_lingering_tools(code)
+
+
+class _RunOutput:
+    """Where the run's events go: the renderer, plus what the command needs to know of them —
+    the ``start`` event opens the run's undo journal before any tool runs; a renderer whose
+    output's reader went away (``| head -1``) aborts the run rather than letting it go on
+    changing files nobody sees; the start and finish seen."""
+
+    def __init__(self, renderer: Renderer, journal: Any) -> None:
+        self.renderer = renderer
+        self.journal = journal
+        self.abort: AbortSignal | None = None
+        self.start: Any = None
+        self.finish: Any = None
+        self.next_seq = 0
+        #: the output's reader went away
+        self.closed = False
+
+    @property
+    def summary(self) -> Any:
+        return self.renderer.summary
+
+    def handle(self, event: Any) -> None:
+        kind = getattr(event, "type", None)
+        if kind == "start":
+            self.start = event
+            self.journal.begin(event.thread_id, event.message_id)
+        elif kind == "finish":
+            self.finish = event
+        self.next_seq = max(self.next_seq, (getattr(event, "seq", None) or 0) + 1)
+        try:
+            self.renderer.handle(event)
+        except BrokenPipeError:
+            self.renderer.broken = True  # type: ignore[attr-defined]
+        if getattr(self.renderer, "broken", False) and not self.closed:
+            self.closed = True
+            log.warning("stdout was closed: stopping the run")
+            if self.abort is not None:
+                self.abort.abort("stdout was closed by its reader")
+
+    def close(self) -> None:
+        self.renderer.close()
 
 
 def _make_model(settings: Settings, record: Path | None) -> Any:
@@ -113,18 +209,35 @@ def _make_model(settings: Settings, record: Path | None) -> Any:
 
 
 async def _run(
-    opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: Renderer, approve: Approve | None
+    opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: _RunOutput, approve: Approve | None
 ) -> tuple[Any, list[int]]:
     """Run under the signal watch. A ConfigError found before the run starts (an MCP server that
     cannot start, an unknown thread) is returned, not raised, so it reaches the caller as itself
     and not wrapped in the signal watch's task group."""
     abort = AbortSignal()
+    renderer.abort = abort
     async with abort_on_signals(abort) as received:
         try:
             result: Any = await _run_agent(opts, settings, model, tools, renderer, abort, approve)
-        except ConfigError as exc:
+        except CogError as exc:
             result = exc
+        except (OSError, sqlite3.Error) as exc:  # the thread store: .cog a file, a full disk
+            result = RunNotStarted(_store_problem(settings.root, exc))
+        except Exception as exc:  # never a traceback: say what broke, end the stream
+            log.debug("the run failed", exc_info=True)
+            result = RunNotStarted(f"the run failed: {type(exc).__name__}: {exc}")
     return result, received
+
+
+def _store_problem(root: Path, exc: BaseException) -> str:
+    from cogcli.memory import COG_DIR, default_store_path
+
+    cog_dir = root / COG_DIR
+    if cog_dir.exists() and not cog_dir.is_dir():
+        return f"{cog_dir} is a file; cog keeps its threads in a folder of that name: move the file away and run again"
+    why = getattr(exc, "strerror", None) or str(exc)
+    fix = "free some disk space and run again" if "full" in why.lower() or getattr(exc, "errno", None) == 28 else "check that it is a writable folder"
+    return f"cannot write the thread store {default_store_path(root)} ({why}); nothing was run: {fix}"
 
 
 async def _run_agent(
@@ -132,7 +245,7 @@ async def _run_agent(
     settings: Settings,
     model: Any,
     tools: list[Any],
-    renderer: Renderer,
+    renderer: _RunOutput,
     abort: AbortSignal,
     approve: Approve | None,
 ) -> Any:

@@ -4,6 +4,7 @@ same renderers (and so the same rows) as the live run."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -28,14 +29,18 @@ def list_command(root: Path, as_json: bool) -> int:
                 threads = store.list_threads()
         except ConfigError as exc:
             return _fail(exc.message)
+        except (ValueError, sqlite3.Error, OSError) as exc:
+            return _fail(f"the thread store {default_store_path(root)} cannot be read ({exc}); move it away to start afresh")
     if as_json:
         sys.stdout.write(json.dumps([t.model_dump(mode="json") for t in threads], indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
     if not threads:
         sys.stderr.write(f"cog: no threads yet in {root} (cog edit starts one)\n")
         return EXIT_OK
+    from cogcli.render.visible import visible
+
     for t in threads:
-        sys.stdout.write(f"{t.id}  {t.updated_at[:19].replace('T', ' ')}  {t.status:<9}  {t.title}\n")
+        sys.stdout.write(visible(f"{t.id}  {t.updated_at[:19].replace('T', ' ')}  {t.status:<9}  {t.title}") + "\n")
     return EXIT_OK
 
 
@@ -49,7 +54,37 @@ def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
             events = store.thread_events(thread_id)
     except ConfigError as exc:
         return _fail(exc.message)
+    except (ValueError, RecursionError, sqlite3.Error, OSError) as exc:  # a damaged row, a damaged file
+        return _fail(_damaged(default_store_path(root), thread_id, exc))
     for event in events:
         renderer.handle(event)
     renderer.close()
     return EXIT_OK
+
+
+def _damaged(db: Path, thread_id: str, exc: BaseException) -> str:
+    """What is wrong with a thread that cannot be read: the entry whose stored data is not valid
+    JSON (or not an entry this cog knows) when one is found, else the error."""
+    seq = None
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            rows = con.execute(
+                "SELECT seq, data FROM entries WHERE thread_id IN (SELECT id FROM threads WHERE id = ? OR id LIKE ? || '%') ORDER BY seq",
+                (thread_id, thread_id),
+            ).fetchall()
+        finally:
+            con.close()
+        for row_seq, data in rows:
+            try:
+                json.loads(data)
+            except (ValueError, RecursionError, TypeError):
+                seq = row_seq
+                break
+    except sqlite3.Error:
+        pass
+    what = f"its entry {seq} is not valid JSON" if seq is not None else f"{type(exc).__name__}: {exc}"
+    return (
+        f"thread {thread_id} cannot be shown: {what} (the store {db} was damaged or written by another program). "
+        "The other threads are unaffected (cog thread list)"
+    )

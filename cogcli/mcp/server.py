@@ -34,6 +34,8 @@ from cogcli.tools import Tool, tool_index
 
 if TYPE_CHECKING:
     import mcp_types as types
+
+    from cogcli.config import Settings
     from jsonschema.protocols import Validator
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
@@ -245,15 +247,18 @@ async def serve_http(server: Server[Any], sock: socket.socket) -> None:
     await uvicorn.Server(config).serve(sockets=[sock])
 
 
-def serve(root: Path, http_port: int | None = None) -> None:
+def serve(root: Path, http_port: int | None = None, settings: Settings | None = None) -> None:
     """``cog mcp``: serve the workspace tools of ``root`` over stdio, or streamable HTTP on
-    127.0.0.1:``http_port``. Returns when the client disconnects (stdio) or on Ctrl-C (HTTP)."""
+    127.0.0.1:``http_port``. Returns when the client disconnects (stdio) or on Ctrl-C (HTTP).
+    The tools get the same settings as in ``cog edit`` (:func:`cogcli.config.load_settings`:
+    ``[tool.cog]`` secret_globs, sandbox and test_command, ``COG_SANDBOX``, ``COG_TIMEOUT``, …)."""
     root = Path(root)
     if not root.is_dir():
         raise ConfigError(f"workspace {root} is not a directory; pass an existing directory with -C DIR")
-    from workspace_tools import workspace_tools
+    from cogcli.commands.common import make_tools
+    from cogcli.config import load_settings
 
-    tools = workspace_tools(root)
+    tools = make_tools(settings or load_settings(root))
     server = build_server(
         tools,
         hint_defaults=workspace_hints,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from cogcli.errors import ConfigError, ErrorCode, ModelError
+from cogcli.models.sse import loads
 from cogcli.models.base import (
     Message,
     ModelStreamEvent,
@@ -63,7 +64,7 @@ class CassetteToolCall(_CassetteModel):
     def from_stream(cls, id: str, name: str, text: str) -> CassetteToolCall:
         """A call from the argument text a model streamed (parsed when it is JSON)."""
         try:
-            arguments: Any = json.loads(text) if text.strip() else {}
+            arguments: Any = loads(text) if text.strip() else {}
         except ValueError:
             return cls(id=id, name=name, arguments=text)
         call = cls(id=id, name=name, arguments=arguments)
@@ -106,7 +107,7 @@ def read_cassette(path: str | Path) -> tuple[CassetteHeader, list[tuple[int, Cas
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = loads(line)
             if header is None:
                 if not isinstance(data, dict) or data.get("type") != "cassette":
                     raise ConfigError(f"{p}:{number}: a cassette starts with a header line {{\"type\": \"cassette\", ...}}")

@@ -39,7 +39,17 @@ class SSEEvent:
     data: str
 
     def json(self) -> Any:
-        return json.loads(self.data)
+        """The data as JSON; ``ValueError`` when it is not JSON, or nested deeper than Python can read."""
+        return loads(self.data)
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads``, with a document nested too deeply to read (a ``RecursionError`` in the
+    parser) reported as the ``ValueError`` any other malformed JSON gives: one thing to catch."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
 
 
 async def aiter_sse(lines: AsyncIterable[str]) -> AsyncIterator[SSEEvent]:

@@ -24,6 +24,7 @@ from cogcli.events import (
 )
 from cogcli.render.details import diff_text, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
+from cogcli.render.visible import visible
 from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, error_lines, error_text, failure_lines, row_text, update_text
 
 EDIT_TOOLS = ("edit_file", "write_file")
@@ -117,7 +118,7 @@ class GithubRenderer:
         self._line(self.summary.line())
         if self.step_summary is not None:
             with self.step_summary.open("a", encoding="utf-8") as f:
-                f.write(self.markdown())
+                f.write(visible(self.markdown()))
 
     def _annotations(self) -> list[str]:
         lines = []
@@ -180,7 +181,7 @@ class GithubRenderer:
         if self.broken:
             return
         try:
-            self.out.write(text + "\n")
+            self.out.write(visible(text) + "\n")  # control characters from files, models, tools: escaped
             self.out.flush()
         except BrokenPipeError:
             self.broken = True

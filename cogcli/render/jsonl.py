@@ -115,3 +115,6 @@ def read_events(
         except ValueError as exc:
             if on_problem is not None:
                 on_problem(number, str(exc))
+        except RecursionError:  # json.loads of a line nested 100,000 deep
+            if on_problem is not None:
+                on_problem(number, "not JSON: nested too deeply to read")

@@ -40,6 +40,7 @@ from cogcli.events import (
 from cogcli.output import content_text
 from cogcli.render.details import MAX_FAILURES_SHOWN, TestReport, diff_text, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
+from cogcli.render.visible import visible
 
 #: seconds between two in-place redraws of a running call's row (≤ 10 a second)
 REDRAW_INTERVAL = 0.1
@@ -48,6 +49,8 @@ UPDATE_PREFIX = "  … "
 
 _RESET = "\x1b[0m"
 _STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b[32m", "cyan": "\x1b[36m"}
+#: the only control sequences written as they are (colours, on a terminal): see :func:`visible`
+_OWN_CODES = (_RESET, *_STYLES.values())
 
 
 def wants_color(stream: TextIO) -> bool:
@@ -249,10 +252,14 @@ class TextRenderer:
         self._clear_live()
         self._write(text + "\n")
 
-    def _write(self, text: str) -> None:
-        """Write and flush; once the reader is gone (``cog edit | head``) stop writing quietly."""
+    def _write(self, text: str, *, raw: bool = False) -> None:
+        """Write and flush; once the reader is gone (``cog edit | head``) stop writing quietly.
+        Control characters from files, models and tools are written escaped (``\\x1b``); only
+        cog's own colours get through, and only when colour is on (``raw``: cog's own cursor codes)."""
         if self.broken:
             return
+        if not raw:
+            text = visible(text, _OWN_CODES if self.color else ())
         try:
             self.out.write(text)
             self.out.flush()
@@ -292,7 +299,7 @@ class TextRenderer:
         if self._live is None:
             return
         # with colour: carriage return + "erase line"; without (NO_COLOR): overwrite with spaces
-        self._write("\r\x1b[2K" if self.color else "\r" + " " * len(self._live) + "\r")
+        self._write("\r\x1b[2K" if self.color else "\r" + " " * len(self._live) + "\r", raw=True)
         self._live = None
 
     def _clear_live(self) -> None:

@@ -125,5 +125,5 @@ def test_a_folder_flipping_between_real_and_symlink_never_lets_a_write_out(layou
     assert not flipper.is_alive()
     assert everything_under(outside) == [], "a write went through the symlink"
     # done, refused by the boundary check or the write's own, or confused by the flipping — never a crash
-    assert set(codes) <= {None, "PATH_OUTSIDE_WORKSPACE", "FILE_NOT_FOUND", "EDIT_NO_MATCH", "INVALID_ARGUMENTS", "TOOL_ERROR"}, codes
+    assert set(codes) <= {None, "PATH_OUTSIDE_WORKSPACE", "FILE_NOT_FOUND", "FILE_CHANGED", "EDIT_NO_MATCH", "INVALID_ARGUMENTS", "TOOL_ERROR"}, codes
     assert flips > 0 and None in codes

@@ -1,0 +1,123 @@
+"""Issue 13 §4: reads as safe as writes. A folder swapped for a symlink to the outside after
+read_file checked the path: the read goes through descriptors of the folders opened without
+following symlinks, so it is refused and no outside byte is returned. Reproduced first: the same
+swap with the file opened by its checked path (what read_file did) returns the outside file."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+
+from cogcli import invoke_tool
+from workspace_tools.paths import Workspace
+from workspace_tools.read import read_file_tool
+from workspace_tools.secret_files import SecretPolicy
+
+INSIDE = "inside = 1\n"
+OUTSIDE = "OUTSIDE-SECRET = 1\n"
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[Path, Path]:
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (root / "sub" / "a.py").write_text(INSIDE)
+    (outside / "a.py").write_text(OUTSIDE)
+    return root, outside
+
+
+def _swap(root: Path, outside: Path) -> None:
+    os.rename(root / "sub", root / "sub.real")
+    os.symlink(outside, root / "sub")
+
+
+def test_the_attack_opening_a_checked_path_after_a_swap_reads_outside(layout: tuple[Path, Path]) -> None:
+    root, outside = layout
+    checked = Workspace(root).resolve("sub/a.py")
+    _swap(root, outside)
+    assert checked.read_text() == OUTSIDE  # what a read by path does: the defence is needed
+
+
+class _SwapAfterCheck(SecretPolicy):
+    """The last check before the read (the secret-file check, after the path was resolved) lets
+    the attacker's swap happen."""
+
+    def __init__(self, swap: Callable[[], None]) -> None:
+        super().__init__()
+        object.__setattr__(self, "swap", swap)
+
+    def check(self, workspace: Workspace, given: str, resolved: Path) -> None:
+        super().check(workspace, given, resolved)
+        self.swap()  # type: ignore[attr-defined]
+
+
+def test_read_file_through_a_folder_swapped_after_the_check_is_refused(layout: tuple[Path, Path]) -> None:
+    root, outside = layout
+    tool = read_file_tool(Workspace(root), secrets=_SwapAfterCheck(lambda: _swap(root, outside)))
+    result = anyio.run(invoke_tool, tool, {"path": "sub/a.py"})
+    assert result.error_code == "PATH_OUTSIDE_WORKSPACE" and "became a symlink" in (result.error or "")
+    assert "OUTSIDE" not in str(result.result)
+
+
+def test_a_file_swapped_for_a_symlink_after_the_check_is_refused(layout: tuple[Path, Path]) -> None:
+    root, outside = layout
+
+    def swap_file() -> None:
+        os.unlink(root / "sub" / "a.py")
+        os.symlink(outside / "a.py", root / "sub" / "a.py")
+
+    tool = read_file_tool(Workspace(root), secrets=_SwapAfterCheck(swap_file))
+    result = anyio.run(invoke_tool, tool, {"path": "sub/a.py"})
+    assert result.error_code == "PATH_OUTSIDE_WORKSPACE" and "OUTSIDE" not in str(result.result)
+
+
+def test_a_fifo_in_the_workspace_does_not_hang_read_file(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    result = anyio.run(invoke_tool, read_file_tool(Workspace(tmp_path)), {"path": "pipe"})
+    assert result.error_code == "FILE_NOT_TEXT" and "not a regular file" in (result.error or "")
+
+
+@pytest.mark.slow
+def test_a_folder_flipping_during_3000_reads_never_returns_outside_content(layout: tuple[Path, Path]) -> None:
+    root, outside = layout
+    tool = read_file_tool(Workspace(root))
+    stop = threading.Event()
+    flips = 0
+
+    def flip() -> None:
+        nonlocal flips
+        while not stop.is_set():
+            flips += 1
+            try:
+                os.rename(root / "sub", root / "sub.real")
+                os.symlink(outside, root / "sub")
+                os.unlink(root / "sub")
+                os.rename(root / "sub.real", root / "sub")
+            except OSError:
+                pass
+
+    async def reads() -> tuple[int, int, set[str | None]]:
+        leaked = ok = 0
+        codes: set[str | None] = set()
+        for _ in range(3000):
+            r = await invoke_tool(tool, {"path": "sub/a.py"})
+            codes.add(r.error_code)
+            leaked += "OUTSIDE" in str(r.result) or "OUTSIDE" in str(r.error)
+            ok += r.ok
+        return leaked, ok, codes
+
+    flipper = threading.Thread(target=flip, daemon=True)
+    flipper.start()
+    try:
+        leaked, ok, codes = anyio.run(reads)
+    finally:
+        stop.set()
+        flipper.join(timeout=30)
+    assert leaked == 0
+    assert flips > 100 and ok > 0 and codes <= {None, "PATH_OUTSIDE_WORKSPACE", "FILE_NOT_FOUND", "TOOL_ERROR"}, codes  # mid-flip confusion, never outside bytes
