@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cogcli import ErrorCode
-from run_tests_helpers import run_tool, wait_until_dead
+from run_tests_helpers import processes_in, run_tool, wait_until
 from workspace_tools import bwrap
 
 needs_bwrap = pytest.mark.skipif(bwrap.bwrap_executable() is None, reason="bubblewrap is not usable here")
@@ -35,11 +35,16 @@ def sandbox_env(tmp_path: Path, listener: int, monkeypatch) -> Iterator[dict[str
     outside.mkdir()
     marker = f"cog-sandbox-{uuid.uuid4().hex}"
     home_file = Path.home() / f".cog-sandbox-{uuid.uuid4().hex}"
+    real = home_file.with_name(home_file.name + ".real")  # in the real home: the sandbox's must not show it
+    real.write_text("real")
     monkeypatch.setenv("COG_TEST_OUTSIDE", str(outside))
     monkeypatch.setenv("COG_TEST_TMP_MARKER", marker)
     monkeypatch.setenv("COG_TEST_HOME_MARKER", home_file.name)
     monkeypatch.setenv("COG_TEST_PORT", str(listener))
+    # the tests get an allow-listed environment: the person passes what the suite needs
+    monkeypatch.setenv("COG_PASS_ENV", "COG_TEST_OUTSIDE COG_TEST_TMP_MARKER COG_TEST_HOME_MARKER COG_TEST_PORT")
     yield {"outside": outside, "tmp_marker": Path("/tmp") / marker, "home_file": home_file}
+    real.unlink(missing_ok=True)
     home_file.unlink(missing_ok=True)  # written only by a run without the sandbox
 
 
@@ -88,8 +93,8 @@ async def test_timeout_kills_the_tree_inside_the_sandbox(make_repo) -> None:
 
     assert run.result.error_code == ErrorCode.TOOL_TIMEOUT
     pids = [int(p) for p in (root / "pids.txt").read_text().split()]
-    assert len(pids) == 4
-    assert wait_until_dead(pids) == []
+    assert len(pids) == 4  # pids inside the sandbox's own PID namespace: the host sees them by their cwd
+    assert wait_until(lambda: processes_in(root) == [])
 
 
 @needs_bwrap

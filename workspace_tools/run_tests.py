@@ -33,6 +33,7 @@ from workspace_tools.bwrap import SandboxMode, sandbox_prefix
 from workspace_tools.paths import Workspace
 from workspace_tools.procs import LineSplitter, OutputTail, run_process_group
 from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
+from workspace_tools.testenv import child_environment
 
 LABEL = "Run tests"
 ICON = "flask-conical"
@@ -201,12 +202,10 @@ def _model_text(report: _Report, exit_code: int, duration: float, output: Output
 
 
 def _child_env(extra: dict[str, str], sandbox: Sequence[str]) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
-        env.pop(key, None)
+    """The allow-listed environment (no credentials; see :mod:`workspace_tools.testenv`)."""
+    env = child_environment(extra)
     if sandbox:
         env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp is the only writable place besides the workspace
-    env.update(extra)
     return env
 
 
