@@ -56,6 +56,7 @@ def run_edit(opts: EditOptions) -> int:
     configuration, 130/143 interrupted)."""
     if not opts.instruction.strip():
         return _usage_error('the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"')
+    hooks = None
     try:
         settings = load_settings(
             opts.root,
@@ -72,7 +73,7 @@ def run_edit(opts: EditOptions) -> int:
         if opts.commit:
             from cogcli.commands.gitcommit import ensure_committable
 
-            ensure_committable(settings.root, allow_dirty=opts.allow_dirty)
+            hooks = ensure_committable(settings.root, allow_dirty=opts.allow_dirty)  # hooks as before the run
         model = _make_model(settings, opts.record)
         tools = make_tools(settings)
         approve = make_approver(opts.approval)
@@ -96,7 +97,7 @@ def run_edit(opts: EditOptions) -> int:
     if thread_id and opts.format != "jsonl":
         sys.stderr.write(f'cog: thread {thread_id} (continue it: cog edit --thread {thread_id} "…")\n')
     if opts.commit:
-        code = _commit(settings, opts, summary, code)
+        code = _commit(settings, opts, summary, code, hooks)
     return code
 
 
@@ -159,7 +160,7 @@ async def _run_agent(
         )
 
 
-def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int) -> int:
+def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int, hooks: Any = None) -> int:
     from cogcli.commands.gitcommit import commit_changes
 
     if code != EXIT_OK:
@@ -170,7 +171,9 @@ def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int) -> i
         sys.stderr.write("cog: nothing to commit: the run changed no files\n")
         return code
     try:
-        sha, subject = commit_changes(settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id)
+        sha, subject = commit_changes(
+            settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id, hooks=hooks
+        )
     except CogError as exc:
         sys.stderr.write(f"cog: commit failed: {exc.message}\n")
         return EXIT_TASK_FAILED
