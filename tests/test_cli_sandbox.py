@@ -157,7 +157,11 @@ def test_the_flag_beats_the_environment_which_beats_pyproject(make_repo) -> None
         out = run_cog(["tool", "run_tests", "--json", *args, "keyword=sub"], repo, env=env)
         return json_lines(out.stdout)[-1]["details"]["sandbox"]
 
-    assert sandbox([]) == "none"
+    # a workspace cannot turn the sandbox off (a test or the model could have written that line)
+    assert sandbox([]) == "bwrap"
+    ignored = run_cog(["tool", "run_tests", "keyword=sub"], repo)
+    assert '[tool.cog] sandbox = "off" in pyproject.toml is ignored' in ignored.stderr
+    assert sandbox([], {"COG_SANDBOX": "off"}) == "none"
     assert sandbox([], {"COG_SANDBOX": "auto"}) == "bwrap"
     assert sandbox(["--sandbox", "off"], {"COG_SANDBOX": "on"}) == "none"
     bad = run_cog(["tool", "run_tests"], repo, env={"COG_SANDBOX": "sometimes"})

@@ -44,6 +44,10 @@ class EditOptions:
     approval: str | None = None
     #: secret-looking files the tools may read all the same (--allow-secret)
     allow_secrets: list[str] = field(default_factory=list)
+    #: variables the tests get on top of the allow-list (--pass-env)
+    pass_env: list[str] = field(default_factory=list)
+    #: more paths tests may write in the sandbox (--sandbox-writable)
+    sandbox_writable: list[str] = field(default_factory=list)
 
 
 def _usage_error(message: str) -> int:
@@ -67,6 +71,8 @@ def run_edit(opts: EditOptions) -> int:
             mcp_servers=opts.mcp,
             sandbox=opts.sandbox,
             allow_secrets=opts.allow_secrets,
+            pass_env=opts.pass_env,
+            sandbox_writable=opts.sandbox_writable,
         )
         if settings.model is None:
             return _usage_error(NO_MODEL_MESSAGE)
@@ -74,6 +80,10 @@ def run_edit(opts: EditOptions) -> int:
             from cogcli.commands.gitcommit import ensure_committable
 
             hooks = ensure_committable(settings.root, allow_dirty=opts.allow_dirty)  # hooks as before the run
+        if settings.mcp_source == "pyproject.toml":  # the workspace's commands: only once the person approved them
+            from cogcli.trust import require_trusted
+
+            require_trusted(settings.root, "mcp_servers", settings.mcp_servers)
         model = _make_model(settings, opts.record)
         tools = make_tools(settings)
         approve = make_approver(opts.approval)
