@@ -4,7 +4,7 @@ names.
 The workspace's files (a folder shaped like a repository included) and whatever a test or a
 model wrote are not trusted. So git is started from the workspace root with the git dir and the
 work tree named explicitly (no discovery: ``vendor/lib/{HEAD,config,objects}`` is just files),
-with no ``GIT_*`` variable of cog's environment, and with everything off that runs a configured
+with no ``GIT_*`` variable of cog's environment (but the person's identity), and with everything off that runs a configured
 command: fsmonitor, hooks (unless the caller passes an approved hooks folder), external diff,
 textconv, filter drivers (``clean``/``smudge``/``process`` of every driver configured), pager,
 credential helpers, askpass, editor, gpg signing.
@@ -36,6 +36,13 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
 )
 #: per-driver keys that name a command (``filter.<driver>.clean`` …), blanked for every driver configured
 DRIVER_COMMANDS = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command"), "merge": ("driver",)}
+
+
+#: ``GIT_*`` variables of cog's environment that are the person's and run nothing: kept
+KEPT_GIT_VARIABLES = frozenset(
+    {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+     "GIT_COMMITTER_DATE", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"}
+)
 
 
 class GitNotFound(Exception):
@@ -72,7 +79,7 @@ def work_tree(workspace: Path) -> Path | None:
 
 
 def _environment(gitdir: Path, tree: Path, base: Mapping[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in base.items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in base.items() if not k.startswith("GIT_") or k in KEPT_GIT_VARIABLES}
     env.update(
         GIT_DIR=str(gitdir),
         GIT_WORK_TREE=str(tree),
