@@ -284,6 +284,9 @@ def sandbox_prefix(
                 pass
         if inside.exists() or inside.is_symlink():
             args += ["--ro-bind", str(inside), str(inside)]
+    linked = _linked_git_dir(workspace)
+    if linked is not None and _is_within(linked, workspace):
+        args += ["--ro-bind", str(linked), str(linked)]  # a .git file pointing into the workspace
     visible = [workspace, *extra_writable]
     sockets = [
         s for s in (*_host_sockets(), *_iter_sockets(workspace, SOCKET_SCAN_LIMIT))
@@ -295,6 +298,21 @@ def sandbox_prefix(
         args += ["--setenv", "HOME", str(home), "--setenv", "XDG_CACHE_HOME", str(home / ".cache")]
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(workspace), "--"]
     return args
+
+
+def _linked_git_dir(workspace: Path) -> Path | None:
+    """Where a ``.git`` file (``gitdir: …``, a worktree or submodule) points, if it is one."""
+    dot_git = workspace / ".git"
+    if not dot_git.is_file():
+        return None
+    try:
+        text = dot_git.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = (workspace / text.split(":", 1)[1].strip()).resolve()
+    return target if target.is_dir() else None
 
 
 def _interpreter_homes(workspace: Path) -> list[Path]:
