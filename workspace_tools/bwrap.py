@@ -374,7 +374,7 @@ def failure_hint(workspace: Path, texts: Iterable[str]) -> str:
     if network:
         reasons.append("a host name did not resolve or the network was unreachable (only loopback works inside)")
     return (
-        f"Sandbox: these failures may come from the sandbox, not the code: {'; '.join(reasons)}. "
+        f"Sandbox: some failures may come from the sandbox, not the code: {'; '.join(reasons)}. "
         f"If the tests need that, rerun with --sandbox off, or let them write a path with --sandbox-writable PATH "
         f"({WRITABLE_ENV})."
     )
