@@ -128,3 +128,62 @@ async def test_caches_under_xdg_cache_home_are_writable_in_the_sandbox(make_repo
     run = await run_tool(make_repo("calc"), test_command=command, sandbox="on")
     assert run.result.ok, run.result.error
     assert run.details["exit_code"] == 0 and "cached" in run.details["output_tail"]
+
+
+HONEST_SUITE = '''
+import os, socket, threading
+from pathlib import Path
+
+import pytest
+
+
+def test_loopback_server_and_client_talk():
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    threading.Thread(target=lambda: server.accept()[0].sendall(b"hi"), daemon=True).start()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        assert client.recv(2) == b"hi"
+
+
+def test_localhost_resolves_as_on_the_host():
+    flags = socket.AI_ADDRCONFIG
+    got = sorted({a[4][0] for a in socket.getaddrinfo("localhost", 80, 0, socket.SOCK_STREAM, 0, flags)})
+    assert got == os.environ["HOST_LOCALHOST"].split(",")
+
+
+def test_outside_hosts_fail_at_once():
+    with pytest.raises(OSError) as caught:
+        socket.create_connection(("example.com", 80), timeout=30)
+    assert not isinstance(caught.value, TimeoutError)
+    with pytest.raises(OSError) as caught:
+        socket.create_connection(("93.184.216.34", 80), timeout=30)
+    assert not isinstance(caught.value, TimeoutError)
+
+
+def test_home_is_a_writable_throwaway():
+    (Path.home() / ".cache" / "tool").mkdir(parents=True, exist_ok=True)
+    (Path.home() / ".toolrc").write_text("x")
+    assert not (Path.home() / os.environ["HOST_HOME_FILE"]).exists()
+'''
+
+
+@needs_bwrap
+@pytest.mark.anyio
+async def test_honest_suites_pass_inside_the_sandbox(make_repo, monkeypatch) -> None:
+    root = make_repo("calc")
+    (root / "tests" / "test_honest.py").write_text(HONEST_SUITE)
+    host = sorted({a[4][0] for a in socket.getaddrinfo("localhost", 80, 0, socket.SOCK_STREAM, 0, socket.AI_ADDRCONFIG)})
+    real = Path.home() / f".cog-honest-{uuid.uuid4().hex}"
+    real.write_text("the real home")
+    monkeypatch.setenv("HOST_LOCALHOST", ",".join(host))
+    monkeypatch.setenv("HOST_HOME_FILE", real.name)
+    monkeypatch.setenv("COG_PASS_ENV", "HOST_LOCALHOST HOST_HOME_FILE")
+    try:
+        run = await run_tool(root, {"paths": ["tests/test_honest.py"]}, sandbox="on")
+    finally:
+        real.unlink()
+    assert run.details["sandbox"] == "bwrap"
+    failing = {t["id"]: t["longrepr"] for t in run.details["tests"] if t["outcome"] != "passed"}
+    assert failing == {}
+    assert run.details["passed"] == 4
+    assert not (Path.home() / ".toolrc").exists() or (Path.home() / ".toolrc").read_text() != "x"
