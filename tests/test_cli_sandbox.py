@@ -124,6 +124,8 @@ def test_auto_without_a_usable_bwrap_runs_unsandboxed_with_one_notice(make_repo,
     assert [r["details"]["sandbox"] for r in runs] == ["none", "none"]
     assert out.stderr.count(NOTICE) == 1
     assert "No permissions to create new namespace" in out.stderr and "apt install bubblewrap" in out.stderr
+    # and it names the settings that block user namespaces
+    assert "kernel.unprivileged_userns_clone" in out.stderr and "apparmor_restrict_unprivileged_userns" in out.stderr
     quiet = run_cog(["tool", "run_tests", "--sandbox", "off"], repo, env=broken_bwrap)
     assert NOTICE not in quiet.stderr
 
