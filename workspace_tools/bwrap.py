@@ -21,6 +21,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal
@@ -141,6 +142,40 @@ def _notice_fallback() -> None:
     )
 
 
+#: run first inside the sandbox, with CAP_NET_ADMIN, CAP_SYS_ADMIN and CAP_SETPCAP only: make a network
+#: namespace of its own with loopback up and one more IPv4 address on it (glibc's AI_ADDRCONFIG ignores 127.0.0.1, so getaddrinfo("localhost", AF_INET,
+#: AI_ADDRCONFIG) fails on a loopback-only network), then drop every capability for good (bounding
+#: set, ambient, inheritable, permitted) and exec the command. Never execs with a capability left.
+NET_SETUP = r"""
+import ctypes, os, subprocess, sys
+ip, argv = sys.argv[1], sys.argv[2:]
+libc = ctypes.CDLL(None, use_errno=True)
+if ip and libc.unshare(0x40000000) == 0:  # a network namespace of our own (bwrap's is owned by its outer user namespace)
+    for args in (["link", "set", "lo", "up"], ["addr", "add", "127.0.0.2/32", "dev", "lo"]):
+        subprocess.run([ip, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={})
+libc.prctl(47, 4, 0, 0, 0)
+for cap in [c for c in range(64) if c != 8] + [8]:
+    libc.prctl(24, cap, 0, 0, 0)
+class H(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+class D(ctypes.Structure):
+    _fields_ = [("e", ctypes.c_uint32), ("p", ctypes.c_uint32), ("i", ctypes.c_uint32)]
+if libc.capset(ctypes.byref(H(0x20080522, 0)), (D * 2)()) != 0 or libc.prctl(23, 8, 0, 0, 0) > 0:
+    sys.stderr.write("cog sandbox: could not drop capabilities; not running the tests\n")
+    os._exit(126)
+os.execvp(argv[0], argv)
+"""
+
+
+def _net_setup() -> list[str]:
+    """The command prefix that runs :data:`NET_SETUP` before the tests (a python this user can run,
+    isolated; cog's own when it can), or [] when there is none (then no capability is ever added)."""
+    python = sys.executable if os.access(sys.executable, os.X_OK) else shutil.which("python3")
+    if not python or not os.access(python, os.X_OK):
+        return []
+    return [python, "-I", "-S", "-c", NET_SETUP, shutil.which("ip") or ""]
+
+
 def _namespaces() -> list[str]:
     args = ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
@@ -257,7 +292,12 @@ def sandbox_prefix(
         _notice_fallback()
         return []
     workspace = Path(workspace).resolve()
-    args = [bwrap, *_namespaces(), *_base_mounts()]
+    namespaces = [a for a in _namespaces() if a not in ("--cap-drop", "ALL")]
+    setup = _net_setup()
+    caps = ["--cap-drop", "ALL"]
+    if setup:  # all dropped by NET_SETUP before the tests start
+        caps += ["--cap-add", "CAP_NET_ADMIN", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
+    args = [bwrap, *namespaces, *caps, *_base_mounts()]
     hidden = [Path("/tmp"), *(Path(h) for h in HIDDEN_DIRS if Path(h).is_dir() and not Path(h).is_symlink())]
     home = home_dir()
     if home is not None:
@@ -267,7 +307,7 @@ def sandbox_prefix(
         path = Path(path)
         if path.exists() and _covered(path.resolve(), hidden) and not _is_within(path.resolve(), workspace):
             args += ["--ro-bind", str(path.resolve()), str(path.resolve())]
-    for path in _interpreter_homes(workspace):
+    for path in (*_interpreter_homes(workspace), *(Path(p).resolve() for p in (sys.prefix, sys.base_prefix, setup[0] if setup else "/"))):
         if _covered(path, hidden):
             args += ["--ro-bind", str(path), str(path)]
     if workspace != Path("/"):
@@ -296,7 +336,7 @@ def sandbox_prefix(
         args += ["--ro-bind", "/dev/null", str(sock)]  # a socket file outside the sandbox: unreachable
     if home is not None:
         args += ["--setenv", "HOME", str(home), "--setenv", "XDG_CACHE_HOME", str(home / ".cache")]
-    args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(workspace), "--"]
+    args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(workspace), "--", *setup]
     return args
 
 
