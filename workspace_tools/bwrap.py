@@ -143,7 +143,7 @@ def _notice_fallback() -> None:
 
 
 #: run first inside the sandbox, with CAP_NET_ADMIN, CAP_SYS_ADMIN and CAP_SETPCAP only: make a network
-#: namespace of its own with loopback up and one more IPv4 address on it (glibc's AI_ADDRCONFIG ignores 127.0.0.1, so getaddrinfo("localhost", AF_INET,
+#: namespace of its own with loopback up and one more IPv4 and IPv6 address on it (glibc's AI_ADDRCONFIG ignores 127.0.0.1, so getaddrinfo("localhost", AF_INET,
 #: AI_ADDRCONFIG) fails on a loopback-only network), then drop every capability for good (bounding
 #: set, ambient, inheritable, permitted) and exec the command. Never execs with a capability left.
 NET_SETUP = r"""
@@ -151,7 +151,8 @@ import ctypes, os, subprocess, sys
 ip, argv = sys.argv[1], sys.argv[2:]
 libc = ctypes.CDLL(None, use_errno=True)
 if ip and libc.unshare(0x40000000) == 0:  # a network namespace of our own (bwrap's is owned by its outer user namespace)
-    for args in (["link", "set", "lo", "up"], ["addr", "add", "127.0.0.2/32", "dev", "lo"]):
+    for args in (["link", "set", "lo", "up"], ["addr", "add", "127.0.0.2/32", "dev", "lo"],
+                 ["-6", "addr", "add", "fd00:c06::2/128", "dev", "lo", "nodad"]):
         subprocess.run([ip, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={})
 libc.prctl(47, 4, 0, 0, 0)
 for cap in [c for c in range(64) if c != 8] + [8]:
