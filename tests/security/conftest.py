@@ -27,7 +27,8 @@ import pytest
 from workspace_tools import bwrap
 
 ROOT = Path(__file__).resolve().parents[2]
-USER = "cogsec"
+#: one user per xdist worker, so one worker removing its user never pulls it from under another
+USER = "cogsec" + os.environ.get("PYTEST_XDIST_WORKER", "").replace("gw", "")
 
 needs_bwrap = pytest.mark.skipif(bwrap.bwrap_executable() is None, reason=f"bubblewrap is not usable here: {bwrap.unusable_reason()}")
 
