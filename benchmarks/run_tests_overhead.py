@@ -2,7 +2,11 @@
 generated 500-test suite, in alternating rounds; prints the median wall-time ratio (target ≤ 1.05×)
 and the delay from a test's end (its report's stop time) to its update reaching the caller.
 
-    python benchmarks/run_tests_overhead.py [--rounds 5] [--tests 500]
+    python benchmarks/run_tests_overhead.py [--rounds 5] [--tests 500] [--sandbox on]
+
+``--sandbox on`` runs the tool's pytest inside the bubblewrap sandbox (user and PID namespaces,
+no capabilities, socket scan, allow-listed environment): the issue-12 target is <= 1.10x bare
+pytest on 600 tests.
 """
 
 from __future__ import annotations
@@ -51,8 +55,11 @@ def bare(root: Path, cpu: list[float]) -> float:
     return time.perf_counter() - started
 
 
+SANDBOX = "off"
+
+
 async def with_tool(root: Path, delays: list[float], cpu: list[float]) -> float:
-    tool = run_tests_tool(Workspace(root))
+    tool = run_tests_tool(Workspace(root), sandbox=SANDBOX)  # type: ignore[arg-type]
     arrived: dict[str, float] = {}
 
     def on_update(update: ToolUpdate) -> None:
@@ -72,7 +79,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tests", type=int, default=500)
+    parser.add_argument("--sandbox", choices=["off", "on"], default="off", help="run_tests under bwrap (on) or not")
     args = parser.parse_args()
+    global SANDBOX
+    SANDBOX = args.sandbox
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -92,10 +102,11 @@ def main() -> None:
     delays.sort()
     p50 = delays[len(delays) // 2] * 1000
     p95 = delays[int(len(delays) * 0.95)] * 1000
-    print(f"{args.tests} tests, {args.rounds} alternating rounds (median)")
+    print(f"{args.tests} tests, {args.rounds} alternating rounds (median), sandbox {args.sandbox}")
     print(f"  bare python -m pytest -q : {b:.3f} s")
     print(f"  run_tests (invoke_tool)  : {t:.3f} s")
-    print(f"  ratio                    : {t / b:.3f}x (target <= 1.05x)")
+    target = "1.10x" if args.sandbox == "on" else "1.05x"
+    print(f"  ratio                    : {t / b:.3f}x (target <= {target})")
     bc, tc = statistics.median(bare_cpu), statistics.median(tool_cpu)
     print(f"  cpu (self + children)    : bare {bc:.3f} s, run_tests {tc:.3f} s, ratio {tc / bc:.3f}x")
     print(f"  test end -> update       : p50 {p50:.2f} ms, p95 {p95:.2f} ms, max {delays[-1] * 1000:.2f} ms")

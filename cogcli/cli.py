@@ -105,6 +105,26 @@ AllowSecretOption = Annotated[
     ),
 ]
 
+PassEnvOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--pass-env",
+        metavar="NAME",
+        help="Give the tests the variable NAME too (repeatable). Tests get an allow-list (PATH, HOME, LANG, "
+        "the virtualenv's, CI, …) and never credential-named variables unless passed here.",
+        show_default=False,
+    ),
+]
+SandboxWritableOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--sandbox-writable",
+        metavar="PATH",
+        help="Let tests in the sandbox write PATH too (repeatable; also COG_SANDBOX_WRITABLE=PATH:PATH).",
+        show_default=False,
+    ),
+]
+
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print ``cog: message`` on stderr and exit with ``code`` (2: usage or configuration)."""
@@ -162,6 +182,8 @@ def edit(
     mcp: Annotated[Optional[list[str]], typer.Option("--mcp", metavar="COMMAND", help='Add the tools of an MCP server: --mcp "CMD ARGS" (repeatable).', show_default=False)] = None,
     sandbox: SandboxOption = None,
     allow_secret: AllowSecretOption = None,
+    pass_env: PassEnvOption = None,
+    sandbox_writable: SandboxWritableOption = None,
     approval: Annotated[
         Optional[ApprovalMode],
         typer.Option(
@@ -194,6 +216,8 @@ def edit(
             sandbox=sandbox.value if sandbox else None,
             approval=_approval_mode(approval, yes),
             allow_secrets=list(allow_secret or []),
+            pass_env=list(pass_env or []),
+            sandbox_writable=list(sandbox_writable or []),
         )
     )
     raise typer.Exit(code)
@@ -220,6 +244,8 @@ def tool_command(
     timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds the call may take.", show_default=False)] = None,
     sandbox: SandboxOption = None,
     allow_secret: AllowSecretOption = None,
+    pass_env: PassEnvOption = None,
+    sandbox_writable: SandboxWritableOption = None,
 ) -> None:
     """Call one workspace tool directly (no model), drawn like a call in a run.
 
@@ -231,20 +257,31 @@ def tool_command(
     from cogcli.commands.tool import call_tool
 
     root = _workspace(directory)
-    tools = _workspace_tools(root, test_command, timeout, sandbox.value if sandbox else None, allow_secret)
+    tools = _workspace_tools(
+        root, test_command, timeout, sandbox.value if sandbox else None, allow_secret, pass_env, sandbox_writable
+    )
     arguments = _tool_arguments(name, assignments or [], args, tools)
     raise typer.Exit(call_tool(name, arguments, tools, _renderer(fmt, json_flag, show_content=True), timeout=timeout))
 
 
 def _workspace_tools(
-    root: Path, test_command: str | None, timeout: float | None, sandbox: str | None, allow_secrets: list[str] | None = None
+    root: Path,
+    test_command: str | None,
+    timeout: float | None,
+    sandbox: str | None,
+    allow_secrets: list[str] | None = None,
+    pass_env: list[str] | None = None,
+    sandbox_writable: list[str] | None = None,
 ) -> list[Any]:
     from cogcli.config import load_settings
     from cogcli.errors import ConfigError
     from cogcli.commands.common import make_tools
 
     try:
-        settings = load_settings(root, test_command=test_command, timeout=timeout, sandbox=sandbox, allow_secrets=allow_secrets)
+        settings = load_settings(
+            root, test_command=test_command, timeout=timeout, sandbox=sandbox, allow_secrets=allow_secrets,
+            pass_env=pass_env, sandbox_writable=sandbox_writable,
+        )
         return make_tools(settings)
     except ConfigError as exc:
         fail(exc.message)
@@ -398,6 +435,27 @@ def undo_cmd(
     from cogcli.commands.undo import undo_command
 
     raise typer.Exit(undo_command(_workspace(directory), thread_id, dry_run=dry_run))
+
+
+# --- cog trust -----------------------------------------------------------------------------
+
+
+@app.command("trust")
+def trust_command(
+    directory: DirectoryOption = None,
+    approve_all: Annotated[bool, typer.Option("--approve", help="Approve every listed command without asking.")] = False,
+) -> None:
+    """List the commands this workspace's [tool.cog] would run on this machine (mcp_servers) and
+    approve them: asked one by one on a terminal, or all with --approve.
+
+    \b
+    A workspace's commands start only once approved, by their exact command line; approvals are
+    kept in ~/.config/cog/trusted-commands.json and asked again when a command changes.
+    Exit codes: 0 all approved, 1 some left unapproved, 2 bad configuration.
+    """
+    from cogcli.commands.trust import trust
+
+    raise typer.Exit(trust(_workspace(directory), approve_all=approve_all))
 
 
 # --- cog mcp -------------------------------------------------------------------------------

@@ -9,6 +9,11 @@ the workspace's ``pyproject.toml``, then defaults. Flags win.
     mcp_servers = ["npx -y @modelcontextprotocol/server-memory"]
     sandbox = "auto"         # run_tests under bubblewrap: auto | on | off
     secret_globs = ["config/credentials.*"]   # more files the tools keep away from (besides .env, keys, …)
+    pass_env = ["DATABASE_URL"]  # more variables the tests get (never credential-named ones; --pass-env for those)
+
+The workspace is not trusted: its ``mcp_servers`` start only once the person approved them
+(:mod:`cogcli.trust`), and its ``sandbox = "off"`` is ignored (``--sandbox off`` or ``COG_SANDBOX``
+turn the sandbox off).
 
 Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``, ``COG_SANDBOX``.
 """
@@ -52,6 +57,7 @@ class CogConfig(BaseModel):
     mcp_servers: list[str] = Field(default_factory=list)
     sandbox: SandboxSetting | None = None
     secret_globs: list[str] = Field(default_factory=list)
+    pass_env: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,14 @@ class Settings:
     secret_globs: tuple[str, ...] = ()
     #: secret-looking paths the tools may read all the same (``--allow-secret PATH``)
     allow_secrets: tuple[str, ...] = ()
+    #: where ``mcp_servers`` came from: "--mcp" (the person's) or "pyproject.toml" (needs approval)
+    mcp_source: str | None = None
+    #: variables the person passes to the tests (``--pass-env``)
+    pass_env: tuple[str, ...] = ()
+    #: variables the workspace asks for (``[tool.cog] pass_env``; never credential-named ones)
+    workspace_pass_env: tuple[str, ...] = ()
+    #: more paths tests may write in the sandbox (``--sandbox-writable``)
+    sandbox_writable: tuple[str, ...] = ()
 
 
 def find_workspace(start: Path | str | None = None) -> Path:
@@ -135,6 +149,8 @@ def load_settings(
     mcp_servers: list[str] | None = None,
     sandbox: str | None = None,
     allow_secrets: list[str] | None = None,
+    pass_env: list[str] | None = None,
+    sandbox_writable: list[str] | None = None,
 ) -> Settings:
     """Resolve every setting for a command run in ``root``: flag > environment > config > default."""
     config = read_config(root)
@@ -158,6 +174,10 @@ def load_settings(
         sandbox=_sandbox(sandbox, config),
         secret_globs=tuple(config.secret_globs),
         allow_secrets=tuple(allow_secrets or ()),
+        mcp_source="--mcp" if mcp_servers else ("pyproject.toml" if config.mcp_servers else None),
+        pass_env=tuple(pass_env or ()),
+        workspace_pass_env=tuple(config.pass_env),
+        sandbox_writable=tuple(sandbox_writable or ()),
     )
 
 
@@ -165,7 +185,14 @@ def _sandbox(flag: str | None, config: CogConfig) -> SandboxSetting:
     env = os.environ.get("COG_SANDBOX", "").strip().lower() or None
     if env is not None and env not in SANDBOX_MODES:
         raise ConfigError(f"COG_SANDBOX must be auto, on or off, got {env!r}")
-    chosen = flag or env or config.sandbox or "auto"
+    from_config = config.sandbox
+    if from_config == "off" and not (flag or env):
+        log.warning(
+            '[tool.cog] sandbox = "off" in pyproject.toml is ignored: the workspace cannot turn the test sandbox off '
+            "(a test or the model could have written it). Use --sandbox off or COG_SANDBOX=off"
+        )
+        from_config = None
+    chosen = flag or env or from_config or "auto"
     if chosen not in SANDBOX_MODES:
         raise ConfigError(f"--sandbox must be auto, on or off, got {chosen!r}")
     return chosen  # type: ignore[return-value]

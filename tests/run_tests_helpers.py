@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,3 +64,30 @@ def wait_until_dead(pids: list[int], within: float = 5.0) -> list[int]:
     while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Host pids of the live processes whose working directory is ``folder`` or below it: how the
+    host finds what a sandbox (with its own PID namespace) left running."""
+    found = []
+    target = str(Path(folder).resolve())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if (cwd == target or cwd.startswith(target + "/")) and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def wait_until(condition: Any, within: float = 5.0) -> bool:
+    """Whether ``condition()`` became true within ``within`` seconds (a condition waited for)."""
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True

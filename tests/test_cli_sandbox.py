@@ -35,14 +35,18 @@ def escape_env(tmp_path: Path) -> Iterator[dict[str, Any]]:
     outside = tmp_path / "outside"
     outside.mkdir()
     home_file = Path.home() / f".cog-sandbox-{uuid.uuid4().hex}"
+    real = home_file.with_name(home_file.name + ".real")  # in the real home: the sandbox's must not show it
+    real.write_text("real")
     env = {
         "COG_TEST_OUTSIDE": str(outside),
         "COG_TEST_TMP_MARKER": f"cog-sandbox-{uuid.uuid4().hex}",
         "COG_TEST_HOME_MARKER": home_file.name,
         "COG_TEST_PORT": str(server.getsockname()[1]),
+        "COG_PASS_ENV": "COG_TEST_OUTSIDE,COG_TEST_TMP_MARKER,COG_TEST_HOME_MARKER,COG_TEST_PORT",
     }
     yield {"env": env, "server": server, "outside": outside / "escaped.txt", "home": home_file}
     server.close()
+    real.unlink(missing_ok=True)
     home_file.unlink(missing_ok=True)  # written only by the run without the sandbox
 
 
@@ -80,7 +84,7 @@ def test_escapes_fail_inside_the_sandbox_and_succeed_without_it(make_repo, escap
     bare = run_escapes(repo, "off", env)
     assert bare["sandbox"] == "none"
     assert {t["id"]: t["outcome"] for t in bare["tests"]} == dict.fromkeys(ESCAPES, "failed")
-    assert all("DID NOT RAISE" in t["longrepr"] for t in bare["tests"])
+    assert all("DID NOT RAISE" in t["longrepr"] or "the real home is visible" in t["longrepr"] for t in bare["tests"])
     assert escape_env["outside"].read_text() == "escaped"
     assert escape_env["home"].read_text() == "escaped"
     assert connected(escape_env["server"])
@@ -120,6 +124,8 @@ def test_auto_without_a_usable_bwrap_runs_unsandboxed_with_one_notice(make_repo,
     assert [r["details"]["sandbox"] for r in runs] == ["none", "none"]
     assert out.stderr.count(NOTICE) == 1
     assert "No permissions to create new namespace" in out.stderr and "apt install bubblewrap" in out.stderr
+    # and it names the settings that block user namespaces
+    assert "kernel.unprivileged_userns_clone" in out.stderr and "apparmor_restrict_unprivileged_userns" in out.stderr
     quiet = run_cog(["tool", "run_tests", "--sandbox", "off"], repo, env=broken_bwrap)
     assert NOTICE not in quiet.stderr
 
@@ -153,7 +159,11 @@ def test_the_flag_beats_the_environment_which_beats_pyproject(make_repo) -> None
         out = run_cog(["tool", "run_tests", "--json", *args, "keyword=sub"], repo, env=env)
         return json_lines(out.stdout)[-1]["details"]["sandbox"]
 
-    assert sandbox([]) == "none"
+    # a workspace cannot turn the sandbox off (a test or the model could have written that line)
+    assert sandbox([]) == "bwrap"
+    ignored = run_cog(["tool", "run_tests", "keyword=sub"], repo)
+    assert '[tool.cog] sandbox = "off" in pyproject.toml is ignored' in ignored.stderr
+    assert sandbox([], {"COG_SANDBOX": "off"}) == "none"
     assert sandbox([], {"COG_SANDBOX": "auto"}) == "bwrap"
     assert sandbox(["--sandbox", "off"], {"COG_SANDBOX": "on"}) == "none"
     bad = run_cog(["tool", "run_tests"], repo, env={"COG_SANDBOX": "sometimes"})

@@ -1,17 +1,28 @@
-"""Running the workspace's tests under bubblewrap: the root file system read-only, the workspace
-and a private ``/tmp`` writable, no network, and the sandbox dies with cog.
+"""Running the workspace's tests under bubblewrap, a sandbox that holds for root as for anyone.
 
-The sandbox keeps the caller's process group (no ``--new-session``, no PID namespace), so killing
-the group still reaches every process inside, and inherited fds (the report pipe) pass through.
+Inside: a user namespace with no capabilities (root included; no nested user namespaces), its own
+PIDs (a fresh ``/proc``; everything in it dies with the run, daemons too, also when cog is
+killed), its own network with only loopback (``localhost`` resolves; nothing outside answers, and
+it fails at once), the root file system read-only, ``/run``, ``/var/run``, ``/tmp``, ``/var/tmp``,
+``/dev/shm`` and the home directory replaced by empty private ones (``$HOME`` is a writable
+throwaway), no unix socket file of the host reachable (sockets found in the workspace and the
+usual places are covered), the workspace writable except ``.git/`` and ``.cog/``.
+
+``COG_SANDBOX_WRITABLE`` (paths separated by ``:``; ``--sandbox-writable PATH`` sets it) names
+more paths the person lets tests write. It is the person's setting, never the workspace's.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import os
+import re
 import shutil
+import stat
 import subprocess
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -23,21 +34,73 @@ SandboxMode = Literal["auto", "on", "off"]
 SANDBOX_MODES: tuple[str, ...] = ("auto", "on", "off")
 
 INSTALL_HINT = "apt install bubblewrap"
+#: the person's extra writable paths (``:``-separated); ``--sandbox-writable`` sets it
+WRITABLE_ENV = "COG_SANDBOX_WRITABLE"
+#: host places that hold sockets and per-user runtime state: replaced by empty ones inside
+HIDDEN_DIRS = ("/run", "/var/run", "/var/tmp", "/dev/shm")
+#: host folders searched for unix socket files to cover (the hidden ones need no search)
+SOCKET_SEARCH = ("/var", "/srv", "/opt", "/mnt", "/media", "/home", "/etc")
+#: workspace folders whose contents the sandbox may only read
+READ_ONLY_IN_WORKSPACE = (".git", ".cog")
+#: at most this many directory entries are searched for sockets in the workspace per run
+SOCKET_SCAN_LIMIT = 200_000
+
+USERNS_HELP = (
+    "the kernel refuses user namespaces to this user. Allow them: sysctl -w kernel.unprivileged_userns_clone=1 "
+    "(Debian), sysctl -w user.max_user_namespaces=15000, or on Ubuntu 23.10+ "
+    "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile for bwrap); "
+    "in a container, run it with --security-opt seccomp=unconfined or allow unshare"
+)
+
+
+def _read_sysctl(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def userns_blocker() -> str:
+    """The kernel setting that blocks unprivileged user namespaces here ("" when none is known to)."""
+    if _read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0" and os.geteuid() != 0:
+        return "kernel.unprivileged_userns_clone = 0"
+    if _read_sysctl("/proc/sys/user/max_user_namespaces") == "0":
+        return "user.max_user_namespaces = 0"
+    if _read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" and os.geteuid() != 0:
+        return "kernel.apparmor_restrict_unprivileged_userns = 1 (AppArmor)"
+    return ""
+
+
+@functools.cache
+def _supports(flag: str) -> bool:
+    found = shutil.which("bwrap")
+    if found is None:
+        return False
+    try:
+        done = subprocess.run([found, "--help"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return flag.encode() in done.stdout + done.stderr
 
 
 @functools.cache
 def _probe() -> tuple[str | None, str]:
-    """(the ``bwrap`` binary, "") when it can create a sandbox here, else (None, why not)."""
+    """(the ``bwrap`` binary, "") when it can create the sandbox here, else (None, why not)."""
     found = shutil.which("bwrap")
     if found is None:
         return None, "bubblewrap (bwrap) is not installed"
-    probe = [found, *_mounts(Path("/")), "--", "true"]
+    probe = [found, *_namespaces(), *_base_mounts(), "--", "true"]
     try:
         done = subprocess.run(probe, capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"bwrap is installed but cannot run here ({exc})"
     if done.returncode != 0:
         said = done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
+        blocker = userns_blocker()
+        lowered = said.lower()
+        if blocker or "namespace" in lowered or "uid map" in lowered or "operation not permitted" in lowered:
+            why = f"{blocker}: " if blocker else ""
+            return None, f"bwrap is installed but cannot create a sandbox here ({said}); {why}{USERNS_HELP}"
         return None, f"bwrap is installed but cannot create a sandbox here ({said})"
     return found, ""
 
@@ -57,7 +120,7 @@ def check_sandbox(mode: SandboxMode) -> None:
     if mode == "on" and bwrap_executable() is None:
         raise ConfigError(
             f"--sandbox on: {unusable_reason()}. The sandbox needs bubblewrap ({INSTALL_HINT} on "
-            "Debian/Ubuntu, dnf install bubblewrap on Fedora) and unprivileged user namespaces; "
+            "Debian/Ubuntu, dnf install bubblewrap on Fedora) and user namespaces; "
             "or run with --sandbox auto or --sandbox off"
         )
 
@@ -73,27 +136,149 @@ def _notice_fallback() -> None:
     _fallback_noticed = True
     log.warning(
         "tests run WITHOUT a sandbox: %s. To run them with no network and only the workspace "
-        "writable: %s (and allow unprivileged user namespaces). --sandbox off silences this notice",
+        "writable: %s (and allow user namespaces). --sandbox off silences this notice",
         unusable_reason(),
         INSTALL_HINT,
     )
 
 
-def _mounts(workspace: Path) -> list[str]:
+#: run first inside the sandbox, with CAP_NET_ADMIN, CAP_SYS_ADMIN and CAP_SETPCAP only: make a network
+#: namespace of its own with loopback up and one more IPv4 and IPv6 address on it (glibc's AI_ADDRCONFIG ignores 127.0.0.1, so getaddrinfo("localhost", AF_INET,
+#: AI_ADDRCONFIG) fails on a loopback-only network), then drop every capability for good (bounding
+#: set, ambient, inheritable, permitted) and exec the command. Never execs with a capability left.
+NET_SETUP = r"""
+import ctypes, os, subprocess, sys
+ip, argv = sys.argv[1], sys.argv[2:]
+libc = ctypes.CDLL(None, use_errno=True)
+if ip and libc.unshare(0x40000000) == 0:  # a network namespace of our own (bwrap's is owned by its outer user namespace)
+    for args in (["link", "set", "lo", "up"], ["addr", "add", "127.0.0.2/32", "dev", "lo"],
+                 ["-6", "addr", "add", "fd00:c06::2/128", "dev", "lo", "nodad"]):
+        subprocess.run([ip, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={})
+libc.prctl(47, 4, 0, 0, 0)
+for cap in [c for c in range(64) if c != 8] + [8]:
+    libc.prctl(24, cap, 0, 0, 0)
+class H(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+class D(ctypes.Structure):
+    _fields_ = [("e", ctypes.c_uint32), ("p", ctypes.c_uint32), ("i", ctypes.c_uint32)]
+if libc.capset(ctypes.byref(H(0x20080522, 0)), (D * 2)()) != 0 or libc.prctl(23, 8, 0, 0, 0) > 0:
+    sys.stderr.write("cog sandbox: could not drop capabilities; not running the tests\n")
+    os._exit(126)
+os.execvp(argv[0], argv)
+"""
+
+
+def _net_setup() -> list[str]:
+    """The command prefix that runs :data:`NET_SETUP` before the tests (a python this user can run,
+    isolated; cog's own when it can), or [] when there is none (then no capability is ever added)."""
+    python = sys.executable if os.access(sys.executable, os.X_OK) else shutil.which("python3")
+    if not python or not os.access(python, os.X_OK):
+        return []
+    return [python, "-I", "-S", "-c", NET_SETUP, shutil.which("ip") or ""]
+
+
+def _namespaces() -> list[str]:
+    args = ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    if _supports("--disable-userns"):
+        args.append("--disable-userns")  # no nested namespace in which to gain capabilities again
+    return args
+
+
+def _base_mounts() -> list[str]:
     mounts = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    if workspace != Path("/"):
-        mounts += ["--bind", str(workspace), str(workspace)]
-    # $HOME is read-only in here: tools that keep caches under ~/.cache get a private one in /tmp
-    env = ["--setenv", "XDG_CACHE_HOME", "/tmp/.cache"]
-    return [*mounts, *env, "--unshare-net", "--die-with-parent"]
+    for hidden in HIDDEN_DIRS:
+        path = Path(hidden)
+        if path.is_dir() and not path.is_symlink():
+            mounts += ["--tmpfs", hidden]
+    return mounts
 
 
-def sandbox_prefix(mode: SandboxMode, workspace: Path, readable: Sequence[Path] = ()) -> list[str]:
+def home_dir() -> Path | None:
+    """The home directory the sandbox replaces with an empty one (None: none that can be)."""
+    raw = os.environ.get("HOME") or str(Path.home())
+    home = Path(raw)
+    if not home.is_absolute() or home == Path("/"):
+        return None
+    try:
+        resolved = home.resolve()
+    except OSError:
+        return None
+    if resolved == Path("/") or not resolved.is_dir():
+        return None
+    return resolved
+
+
+def writable_paths() -> list[Path]:
+    """The person's extra writable paths from ``COG_SANDBOX_WRITABLE`` (those that exist)."""
+    found = []
+    for raw in os.environ.get(WRITABLE_ENV, "").split(os.pathsep):
+        if raw.strip():
+            path = Path(raw.strip()).expanduser()
+            if path.exists():
+                found.append(path.resolve())
+            else:
+                log.warning("%s: %s does not exist; not made writable", WRITABLE_ENV, path)
+    return found
+
+
+def _is_within(path: Path, base: Path) -> bool:
+    return path == base or base in path.parents
+
+
+def _iter_sockets(top: Path, limit: int) -> Iterator[Path]:
+    """Unix socket files under ``top`` (not following links), searching at most ``limit`` entries."""
+    stack = [str(top)]
+    seen = 0
+    while stack and seen < limit:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    seen += 1
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                            if stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
+                                yield Path(entry.path)
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    if stack:
+        log.warning("searched %d entries under %s for unix sockets and stopped; sockets further in stay reachable", seen, top)
+
+
+@functools.cache
+def _host_sockets() -> tuple[Path, ...]:
+    """Socket files in the usual host places that the hidden folders do not already cover."""
+    found: list[Path] = []
+    for top in SOCKET_SEARCH:
+        path = Path(top)
+        if path.is_dir() and not path.is_symlink():
+            found += _iter_sockets(path, 100_000)
+    return tuple(found)
+
+
+def _covered(path: Path, hidden: Sequence[Path]) -> bool:
+    return any(_is_within(path, h) for h in hidden)
+
+
+def sandbox_prefix(
+    mode: SandboxMode,
+    workspace: Path,
+    readable: Sequence[Path] = (),
+    *,
+    writable: Sequence[Path] | None = None,
+) -> list[str]:
     """The argv prefix that runs a command in the sandbox, or ``[]`` for none.
 
     ``auto`` uses bwrap when it works here; ``on`` requires it (a :class:`ToolCallError` saying how
     to get it otherwise); ``off`` never uses it. ``readable`` are paths the command needs to read
-    (an interpreter, a plugin) that the private ``/tmp`` would otherwise hide.
+    (an interpreter, a plugin, a build cache) that the private ``/tmp`` or the empty home would
+    otherwise hide; they stay read-only. ``writable`` are more paths tests may write (default: the
+    person's ``COG_SANDBOX_WRITABLE``).
     """
     if mode == "off":
         return []
@@ -107,6 +292,130 @@ def sandbox_prefix(mode: SandboxMode, workspace: Path, readable: Sequence[Path] 
             )
         _notice_fallback()
         return []
-    hidden = [p for p in readable if Path("/tmp") in p.parents and p.exists()]
-    binds = [arg for p in hidden for arg in ("--ro-bind", str(p), str(p))]
-    return [bwrap, *_mounts(workspace), *binds, "--chdir", str(workspace), "--"]
+    workspace = Path(workspace).resolve()
+    namespaces = [a for a in _namespaces() if a not in ("--cap-drop", "ALL")]
+    setup = _net_setup()
+    caps = ["--cap-drop", "ALL"]
+    if setup:  # all dropped by NET_SETUP before the tests start
+        caps += ["--cap-add", "CAP_NET_ADMIN", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
+    args = [bwrap, *namespaces, *caps, *_base_mounts()]
+    hidden = [Path("/tmp"), *(Path(h) for h in HIDDEN_DIRS if Path(h).is_dir() and not Path(h).is_symlink())]
+    home = home_dir()
+    if home is not None:
+        args += ["--tmpfs", str(home)]  # an empty, writable, throwaway home; a workspace in it is bound back below
+        hidden.append(home)
+    for path in readable:
+        path = Path(path)
+        if path.exists() and _covered(path.resolve(), hidden) and not _is_within(path.resolve(), workspace):
+            args += ["--ro-bind", str(path.resolve()), str(path.resolve())]
+    for path in (*_interpreter_homes(workspace), *(Path(p).resolve() for p in (sys.prefix, sys.base_prefix, setup[0] if setup else "/"))):
+        if _covered(path, hidden):
+            args += ["--ro-bind", str(path), str(path)]
+    if workspace != Path("/"):
+        args += ["--bind", str(workspace), str(workspace)]
+    extra_writable = list(writable_paths() if writable is None else writable)
+    for path in extra_writable:
+        args += ["--bind", str(path), str(path)]
+    for name in READ_ONLY_IN_WORKSPACE:
+        inside = workspace / name
+        if name == ".cog" and not inside.exists():
+            try:
+                inside.mkdir()  # else a test could create it and plant a thread store
+            except OSError:
+                pass
+        if inside.exists() or inside.is_symlink():
+            args += ["--ro-bind", str(inside), str(inside)]
+    linked = _linked_git_dir(workspace)
+    if linked is not None and _is_within(linked, workspace):
+        args += ["--ro-bind", str(linked), str(linked)]  # a .git file pointing into the workspace
+    visible = [workspace, *extra_writable]
+    sockets = [
+        s for s in (*_host_sockets(), *_iter_sockets(workspace, SOCKET_SCAN_LIMIT))
+        if not _covered(s, hidden) or _covered(s, visible)
+    ]
+    for sock in sockets:
+        args += ["--ro-bind", "/dev/null", str(sock)]  # a socket file outside the sandbox: unreachable
+    if home is not None:
+        args += ["--setenv", "HOME", str(home), "--setenv", "XDG_CACHE_HOME", str(home / ".cache")]
+    args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(workspace), "--", *setup]
+    return args
+
+
+def _linked_git_dir(workspace: Path) -> Path | None:
+    """Where a ``.git`` file (``gitdir: …``, a worktree or submodule) points, if it is one."""
+    dot_git = workspace / ".git"
+    if not dot_git.is_file():
+        return None
+    try:
+        text = dot_git.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = (workspace / text.split(":", 1)[1].strip()).resolve()
+    return target if target.is_dir() else None
+
+
+def _interpreter_homes(workspace: Path) -> list[Path]:
+    """The base installation of the workspace's virtualenv (``home =`` in ``pyvenv.cfg``), which
+    may live in a hidden folder (``~/.pyenv``, ``/tmp/...``)."""
+    found = []
+    for venv in (".venv", "venv"):
+        cfg = workspace / venv / "pyvenv.cfg"
+        try:
+            text = cfg.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                home = Path(value.strip())
+                try:
+                    prefix = home.resolve().parent  # .../bin -> the installation
+                except OSError:
+                    continue
+                if prefix != Path("/") and prefix.exists():
+                    found.append(prefix)
+    return found
+
+
+# -- telling people when a failure looks like the sandbox ------------------------------------
+
+_READ_ONLY = re.compile(r"Read-only file system(?:: '([^']+)')?")
+_NO_NETWORK = re.compile(
+    r"Name or service not known|Temporary failure in name resolution|gaierror|Network is unreachable|"
+    r"No address associated with hostname|getaddrinfo failed|Could not resolve host|nodename nor servname"
+)
+_DENIED = re.compile(r"Permission denied: '(/[^']+)'")
+
+
+def failure_hint(workspace: Path, texts: Iterable[str]) -> str:
+    """One line saying that failures look like the sandbox (and what to do), or "" when none do."""
+    workspace = Path(workspace)
+    read_only: list[str] = []
+    network = denied = 0
+    for text in texts:
+        if not text:
+            continue
+        for match in _READ_ONLY.finditer(text):
+            read_only.append(match.group(1) or "")
+        if _NO_NETWORK.search(text):
+            network += 1
+        for match in _DENIED.finditer(text):
+            path = Path(match.group(1))
+            if not _is_within(path, workspace):
+                denied += 1
+                read_only.append(str(path))
+    if not (read_only or network or denied):
+        return ""
+    reasons = []
+    if read_only:
+        shown = next((p for p in read_only if p), "")
+        reasons.append("a write outside the workspace was refused" + (f" ({shown})" if shown else " (read-only file system)"))
+    if network:
+        reasons.append("a host name did not resolve or the network was unreachable (only loopback works inside)")
+    return (
+        f"Sandbox: some failures may come from the sandbox, not the code: {'; '.join(reasons)}. "
+        f"If the tests need that, rerun with --sandbox off, or let them write a path with --sandbox-writable PATH "
+        f"({WRITABLE_ENV})."
+    )

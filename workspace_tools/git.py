@@ -1,7 +1,7 @@
 """git_status and git_diff: everything changed in the workspace since HEAD (working tree and
 untracked files), as one unified diff for the app and a short stat for the model.
 
-gitpython is imported inside the functions: ``import git`` costs tens of milliseconds.
+git runs through :func:`workspace_tools.gitrun.run_git`: no program the repository names runs.
 """
 
 from __future__ import annotations
@@ -62,36 +62,31 @@ _CODES = {"modified": "M ", "added": "A ", "deleted": "D ", "untracked": "??"}
 
 def session_change(workspace: Workspace) -> Change:
     """Working tree and untracked files against HEAD, limited to the workspace folder."""
+    from workspace_tools.gitrun import GitNotFound, run_git
+
+    def git(*args: str) -> bytes:
+        done = run_git(workspace.root, args)
+        if done.returncode != 0:
+            said = done.stderr.decode("utf-8", errors="replace").strip()
+            raise ToolCallError(f"git failed: {said or f'git {args[0]} exit {done.returncode}'}", code=ErrorCode.GIT_ERROR)
+        return done.stdout
+
     try:
-        import git
-    except ImportError as exc:  # gitpython is a dependency, but git itself may be missing
-        raise ToolCallError(f"git is not available: {exc}", code=ErrorCode.GIT_ERROR) from None
-    try:
-        repo = git.Repo(workspace.root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        valid = run_git(workspace.root, ["rev-parse", "-q", "--verify", "HEAD^{commit}"]).returncode == 0
+        base = "HEAD" if valid else EMPTY_TREE
+        ref = run_git(workspace.root, ["symbolic-ref", "-q", "--short", "HEAD"])
+        branch = ref.stdout.decode("utf-8", errors="replace").strip() if ref.returncode == 0 else None
+        raw = git("diff", base, "--no-color", "--no-ext-diff", "--no-renames", "--no-textconv", "--relative", "--", ".")
+        tracked = raw.decode("utf-8", errors="replace")
+        untracked_raw = git("ls-files", "--others", "--exclude-standard", "-z", "--", ".")
+        untracked = sorted(p.decode("utf-8", errors="surrogateescape") for p in untracked_raw.split(b"\0") if p)
+    except LookupError:
         raise ToolCallError(
             f"the workspace {str(workspace.root)!r} is not in a git repository; git_status and git_diff need one "
             "(use list_files and read_file to look around instead)",
             code=ErrorCode.GIT_ERROR,
         ) from None
-    try:
-        with repo:
-            base = "HEAD" if repo.head.is_valid() else EMPTY_TREE
-            branch = None if repo.head.is_detached else repo.head.ref.name
-            runner = git.Git(str(workspace.root))
-            raw = runner.execute(
-                ["git", "diff", base, "--no-color", "--no-ext-diff", "--no-renames", "--no-textconv", "--relative", "--", "."],
-                stdout_as_string=False,
-                strip_newline_in_stdout=False,
-            )
-            tracked = bytes(raw).decode("utf-8", errors="replace")
-            untracked_raw = runner.execute(
-                ["git", "ls-files", "--others", "--exclude-standard", "-z", "--", "."], stdout_as_string=False
-            )
-            untracked = sorted(p.decode("utf-8", errors="surrogateescape") for p in bytes(untracked_raw).split(b"\0") if p)
-    except git.GitCommandError as exc:
-        raise ToolCallError(f"git failed: {exc.stderr.strip() or exc}", code=ErrorCode.GIT_ERROR) from None
-    except git.GitCommandNotFound:
+    except GitNotFound:
         raise ToolCallError("the git command is not installed", code=ErrorCode.GIT_ERROR) from None
     diff = tracked + "".join(_untracked_diff(workspace, rel) for rel in untracked)
     return Change(branch, diff, _file_stats(diff, set(untracked)))

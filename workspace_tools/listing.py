@@ -26,7 +26,7 @@ def workspace_files(workspace: Workspace, base: Path) -> list[str]:
         return [workspace.relative(base)]
     if not base.is_dir():
         return []
-    listed = _git_files(base)
+    listed = _git_files(workspace, base)
     if listed is None:
         listed = _walk(base)
     prefix = workspace.relative(base)
@@ -34,20 +34,18 @@ def workspace_files(workspace: Workspace, base: Path) -> list[str]:
     return sorted({prefix + rel for rel in listed if (base / rel).is_file() or (base / rel).is_symlink()})
 
 
-def _git_files(base: Path) -> list[str] | None:
+def _git_files(workspace: Workspace, base: Path) -> list[str] | None:
+    from workspace_tools.gitrun import GitNotFound, run_git
+
+    rel = workspace.relative(base)
     try:
-        out = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", "."],
-            cwd=base,
-            capture_output=True,
-            timeout=120,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
+        out = run_git(workspace.root, ["ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", rel])
+    except (LookupError, GitNotFound, OSError, subprocess.SubprocessError):
+        return None  # not a repository (a folder that only looks like one is not): walk instead
     if out.returncode != 0:
-        return None  # not a repository (or git refused it): walk instead
-    return [os.fsdecode(p) for p in out.stdout.split(b"\0") if p]
+        return None  # git refused it: walk instead
+    prefix = "" if rel == "." else rel.rstrip("/") + "/"
+    return [os.fsdecode(p)[len(prefix) :] for p in out.stdout.split(b"\0") if p and os.fsdecode(p).startswith(prefix)]
 
 
 def _walk(base: Path) -> list[str]:

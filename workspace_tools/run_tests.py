@@ -30,10 +30,11 @@ from cogcli.details import CommandRunDetails, TestReportDetails
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import ToolOutputResult, tool_output
 from cogcli.tools import Tool, tool
-from workspace_tools.bwrap import SandboxMode, sandbox_prefix
+from workspace_tools.bwrap import SandboxMode, failure_hint, sandbox_prefix
 from workspace_tools.paths import Workspace
 from workspace_tools.procs import LineSplitter, OutputTail, run_process_group
 from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
+from workspace_tools.testenv import child_environment
 
 LABEL = "Run tests"
 ICON = "flask-conical"
@@ -202,12 +203,10 @@ def _model_text(report: _Report, exit_code: int, duration: float, output: Output
 
 
 def _child_env(extra: dict[str, str], sandbox: Sequence[str]) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
-        env.pop(key, None)
+    """The allow-listed environment (no credentials; see :mod:`workspace_tools.testenv`)."""
+    env = child_environment(extra)
     if sandbox:
         env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp is the only writable place besides the workspace
-    env.update(extra)
     return env
 
 
@@ -218,7 +217,19 @@ def _sandbox_name(sandbox: Sequence[str]) -> str:
 def _sandbox_note(sandbox: Sequence[str]) -> str:
     if not sandbox:
         return ""
-    return "\n(ran in a sandbox: no network; only the workspace and /tmp are writable)"
+    return (
+        "\n(ran in a sandbox: no network beyond loopback; writable: the workspace except .git/ and .cog/, "
+        "/tmp and a throwaway $HOME)"
+    )
+
+
+def _with_hint(text: str, details: TestReportDetails | CommandRunDetails, sandbox: Sequence[str], root: Path, exit_code: int, texts: list[Any]) -> str:
+    """A failing run in the sandbox whose failures look like the sandbox's: one line on top saying so."""
+    hint = failure_hint(root, (str(t) for t in texts if t)) if sandbox and exit_code != 0 else ""
+    if hint:
+        details.sandbox_note = hint
+        return hint + "\n" + text
+    return text
 
 
 async def _run_pytest(
@@ -281,8 +292,10 @@ async def _run_pytest(
     )
     presentation = _presentation(params)  # the row says how the run went: "all · 1 failed, 2 passed"
     presentation["detail"] += f" · {_counts_text(report.counts)}"
+    text = _model_text(report, exit_code, duration, output, shown) + _sandbox_note(sandbox)
+    texts = [t.get("longrepr") or t.get("message") for t in report.problems()] + [output.text()]
     return tool_output(
-        _model_text(report, exit_code, duration, output, shown) + _sandbox_note(sandbox),
+        _with_hint(text, details, sandbox, workspace.root, exit_code, texts),
         details=details,
         presentation=presentation,
     )
@@ -339,6 +352,7 @@ async def _run_command(
         output_tail=output.text(),
         output_dropped_bytes=output.dropped,
     )
+    text = _with_hint(text, details, sandbox, workspace.root, exit_code, [output.text()])
     return tool_output(text, details=details, presentation=presentation)
 
 

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -32,6 +33,7 @@ def make_tools(settings: Settings, *, journal: Any = None) -> list[Tool[Any]]:
     from workspace_tools.bwrap import check_sandbox
 
     check_sandbox(settings.sandbox)
+    export_test_settings(settings)
     options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal}
     options["secret_globs"], options["allow_secrets"] = settings.secret_globs, settings.allow_secrets
     if settings.test_command:
@@ -42,6 +44,22 @@ def make_tools(settings: Settings, *, journal: Any = None) -> list[Tool[Any]]:
     if settings.timeout:
         tools = [dataclasses.replace(t, timeout=settings.timeout) for t in tools]
     return list(tools)
+
+
+def export_test_settings(settings: Settings) -> None:
+    """Hand what the tests may get to run_tests through cog's environment (its children read it):
+    ``--pass-env`` names, the workspace's ``pass_env`` wishes, ``--sandbox-writable`` paths."""
+    from workspace_tools.bwrap import WRITABLE_ENV
+    from workspace_tools.testenv import PASS_ENV, WORKSPACE_PASS_ENV
+
+    def add(name: str, values: tuple[str, ...], sep: str) -> None:
+        if values:
+            current = [v for v in os.environ.get(name, "").split(sep) if v]
+            os.environ[name] = sep.join([*current, *(v for v in values if v not in current)])
+
+    add(PASS_ENV, settings.pass_env, ",")
+    add(WORKSPACE_PASS_ENV, settings.workspace_pass_env, ",")
+    add(WRITABLE_ENV, tuple(str(Path(p).expanduser().resolve()) for p in settings.sandbox_writable), os.pathsep)
 
 
 @asynccontextmanager

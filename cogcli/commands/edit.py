@@ -46,6 +46,10 @@ class EditOptions:
     approval: str | None = None
     #: secret-looking files the tools may read all the same (--allow-secret)
     allow_secrets: list[str] = field(default_factory=list)
+    #: variables the tests get on top of the allow-list (--pass-env)
+    pass_env: list[str] = field(default_factory=list)
+    #: more paths tests may write in the sandbox (--sandbox-writable)
+    sandbox_writable: list[str] = field(default_factory=list)
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -87,6 +91,7 @@ def run_edit(opts: EditOptions) -> int:
     configuration, 130/143 interrupted, 141 the output's reader went away)."""
     if not opts.instruction.strip():
         return _failed_before_run(opts.format, 'the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"', "USAGE")
+    hooks = None
     try:
         settings = load_settings(
             opts.root,
@@ -97,13 +102,19 @@ def run_edit(opts: EditOptions) -> int:
             mcp_servers=opts.mcp,
             sandbox=opts.sandbox,
             allow_secrets=opts.allow_secrets,
+            pass_env=opts.pass_env,
+            sandbox_writable=opts.sandbox_writable,
         )
         if settings.model is None:
             return _failed_before_run(opts.format, NO_MODEL_MESSAGE, ErrorCode.MODEL_CONFIG_ERROR)
         if opts.commit:
             from cogcli.commands.gitcommit import ensure_committable
 
-            ensure_committable(settings.root, allow_dirty=opts.allow_dirty)
+            hooks = ensure_committable(settings.root, allow_dirty=opts.allow_dirty)  # hooks as before the run
+        if settings.mcp_source == "pyproject.toml":  # the workspace's commands: only once the person approved them
+            from cogcli.trust import require_trusted
+
+            require_trusted(settings.root, "mcp_servers", settings.mcp_servers)
         model = _make_model(settings, opts.record)
         from workspace_tools.journal import Journal
 
@@ -150,7 +161,7 @@ def run_edit(opts: EditOptions) -> int:
     if thread_id and opts.format != "jsonl":
         sys.stderr.write(f'cog: thread {thread_id} (continue it: cog edit --thread {thread_id} "…")\n')
     if opts.commit:
-        code = _commit(settings, opts, summary, code)
+        code = _commit(settings, opts, summary, code, hooks)
     return leave_lingering_tools(code)
 
 
@@ -272,7 +283,7 @@ async def _run_agent(
         )
 
 
-def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int) -> int:
+def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int, hooks: Any = None) -> int:
     from cogcli.commands.gitcommit import commit_changes
 
     if code != EXIT_OK:
@@ -283,7 +294,9 @@ def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int) -> i
         sys.stderr.write("cog: nothing to commit: the run changed no files\n")
         return code
     try:
-        sha, subject = commit_changes(settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id)
+        sha, subject = commit_changes(
+            settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id, hooks=hooks
+        )
     except CogError as exc:
         sys.stderr.write(f"cog: commit failed: {exc.message}\n")
         return EXIT_TASK_FAILED

@@ -220,6 +220,9 @@ class TextRenderer:
             for line in diff.rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + self._diff_style(line))
         report = read_test_report(result.details)
+        note = result.details.get("sandbox_note") if isinstance(result.details, dict) else None
+        if isinstance(note, str) and note:  # failures that look like the sandbox: the person reads it too
+            self._line(DETAIL_INDENT + self._style(note, "bold"))
         if report is not None:
             for line in failure_lines(report):
                 self._line(DETAIL_INDENT + self._style(line, "red" if line.startswith("FAILED") else "dim"))

@@ -46,8 +46,8 @@ def _repo(make_repo: Callable[..., Path], config: str) -> Path:
 
 @pytest.mark.anyio
 async def test_cog_mcp_keeps_the_workspace_secret_globs_and_redacts_meta(make_repo: Callable[..., Path]) -> None:
-    repo = _repo(make_repo, 'secret_globs = ["config/credentials.*"]\nsandbox = "off"\ntest_command = "echo from-config-test-command"\n')
-    async with Client(_params(repo)) as client:
+    repo = _repo(make_repo, 'secret_globs = ["config/credentials.*"]\ntest_command = "echo from-config-test-command"\n')
+    async with Client(_params(repo, {"COG_SANDBOX": "off"})) as client:
         read = await client.call_tool("read_file", {"path": "config/credentials.json"})
         search = await client.call_tool("search_text", {"pattern": "plain-value|deploy"})
         tests = await client.call_tool("run_tests", {})

@@ -1,0 +1,168 @@
+"""Every git process cog starts goes through :func:`run_git`, which runs no program the repository
+names.
+
+The workspace's files (a folder shaped like a repository included) and whatever a test or a
+model wrote are not trusted. So git is started from the workspace root with the git dir and the
+work tree named explicitly (no discovery: ``vendor/lib/{HEAD,config,objects}`` is just files),
+with no ``GIT_*`` variable of cog's environment (but the person's identity), and with everything off that runs a configured
+command: fsmonitor, hooks (unless the caller passes an approved hooks folder), external diff,
+textconv, filter drivers (``clean``/``smudge``/``process`` of every driver configured), pager,
+credential helpers, askpass, editor, gpg signing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+#: settings that run a program, turned off for every git cog starts
+SAFE_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", os.devnull),
+    ("core.pager", "cat"),
+    ("core.editor", "false"),
+    ("core.askPass", ""),
+    ("core.sshCommand", "false"),
+    ("sequence.editor", "false"),
+    ("diff.external", ""),
+    ("credential.helper", ""),
+    ("gpg.program", "false"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("protocol.allow", "never"),
+    ("core.untrackedCache", "false"),
+)
+#: per-driver keys that name a command (``filter.<driver>.clean`` …), blanked for every driver configured
+DRIVER_COMMANDS = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command"), "merge": ("driver",)}
+
+
+#: ``GIT_*`` variables of cog's environment that are the person's and run nothing: kept
+KEPT_GIT_VARIABLES = frozenset(
+    {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+     "GIT_COMMITTER_DATE", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"}
+)
+
+
+class GitNotFound(Exception):
+    """The git command is not installed."""
+
+
+def git_dir(workspace: Path) -> Path | None:
+    """The git dir of the repository whose work tree holds ``workspace``, found by looking for a
+    ``.git`` entry (a folder, or a ``gitdir:`` file) in it and its parents. Only ``.git`` counts: a
+    folder that merely looks like a repository is not one."""
+    here = Path(workspace).resolve()
+    for candidate in (here, *here.parents):
+        dot_git = candidate / ".git"
+        if dot_git.is_dir():
+            return dot_git
+        if dot_git.is_file():
+            try:
+                text = dot_git.read_text(encoding="utf-8").strip()
+            except OSError:
+                return None
+            if not text.startswith("gitdir:"):
+                return None
+            return (candidate / text.split(":", 1)[1].strip()).resolve()
+    return None
+
+
+def work_tree(workspace: Path) -> Path | None:
+    """The top folder of the work tree holding ``workspace`` (where its ``.git`` is)."""
+    here = Path(workspace).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _environment(gitdir: Path, tree: Path, base: Mapping[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if not k.startswith("GIT_") or k in KEPT_GIT_VARIABLES}
+    env.update(
+        GIT_DIR=str(gitdir),
+        GIT_WORK_TREE=str(tree),
+        GIT_CEILING_DIRECTORIES=str(tree.parent),
+        GIT_TERMINAL_PROMPT="0",
+        GIT_PAGER="cat",
+        PAGER="cat",
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_CONFIG_PARAMETERS="",
+        GIT_LITERAL_PATHSPECS="1",
+    )
+    env.pop("GIT_ASKPASS", None)
+    env.pop("SSH_ASKPASS", None)
+    return env
+
+
+def _driver_overrides(env: Mapping[str, str], cwd: Path) -> list[str]:
+    """``-c filter.X.clean=`` … for every driver the configuration names (reading config runs nothing)."""
+    try:
+        done = subprocess.run(
+            ["git", "config", "--null", "--name-only", "--get-regexp", r"^(filter|diff|merge)\..*\."],
+            cwd=cwd, env=dict(env), capture_output=True, timeout=30, stdin=subprocess.DEVNULL,
+        )
+    except FileNotFoundError:
+        raise GitNotFound("the git command is not installed") from None
+    except (OSError, subprocess.SubprocessError):
+        return []
+    drivers: set[tuple[str, str]] = set()
+    for raw in done.stdout.split(b"\0"):
+        key = raw.decode("utf-8", "replace")
+        section, _, rest = key.partition(".")
+        name, _, _ = rest.rpartition(".")
+        if section in DRIVER_COMMANDS and name:
+            drivers.add((section, name))
+    args: list[str] = []
+    for section, name in sorted(drivers):
+        for key in DRIVER_COMMANDS[section]:
+            args += ["-c", f"{section}.{name}.{key}="]
+        if section == "filter":
+            args += ["-c", f"{section}.{name}.required=false"]
+    return args
+
+
+def git_command(
+    workspace: Path,
+    args: Sequence[str],
+    *,
+    hooks: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[list[str], dict[str, str], Path]:
+    """(argv, environment, working directory) for ``git ARGS`` on the repository holding
+    ``workspace``. ``hooks``: a folder of hooks the person's run may run (``--commit``); none by
+    default. Raises :class:`LookupError` when ``workspace`` is in no repository."""
+    workspace = Path(workspace).resolve()
+    gitdir, tree = git_dir(workspace), work_tree(workspace)
+    if gitdir is None or tree is None:
+        raise LookupError(f"{workspace} is not in a git repository")
+    env = _environment(gitdir, tree, os.environ if environ is None else environ)
+    safe = [arg for key, value in SAFE_CONFIG for arg in ("-c", f"{key}={value}")]
+    if hooks is not None:
+        safe += ["-c", f"core.hooksPath={hooks}"]
+    argv = ["git", "--no-pager", *safe, *_driver_overrides(env, workspace), *args]
+    return argv, env, workspace
+
+
+def run_git(
+    workspace: Path,
+    args: Sequence[str],
+    *,
+    input: bytes | None = None,
+    timeout: float = 120,
+    hooks: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git ARGS`` safely (see the module) from ``workspace`` and return what it did (stdout
+    and stderr as bytes; the exit code is the caller's to judge). Raises :class:`LookupError`
+    outside a repository, :class:`GitNotFound` without git."""
+    argv, env, cwd = git_command(workspace, args, hooks=hooks, environ=environ)
+    try:
+        return subprocess.run(
+            argv, cwd=cwd, env=env, input=input, capture_output=True, timeout=timeout,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
+    except FileNotFoundError:
+        raise GitNotFound("the git command is not installed") from None

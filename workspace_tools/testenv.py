@@ -1,0 +1,109 @@
+"""The environment a workspace's tests run with: an allow-list, never credentials.
+
+Tests (and whatever a model wrote into them) get the variables a test run needs — the search
+path, locale, terminal, the virtualenv's, CI markers, build tool settings — and nothing named
+like a credential, whatever its name's prefix: provider keys, ``*_TOKEN``, ``*_PASSWORD``, … A
+suite that really needs more names them:
+
+- ``--pass-env NAME`` (repeatable; the CLI puts them in ``COG_PASS_ENV``): the person's choice, so
+  it may pass anything, a credential included;
+- ``[tool.cog] pass_env = ["NAME"]`` in the workspace: the workspace's wish, so it never passes a
+  credential-named variable (use ``--pass-env`` for one).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+log = logging.getLogger("cogcli")
+
+#: names the person passed (``--pass-env``), comma or space separated
+PASS_ENV = "COG_PASS_ENV"
+#: names the workspace's ``[tool.cog] pass_env`` asked for (never credentials)
+WORKSPACE_PASS_ENV = "COG_WORKSPACE_PASS_ENV"
+
+ALLOWED = frozenset(
+    {
+        "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "COLORTERM", "TZ", "TMPDIR",
+        "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "PWD",
+        # Python and its virtualenvs
+        "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYTHONPATH", "PYTHONHASHSEED", "PYTHONUTF8",
+        "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE", "PYTHONWARNINGS", "PYTHONFAULTHANDLER", "PYTHONDEVMODE",
+        "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "COVERAGE_PROCESS_START",
+        # CI markers (tests change behaviour on them; no secrets)
+        "CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "TRAVIS", "JENKINS_URL", "TF_BUILD",
+        # other toolchains
+        "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY", "GOSUMDB", "GONOSUMDB",
+        "GOPRIVATE", "CGO_ENABLED", "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "RUSTFLAGS",
+        "CARGO_TARGET_DIR", "CARGO_TERM_COLOR", "NODE_PATH", "NODE_ENV", "NVM_DIR", "JAVA_HOME", "CC", "CXX",
+        "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "LD_LIBRARY_PATH", "PKG_CONFIG_PATH",
+        "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+    }
+)
+ALLOWED_PREFIXES = ("LC_",)
+
+#: a variable named like any of these is a credential (checked on the upper-cased name's parts)
+_CREDENTIAL = re.compile(
+    r"(KEY|KEYS|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PWD|CREDENTIAL|CREDENTIALS|CREDS|AUTH|"
+    r"AUTHORIZATION|COOKIE|SESSION|PRIVATE|SIGNATURE|CERT_KEY|APIKEY|ACCESS|OAUTH|BEARER|DSN|WEBHOOK)"
+)
+#: providers whose every variable is kept out (keys hide under many names)
+_PROVIDER_PREFIXES = ("OPENAI_", "ANTHROPIC_", "AWS_", "AZURE_", "GOOGLE_", "GCP_", "GEMINI_", "MISTRAL_",
+                      "GROQ_", "COHERE_", "HF_", "HUGGING", "OPENROUTER_", "DEEPSEEK_", "XAI_", "TOGETHER_",
+                      "REPLICATE_", "VERTEX", "GH_", "GITHUB_TOKEN", "NPM_", "PYPI_", "TWINE_", "DOCKER_",
+                      "COG_API", "SSH_AUTH_SOCK", "GPG_", "VAULT_")
+
+
+def is_credential_name(name: str) -> bool:
+    """True for names a credential hides under: ``OPENAI_API_KEY``, ``GH_TOKEN``, ``DB_PASSWORD``, …"""
+    upper = name.upper()
+    if upper in ("PWD",):
+        return False  # the working directory, not a password
+    if upper.startswith(_PROVIDER_PREFIXES):
+        return True
+    return any(_CREDENTIAL.fullmatch(part) for part in re.split(r"[_\-.]", upper) if part) or "APIKEY" in upper
+
+
+def _names(raw: str) -> list[str]:
+    return [n for n in re.split(r"[,\s]+", raw) if n]
+
+
+def passed_names(environ: Mapping[str, str] | None = None) -> tuple[set[str], set[str]]:
+    """(names the person passed, names the workspace asked for) from the environment cog runs in."""
+    environ = os.environ if environ is None else environ
+    return set(_names(environ.get(PASS_ENV, ""))), set(_names(environ.get(WORKSPACE_PASS_ENV, "")))
+
+
+def child_environment(
+    extra: Mapping[str, str] = {},
+    *,
+    environ: Mapping[str, str] | None = None,
+    pass_env: Iterable[str] = (),
+    workspace_pass_env: Iterable[str] = (),
+) -> dict[str, str]:
+    """The environment for a test process: the allow-listed variables of ``environ`` (default: cog's
+    own), the names passed on top, then ``extra`` (cog's own settings for the run)."""
+    environ = os.environ if environ is None else environ
+    person, workspace = passed_names(environ)
+    person |= set(pass_env)
+    workspace |= set(workspace_pass_env)
+    env: dict[str, str] = {}
+    for name, value in environ.items():
+        if name in person:
+            env[name] = value
+        elif is_credential_name(name):
+            continue
+        elif name in ALLOWED or name.startswith(ALLOWED_PREFIXES) or name in workspace:
+            env[name] = value
+    refused = sorted(n for n in workspace - person if is_credential_name(n) and n in environ)
+    if refused:
+        log.warning(
+            "[tool.cog] pass_env asks for %s, named like credentials: not passed to the tests "
+            "(pass one yourself with --pass-env NAME)",
+            ", ".join(refused),
+        )
+    env.update(extra)
+    return env
