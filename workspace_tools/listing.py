@@ -1,65 +1,204 @@
-"""The files of the workspace as a person would list them: .gitignore respected, junk skipped."""
+"""The files of the workspace as a person would list them: .gitignore respected, environments,
+caches and junk left out."""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from workspace_tools.envdirs import EnvDirs, LeftOut, count_files, is_cog_state
 from workspace_tools.paths import Workspace
 
-#: folders never listed outside a git repository (inside one, .gitignore decides)
-JUNK_DIRS = frozenset(
-    {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", ".mypy_cache", ".pytest_cache",
-     ".ruff_cache", ".tox", ".nox", ".eggs", ".idea", ".cache"}
-)
 JUNK_SUFFIXES = (".pyc", ".pyo")
 JUNK_NAMES = frozenset({".DS_Store", "Thumbs.db"})
+#: version-control folders, never listed by a walk (git ls-files never lists its own either)
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
-def workspace_files(workspace: Workspace, base: Path) -> list[str]:
+@dataclass
+class Listing:
+    """The files under a folder (sorted posix paths relative to the workspace root), and the
+    environment/cache folders left out of them (:mod:`workspace_tools.envdirs`)."""
+
+    files: list[str]
+    left_out: list[LeftOut] = field(default_factory=list)
+    #: the files that git tracks (empty outside a repository): the project's own, listed first
+    tracked: frozenset[str] = frozenset()
+
+    def left_out_text(self) -> str:
+        """One line naming every left-out folder, or ''."""
+        if not self.left_out:
+            return ""
+        named = ", ".join(f.shown for f in self.left_out[:10])
+        more = f" and {len(self.left_out) - 10} more" if len(self.left_out) > 10 else ""
+        first = self.left_out[0].path
+        return f"[not shown: {named}{more}: environments and caches, not the project; pass path={first} to look inside]\n"
+
+
+def _git_argv(args: list[str]) -> list[str]:
+    return ["git", "-c", "core.fsmonitor=false", "--no-pager", *args]
+
+
+def _git_env() -> dict[str, str]:
+    return {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+
+
+def run_git(args: list[str], cwd: Path, *, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    """Every git process of the workspace tools starts here (or in :func:`start_git`): no
+    optional locks, no fsmonitor, no pager, stdout and stderr captured as bytes. Raises
+    OSError/SubprocessError when git cannot run."""
+    return subprocess.run(
+        _git_argv(args), cwd=cwd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, env=_git_env()
+    )
+
+
+def start_git(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+    """:func:`run_git` started in the background (stdout piped, stderr dropped): read it with
+    ``communicate()``."""
+    return subprocess.Popen(
+        _git_argv(args), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=_git_env()
+    )
+
+
+def workspace_files(workspace: Workspace, base: Path) -> Listing:
     """Files under ``base`` (a resolved path inside the workspace), as sorted posix paths
-    relative to the workspace root. Uses ``git ls-files`` in a repository, a walk otherwise."""
-    if base.is_file():
-        return [workspace.relative(base)]
-    if not base.is_dir():
-        return []
-    listed = _git_files(base)
-    if listed is None:
-        listed = _walk(base)
+    relative to the workspace root, environments and caches left out (and named) unless ``base``
+    is inside one. Read from git's index plus its untracked files in a repository (as fast as
+    ``git ls-files``), by a walk otherwise. ``.cog/`` is never listed."""
     prefix = workspace.relative(base)
-    prefix = "" if prefix == "." else prefix + "/"
-    return sorted({prefix + rel for rel in listed if (base / rel).is_file() or (base / rel).is_symlink()})
+    prefix = "" if prefix == "." else prefix
+    if is_cog_state(prefix):
+        return Listing([])
+    if base.is_file():
+        return Listing([prefix])
+    if not base.is_dir():
+        return Listing([])
+    envs = EnvDirs(workspace.root, inside=prefix)
+    if prefix and EnvDirs(workspace.root).excluded_by(prefix) is not None:
+        return _walk_listing(workspace, base, prefix, envs)  # asked for explicitly; git may ignore all of it
+    listing = _git_listing(workspace, base, prefix, envs)
+    if listing is None:
+        listing = _walk_listing(workspace, base, prefix, envs)
+    return listing
 
 
-def _git_files(base: Path) -> list[str] | None:
+def _git_listing(workspace: Workspace, base: Path, prefix: str, envs: EnvDirs) -> Listing | None:
+    """The listing from ``git ls-files``; None when ``base`` is not in a repository (or git refused it)."""
     try:
-        out = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", "."],
-            cwd=base,
-            capture_output=True,
-            timeout=120,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        # both run while git walks the work tree for untracked files
+        tracked_run = start_git(["ls-files", "--cached", "-z", "--", "."], base)
+        deleted_run = start_git(["ls-files", "--deleted", "-z", "--", "."], base)
+    except OSError:
+        return None
+    try:
+        untracked_run = run_git(
+            ["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", "."], base
         )
     except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0:
+        untracked_run = None
+    tracked_out, _ = tracked_run.communicate()
+    deleted_out, _ = deleted_run.communicate()
+    if tracked_run.returncode != 0 or untracked_run is None or untracked_run.returncode != 0:
         return None  # not a repository (or git refused it): walk instead
-    return [os.fsdecode(p) for p in out.stdout.split(b"\0") if p]
+    at = prefix + "/" if prefix else ""
+    files: list[str] = []
+    left: dict[str, int] = {}
+    tracked: list[str] = []
+    deleted = set(deleted_out.split(b"\0"))
+    names = tracked_out.split(b"\0")
+    venvs = {at + os.fsdecode(raw[: -len(b"/pyvenv.cfg")]) for raw in names if raw.endswith(b"/pyvenv.cfg")}
+    envs = EnvDirs(workspace.root, inside=envs.inside, venvs=frozenset(venvs))
+    for raw in names:
+        if not raw or raw in deleted:
+            continue
+        rel = at + os.fsdecode(raw)
+        env = envs.excluded_file(rel, probe=False)
+        if env is not None:
+            left[env] = left.get(env, 0) + 1
+            continue
+        tracked.append(rel)
+    files += tracked
+    counted: set[str] = set()
+    more_dirs: list[str] = []
+    for raw in untracked_run.stdout.split(b"\0"):
+        if not raw:
+            continue
+        rel = at + os.fsdecode(raw)
+        if rel.endswith("/"):
+            folder = rel.rstrip("/")
+            env = envs.excluded_by(folder)
+            if env is None:
+                more_dirs.append(os.fsdecode(raw))  # a new folder of the project: list what is in it
+            elif env == folder:
+                counted.add(env)
+                left[env] = left.get(env, 0) + count_files(os.path.join(workspace.root, env))
+            elif env not in counted:
+                left.setdefault(env, 0)
+            continue
+        env = envs.excluded_file(rel)
+        if env is not None:
+            left[env] = left.get(env, 0) + 1
+            continue
+        files.append(rel)
+    if more_dirs:
+        files += _untracked_in(base, at, more_dirs, envs, left)
+    files = [f for f in files if not is_cog_state(f)]
+    left_out = [LeftOut(path, envs.kind(path), n) for path, n in sorted(left.items()) if not is_cog_state(path)]
+    return Listing(sorted(set(files)), left_out, frozenset(tracked))
 
 
-def _walk(base: Path) -> list[str]:
+def _untracked_in(base: Path, at: str, folders: list[str], envs: EnvDirs, left: dict[str, int]) -> list[str]:
+    """The untracked files in new project folders (git collapsed each to ``folder/``), without
+    the environments inside them."""
+    try:
+        done = run_git(["ls-files", "--others", "--exclude-standard", "-z", "--", *folders], base)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if done.returncode != 0:
+        return []
+    files: list[str] = []
+    for raw in done.stdout.split(b"\0"):
+        if not raw:
+            continue
+        rel = at + os.fsdecode(raw)
+        env = envs.excluded_file(rel)
+        if env is None:
+            files.append(rel)
+        else:
+            left[env] = left.get(env, 0) + 1
+    return files
+
+
+def _walk_listing(workspace: Workspace, base: Path, prefix: str, envs: EnvDirs) -> Listing:
+    """A walk of ``base`` outside a repository: version-control folders and junk skipped,
+    environments and caches left out and counted."""
+    at = prefix + "/" if prefix else ""
     found: list[str] = []
-    for folder, dirs, files in os.walk(base):
-        dirs[:] = [d for d in dirs if d not in JUNK_DIRS and not d.endswith(".egg-info")]
-        rel = Path(folder).relative_to(base)
-        for name in files:
+    left: list[LeftOut] = []
+    for folder, dirs, names in os.walk(base):
+        rel_folder = Path(folder).relative_to(base).as_posix()
+        rel_folder = at + ("" if rel_folder == "." else rel_folder + "/")
+        kept = []
+        for d in dirs:
+            rel = rel_folder + d
+            if d in VCS_DIRS or d.endswith(".egg-info"):
+                continue
+            if envs.excluded_by(rel) is not None:
+                if not is_cog_state(rel):
+                    left.append(LeftOut(rel, envs.kind(rel), count_files(os.path.join(workspace.root, rel))))
+                continue
+            kept.append(d)
+        dirs[:] = kept
+        for name in names:
             if name in JUNK_NAMES or name.endswith(JUNK_SUFFIXES):
                 continue
-            found.append((rel / name).as_posix())
-    return found
+            found.append(rel_folder + name)
+    return Listing(sorted(found), sorted(left, key=lambda f: f.path))
 
 
 @lru_cache(maxsize=64)
