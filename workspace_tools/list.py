@@ -58,7 +58,7 @@ def list_files_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
             if total > MAX_SHOWN:
                 text += f"… and {total - MAX_SHOWN} more not shown; narrow the list with path or pattern.\n"
         if secret:
-            text += f"[{secret} file{'s' if secret != 1 else ''} that look like secrets (.env, keys) not listed]\n"
+            text += f"[{secret} file{'s' if secret != 1 else ''} that look{'' if secret != 1 else 's'} like secrets (.env, keys) not listed]\n"
         text += listing.left_out_text()
         return tool_output(
             text,

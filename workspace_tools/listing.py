@@ -70,89 +70,137 @@ def workspace_files(workspace: Workspace, base: Path) -> Listing:
     relative to the workspace root, environments and caches left out (and named) unless ``base``
     is inside one. Read from git's index plus its untracked files in a repository (as fast as
     ``git ls-files``), by a walk otherwise. ``.cog/`` is never listed."""
-    prefix = workspace.relative(base)
-    prefix = "" if prefix == "." else prefix
-    if is_cog_state(prefix):
-        return Listing([])
-    if base.is_file():
-        return Listing([prefix])
-    if not base.is_dir():
-        return Listing([])
-    envs = EnvDirs(workspace.root, inside=prefix)
-    if prefix and EnvDirs(workspace.root).excluded_by(prefix) is not None:
-        return _walk_listing(workspace, base, prefix, envs)  # asked for explicitly; git may ignore all of it
-    listing = _git_listing(workspace, base, prefix, envs)
-    if listing is None:
-        listing = _walk_listing(workspace, base, prefix, envs)
-    return listing
+    return StagedListing(workspace, base).finish()
 
 
-def _git_listing(workspace: Workspace, base: Path, prefix: str, envs: EnvDirs) -> Listing | None:
-    """The listing from ``git ls-files``; None when ``base`` is not in a repository (or git refused it)."""
-    try:
-        # both run while git walks the work tree for untracked files
-        tracked_run = start_git(["ls-files", "--cached", "-z", "--", "."], base)
-        deleted_run = start_git(["ls-files", "--deleted", "-z", "--", "."], base)
-    except OSError:
-        return None
-    try:
-        untracked_run = run_git(
-            ["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", "."], base
-        )
-    except (OSError, subprocess.SubprocessError):
-        untracked_run = None
-    tracked_out, _ = tracked_run.communicate()
-    deleted_out, _ = deleted_run.communicate()
-    if tracked_run.returncode != 0 or untracked_run is None or untracked_run.returncode != 0:
-        return None  # not a repository (or git refused it): walk instead
-    at = prefix + "/" if prefix else ""
-    files: list[str] = []
-    left: dict[str, int] = {}
-    tracked: list[str] = []
-    deleted = set(deleted_out.split(b"\0"))
-    names = tracked_out.split(b"\0")
-    venvs = {at + os.fsdecode(raw[: -len(b"/pyvenv.cfg")]) for raw in names if raw.endswith(b"/pyvenv.cfg")}
-    envs = EnvDirs(workspace.root, inside=envs.inside, venvs=frozenset(venvs))
-    for raw in names:
-        if not raw or raw in deleted:
-            continue
-        rel = at + os.fsdecode(raw)
-        env = envs.excluded_file(rel, probe=False)
-        if env is not None:
-            left[env] = left.get(env, 0) + 1
-            continue
-        tracked.append(rel)
-    files += tracked
-    counted: set[str] = set()
-    more_dirs: list[str] = []
-    for raw in untracked_run.stdout.split(b"\0"):
-        if not raw:
-            continue
-        rel = at + os.fsdecode(raw)
-        if rel.endswith("/"):
-            folder = rel.rstrip("/")
-            env = envs.excluded_by(folder)
-            if env is None:
-                more_dirs.append(os.fsdecode(raw))  # a new folder of the project: list what is in it
-            elif env == folder:
-                counted.add(env)
-                left[env] = left.get(env, 0) + count_files(os.path.join(workspace.root, env))
-            elif env not in counted:
-                left.setdefault(env, 0)
-            continue
-        env = envs.excluded_file(rel)
-        if env is not None:
-            left[env] = left.get(env, 0) + 1
-            continue
-        files.append(rel)
-    if more_dirs:
-        files += _untracked_in(base, at, more_dirs, envs, left)
-    files = [f for f in files if not is_cog_state(f)]
-    left_out = [LeftOut(path, envs.kind(path), n) for path, n in sorted(left.items()) if not is_cog_state(path)]
-    return Listing(sorted(set(files)), left_out, frozenset(tracked))
+class StagedListing:
+    """:func:`workspace_files` in two stages, so a caller can work on the tracked files while git
+    still walks the work tree for untracked ones: :meth:`first` gives the files known early (the
+    tracked ones in a repository; all of them otherwise), :meth:`finish` the whole listing."""
+
+    def __init__(self, workspace: Workspace, base: Path) -> None:
+        self.workspace, self.base = workspace, base
+        prefix = workspace.relative(base)
+        self.prefix = "" if prefix == "." else prefix
+        self._at = self.prefix + "/" if self.prefix else ""
+        self._envs = EnvDirs(workspace.root, inside=self.prefix)
+        self._done: Listing | None = None
+        self._runs: tuple[subprocess.Popen[bytes], ...] = ()
+        self._tracked: list[str] | None = None
+        self._left: dict[str, int] = {}
+        if is_cog_state(self.prefix) or not base.exists():
+            self._done = Listing([])
+        elif base.is_file():
+            self._done = Listing([self.prefix])
+        elif not base.is_dir():
+            self._done = Listing([])
+        elif self.prefix and EnvDirs(workspace.root).excluded_by(self.prefix) is not None:
+            self._done = self._walk()  # asked for explicitly; git may ignore all of it
+        else:
+            self._start()
+
+    def _start(self) -> None:
+        try:
+            self._runs = (
+                start_git(["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", "."], self.base),
+                start_git(["ls-files", "--cached", "-z", "--", "."], self.base),
+                start_git(["ls-files", "--deleted", "-z", "--", "."], self.base),
+            )
+        except OSError:
+            self._stop()
+            self._done = self._walk()
+
+    def _stop(self) -> None:
+        for run in self._runs:
+            if run.poll() is None:
+                run.kill()
+            if run.stdout is not None and not run.stdout.closed:
+                run.stdout.close()
+            run.wait()
+        self._runs = ()
+
+    def first(self) -> list[str]:
+        """The files known early: the tracked ones (environments left out) in a repository."""
+        if self._done is not None:
+            return self._done.files
+        if self._tracked is None:
+            self._tracked = self._read_tracked()
+            if self._tracked is None:
+                self._stop()
+                self._done = self._walk()  # not a repository (or git refused it)
+                return self._done.files
+        return self._tracked
+
+    def finish(self) -> Listing:
+        tracked = self.first()
+        if self._done is not None:
+            return self._done
+        untracked_out, _ = self._runs[0].communicate()
+        if self._runs[0].returncode != 0:
+            self._done = self._walk()
+            return self._done
+        files = tracked + self._untracked(untracked_out)
+        files = [f for f in files if not is_cog_state(f)]
+        left_out = [LeftOut(path, self._envs.kind(path), n) for path, n in sorted(self._left.items()) if not is_cog_state(path)]
+        self._done = Listing(sorted(set(files)), left_out, frozenset(tracked))
+        return self._done
+
+    def _read_tracked(self) -> list[str] | None:
+        tracked_out, _ = self._runs[1].communicate()
+        deleted_out, _ = self._runs[2].communicate()
+        if self._runs[1].returncode != 0:
+            return None
+        at, left = self._at, self._left
+        deleted = set(deleted_out.split(b"\0"))
+        names = tracked_out.split(b"\0")
+        venvs = {at + os.fsdecode(raw[: -len(b"/pyvenv.cfg")]) for raw in names if raw.endswith(b"/pyvenv.cfg")}
+        envs = self._envs = EnvDirs(self.workspace.root, inside=self.prefix, venvs=frozenset(venvs))
+        tracked: list[str] = []
+        for raw in names:
+            if not raw or raw in deleted:
+                continue
+            rel = at + os.fsdecode(raw)
+            env = envs.excluded_file(rel, probe=False)
+            if env is not None:
+                left[env] = left.get(env, 0) + 1
+                continue
+            tracked.append(rel)
+        return [f for f in tracked if not is_cog_state(f)]
+
+    def _untracked(self, out: bytes) -> list[str]:
+        at, left, envs = self._at, self._left, self._envs
+        files: list[str] = []
+        counted: set[str] = set()
+        more_dirs: list[str] = []
+        for raw in out.split(b"\0"):
+            if not raw:
+                continue
+            rel = at + os.fsdecode(raw)
+            if rel.endswith("/"):
+                folder = rel.rstrip("/")
+                env = envs.excluded_by(folder)
+                if env is None:
+                    more_dirs.append(os.fsdecode(raw))  # a new folder of the project: list what is in it
+                elif env == folder:
+                    counted.add(env)
+                    left[env] = left.get(env, 0) + count_files(os.path.join(self.workspace.root, env))
+                elif env not in counted:
+                    left.setdefault(env, 0)
+                continue
+            env = envs.excluded_file(rel)
+            if env is not None:
+                left[env] = left.get(env, 0) + 1
+                continue
+            files.append(rel)
+        if more_dirs:
+            files += untracked_files(self.base, at, more_dirs, envs, left)
+        return files
+
+    def _walk(self) -> Listing:
+        return _walk_listing(self.workspace, self.base, self.prefix, self._envs)
 
 
-def _untracked_in(base: Path, at: str, folders: list[str], envs: EnvDirs, left: dict[str, int]) -> list[str]:
+def untracked_files(base: Path, at: str, folders: list[str], envs: EnvDirs, left: dict[str, int]) -> list[str]:
     """The untracked files in new project folders (git collapsed each to ``folder/``), without
     the environments inside them."""
     try:

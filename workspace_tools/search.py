@@ -25,7 +25,7 @@ from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
 from workspace_tools.envdirs import is_cog_state
 from workspace_tools.linear_regex import LinePattern, compile_pattern
-from workspace_tools.listing import Listing, matches_glob, workspace_files
+from workspace_tools.listing import Listing, StagedListing, matches_glob
 from workspace_tools.paths import Workspace
 from workspace_tools.secrets import SecretPolicy
 from workspace_tools.textfile import BOM, SNIFF_BYTES, NotText, detect_encoding, os_errors
@@ -52,15 +52,57 @@ class SearchTextParams(BaseModel):
     glob: str | None = Field(default=None, description="Only files matching this glob, e.g. '*.py' or 'src/**/*.ts'.")
 
 
-def search_order(listing: Listing) -> list[str]:
-    """The project's own files first (tracked, then untracked), vendored code and minified files last."""
+def search_order(listing: Listing, *, project_only: bool = False) -> list[str]:
+    """The project's own files first (tracked, then untracked), vendored code and minified files
+    last; with ``project_only`` just the first of these."""
 
     def rank(rel: str) -> int:
         if rel.endswith((".min.js", ".min.css")) or any(part in VENDORED_DIRS for part in rel.split("/")[:-1]):
             return 2
         return 0 if not listing.tracked or rel in listing.tracked else 1
 
-    return sorted(listing.files, key=lambda rel: (rank(rel), rel))
+    ranked = sorted((rank(rel), rel) for rel in listing.files)
+    return [rel for r, rel in ranked if r == 0 or not project_only]
+
+
+class _Search:
+    """The matches over files given in batches (each file searched once), bounded."""
+
+    def __init__(self, workspace: Workspace, policy: SecretPolicy, regex: LinePattern, where: str, glob: str | None) -> None:
+        self.policy, self.regex, self.where, self.glob = policy, regex, where, glob
+        self.reader = _Reader(workspace, policy)
+        self.seen: set[str] = set()
+        self.matches: list[dict[str, Any]] = []
+        self.total = self.searched = self.skipped = self.secret = 0
+
+    def run(self, files: list[str]) -> None:
+        for rel in files:
+            if self.total >= MAX_COUNTED:
+                return
+            if rel in self.seen:
+                continue
+            self.seen.add(rel)
+            if self.glob and not matches_glob(rel, self.glob, base=self.where):
+                continue
+            if self.policy.is_secret(rel):
+                self.secret += 1
+                continue
+            data = self.reader.read(rel)
+            if data is _SECRET_BYTES:
+                self.secret += 1
+                continue
+            if data is None:
+                self.skipped += 1
+                continue
+            self.searched += 1
+            if not self.regex.anywhere(data):
+                continue
+            for number, line in self.regex.matching_lines(data):
+                self.total += 1
+                if len(self.matches) < MAX_SHOWN:
+                    self.matches.append({"path": rel, "line": number, "text": _shown(line)})
+                if self.total >= MAX_COUNTED:
+                    return
 
 
 def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[SearchTextParams]:
@@ -80,37 +122,13 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
             )
         if base.is_file():
             policy.check(workspace, params.path or ".", base)
-        listing = workspace_files(workspace, base)
-        files = listing.files
-        if params.glob:
-            files = [f for f in files if matches_glob(f, params.glob, base=where)]
-        searchable = [f for f in files if not policy.is_secret(f)]
-        secret = len(files) - len(searchable)
-        if len(searchable) != len(listing.files):
-            listing = Listing(searchable, listing.left_out, listing.tracked)
-        files = search_order(listing)
-        reader = _Reader(workspace, policy)
-        matches: list[dict[str, Any]] = []
-        total = searched = skipped = 0
-        for rel in files:
-            if total >= MAX_COUNTED:
-                break
-            data = reader.read(rel)
-            if data is _SECRET_BYTES:
-                secret += 1
-                continue
-            if data is None:
-                skipped += 1
-                continue
-            searched += 1
-            if not regex.anywhere(data):
-                continue
-            for number, line in regex.matching_lines(data):
-                total += 1
-                if len(matches) < MAX_SHOWN:
-                    matches.append({"path": rel, "line": number, "text": _shown(line)})
-                if total >= MAX_COUNTED:
-                    break
+        staged = StagedListing(workspace, base)
+        search = _Search(workspace, policy, regex, where, params.glob)
+        early = staged.first()  # the tracked files: searched while git still looks for untracked ones
+        search.run(search_order(Listing(early, tracked=frozenset(early)), project_only=True))
+        listing = staged.finish()
+        search.run(search_order(listing))
+        matches, total, searched, skipped, secret = search.matches, search.total, search.searched, search.skipped, search.secret
         at_least = "at least " if total >= MAX_COUNTED else ""
         if not matches:
             content = f"No matches for {params.pattern!r} in {searched} file{'s' if searched != 1 else ''}.\n"
@@ -119,7 +137,7 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
             if total > len(matches):
                 content += f"… {at_least}{total - len(matches)} more matches not shown; narrow with path, glob or a stricter pattern.\n"
         if secret:
-            content += f"[{secret} file{'s' if secret != 1 else ''} that look like secrets (.env, keys) not searched]\n"
+            content += f"[{secret} file{'s' if secret != 1 else ''} that look{'' if secret != 1 else 's'} like secrets (.env, keys) not searched]\n"
         content += listing.left_out_text()
         return tool_output(
             content,
