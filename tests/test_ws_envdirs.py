@@ -49,6 +49,7 @@ def venv_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield root
 
 
+@pytest.mark.slow
 def test_untracked_venv_is_left_out_of_list_files_and_named_once(venv_repo: Path) -> None:
     result = call(workspace_tools(venv_repo), "list_files")
     assert result.ok, result.error
@@ -61,6 +62,7 @@ def test_untracked_venv_is_left_out_of_list_files_and_named_once(venv_repo: Path
     assert inside.details["total"] > 500 and all(f.startswith(".venv/") for f in inside.details["files"])
 
 
+@pytest.mark.slow
 def test_search_finds_the_project_not_the_venv_copies(venv_repo: Path) -> None:
     result = call(workspace_tools(venv_repo), "search_text", pattern=r"def canonicalize_name")
     assert result.ok, result.error
@@ -71,6 +73,7 @@ def test_search_finds_the_project_not_the_venv_copies(venv_repo: Path) -> None:
     assert inside.details["total"] > 500
 
 
+@pytest.mark.slow
 def test_git_diff_of_a_one_line_change_is_small(venv_repo: Path) -> None:
     target = venv_repo / "src" / "proj" / "util.py"
     original = target.read_text()

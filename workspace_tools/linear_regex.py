@@ -53,6 +53,8 @@ class LinePattern:
             if hit is None:
                 return
             start = text.rfind(b"\n", 0, hit) + 1 if hit > pos else pos
+            if start >= end:
+                return  # the empty end after a last newline is not a line
             number += text.count(b"\n", pos, start)
             stop = text.find(b"\n", start)
             stop = end if stop == -1 else stop
@@ -119,21 +121,43 @@ def compile_pattern(pattern: str) -> LinePattern:
 
 
 def _translate(pattern: str, *, per_line: bool = False) -> str:
-    r"""Python spellings RE2 writes differently: ``\Z`` (end of text) is RE2's ``\z``. With
-    ``per_line`` (a whole file searched with ``(?m)``), the ends of the text ``\A``, ``\Z`` and
-    ``\z`` become the ends of any line, ``^`` and ``$``."""
+    r"""Python spellings RE2 reads differently. ``\Z`` (end of text) is RE2's ``\z``; ``\w`` and
+    ``\d`` match any script's letters and digits in Python, only ASCII in RE2, so they become
+    ``[\p{L}\p{N}_]`` and ``\p{Nd}`` (``\b``, ``\W`` and ``\D`` stay ASCII: RE2 has no Unicode word
+    boundary). With ``per_line`` (a whole file searched with ``(?m)``), the ends of the text
+    ``\A``, ``\Z`` and ``\z`` become the ends of any line, ``^`` and ``$``."""
     out = []
     i = 0
+    in_class = False
     while i < len(pattern):
         c = pattern[i]
         if c == "\\" and i + 1 < len(pattern):
             nxt = pattern[i + 1]
-            if per_line and nxt in "AZz":
+            if per_line and nxt in "AZz" and not in_class:
                 out.append("^" if nxt == "A" else "$")
+            elif nxt == "Z" and not in_class:
+                out.append("\\z")
+            elif nxt == "w":
+                out.append("\\p{L}\\p{N}_" if in_class else "[\\p{L}\\p{N}_]")
+            elif nxt == "d":
+                out.append("\\p{Nd}")
             else:
-                out.append("\\z" if nxt == "Z" else c + nxt)
+                out.append(c + nxt)
             i += 2
             continue
+        if c == "[" and not in_class:
+            in_class = True
+            out.append(c)
+            i += 1
+            if pattern[i : i + 1] == "^":
+                out.append("^")
+                i += 1
+            if pattern[i : i + 1] == "]":  # a ] first in a class is a literal
+                out.append("\\]")
+                i += 1
+            continue
+        if c == "]" and in_class:
+            in_class = False
         out.append(c)
         i += 1
     return "".join(out)
