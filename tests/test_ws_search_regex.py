@@ -84,3 +84,30 @@ def test_project_files_come_before_untracked_and_vendored(tmp_path: Path) -> Non
     (tmp_path / "b_new.py").write_text("needle\n")
     found = [m["path"] for m in call(workspace_tools(tmp_path), "search_text", pattern="needle").details["matches"]]
     assert found == ["a_tracked.py", "z/app.js", "b_new.py", "vendor/lib/x.py", "z/app.min.js"]
+
+
+def test_the_git_grep_prefilter_finds_what_a_full_read_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tracked files are prefiltered with git grep -F on the pattern's plain text; the result is
+    the same as reading every file (modified, untracked, latin-1, CRLF and ignore-case files)."""
+    from conftest import init_git_repo
+
+    (tmp_path / "a.py").write_text("def handler_one():\n    pass\n")
+    (tmp_path / "b.py").write_text("nothing here\n")
+    (tmp_path / "crlf.py").write_bytes(b"x = 1\r\ndef Handler_two():\r\n")
+    (tmp_path / "latin.txt").write_bytes("def handler_caf\xe9()\n".encode("latin-1"))
+    init_git_repo(tmp_path)
+    (tmp_path / "b.py").write_text("def handler_modified():\n")  # changed since the commit
+    (tmp_path / "new.py").write_text("def handler_new():\n")  # untracked
+    tools = workspace_tools(tmp_path)
+    import workspace_tools.search as search
+
+    patterns = [r"def handler_\w+\(\)", r"(?i)def handler_", r"handler_\w+\(\)$"]
+    prefiltered = [call(tools, "search_text", pattern=p).details for p in patterns]
+    monkeypatch.setattr(search, "required_literal", lambda pattern: None)  # read every file
+    whole = [call(tools, "search_text", pattern=p).details for p in patterns]
+    for pattern, fast, slow in zip(patterns, prefiltered, whole):
+        assert fast["matches"] == slow["matches"] and fast["matches"], pattern
+        assert fast["files_searched"] == slow["files_searched"] == 5
+    monkeypatch.undo()
+    found = [m["path"] for m in call(tools, "search_text", pattern="(?i)def handler_").details["matches"]]
+    assert found == ["a.py", "b.py", "crlf.py", "latin.txt", "new.py"]

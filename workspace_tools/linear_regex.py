@@ -88,6 +88,34 @@ def _spans(compiled: Any) -> Callable[[bytes, int], int | None]:
     return slow
 
 
+def required_literal(pattern: str, *, min_length: int = 3) -> tuple[str, bool] | None:
+    """The longest ASCII text every match of ``pattern`` contains (from the pattern's top-level
+    run of plain characters), and whether it is matched ignoring case; None when there is no such
+    run of ``min_length`` characters. What a fast prefilter (``git grep -F``) can look for."""
+    try:
+        from re import _parser as parser  # type: ignore[attr-defined]
+
+        parsed = parser.parse(pattern)
+        literal_op = parser.LITERAL
+    except Exception:  # a private module: without it, no prefilter
+        return None
+    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE | re.MULTILINE | re.DOTALL) & ~re.IGNORECASE:
+        return None
+    runs: list[str] = []
+    current: list[str] = []
+    for op, arg in parsed.data:
+        if op is literal_op and 32 <= arg < 127:
+            current.append(chr(arg))
+        else:
+            runs.append("".join(current))
+            current = []
+    runs.append("".join(current))
+    best = max(runs, key=len)
+    if len(best) < min_length:
+        return None
+    return best, bool(parsed.state.flags & re.IGNORECASE)
+
+
 def compile_pattern(pattern: str) -> LinePattern:
     """``pattern`` for RE2; an invalid pattern, or one using syntax RE2 lacks, is an
     INVALID_ARGUMENTS error that says what to change."""

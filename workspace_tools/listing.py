@@ -99,12 +99,17 @@ class StagedListing:
         else:
             self._start()
 
+    @property
+    def from_git(self) -> bool:
+        """Whether the listing comes from git (so ``git grep`` sees the same tracked files)."""
+        return bool(self._runs)
+
     def _start(self) -> None:
         try:
             self._runs = (
                 start_git(["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", "."], self.base),
-                start_git(["ls-files", "--cached", "-z", "--", "."], self.base),
-                start_git(["ls-files", "--deleted", "-z", "--", "."], self.base),
+                # tagged: "H path" for every tracked file ("S", "M": sparse, unmerged), "R path" again for one deleted since
+                start_git(["ls-files", "--cached", "--deleted", "-t", "-z", "--", "."], self.base),
             )
         except OSError:
             self._stop()
@@ -147,25 +152,24 @@ class StagedListing:
 
     def _read_tracked(self) -> list[str] | None:
         tracked_out, _ = self._runs[1].communicate()
-        deleted_out, _ = self._runs[2].communicate()
         if self._runs[1].returncode != 0:
             return None
         at, left = self._at, self._left
-        deleted = set(deleted_out.split(b"\0"))
         names = tracked_out.split(b"\0")
-        venvs = {at + os.fsdecode(raw[: -len(b"/pyvenv.cfg")]) for raw in names if raw.endswith(b"/pyvenv.cfg")}
+        deleted = {raw[2:] for raw in names if raw[:2] == b"R "}
+        venvs = {at + _decode(raw[2 : -len(b"/pyvenv.cfg")]) for raw in names if raw.endswith(b"/pyvenv.cfg")}
         envs = self._envs = EnvDirs(self.workspace.root, inside=self.prefix, venvs=frozenset(venvs))
         tracked: list[str] = []
         for raw in names:
-            if not raw or raw in deleted:
+            if len(raw) < 3 or raw[:2] == b"R " or (deleted and raw[2:] in deleted):
                 continue
-            rel = at + os.fsdecode(raw)
+            rel = at + _decode(raw[2:])
             env = envs.excluded_file(rel, probe=False)
             if env is not None:
                 left[env] = left.get(env, 0) + 1
                 continue
             tracked.append(rel)
-        return [f for f in tracked if not is_cog_state(f)]
+        return [f for f in tracked if not is_cog_state(f)] if b".cog" in tracked_out else tracked
 
     def _untracked(self, out: bytes) -> list[str]:
         at, left, envs = self._at, self._left, self._envs
@@ -198,6 +202,11 @@ class StagedListing:
 
     def _walk(self) -> Listing:
         return _walk_listing(self.workspace, self.base, self.prefix, self._envs)
+
+
+def _decode(raw: bytes) -> str:
+    """A path git printed, as :func:`os.fsdecode` gives it (UTF-8, undecodable bytes escaped)."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def untracked_files(base: Path, at: str, folders: list[str], envs: EnvDirs, left: dict[str, int]) -> list[str]:

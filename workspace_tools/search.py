@@ -13,8 +13,9 @@ files that match are split into lines. The files come from git's index (see
 from __future__ import annotations
 
 import os
-import re
 import stat
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,8 +25,8 @@ from cogcli.output import tool_output
 from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
 from workspace_tools.envdirs import is_cog_state
-from workspace_tools.linear_regex import LinePattern, compile_pattern
-from workspace_tools.listing import Listing, StagedListing, matches_glob
+from workspace_tools.linear_regex import LinePattern, compile_pattern, required_literal
+from workspace_tools.listing import Listing, StagedListing, matches_glob, start_git
 from workspace_tools.paths import Workspace
 from workspace_tools.secrets import SecretPolicy
 from workspace_tools.textfile import BOM, SNIFF_BYTES, NotText, detect_encoding, os_errors
@@ -55,14 +56,26 @@ class SearchTextParams(BaseModel):
 def search_order(listing: Listing, *, project_only: bool = False) -> list[str]:
     """The project's own files first (tracked, then untracked), vendored code and minified files
     last; with ``project_only`` just the first of these."""
+    vendored: dict[str, bool] = {}
 
-    def rank(rel: str) -> int:
-        if rel.endswith((".min.js", ".min.css")) or any(part in VENDORED_DIRS for part in rel.split("/")[:-1]):
-            return 2
-        return 0 if not listing.tracked or rel in listing.tracked else 1
+    def is_vendored(folder: str) -> bool:
+        found = vendored.get(folder)
+        if found is None:
+            found = any(part in VENDORED_DIRS for part in folder.split("/"))
+            vendored[folder] = found
+        return found
 
-    ranked = sorted((rank(rel), rel) for rel in listing.files)
-    return [rel for r, rel in ranked if r == 0 or not project_only]
+    tracked = listing.tracked
+    ranked = []
+    for rel in listing.files:
+        if rel.endswith((".min.js", ".min.css")) or is_vendored(rel.rpartition("/")[0]):
+            rank = 2
+        else:
+            rank = 0 if not tracked or rel in tracked else 1
+        if rank == 0 or not project_only:
+            ranked.append((rank, rel))
+    ranked.sort()
+    return [rel for _, rel in ranked]
 
 
 class _Search:
@@ -74,6 +87,22 @@ class _Search:
         self.seen: set[str] = set()
         self.matches: list[dict[str, Any]] = []
         self.total = self.searched = self.skipped = self.secret = 0
+
+    def rule_out(self, tracked: list[str], candidates: set[str] | None) -> None:
+        """Mark the tracked files git grep found no candidate line in as searched (without
+        reading them again); ``candidates`` None means git grep could not say."""
+        if candidates is None:
+            return
+        for rel in tracked:
+            if rel in candidates or rel in self.seen:
+                continue
+            if self.glob and not matches_glob(rel, self.glob, base=self.where):
+                continue
+            self.seen.add(rel)
+            if self.policy.is_secret(rel):
+                self.secret += 1
+            else:
+                self.searched += 1  # (a tracked link is searched as git stores it: its target's name)
 
     def run(self, files: list[str]) -> None:
         for rel in files:
@@ -124,7 +153,10 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
             policy.check(workspace, params.path or ".", base)
         staged = StagedListing(workspace, base)
         search = _Search(workspace, policy, regex, where, params.glob)
+        prefilter = _start_prefilter(staged, base, params.pattern)
         early = staged.first()  # the tracked files: searched while git still looks for untracked ones
+        if prefilter is not None:
+            search.rule_out(early, _candidates(prefilter, staged.prefix))
         search.run(search_order(Listing(early, tracked=frozenset(early)), project_only=True))
         listing = staged.finish()
         search.run(search_order(listing))
@@ -169,6 +201,31 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
         presentation=lambda p: {"label": "Search", "icon": "search", "detail": p.pattern},
         annotations={"readOnly": True},
     )
+
+
+def _start_prefilter(staged: StagedListing, base: Path, pattern: str) -> subprocess.Popen[bytes] | None:
+    """``git grep -l -F`` for the text every match must contain, over the tracked files: git
+    reads them with threads in C, so only the files that may match are read here. None when the
+    pattern has no such text (or the listing does not come from git)."""
+    if not staged.from_git:
+        return None
+    literal = required_literal(pattern)
+    if literal is None:
+        return None
+    text, ignore_case = literal
+    try:
+        return start_git(["grep", "-l", "-z", "--no-color", "-F", *(["-i"] if ignore_case else []), "-e", text, "--", "."], base)
+    except OSError:
+        return None
+
+
+def _candidates(run: subprocess.Popen[bytes], prefix: str) -> set[str] | None:
+    """The workspace-relative files ``git grep -l`` named, or None when it failed."""
+    out, _ = run.communicate()
+    if run.returncode not in (0, 1):
+        return None
+    at = prefix + "/" if prefix else ""
+    return {at + os.fsdecode(raw) for raw in out.split(b"\0") if raw}
 
 
 _SECRET_BYTES = b"\0secret"
