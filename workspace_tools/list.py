@@ -15,7 +15,7 @@ from workspace_tools.secrets import SecretPolicy
 from workspace_tools.textfile import os_errors
 
 MAX_SHOWN = 500
-MAX_DETAILS = 5_000
+MAX_DETAILS = 1_000
 
 
 class ListFilesParams(BaseModel):
