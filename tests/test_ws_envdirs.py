@@ -133,6 +133,7 @@ def test_cog_state_is_never_listed_or_searched(tmp_path: Path) -> None:
         assert call(tools, "list_files", path=".cog").details["files"] == []
         assert [m["path"] for m in call(tools, "search_text", pattern="x = 1").details["matches"]] == ["a.py"]
         assert call(tools, "search_text", pattern="x", path=".cog").error_code == ErrorCode.INVALID_ARGUMENTS
+        assert call(tools, "git_diff", path=".cog").error_code == ErrorCode.INVALID_ARGUMENTS
 
 
 def test_cog_state_is_not_listed_outside_a_repository_either(tmp_path: Path) -> None:

@@ -185,8 +185,8 @@ def session_change(workspace: Workspace, path: str | None = None, *, secrets: Se
         resolved = workspace.resolve(path)  # type: ignore[arg-type]
         inside = workspace.relative(resolved)
         spec = f":(literal){inside}"
-        if is_cog_state(spec):
-            raise ToolCallError(f"{spec} is cog's own state (threads, undo records); the tools do not show it", code=ErrorCode.INVALID_ARGUMENTS)
+        if is_cog_state(inside):
+            raise ToolCallError(f"{inside} is cog's own state (threads, undo records); the tools do not show it", code=ErrorCode.INVALID_ARGUMENTS)
     head = run_git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], workspace.root)
     if head.returncode != 0 and head.stderr.strip():
         raise git_failure(workspace, head.stderr)
