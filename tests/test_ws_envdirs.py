@@ -248,3 +248,19 @@ def test_dubious_ownership_says_what_to_run(tmp_path: Path, monkeypatch: pytest.
     assert "4b825dc6" not in result.error
     listed = call(workspace_tools(root), "list_files")
     assert listed.details["files"] == ["a.py"]
+
+
+def test_a_huge_tracked_change_is_named_not_diffed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import workspace_tools.git as git_tools
+
+    (tmp_path / "small.py").write_text("a = 1\n")
+    (tmp_path / "generated.txt").write_text("".join(f"{i}\n" for i in range(300)))
+    init_git_repo(tmp_path)
+    (tmp_path / "small.py").write_text("a = 2\n")
+    (tmp_path / "generated.txt").write_text("".join(f"{i} changed\n" for i in range(300)))
+    monkeypatch.setattr(git_tools, "MAX_DIFF_LINES", 100)
+    result = call(workspace_tools(tmp_path), "git_diff")
+    assert result.details["omitted"] == ["generated.txt"]
+    assert "generated.txt" not in result.details["diff"] and "+a = 2" in result.details["diff"]
+    assert [(f["path"], f["added"]) for f in result.details["files"]] == [("generated.txt", 300), ("small.py", 1)]
+    assert "See one with git_diff path=FILE" in result.result

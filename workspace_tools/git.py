@@ -36,6 +36,8 @@ MAX_DETAILS_DIFF = 400_000
 #: files listed at most in the stat the model reads (details list them all, up to MAX_DETAILS_FILES)
 MAX_STAT_FILES = 200
 MAX_DETAILS_FILES = 5_000
+#: a tracked file with more changed lines than this is named, its diff not produced
+MAX_DIFF_LINES = 20_000
 #: an untracked file bigger than this is counted, not read into the diff
 MAX_UNTRACKED_BYTES = 2_000_000
 
@@ -207,12 +209,15 @@ def session_change(workspace: Workspace, path: str | None = None, *, secrets: Se
             secret_files.append(rel)
         else:
             shown_untracked.append(rel)
-    excluded = [f":(exclude,literal){p}" for p in (*sorted(left), *(t["path"] for t in tracked if t["secret"]))]
+    # a file with more changed lines than fit the budget anyway is not even asked of git
+    huge = [t["path"] for t in tracked if not t["secret"] and t["added"] + t["removed"] > MAX_DIFF_LINES]
+    excluded = [f":(exclude,literal){p}" for p in (*sorted(left), *(t["path"] for t in tracked if t["secret"]), *huge)]
     diff_text = ""
-    if any(not t["secret"] for t in tracked):
+    if len(huge) + sum(1 for t in tracked if t["secret"]) < len(tracked):
         diff_text = _git(["diff", base, *common, "--", spec, *excluded], workspace).decode("utf-8", errors="replace")
     files = [{k: v for k, v in t.items() if k != "secret"} for t in tracked if not t["secret"]]
     diff, omitted = _bounded(diff_text, MAX_DETAILS_DIFF)
+    omitted += huge
     for rel in shown_untracked:
         entry, text = _untracked_entry(workspace, rel, budget=MAX_DETAILS_DIFF - len(diff))
         files.append(entry)
