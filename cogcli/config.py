@@ -87,17 +87,26 @@ class Settings:
 
 
 def find_workspace(start: Path | str | None = None) -> Path:
-    """The git top level of ``start`` (default: the current directory), else ``start`` itself.
+    """The git top level of ``start`` (default: the current directory).
 
     Found by looking for ``.git`` (a directory, or a file in a worktree) upwards, so no git
-    process and no gitpython are needed to answer."""
+    process and no gitpython are needed to answer. A folder given explicitly (``-C DIR``) that
+    is in no repository is the workspace itself; the current directory outside a repository is
+    a :class:`ConfigError` that offers ``-C`` and ``git init``, rather than quietly making
+    whatever folder cog was started in a workspace."""
     here = Path(start or os.getcwd()).expanduser().resolve()
     if not here.is_dir():
         raise ConfigError(f"workspace directory {str(here)!r} does not exist (check -C)")
     for candidate in (here, *here.parents):
         if (candidate / ".git").exists():
             return candidate
-    return here
+    if start is not None:
+        return here
+    raise ConfigError(
+        f"{str(here)!r} is not in a git repository, and cog works on one (git_diff, undo and the change summary need it). "
+        f"Run cog inside a repository, point it at one with -C path/to/repo, make this folder one with `git init`, "
+        f"or use this folder as it is with -C ."
+    )
 
 
 def read_config(root: Path) -> CogConfig:

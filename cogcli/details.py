@@ -105,6 +105,8 @@ class SearchDetails(_Details):
     files_searched: int = 0
     files_skipped: int = 0
     secrets_skipped: int = 0
+    #: environment and cache folders not searched: ``{"path": ".venv/", "kind": "virtualenv", "files": n}``
+    left_out: list[dict[str, Any]] = []
 
 
 DETAILS_MODELS: tuple[type[BaseModel], ...] = (

@@ -198,9 +198,22 @@ def test_workspace_is_the_git_top_level(make_repo, tmp_path: Path) -> None:
     assert find_workspace(repo / "calc") == repo.resolve()
     plain = tmp_path / "plain"
     plain.mkdir()
-    assert find_workspace(plain) == plain.resolve()
+    assert find_workspace(plain) == plain.resolve()  # given explicitly (-C): used as it is
     with pytest.raises(ConfigError, match="does not exist"):
         find_workspace(tmp_path / "missing")
+
+
+def test_outside_a_repository_cog_says_so_and_offers_c_and_git_init(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "a.py").write_text("x = 1\n")
+    out = run_cog(["tool", "list_files"], plain)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "is not in a git repository" in out.stderr and "-C path/to/repo" in out.stderr and "git init" in out.stderr
+    assert not (plain / ".cog").exists()  # nothing made in a folder cog was not asked to use
+    explicit = run_cog(["tool", "-C", ".", "list_files"], plain)
+    assert explicit.returncode == 0, explicit.stderr
+    assert "a.py" in explicit.stdout
 
 
 def test_every_demo_event_is_valid_against_the_schema() -> None:

@@ -144,7 +144,7 @@ def test_on_a_terminal_progress_is_drawn_in_place_with_colour_unless_no_color(ma
 def test_timeout_stops_a_call_that_takes_too_long(make_repo) -> None:
     repo = make_repo("calc", git=False)
     (repo / "tests" / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(120)\n")
-    out = run_cog(["tool", "run_tests", "--timeout", "5"], repo)
+    out = run_cog(["tool", "-C", ".", "run_tests", "--timeout", "5"], repo)
     assert out.returncode == 1
     last = out.stdout.splitlines()[-1]
     assert last.startswith("✗ Run tests") and "TOOL_TIMEOUT" in last

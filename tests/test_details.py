@@ -26,7 +26,8 @@ async def test_edit_write_and_search_details_are_their_models_dumped(tmp_path: P
     assert FileWriteDetails.model_validate(written.details).added == 1
     found = await invoke_tool(tools["search_text"], {"pattern": "x = "})
     assert set(found.details) == {
-        "pattern", "path", "glob", "matches", "total", "truncated", "files_searched", "files_skipped", "secrets_skipped"
+        "pattern", "path", "glob", "matches", "total", "truncated", "files_searched", "files_skipped", "secrets_skipped",
+        "left_out",
     }
     assert SearchDetails.model_validate(found.details).matches[0].text == "x = 2"
 

@@ -74,7 +74,7 @@ def test_ollama_defaults_to_localhost_without_a_key() -> None:
 
 
 def test_bad_base_url_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(ConfigError, match="from --base-url"):
+    with pytest.raises(ConfigError, match="from base_url"):
         get_model("ollama:llama3.1", base_url="localhost:11434")
     monkeypatch.setenv("OPENAI_BASE_URL", "ftp://x")
     with pytest.raises(ConfigError, match="from OPENAI_BASE_URL"):

@@ -125,16 +125,16 @@ def test_write_creates_a_new_secret_looking_file_but_never_replaces_one(repo: Pa
 
 def test_cog_tool_allow_secret_and_config_secret_globs(repo: Path) -> None:
     (repo / "pyproject.toml").write_text('[tool.cog]\nsecret_globs = ["app/main.py"]\n', encoding="utf-8")
-    refused = run_cog(["tool", "read_file", "path=app/main.py", "--json", "--sandbox", "off"], repo)
+    refused = run_cog(["tool", "-C", ".", "read_file", "path=app/main.py", "--json", "--sandbox", "off"], repo)
     result = json_lines(refused.stdout)[-1]
     assert refused.returncode == 1, refused.stderr
     assert result["errorCode"] == "SECRET_FILE" and "--allow-secret app/main.py" in result["error"]
 
-    refused_env = run_cog(["tool", "read_file", "path=.env", "--json", "--sandbox", "off"], repo)
+    refused_env = run_cog(["tool", "-C", ".", "read_file", "path=.env", "--json", "--sandbox", "off"], repo)
     assert json_lines(refused_env.stdout)[-1]["errorCode"] == "SECRET_FILE"
 
     allowed = run_cog(
-        ["tool", "read_file", "path=.env", "--allow-secret", ".env", "--allow-secret", "app/main.py", "--json", "--sandbox", "off"],
+        ["tool", "-C", ".", "read_file", "path=.env", "--allow-secret", ".env", "--allow-secret", "app/main.py", "--json", "--sandbox", "off"],
         repo,
     )
     assert allowed.returncode == 0, allowed.stderr

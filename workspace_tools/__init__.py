@@ -65,7 +65,7 @@ def workspace_tools(
         write_file_tool(workspace, secrets=secrets, journal=journal),
     ]
     if include_git:
-        tools += [git_status_tool(workspace), git_diff_tool(workspace)]
+        tools += [git_status_tool(workspace, secrets=secrets), git_diff_tool(workspace, secrets=secrets)]
     tools.append(run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox))
     return tools
 

@@ -143,9 +143,9 @@ def _line_of(text: str, offset: int) -> int:
 
 def _no_match_message(file: TextFile, shown: str, old: str, new: str) -> str:
     parts = [f"old_text was not found in {shown}."]
-    if new and new in file.text:
+    if _looks_applied(file.text, new):
         parts.append(
-            f" new_text is already in the file (line {_line_of(file.text, file.text.find(new))}): "
+            f" new_text is already in the file (line {_line_of(file.text, file.text.find(new.strip()))}): "
             "the change may have been made already; read the file to check."
         )
     lines = split_lines(file.text)
@@ -161,6 +161,20 @@ def _no_match_message(file: TextFile, shown: str, old: str, new: str) -> str:
         "read_file shows the current content."
     )
     return "".join(parts)
+
+
+#: non-blank characters new_text needs before finding it in the file says anything: a short
+#: piece (")", "pass", "x = 1") is in many files that were never edited
+APPLIED_HINT_MIN_CHARS = 20
+
+
+def _looks_applied(text: str, new: str) -> bool:
+    """Whether new_text being in the file suggests the edit was made already: it is substantial
+    (at least :data:`APPLIED_HINT_MIN_CHARS` non-blank characters) and occurs exactly once."""
+    core = new.strip()
+    if sum(1 for c in core if not c.isspace()) < APPLIED_HINT_MIN_CHARS:
+        return False
+    return text.count(core) == 1
 
 
 def _ambiguous_message(text: str, shown: str, positions: list[int]) -> str:

@@ -78,7 +78,7 @@ def work_tree(workspace: Path) -> Path | None:
     return None
 
 
-def _environment(gitdir: Path, tree: Path, base: Mapping[str, str]) -> dict[str, str]:
+def _environment(gitdir: Path, tree: Path, base: Mapping[str, str], *, literal_pathspecs: bool = True) -> dict[str, str]:
     env = {k: v for k, v in base.items() if not k.startswith("GIT_") or k in KEPT_GIT_VARIABLES}
     env.update(
         GIT_DIR=str(gitdir),
@@ -90,8 +90,11 @@ def _environment(gitdir: Path, tree: Path, base: Mapping[str, str]) -> dict[str,
         GIT_OPTIONAL_LOCKS="0",
         GIT_NO_REPLACE_OBJECTS="1",
         GIT_CONFIG_PARAMETERS="",
-        GIT_LITERAL_PATHSPECS="1",
     )
+    if literal_pathspecs:
+        env["GIT_LITERAL_PATHSPECS"] = "1"
+    else:
+        env.pop("GIT_LITERAL_PATHSPECS", None)
     env.pop("GIT_ASKPASS", None)
     env.pop("SSH_ASKPASS", None)
     return env
@@ -130,15 +133,18 @@ def git_command(
     *,
     hooks: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    literal_pathspecs: bool = True,
 ) -> tuple[list[str], dict[str, str], Path]:
     """(argv, environment, working directory) for ``git ARGS`` on the repository holding
     ``workspace``. ``hooks``: a folder of hooks the person's run may run (``--commit``); none by
-    default. Raises :class:`LookupError` when ``workspace`` is in no repository."""
+    default. ``literal_pathspecs=False`` lets ``:(exclude,literal)…`` magic through (every path
+    the caller passes must then carry its own ``:(literal)``). Raises :class:`LookupError` when
+    ``workspace`` is in no repository."""
     workspace = Path(workspace).resolve()
     gitdir, tree = git_dir(workspace), work_tree(workspace)
     if gitdir is None or tree is None:
         raise LookupError(f"{workspace} is not in a git repository")
-    env = _environment(gitdir, tree, os.environ if environ is None else environ)
+    env = _environment(gitdir, tree, os.environ if environ is None else environ, literal_pathspecs=literal_pathspecs)
     safe = [arg for key, value in SAFE_CONFIG for arg in ("-c", f"{key}={value}")]
     if hooks is not None:
         safe += ["-c", f"core.hooksPath={hooks}"]
@@ -154,15 +160,26 @@ def run_git(
     timeout: float = 120,
     hooks: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    literal_pathspecs: bool = True,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``git ARGS`` safely (see the module) from ``workspace`` and return what it did (stdout
     and stderr as bytes; the exit code is the caller's to judge). Raises :class:`LookupError`
     outside a repository, :class:`GitNotFound` without git."""
-    argv, env, cwd = git_command(workspace, args, hooks=hooks, environ=environ)
+    argv, env, cwd = git_command(workspace, args, hooks=hooks, environ=environ, literal_pathspecs=literal_pathspecs)
     try:
         return subprocess.run(
             argv, cwd=cwd, env=env, input=input, capture_output=True, timeout=timeout,
             stdin=None if input is not None else subprocess.DEVNULL,
         )
+    except FileNotFoundError:
+        raise GitNotFound("the git command is not installed") from None
+
+
+def start_git(workspace: Path, args: Sequence[str], *, literal_pathspecs: bool = True) -> subprocess.Popen[bytes]:
+    """:func:`run_git` started in the background (stdout piped, stderr dropped), so a caller can
+    work while git does: read it with ``communicate()``. Raises as :func:`run_git` does."""
+    argv, env, cwd = git_command(workspace, args, literal_pathspecs=literal_pathspecs)
+    try:
+        return subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise GitNotFound("the git command is not installed") from None

@@ -1,4 +1,4 @@
-"""list_files: the files under a folder, .gitignore respected, the list bounded."""
+"""list_files: the files under a folder, .gitignore respected, environments left out, the list bounded."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import os_errors
 
 MAX_SHOWN = 500
-MAX_DETAILS = 5_000
+MAX_DETAILS = 1_000
 
 
 class ListFilesParams(BaseModel):
@@ -41,7 +41,8 @@ def list_files_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
         shown = workspace.relative(base)
         if not base.exists():
             raise ToolCallError(f"{shown} does not exist", code=ErrorCode.FILE_NOT_FOUND)
-        files = workspace_files(workspace, base)
+        listing = workspace_files(workspace, base)
+        files = listing.files
         if params.pattern:
             files = [f for f in files if matches_glob(f, params.pattern, base=shown)]
         listed = [f for f in files if not policy.is_secret(f)]
@@ -57,7 +58,8 @@ def list_files_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
             if total > MAX_SHOWN:
                 text += f"… and {total - MAX_SHOWN} more not shown; narrow the list with path or pattern.\n"
         if secret:
-            text += f"[{secret} file{'s' if secret != 1 else ''} that look like secrets (.env, keys) not listed]\n"
+            text += f"[{secret} file{'s' if secret != 1 else ''} that look{'' if secret != 1 else 's'} like secrets (.env, keys) not listed]\n"
+        text += listing.left_out_text()
         return tool_output(
             text,
             details={
@@ -67,6 +69,7 @@ def list_files_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
                 "total": total,
                 "truncated": total > MAX_SHOWN,
                 "secrets_skipped": secret,
+                "left_out": [f.as_dict() for f in listing.left_out],
             },
             presentation={"label": "List files", "icon": "folder", "detail": shown},
         )
@@ -74,7 +77,8 @@ def list_files_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
     return tool(
         name="list_files",
         description=(
-            "List the files under a folder of the workspace (files ignored by .gitignore are left out). "
+            "List the files under a folder of the workspace (files ignored by .gitignore, virtualenvs and tool "
+            "caches such as .venv or node_modules are left out; pass their path to look inside). "
             f"Shows at most {MAX_SHOWN}; narrow with path or pattern."
         ),
         parameters=ListFilesParams,

@@ -1,63 +1,237 @@
-"""The files of the workspace as a person would list them: .gitignore respected, junk skipped."""
+"""The files of the workspace as a person would list them: .gitignore respected, environments,
+caches and junk left out."""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from workspace_tools.envdirs import EnvDirs, LeftOut, count_files, is_cog_state
+from workspace_tools.gitrun import GitNotFound, run_git, start_git
 from workspace_tools.paths import Workspace
 
-#: folders never listed outside a git repository (inside one, .gitignore decides)
-JUNK_DIRS = frozenset(
-    {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", ".mypy_cache", ".pytest_cache",
-     ".ruff_cache", ".tox", ".nox", ".eggs", ".idea", ".cache"}
-)
 JUNK_SUFFIXES = (".pyc", ".pyo")
 JUNK_NAMES = frozenset({".DS_Store", "Thumbs.db"})
+#: version-control folders, never listed by a walk (git ls-files never lists its own either)
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
-def workspace_files(workspace: Workspace, base: Path) -> list[str]:
+@dataclass
+class Listing:
+    """The files under a folder (sorted posix paths relative to the workspace root), and the
+    environment/cache folders left out of them (:mod:`workspace_tools.envdirs`)."""
+
+    files: list[str]
+    left_out: list[LeftOut] = field(default_factory=list)
+    #: the files that git tracks (empty outside a repository): the project's own, listed first
+    tracked: frozenset[str] = frozenset()
+
+    def left_out_text(self) -> str:
+        """One line naming every left-out folder, or ''."""
+        if not self.left_out:
+            return ""
+        named = ", ".join(f.shown for f in self.left_out[:10])
+        more = f" and {len(self.left_out) - 10} more" if len(self.left_out) > 10 else ""
+        first = self.left_out[0].path
+        return f"[not shown: {named}{more}: environments and caches, not the project; pass path={first} to look inside]\n"
+
+
+def workspace_files(workspace: Workspace, base: Path) -> Listing:
     """Files under ``base`` (a resolved path inside the workspace), as sorted posix paths
-    relative to the workspace root. Uses ``git ls-files`` in a repository, a walk otherwise."""
-    if base.is_file():
-        return [workspace.relative(base)]
-    if not base.is_dir():
-        return []
-    listed = _git_files(workspace, base)
-    if listed is None:
-        listed = _walk(base)
-    prefix = workspace.relative(base)
-    prefix = "" if prefix == "." else prefix + "/"
-    return sorted({prefix + rel for rel in listed if (base / rel).is_file() or (base / rel).is_symlink()})
+    relative to the workspace root, environments and caches left out (and named) unless ``base``
+    is inside one. Read from git's index plus its untracked files in a repository (as fast as
+    ``git ls-files``), by a walk otherwise. ``.cog/`` is never listed."""
+    return StagedListing(workspace, base).finish()
 
 
-def _git_files(workspace: Workspace, base: Path) -> list[str] | None:
-    from workspace_tools.gitrun import GitNotFound, run_git
+class StagedListing:
+    """:func:`workspace_files` in two stages, so a caller can work on the tracked files while git
+    still walks the work tree for untracked ones: :meth:`first` gives the files known early (the
+    tracked ones in a repository; all of them otherwise), :meth:`finish` the whole listing."""
 
-    rel = workspace.relative(base)
+    def __init__(self, workspace: Workspace, base: Path) -> None:
+        self.workspace, self.base = workspace, base
+        prefix = workspace.relative(base)
+        self.prefix = "" if prefix == "." else prefix
+        self._at = self.prefix + "/" if self.prefix else ""
+        self._envs = EnvDirs(workspace.root, inside=self.prefix)
+        self._done: Listing | None = None
+        self._runs: tuple[subprocess.Popen[bytes], ...] = ()
+        self._tracked: list[str] | None = None
+        self._left: dict[str, int] = {}
+        if is_cog_state(self.prefix) or not base.exists():
+            self._done = Listing([])
+        elif base.is_file():
+            self._done = Listing([self.prefix])
+        elif not base.is_dir():
+            self._done = Listing([])
+        elif self.prefix and EnvDirs(workspace.root).excluded_by(self.prefix) is not None:
+            self._done = self._walk()  # asked for explicitly; git may ignore all of it
+        else:
+            self._start()
+
+    @property
+    def from_git(self) -> bool:
+        """Whether the listing comes from git (so ``git grep`` sees the same tracked files)."""
+        return bool(self._runs)
+
+    def _start(self) -> None:
+        try:
+            self._runs = (
+                start_git(self.base, ["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", "."]),
+                # tagged: "H path" for every tracked file ("S", "M": sparse, unmerged), "R path" again for one deleted since
+                start_git(self.base, ["ls-files", "--cached", "--deleted", "-t", "-z", "--", "."]),
+            )
+        except (OSError, LookupError, GitNotFound):  # no repository (a folder that only looks like one is not), or no git
+            self._stop()
+            self._done = self._walk()
+
+    def _stop(self) -> None:
+        for run in self._runs:
+            if run.poll() is None:
+                run.kill()
+            if run.stdout is not None and not run.stdout.closed:
+                run.stdout.close()
+            run.wait()
+        self._runs = ()
+
+    def first(self) -> list[str]:
+        """The files known early: the tracked ones (environments left out) in a repository."""
+        if self._done is not None:
+            return self._done.files
+        if self._tracked is None:
+            self._tracked = self._read_tracked()
+            if self._tracked is None:
+                self._stop()
+                self._done = self._walk()  # not a repository (or git refused it)
+                return self._done.files
+        return self._tracked
+
+    def finish(self) -> Listing:
+        tracked = self.first()
+        if self._done is not None:
+            return self._done
+        untracked_out, _ = self._runs[0].communicate()
+        if self._runs[0].returncode != 0:
+            self._done = self._walk()
+            return self._done
+        files = tracked + self._untracked(untracked_out)
+        files = [f for f in files if not is_cog_state(f)]
+        left_out = [LeftOut(path, self._envs.kind(path), n) for path, n in sorted(self._left.items()) if not is_cog_state(path)]
+        self._done = Listing(sorted(set(files)), left_out, frozenset(tracked))
+        return self._done
+
+    def _read_tracked(self) -> list[str] | None:
+        tracked_out, _ = self._runs[1].communicate()
+        if self._runs[1].returncode != 0:
+            return None
+        at, left = self._at, self._left
+        names = tracked_out.split(b"\0")
+        deleted = {raw[2:] for raw in names if raw[:2] == b"R "}
+        venvs = {at + _decode(raw[2 : -len(b"/pyvenv.cfg")]) for raw in names if raw.endswith(b"/pyvenv.cfg")}
+        envs = self._envs = EnvDirs(self.workspace.root, inside=self.prefix, venvs=frozenset(venvs))
+        tracked: list[str] = []
+        for raw in names:
+            if len(raw) < 3 or raw[:2] == b"R " or (deleted and raw[2:] in deleted):
+                continue
+            rel = at + _decode(raw[2:])
+            env = envs.excluded_file(rel, probe=False)
+            if env is not None:
+                left[env] = left.get(env, 0) + 1
+                continue
+            tracked.append(rel)
+        return [f for f in tracked if not is_cog_state(f)] if b".cog" in tracked_out else tracked
+
+    def _untracked(self, out: bytes) -> list[str]:
+        at, left, envs = self._at, self._left, self._envs
+        files: list[str] = []
+        counted: set[str] = set()
+        more_dirs: list[str] = []
+        for raw in out.split(b"\0"):
+            if not raw:
+                continue
+            rel = at + os.fsdecode(raw)
+            if rel.endswith("/"):
+                folder = rel.rstrip("/")
+                env = envs.excluded_by(folder)
+                if env is None:
+                    more_dirs.append(os.fsdecode(raw))  # a new folder of the project: list what is in it
+                elif env == folder:
+                    counted.add(env)
+                    left[env] = left.get(env, 0) + count_files(os.path.join(self.workspace.root, env))
+                elif env not in counted:
+                    left.setdefault(env, 0)
+                continue
+            env = envs.excluded_file(rel)
+            if env is not None:
+                left[env] = left.get(env, 0) + 1
+                continue
+            files.append(rel)
+        if more_dirs:
+            files += untracked_files(self.base, at, more_dirs, envs, left)
+        return files
+
+    def _walk(self) -> Listing:
+        return _walk_listing(self.workspace, self.base, self.prefix, self._envs)
+
+
+def _decode(raw: bytes) -> str:
+    """A path git printed, as :func:`os.fsdecode` gives it (UTF-8, undecodable bytes escaped)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def untracked_files(base: Path, at: str, folders: list[str], envs: EnvDirs, left: dict[str, int]) -> list[str]:
+    """The untracked files in new project folders (git collapsed each to ``folder/``), without
+    the environments inside them."""
     try:
-        out = run_git(workspace.root, ["ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", rel])
-    except (LookupError, GitNotFound, OSError, subprocess.SubprocessError):
-        return None  # not a repository (a folder that only looks like one is not): walk instead
-    if out.returncode != 0:
-        return None  # git refused it: walk instead
-    prefix = "" if rel == "." else rel.rstrip("/") + "/"
-    return [os.fsdecode(p)[len(prefix) :] for p in out.stdout.split(b"\0") if p and os.fsdecode(p).startswith(prefix)]
+        done = run_git(base, ["ls-files", "--others", "--exclude-standard", "-z", "--", *folders])
+    except (OSError, subprocess.SubprocessError, LookupError, GitNotFound):
+        return []
+    if done.returncode != 0:
+        return []
+    files: list[str] = []
+    for raw in done.stdout.split(b"\0"):
+        if not raw:
+            continue
+        rel = at + os.fsdecode(raw)
+        env = envs.excluded_file(rel)
+        if env is None:
+            files.append(rel)
+        else:
+            left[env] = left.get(env, 0) + 1
+    return files
 
 
-def _walk(base: Path) -> list[str]:
+def _walk_listing(workspace: Workspace, base: Path, prefix: str, envs: EnvDirs) -> Listing:
+    """A walk of ``base`` outside a repository: version-control folders and junk skipped,
+    environments and caches left out and counted."""
+    at = prefix + "/" if prefix else ""
     found: list[str] = []
-    for folder, dirs, files in os.walk(base):
-        dirs[:] = [d for d in dirs if d not in JUNK_DIRS and not d.endswith(".egg-info")]
-        rel = Path(folder).relative_to(base)
-        for name in files:
+    left: list[LeftOut] = []
+    for folder, dirs, names in os.walk(base):
+        rel_folder = Path(folder).relative_to(base).as_posix()
+        rel_folder = at + ("" if rel_folder == "." else rel_folder + "/")
+        kept = []
+        for d in dirs:
+            rel = rel_folder + d
+            if d in VCS_DIRS or d.endswith(".egg-info"):
+                continue
+            if envs.excluded_by(rel) is not None:
+                if not is_cog_state(rel):
+                    left.append(LeftOut(rel, envs.kind(rel), count_files(os.path.join(workspace.root, rel))))
+                continue
+            kept.append(d)
+        dirs[:] = kept
+        for name in names:
             if name in JUNK_NAMES or name.endswith(JUNK_SUFFIXES):
                 continue
-            found.append((rel / name).as_posix())
-    return found
+            found.append(rel_folder + name)
+    return Listing(sorted(found), sorted(left, key=lambda f: f.path))
 
 
 @lru_cache(maxsize=64)

@@ -1,8 +1,21 @@
-"""search_text: a Python regular expression over the workspace's text files, matches bounded."""
+"""search_text: a regular expression over the workspace's text files, line by line, matches bounded.
+
+Patterns run on RE2 (google-re2), an engine whose time grows linearly with the text: no pattern
+can make a search hang (``(a+)+$`` on a long line of ``a``s takes microseconds, where Python's
+backtracking ``re`` takes longer than the age of the universe). RE2 has no lookaround and no
+backreferences; a pattern using them is refused with a message that says so.
+
+Speed: each file is searched whole as bytes (one call into RE2 per file, no decoding); only the
+files that match are split into lines. The files come from git's index (see
+:mod:`workspace_tools.listing`), the project's own files first.
+"""
 
 from __future__ import annotations
 
-import re
+import os
+import stat
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -12,7 +25,10 @@ from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
-from workspace_tools.listing import matches_glob, workspace_files
+from workspace_tools.envdirs import is_cog_state
+from workspace_tools.linear_regex import LinePattern, compile_pattern, required_literal
+from workspace_tools.gitrun import GitNotFound, start_git
+from workspace_tools.listing import Listing, StagedListing, matches_glob
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import BOM, NotText, SNIFF_BYTES, detect_encoding, os_errors
@@ -22,14 +38,102 @@ MAX_SHOWN = 200
 MAX_COUNTED = 10_000
 MAX_FILE_BYTES = 4_000_000
 MAX_LINE = 300
+#: folder names of code a project carries but did not write: searched after the project's own files
+VENDORED_DIRS = frozenset(
+    {"vendor", "vendored", "_vendor", "third_party", "thirdparty", "third-party", "external", "extern", "site-packages", "dist-packages"}
+)
 
 
 class SearchTextParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pattern: str = Field(description="Python regular expression, matched against each line (e.g. 'def \\w+_test').")
+    pattern: str = Field(
+        description="Regular expression (Python/RE2 syntax, no lookaround or backreferences), matched against "
+        "each line (e.g. 'def \\w+_test')."
+    )
     path: str | None = Field(default=None, description="File or folder to search, relative to the workspace root; all of it by default.")
     glob: str | None = Field(default=None, description="Only files matching this glob, e.g. '*.py' or 'src/**/*.ts'.")
+
+
+def search_order(listing: Listing, *, project_only: bool = False) -> list[str]:
+    """The project's own files first (tracked, then untracked), vendored code and minified files
+    last; with ``project_only`` just the first of these."""
+    vendored: dict[str, bool] = {}
+
+    def is_vendored(folder: str) -> bool:
+        found = vendored.get(folder)
+        if found is None:
+            found = any(part in VENDORED_DIRS for part in folder.split("/"))
+            vendored[folder] = found
+        return found
+
+    tracked = listing.tracked
+    ranked = []
+    for rel in listing.files:
+        if rel.endswith((".min.js", ".min.css")) or is_vendored(rel.rpartition("/")[0]):
+            rank = 2
+        else:
+            rank = 0 if not tracked or rel in tracked else 1
+        if rank == 0 or not project_only:
+            ranked.append((rank, rel))
+    ranked.sort()
+    return [rel for _, rel in ranked]
+
+
+class _Search:
+    """The matches over files given in batches (each file searched once), bounded."""
+
+    def __init__(self, workspace: Workspace, policy: SecretPolicy, regex: LinePattern, where: str, glob: str | None) -> None:
+        self.policy, self.regex, self.where, self.glob = policy, regex, where, glob
+        self.reader = _Reader(workspace, policy)
+        self.seen: set[str] = set()
+        self.matches: list[dict[str, Any]] = []
+        self.total = self.searched = self.skipped = self.secret = 0
+
+    def rule_out(self, tracked: list[str], candidates: set[str] | None) -> None:
+        """Mark the tracked files git grep found no candidate line in as searched (without
+        reading them again); ``candidates`` None means git grep could not say."""
+        if candidates is None:
+            return
+        for rel in tracked:
+            if rel in candidates or rel in self.seen:
+                continue
+            if self.glob and not matches_glob(rel, self.glob, base=self.where):
+                continue
+            self.seen.add(rel)
+            if self.policy.is_secret(rel):
+                self.secret += 1
+            else:
+                self.searched += 1  # (a tracked link is searched as git stores it: its target's name)
+
+    def run(self, files: list[str]) -> None:
+        for rel in files:
+            if self.total >= MAX_COUNTED:
+                return
+            if rel in self.seen:
+                continue
+            self.seen.add(rel)
+            if self.glob and not matches_glob(rel, self.glob, base=self.where):
+                continue
+            if self.policy.is_secret(rel):
+                self.secret += 1
+                continue
+            data = self.reader.read(rel)
+            if data is _SECRET_BYTES:
+                self.secret += 1
+                continue
+            if data is None:
+                self.skipped += 1
+                continue
+            self.searched += 1
+            if not self.regex.anywhere(data):
+                continue
+            for number, line in self.regex.matching_lines(data):
+                self.total += 1
+                if len(self.matches) < MAX_SHOWN:
+                    self.matches.append({"path": rel, "line": number, "text": _shown(line)})
+                if self.total >= MAX_COUNTED:
+                    return
 
 
 def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[SearchTextParams]:
@@ -37,50 +141,28 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
 
     @os_errors(workspace)
     def execute(params: SearchTextParams) -> Any:
-        try:
-            regex = re.compile(params.pattern)
-        except re.error as exc:
-            raise ToolCallError(
-                f"invalid regular expression {params.pattern!r}: {exc}; write a Python `re` pattern "
-                "(escape special characters such as ( [ . * with a backslash to match them literally)",
-                code=ErrorCode.INVALID_ARGUMENTS,
-            ) from None
+        regex = compile_pattern(params.pattern)
         base = workspace.resolve(params.path or ".")
         where = workspace.relative(base)
         if not base.exists():
             raise ToolCallError(f"{where} does not exist", code=ErrorCode.FILE_NOT_FOUND)
+        if is_cog_state(where):
+            raise ToolCallError(
+                f"{where} is cog's own state (threads, undo records); the tools do not search it",
+                code=ErrorCode.INVALID_ARGUMENTS,
+            )
         if base.is_file():
             policy.check(workspace, params.path or ".", base)
-        files = workspace_files(workspace, base)
-        if params.glob:
-            files = [f for f in files if matches_glob(f, params.glob, base=where)]
-        searchable = [f for f in files if not policy.is_secret(f)]
-        secret = len(files) - len(searchable)
-        files = searchable
-        matches: list[dict[str, Any]] = []
-        total = searched = skipped = 0
-        for rel in files:
-            if total >= MAX_COUNTED:
-                break
-            text = _read_text(workspace, rel, policy)
-            if text is _SECRET:
-                secret += 1
-                continue
-            if text is None:
-                skipped += 1
-                continue
-            searched += 1
-            key_lines = KeyLines() if "PRIVATE KEY" in text else None
-            for number, line in enumerate(text.split("\n"), start=1):
-                is_key = key_lines is not None and key_lines(line)
-                if regex.search(line.rstrip("\r")) is None:
-                    continue
-                total += 1
-                if len(matches) < MAX_SHOWN:
-                    line = REDACTED if is_key else line.rstrip("\r")  # a key's lines, shown apart from their block
-                    matches.append({"path": rel, "line": number, "text": _shown(line)})
-                if total >= MAX_COUNTED:
-                    break
+        staged = StagedListing(workspace, base)
+        search = _Search(workspace, policy, regex, where, params.glob)
+        prefilter = _start_prefilter(staged, base, params.pattern)
+        early = staged.first()  # the tracked files: searched while git still looks for untracked ones
+        if prefilter is not None:
+            search.rule_out(early, _candidates(prefilter, staged.prefix))
+        search.run(search_order(Listing(early, tracked=frozenset(early)), project_only=True))
+        listing = staged.finish()
+        search.run(search_order(listing))
+        matches, total, searched, skipped, secret = search.matches, search.total, search.searched, search.skipped, search.secret
         at_least = "at least " if total >= MAX_COUNTED else ""
         if not matches:
             content = f"No matches for {params.pattern!r} in {searched} file{'s' if searched != 1 else ''}.\n"
@@ -89,7 +171,8 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
             if total > len(matches):
                 content += f"… {at_least}{total - len(matches)} more matches not shown; narrow with path, glob or a stricter pattern.\n"
         if secret:
-            content += f"[{secret} file{'s' if secret != 1 else ''} that look like secrets (.env, keys) not searched]\n"
+            content += f"[{secret} file{'s' if secret != 1 else ''} that look{'' if secret != 1 else 's'} like secrets (.env, keys) not searched]\n"
+        content += listing.left_out_text()
         return tool_output(
             content,
             details=SearchDetails(
@@ -102,6 +185,7 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
                 files_searched=searched,
                 files_skipped=skipped,
                 secrets_skipped=secret,
+                left_out=[f.as_dict() for f in listing.left_out],
             ),
             presentation={"label": "Search", "icon": "search", "detail": params.pattern},
         )
@@ -109,8 +193,10 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
     return tool(
         name="search_text",
         description=(
-            "Search the workspace's text files for a Python regular expression, line by line. Prints "
-            f"`path:line: text` for each match (at most {MAX_SHOWN}). Files ignored by .gitignore and binary files are skipped."
+            "Search the workspace's text files for a regular expression (Python syntax without lookaround or "
+            f"backreferences), line by line. Prints `path:line: text` for each match (at most {MAX_SHOWN}), the "
+            "project's own files first. Files ignored by .gitignore, binary files, virtualenvs and tool caches "
+            "(.venv, node_modules, …: pass their path to search them) are skipped."
         ),
         parameters=SearchTextParams,
         execute=execute,
@@ -119,7 +205,34 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
     )
 
 
-_SECRET = "\0secret"
+def _start_prefilter(staged: StagedListing, base: Path, pattern: str) -> subprocess.Popen[bytes] | None:
+    """``git grep -l -F`` for the text every match must contain, over the tracked files: git
+    reads them with threads in C, so only the files that may match are read here. None when the
+    pattern has no such text (or the listing does not come from git)."""
+    if not staged.from_git:
+        return None
+    literal = required_literal(pattern)
+    if literal is None:
+        return None
+    text, ignore_case = literal
+    try:
+        return start_git(base, ["grep", "-l", "-z", "--no-color", "-F", *(["-i"] if ignore_case else []), "-e", text, "--", "."])
+    except (OSError, LookupError, GitNotFound):
+        return None
+
+
+def _candidates(run: subprocess.Popen[bytes], prefix: str) -> set[str] | None:
+    """The workspace-relative files ``git grep -l`` named, or None when it failed."""
+    out, _ = run.communicate()
+    if run.returncode not in (0, 1):
+        return None
+    at = prefix + "/" if prefix else ""
+    return {at + os.fsdecode(raw) for raw in out.split(b"\0") if raw}
+
+
+_SECRET_BYTES = b"\0secret"
+_CHECK = b"\0check"
+_UTF8_BOM = BOM.encode("utf-8")
 
 
 def _shown(line: str) -> str:
@@ -133,21 +246,93 @@ def _shown(line: str) -> str:
     return line if len(line) <= MAX_LINE else line[:MAX_LINE] + "…"
 
 
-def _read_text(workspace: Workspace, rel: str, policy: SecretPolicy) -> str | None:
-    """A file's text, ``_SECRET`` for a link to a secret, or None when it is binary, too big,
-    unreadable or a link out of the workspace."""
-    try:
-        path = workspace.resolve(rel)
-        if policy.is_secret(workspace.relative(path)):
-            return _SECRET
-        if path.stat().st_size > MAX_FILE_BYTES:
+class _Reader:
+    """Reads the listed files as UTF-8 bytes for the engine, fast: a file is opened without
+    following a link (a link goes the slow, checked way through :meth:`Workspace.resolve`), and
+    each folder on the way is checked once not to be a link."""
+
+    def __init__(self, workspace: Workspace, policy: SecretPolicy) -> None:
+        self.workspace = workspace
+        self.policy = policy
+        self._root = os.fspath(workspace.root) + os.sep
+        self._plain_dirs: dict[str, bool] = {"": True}
+
+    def _plain_dir(self, folder: str) -> bool:
+        found = self._plain_dirs.get(folder)
+        if found is None:
+            parent = folder.rpartition("/")[0]
+            try:
+                found = self._plain_dir(parent) and stat.S_ISDIR(os.lstat(self._root + folder).st_mode)
+            except OSError:
+                found = False
+            self._plain_dirs[folder] = found
+        return found
+
+    def read(self, rel: str) -> bytes | None:
+        """The file's text as UTF-8 bytes (BOM dropped, CRLF as LF, key lines redacted),
+        ``_SECRET_BYTES`` for a link to a secret, None when it is binary, too big, unreadable
+        or a link out of the workspace."""
+        data = self._read_plain(rel) if self._plain_dir(rel.rpartition("/")[0]) else _CHECK
+        if data is _CHECK:
+            data = self._read_checked(rel)
+        if data is None or data is _SECRET_BYTES:
+            return data
+        if data.find(b"\0", 0, SNIFF_BYTES) != -1:
             return None
-        data = path.read_bytes()
-    except (ToolCallError, OSError):
-        return None
-    if b"\x00" in data[:SNIFF_BYTES]:
-        return None
-    try:
-        return data.decode(detect_encoding(data)).removeprefix(BOM)
-    except NotText:
-        return None
+        if not data.isascii():
+            data = data.removeprefix(_UTF8_BOM)
+            try:
+                encoding = detect_encoding(data)
+            except NotText:
+                return None
+            if encoding != "utf-8":
+                data = data.decode(encoding).encode("utf-8")
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n")
+        if b"PRIVATE KEY" in data:
+            data = _without_key_lines(data)
+        return data
+
+    def _read_plain(self, rel: str) -> bytes | None:
+        """The bytes of a regular file, None to skip it, ``_CHECK`` for a link (or anything odd)."""
+        try:
+            fd = os.open(self._root + rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return _CHECK  # a link (ELOOP): the checked way decides
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+                return None
+            chunks = []
+            size = 0
+            while chunk := os.read(fd, max(info.st_size + 1, 65536)):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_FILE_BYTES:
+                    return None  # grew while read
+            return b"".join(chunks)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def _read_checked(self, rel: str) -> bytes | None:
+        try:
+            path = self.workspace.resolve(rel)
+            if self.policy.is_secret(self.workspace.relative(path)):
+                return _SECRET_BYTES
+            if path.stat().st_size > MAX_FILE_BYTES:
+                return None
+            return path.read_bytes()
+        except (ToolCallError, OSError):
+            return None
+
+
+def _without_key_lines(data: bytes) -> bytes:
+    """``data`` with the lines of private key blocks replaced by the redaction marker, so a
+    search for a piece of a key neither shows nor finds it."""
+    is_key = KeyLines()
+    marker = REDACTED.encode()
+    return b"\n".join(marker if is_key(line) else line for line in data.split(b"\n"))

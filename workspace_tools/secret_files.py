@@ -83,19 +83,55 @@ class SecretPolicy:
     def is_allowed(self, rel: str) -> bool:
         return any(rel == a or a == "." or rel.startswith(a + "/") for a in self.allowed)
 
+    @cached_property
+    def _combined(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None, re.Pattern[str] | None]:
+        """One regex per kind of rule (path, folder name, file or folder name): a listing of
+        thousands of files asks once per path and once per distinct name."""
+        def union(kind: str) -> re.Pattern[str] | None:
+            parts = [regex.pattern for k, regex in self._rules if k == kind]
+            return re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE) if parts else None
+
+        return union("path"), union("folder"), union("name")
+
+    @cached_property
+    def _name_memo(self) -> dict[tuple[str, bool], bool]:
+        return {}
+
+    def _part_matches(self, part: str, *, folder: bool) -> bool:
+        key = (part, folder)
+        found = self._name_memo.get(key)
+        if found is None:
+            _, folder_rule, name_rule = self._combined
+            found = bool(
+                (name_rule is not None and name_rule.match(part))
+                or (folder and folder_rule is not None and folder_rule.match(part))
+            )
+            if len(self._name_memo) < 100_000:
+                self._name_memo[key] = found
+        return found
+
     def matches(self, rel: str) -> bool:
         """Whether ``rel`` (a workspace-relative posix path) looks like a secret, allowed or not."""
-        parts = PurePosixPath(rel).parts
-        for kind, regex in self._rules:
-            if kind == "path":
-                if regex.match(rel):
-                    return True
-            elif kind == "folder":
-                if any(regex.match(p) for p in parts[:-1]):
-                    return True
-            elif any(regex.match(p) for p in parts):
-                return True
-        return False
+        path_rule = self._combined[0]
+        if path_rule is not None and path_rule.match(rel):
+            return True
+        if "//" in rel or "./" in rel:
+            rel = "/".join(PurePosixPath(rel).parts)
+        folder, _, name = rel.rpartition("/")
+        return self._folder_matches(folder) or self._part_matches(name, folder=False)
+
+    def _folder_matches(self, folder: str) -> bool:
+        """Whether any folder name on ``folder`` (a workspace-relative path, '' for the root) matches."""
+        if not folder:
+            return False
+        key = (folder + "/", True)
+        found = self._name_memo.get(key)
+        if found is None:
+            parent, _, name = folder.rpartition("/")
+            found = self._folder_matches(parent) or self._part_matches(name, folder=True)
+            if len(self._name_memo) < 100_000:
+                self._name_memo[key] = found
+        return found
 
     def is_secret(self, rel: str) -> bool:
         """Whether the tools keep away from ``rel``: it looks like a secret and is not allowed."""

@@ -98,26 +98,26 @@ def get_model(
         from cogcli.models.openai import OpenAIModel
 
         if provider == "openai":
-            source = "--base-url" if base_url else "OPENAI_BASE_URL" if os.environ.get("OPENAI_BASE_URL") else "default"
+            source = "base_url" if base_url else "OPENAI_BASE_URL" if os.environ.get("OPENAI_BASE_URL") else "default"
             url = _check_url(base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL, source)
             key = api_key or os.environ.get("OPENAI_API_KEY") or None
             if not key and urlsplit(url).hostname == "api.openai.com":
                 raise ConfigError(
-                    f"{spec} needs an API key: set OPENAI_API_KEY (or set OPENAI_BASE_URL / --base-url "
+                    f"{spec} needs an API key: set OPENAI_API_KEY (or set OPENAI_BASE_URL "
                     f"to a server that needs none)"
                 )
             return OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY", **extra)  # type: ignore[arg-type]
-        url = _check_url(base_url or OLLAMA_DEFAULT_BASE_URL, "--base-url" if base_url else "default")
+        url = _check_url(base_url or OLLAMA_DEFAULT_BASE_URL, "base_url" if base_url else "default")
         return OpenAIModel(model_id, base_url=url, api_key=api_key, name=spec, auth_hint="check the server's API key", **extra)  # type: ignore[arg-type]
 
     from cogcli.models.anthropic import AnthropicModel
 
-    source = "--base-url" if base_url else "ANTHROPIC_BASE_URL" if os.environ.get("ANTHROPIC_BASE_URL") else "default"
+    source = "base_url" if base_url else "ANTHROPIC_BASE_URL" if os.environ.get("ANTHROPIC_BASE_URL") else "default"
     url = _check_url(base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_BASE_URL, source)
     key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
     if not key and urlsplit(url).hostname == "api.anthropic.com":
         raise ConfigError(
-            f"{spec} needs an API key: set ANTHROPIC_API_KEY (or set ANTHROPIC_BASE_URL / --base-url "
+            f"{spec} needs an API key: set ANTHROPIC_API_KEY (or set ANTHROPIC_BASE_URL "
             f"to a server that needs none)"
         )
     return AnthropicModel(model_id, base_url=url, api_key=key, name=spec, **extra)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from cogcli.errors import ErrorCode
 from cogcli.events import (
     BaseEvent,
     ErrorEvent,
@@ -166,10 +167,13 @@ class RunSummary:
         return self.files
 
     def exit_code(self) -> int:
-        """0 done and the last test run (if any) passed; 1 the task failed; 130 interrupted."""
+        """0 done and the last test run (if any) passed; 1 the task failed; 2 the model provider
+        refused the configuration (a bad key: 401/403, an unknown model); 130 interrupted."""
         status = self.status
         if status == RunStatus.ABORTED:
             return EXIT_INTERRUPTED
+        if status == RunStatus.ERROR and any(e.code == ErrorCode.MODEL_CONFIG_ERROR for e in self.errors):
+            return EXIT_USAGE
         if status != RunStatus.COMPLETED:
             return EXIT_TASK_FAILED
         counts = self.test_counts()

@@ -35,7 +35,7 @@ def test_a_50_mb_flood_through_cog_tool_is_bounded(make_repo, tmp_path: Path) ->
     repo = make_repo("flood", git=False)
     (repo / "tests" / "test_flood.py").write_text(FLOOD)
     out = subprocess.run(
-        [sys.executable, "-c", PEAK, *cog_argv(), "tool", "run_tests", "--json"],
+        [sys.executable, "-c", PEAK, *cog_argv(), "tool", "-C", ".", "run_tests", "--json"],
         cwd=repo, env=cog_env(), capture_output=True, text=True, timeout=300,
     )
     assert out.returncode == 0, out.stderr

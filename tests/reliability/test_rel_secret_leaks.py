@@ -171,6 +171,6 @@ def test_progress_updates_in_a_run_are_redacted(env: None, workspace: Path) -> N
 def test_cog_tool_json_redacts_what_it_prints(tmp_path: Path) -> None:
     token = "glpat-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm"
     (tmp_path / "notes.txt").write_text(f"token: {token}\n")
-    done = run_cog(["tool", "--json", "search_text", "pattern=token"], tmp_path)
+    done = run_cog(["tool", "-C", ".", "--json", "search_text", "pattern=token"], tmp_path)
     assert done.returncode == 0, done.stderr
     assert token not in done.stdout
