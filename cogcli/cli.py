@@ -224,14 +224,32 @@ def tool_command(
     \b
       cog tool read_file path=calc/ops.py
       cog tool run_tests
+      cog tool run_tests paths=tests/test_a.py -- -x --lf     (after --: the test runner's own options)
       cog tool edit_file --args '{"path": "a.py", "old_text": "x", "new_text": "y"}'
     """
     from cogcli.commands.tool import call_tool
 
     root = _workspace(directory)
     tools = _workspace_tools(root, test_command, timeout, sandbox.value if sandbox else None, allow_secret)
-    arguments = _tool_arguments(name, assignments or [], args, tools)
+    assignments, passed_through = _split_pass_through(assignments or [])
+    arguments = _tool_arguments(name, assignments, args, tools)
+    if passed_through:
+        if name != "run_tests":
+            fail(f"only run_tests takes arguments after -- (the test runner's own options); {name} does not")
+        arguments["args"] = [*arguments.get("args", []), *passed_through]
     raise typer.Exit(call_tool(name, arguments, tools, _renderer(fmt, json_flag, show_content=True), timeout=timeout))
+
+
+def _split_pass_through(assignments: list[str]) -> tuple[list[str], list[str]]:
+    """``cog tool run_tests a=b -- -x --lf``: click drops the ``--`` and puts what follows it at the
+    end of the positional arguments; the command line says how many there were."""
+    argv = sys.argv[1:]
+    if "--" not in argv:
+        return assignments, []
+    after = len(argv) - argv.index("--") - 1
+    if after <= 0:
+        return assignments, []
+    return assignments[:-after], assignments[-after:]
 
 
 def _workspace_tools(

@@ -4,6 +4,7 @@ the workspace's ``pyproject.toml``, then defaults. Flags win.
     [tool.cog]
     model = "openai:gpt-4o-mini"
     test_command = "pytest -q"
+    runner = "go"            # force run_tests' runner: pytest | go | vitest | jest | node | cargo
     max_steps = 30
     timeout = 120            # seconds per tool call
     mcp_servers = ["npx -y @modelcontextprotocol/server-memory"]
@@ -30,6 +31,7 @@ log = logging.getLogger("cogcli")
 DEFAULT_MAX_STEPS = 25
 SANDBOX_MODES = ("auto", "on", "off")
 SandboxSetting = Literal["auto", "on", "off"]
+RunnerSetting = Literal["pytest", "go", "vitest", "jest", "node", "cargo"]
 
 NO_MODEL_MESSAGE = """\
 no model configured. Pick one of:
@@ -52,6 +54,7 @@ class CogConfig(BaseModel):
     mcp_servers: list[str] = Field(default_factory=list)
     sandbox: SandboxSetting | None = None
     secret_globs: list[str] = Field(default_factory=list)
+    runner: RunnerSetting | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class Settings:
     secret_globs: tuple[str, ...] = ()
     #: secret-looking paths the tools may read all the same (``--allow-secret PATH``)
     allow_secrets: tuple[str, ...] = ()
+    #: the test runner run_tests uses instead of the ones it finds (``[tool.cog] runner``)
+    runner: str | None = None
 
 
 def find_workspace(start: Path | str | None = None) -> Path:
@@ -158,6 +163,7 @@ def load_settings(
         sandbox=_sandbox(sandbox, config),
         secret_globs=tuple(config.secret_globs),
         allow_secrets=tuple(allow_secrets or ()),
+        runner=config.runner,
     )
 
 

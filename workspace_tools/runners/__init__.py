@@ -13,7 +13,8 @@ cargo      Cargo.toml                               ``cargo test``'s per-test li
 =========  =======================================  ===========================================
 
 The workspace root and its folders down to :data:`MAX_DEPTH` are looked at (not hidden folders,
-``node_modules``, ``target``, ``vendor``, ``testdata`` or virtualenvs); below a folder where one
+``node_modules``, ``target``, ``vendor``, virtualenvs, or the folders where sample projects live:
+``tests``, ``fixtures``, ``testdata``, ``examples``, ``docs``…); below a folder where one
 kind was found, that kind is not looked for again (a cargo or npm workspace's members run from
 its root). With nothing found, pytest runs at the workspace root, as before.
 """
@@ -40,7 +41,10 @@ RUNNERS: dict[str, type[Runner]] = {
 RUNNER_NAMES = tuple(RUNNERS)
 #: how deep below the workspace root projects are looked for
 MAX_DEPTH = 3
-_SKIP_DIRS = {"node_modules", "target", "vendor", "testdata", "venv", "env", "build", "dist", "__pycache__", "site-packages"}
+_SKIP_DIRS = {"node_modules", "target", "vendor", "venv", "env", "build", "dist", "__pycache__", "site-packages",
+              # sample projects that tests or docs use are not the workspace's own projects
+              "testdata", "fixtures", "__fixtures__", "test-fixtures", "examples", "example", "samples", "docs",
+              "tests", "test", "spec", "third_party", "third-party", "external"}
 
 #: what each runner needs installed (``cog tools`` and the README say it)
 REQUIREMENTS = {
@@ -182,6 +186,10 @@ def route(runners: list[Runner], workspace: Workspace, paths: list[str]) -> list
     for given in paths:
         file_part, sep, node = given.partition("::")
         full = workspace.resolve(file_part)
+        bare = Path(str(full).removesuffix("/...")) if str(full).endswith("/...") else full
+        if not bare.exists():
+            raise ToolCallError(f"path {given!r} does not exist in the workspace; pass a test file, folder or package "
+                                "that exists (list_files shows them)", code=ErrorCode.FILE_NOT_FOUND)
         holders = [r for r in runners if full == r.root or r.root in full.parents]
         if not holders:
             names = ", ".join(r.label() for r in runners)

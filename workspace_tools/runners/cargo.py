@@ -193,6 +193,11 @@ class CargoRunner(Runner):
         record = self._failing.get(name or "")
         if record is None:
             return
+        if "stack backtrace:" in lines:  # the frames of the panic machinery: noise for the reader
+            cut = lines.index("stack backtrace:")
+            frames = [x for x in lines[cut:] if x.lstrip()[:1].isdigit() and "::" in x and "core::" not in x and "std::" not in x
+                      and "__rustc" not in x]
+            lines = lines[:cut] + (["stack backtrace (the test's own frames):", *frames] if frames else [])
         text = "\n".join(lines).strip()
         record["longrepr"] = text
         panic = _PANIC.search(text)

@@ -181,7 +181,7 @@ class GoRunner(Runner):
             self._failed_tests.add(pkg)
             failed_subs = [s for s in state.subtests if s["outcome"] == "failed"]
             if not text and failed_subs:
-                text = "\n".join(f"{s['description']}: {s['longrepr'] or ''}" for s in failed_subs)
+                text = "\n".join(f"{s['description']}:\n{s['longrepr'] or ''}" for s in failed_subs)
         pkg_dir = self.rel_package(pkg)
         file, line = _location(text)
         record: dict[str, Any] = {
@@ -189,7 +189,7 @@ class GoRunner(Runner):
             "outcome": outcome,
             "duration": elapsed,
             "when": "call",
-            "message": _message(text) if outcome != "passed" else None,
+            "message": _test_message(text, state.subtests) if outcome != "passed" else None,
             "longrepr": text if outcome != "passed" else None,
             "file": os.path.normpath(os.path.join(pkg_dir, file)) if file else None,
             "line": line,
@@ -252,6 +252,13 @@ def _location(text: str) -> tuple[str | None, int | None]:
         if found:
             return found.group(1), int(found.group(2))
     return None, None
+
+
+def _test_message(text: str, subtests: list[dict[str, Any]]) -> str | None:
+    failed = [s for s in subtests if s["outcome"] == "failed"]
+    if failed and not any(_GO_WHERE.match(x) for x in text.splitlines()[:1]):
+        return f"{failed[0]['description']}: {failed[0]['message'] or ''}"
+    return _message(text)
 
 
 def _message(text: str) -> str | None:

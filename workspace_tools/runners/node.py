@@ -11,6 +11,7 @@ inherited report pipe, as the pytest plugin does. ``keyword`` is ``-t`` (vitest,
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,22 @@ def node_kind(root: Path) -> str | None:
     return None
 
 
+_RUNNER_FRAME = re.compile(r"^\s+at .*(node_modules/|node:internal|node:async_hooks|\(<anonymous>\)|new Promise)")
+
+
+def _trim_stack(text: Any) -> str | None:
+    """A failure's text without the stack frames of the test runner itself."""
+    if not isinstance(text, str):
+        return None
+    return "\n".join(line for line in text.splitlines() if not _RUNNER_FRAME.match(line))
+
+
+def _line_in(text: str | None, file: str) -> int | None:
+    """The line of ``file`` in the first stack frame that names it."""
+    found = re.search(re.escape(file.removeprefix("file://")) + r":(\d+):\d+", text or "")
+    return int(found.group(1)) if found else None
+
+
 class NodeRunner(Runner):
     """The base of the three: the report pipe's JSON lines become records."""
 
@@ -78,15 +95,19 @@ class NodeRunner(Runner):
         elif kind == "test":
             file = self.rel_file(event.get("file"))
             outcome = str(event.get("outcome"))
+            text = _trim_stack(event.get("longrepr"))
+            line = event.get("line")
+            if outcome == "failed" and event.get("file"):
+                line = _line_in(text, str(event["file"])) or line
             report.add_test({
                 "id": f"{file}::{event.get('name')}" if file else str(event.get("name")),
                 "outcome": outcome if outcome in ("passed", "failed", "skipped") else "failed",
                 "duration": float(event.get("duration") or 0.0),
                 "when": "call",
                 "message": event.get("message"),
-                "longrepr": event.get("longrepr"),
+                "longrepr": text,
                 "file": file if outcome == "failed" else None,
-                "line": event.get("line") if outcome == "failed" else None,
+                "line": line if outcome == "failed" else None,
             })
         elif kind == "collect_error":
             file = self.rel_file(event.get("file")) or "?"

@@ -35,7 +35,7 @@ OUTCOME_MEANING = {
     "failed": "some tests failed",
     "error": "the runner stopped with an error before all tests ran",
     "no-tests": "no tests were collected",
-    "build-failed": "the code did not build, so its tests did not run",
+    "build-failed": "some code did not build, so its tests did not run",
 }
 
 
@@ -79,7 +79,8 @@ class Report:
 
     def add_build_error(self, target: str, text: str, *, file: str | None = None, line: int | None = None) -> None:
         """``target`` (a package, a crate) did not compile; ``text`` is the compiler's own message."""
-        message = first_line(text) or "build failed"
+        message = first_line("\n".join(x for x in text.splitlines() if not x.startswith("#"))) or "build failed"
+        self.counts["errors"] += 1
         self.build_errors.append(
             {"id": target, "outcome": "error", "when": "build", "message": message, "longrepr": text.rstrip(),
              "file": file, "line": line, "duration": 0.0, "stop": time.time()}

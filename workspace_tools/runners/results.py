@@ -116,7 +116,10 @@ def _section_text(s: Section) -> list[str]:
             s.output[-6000:],
         ]
     r = s.report
-    counts = "build failed" if s.outcome == "build-failed" and not r.tests else counts_text(r.counts, r.warnings, r.subtests)
+    counts = counts_text(r.counts, r.warnings, r.subtests)
+    if r.build_errors:
+        n = len(r.build_errors)
+        counts = f"build failed ({n} target{'s' if n > 1 else ''})" + (f", {counts}" if r.tests else "")
     lines = [f"{_title(s)} ({s.selection}): {counts} in {s.duration:.2f} s — exit {s.exit_code}: {_meaning(s)}"]
     if s.outcome == "no-tests" and s.exit_code == 0:
         lines.append("No tests ran: check the paths and the name filter, or that the project has tests.")
@@ -181,7 +184,7 @@ def details(sections: list[Section], sandbox: str, workspace_root: Path, *, forc
     d["tests"] = tests[:TESTS_KEPT]
     d["tests_dropped"] = max(0, len(tests) - TESTS_KEPT)
     d["slowest"] = [{"id": t["id"], "duration": t.get("duration") or 0.0}
-                    for t in sorted(tests, key=lambda t: -(t.get("duration") or 0.0))[:SLOWEST]]
+                    for t in sorted(tests, key=lambda t: -(t.get("duration") or 0.0))[:SLOWEST] if t.get("duration")]
     d["notes"] = [n for s in sections for n in s.report.notes]
     d["sections"] = [_section_summary(s) for s in sections]
     d["output_tail"] = "\n".join(s.output for s in sections) if len(sections) > 1 else sections[0].output
