@@ -112,7 +112,7 @@ class NodeRunner(Runner):
         elif kind == "collect_error":
             file = self.rel_file(event.get("file")) or "?"
             report.add_test({"id": file, "outcome": "error", "when": "collect", "message": event.get("message"),
-                             "longrepr": event.get("longrepr"), "file": file, "line": None})
+                             "longrepr": _trim_stack(event.get("longrepr")), "file": file, "line": None})
 
     def finish(self, exit_code: int, report: Report, output: str) -> None:
         if not report.started and exit_code != 0:

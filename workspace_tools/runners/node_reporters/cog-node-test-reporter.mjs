@@ -32,7 +32,13 @@ function errorMessage(error) {
 export default async function* cogReporter(source) {
   emit({ event: "start", runner: "node", version: process.version, pid: process.pid });
   const stacks = new Map(); // file -> names of the tests open at each nesting level
+  const stderr = new Map(); // file -> what it wrote on stderr (the error of a file that did not load)
   for await (const { type, data } of source) {
+    if (type === "test:stderr" && data.file) {
+      const text = (stderr.get(data.file) ?? "") + data.message;
+      stderr.set(data.file, text.slice(-20000));
+      continue;
+    }
     if (type === "test:start") {
       const stack = stacks.get(data.file) ?? [];
       stack.length = data.nesting;
@@ -48,7 +54,9 @@ export default async function* cogReporter(source) {
     const title = [...stack, data.name].join(" > ");
     const failed = type === "test:fail";
     if (failed && data.file && data.name === data.file) {
-      emit({ event: "collect_error", file: data.file, message: errorMessage(error), longrepr: errorText(error) });
+      const text = stderr.get(data.file) || errorText(error);
+      const message = (text ?? "").split("\n").find((l) => /^\w*Error\b/.test(l)) ?? errorMessage(error);
+      emit({ event: "collect_error", file: data.file, message, longrepr: text });
       continue;
     }
     let outcome = failed ? "failed" : "passed";

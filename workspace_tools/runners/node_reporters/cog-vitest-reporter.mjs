@@ -59,6 +59,12 @@ export default class CogVitestReporter {
   }
 
   onTestModuleEnd(testModule) {
+    this.moduleEnded(testModule);
+  }
+
+  moduleEnded(testModule) {
+    if (this.reported.has(`module:${testModule.moduleId}`)) return;
+    this.reported.add(`module:${testModule.moduleId}`);
     const errors = typeof testModule.errors === "function" ? testModule.errors() : [];
     if (errors.length) {
       this.emit({ event: "collect_error", file: testModule.moduleId, message: String(errors[0].message).split("\n")[0], longrepr: errorText(errors) });
@@ -67,7 +73,9 @@ export default class CogVitestReporter {
     for (const testCase of testModule.children.allTests()) this.onTestCaseResult(testCase);
   }
 
-  onTestRunEnd() {
+  onTestRunEnd(testModules) {
+    // a module that failed to load never ends on its own
+    for (const testModule of testModules ?? []) this.moduleEnded(testModule);
     this.emit({ event: "finish" });
   }
 }
