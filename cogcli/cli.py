@@ -313,6 +313,11 @@ def tools_command(
         sys.stdout.write(f"{t.name}({params})\n")
         for line in t.description.strip().splitlines()[:1]:
             sys.stdout.write(f"    {line}\n")
+    if any(t.name == "run_tests" for t in tools):
+        from workspace_tools.paths import Workspace
+        from workspace_tools.runners import overview
+
+        sys.stdout.write("\n" + "\n".join(overview(Workspace(root))) + "\n")
 
 
 # --- cog render / schema / thread ----------------------------------------------------------

@@ -219,3 +219,18 @@ def test_a_single_path_is_a_one_item_list() -> None:
 
     assert RunTestsParams.model_validate({"paths": "tests/x.py"}).paths == ["tests/x.py"]
     assert RunTestsParams.model_validate({"args": "-x"}).args == ["-x"]
+
+
+def test_tool_cog_runner_is_read_and_checked(tmp_path: Path) -> None:
+    from cogcli.commands.common import make_tools
+    from cogcli.config import load_settings
+    from cogcli.errors import ConfigError
+
+    (tmp_path / "pyproject.toml").write_text('[tool.cog]\nrunner = "go"\n')
+    settings = load_settings(tmp_path, sandbox="off")
+    assert settings.runner == "go"
+    (run_tests,) = [t for t in make_tools(settings) if t.name == "run_tests"]
+    assert run_tests.name == "run_tests"
+    (tmp_path / "pyproject.toml").write_text('[tool.cog]\nrunner = "maven"\n')
+    with pytest.raises(ConfigError, match="runner"):
+        load_settings(tmp_path)

@@ -39,3 +39,14 @@ def test_refused_runner_options_and_double_dash_for_other_tools(make_repo) -> No
     assert "args: --junitxml is not allowed for pytest" in refused.stdout
     other = run_cog(["tool", "read_file", "path=calc/ops.py", "--", "-x"], repo)
     assert other.returncode == 2 and "only run_tests takes arguments after --" in other.stderr
+
+
+def test_cog_tools_lists_the_runners_and_what_runs_here(tmp_path) -> None:
+    (tmp_path / "go.mod").write_text("module example.com/x\n")
+    out = run_cog(["tools"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "run_tests(paths?, keyword?, args?)" in lines
+    assert any(line.startswith("    go      go.mod; needs Go") for line in lines)
+    assert any(line.startswith("    vitest  package.json") for line in lines)
+    assert lines[-1] == "    here: go"

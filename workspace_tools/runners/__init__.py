@@ -46,6 +46,16 @@ _SKIP_DIRS = {"node_modules", "target", "vendor", "venv", "env", "build", "dist"
               "testdata", "fixtures", "__fixtures__", "test-fixtures", "examples", "example", "samples", "docs",
               "tests", "test", "spec", "third_party", "third-party", "external"}
 
+#: how each runner is found (``cog tools`` says it)
+DETECTION = {
+    "pytest": "pyproject.toml, setup.py, setup.cfg, pytest.ini, tox.ini or conftest.py (and when nothing else is found)",
+    "go": "go.mod",
+    "vitest": "package.json: vitest in the test script or devDependencies",
+    "jest": "package.json: jest in the test script or devDependencies",
+    "node": "package.json: a `node --test` test script",
+    "cargo": "Cargo.toml",
+}
+
 #: what each runner needs installed (``cog tools`` and the README say it)
 REQUIREMENTS = {
     "pytest": "pytest in the project's virtualenv (.venv or venv), else in cog's own environment",
@@ -55,6 +65,19 @@ REQUIREMENTS = {
     "node": "Node.js 20 or newer",
     "cargo": "cargo (rustup or the distribution's package) and the crates in its cache (cargo fetch)",
 }
+
+
+def overview(workspace: Workspace) -> list[str]:
+    """Lines for ``cog tools``: the runners, how each is found, what it needs, and what runs here."""
+    lines = ["run_tests runners (found from the project's files; [tool.cog] runner or test_command override):"]
+    for name in RUNNERS:
+        lines.append(f"    {name:<7} {DETECTION[name]}; needs {REQUIREMENTS[name]}")
+    try:
+        found = ", ".join(r.label() for r in detect(workspace))
+    except OSError:
+        found = "?"
+    lines.append(f"    here: {found}")
+    return lines
 
 
 def _kinds_in(folder: Path) -> list[str]:
@@ -205,5 +228,5 @@ def route(runners: list[Runner], workspace: Workspace, paths: list[str]) -> list
     return [(r, chosen[id(r)]) for r in runners if id(r) in chosen]
 
 
-__all__ = ["RUNNERS", "RUNNER_NAMES", "REQUIREMENTS", "Runner", "Selection", "check_args", "detect", "forced",
+__all__ = ["DETECTION", "overview", "RUNNERS", "RUNNER_NAMES", "REQUIREMENTS", "Runner", "Selection", "check_args", "detect", "forced",
            "from_command", "route"]
