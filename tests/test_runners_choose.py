@@ -234,3 +234,20 @@ def test_tool_cog_runner_is_read_and_checked(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.cog]\nrunner = "maven"\n')
     with pytest.raises(ConfigError, match="runner"):
         load_settings(tmp_path)
+
+
+def test_refused_options_match_whole_flags(tmp_path: Path) -> None:
+    from workspace_tools.runners.base import check_args
+    from workspace_tools.runners.go import GoRunner
+    from workspace_tools.runners.pytest import PytestRunner
+
+    ws = Workspace(tmp_path)
+    go = GoRunner(ws, tmp_path)
+    assert check_args(["-count=1", "-v", "-run", "TestX"], go) == ["-count=1", "-v", "-run", "TestX"]
+    for bad in (["-c"], ["-o=x"], ["-exec", "sh"], ["-json"]):
+        with pytest.raises(Exception, match="is not allowed for go"):
+            check_args(bad, go)
+    py = PytestRunner(ws, tmp_path)
+    assert check_args(["-pno:cacheprovider", "-x", "--lf", "-n", "2"], py) == ["-pno:cacheprovider", "-x", "--lf", "-n", "2"]
+    with pytest.raises(Exception, match="-p is not allowed"):
+        check_args(["-pevil"], py)

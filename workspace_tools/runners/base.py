@@ -69,6 +69,8 @@ class Runner:
     no_tests_codes: ClassVar[tuple[int, ...]] = ()
     #: options refused in ``args``: they change where output goes or load code from elsewhere
     refused_options: ClassVar[tuple[str, ...]] = ()
+    #: whether a one-letter option may have its value glued on (``-pfoo``); Go's flags are words (``-count``)
+    glued_short_options: ClassVar[bool] = True
     #: the option that filters tests by name, for messages
     keyword_option: ClassVar[str] = "-k"
 
@@ -153,8 +155,8 @@ def check_args(args: Sequence[str], runner: Runner) -> list[str]:
         disabling = arg.startswith("-pno:") or (arg == "-p" and i + 1 < len(args) and args[i + 1].startswith("no:"))
         if arg.startswith("-") and not disabling:
             for refused in runner.refused_options:
-                short = not refused.startswith("--")
-                if name == refused or (short and arg.startswith(refused) and not arg.startswith("--")):
+                glued = runner.glued_short_options and len(refused) == 2 and not arg.startswith("--")
+                if name == refused or (glued and arg.startswith(refused)):
                     raise ToolCallError(
                         f"args: {refused} is not allowed for {runner.name}: it changes where output goes or loads "
                         "code from outside the workspace, and cog reads the runner's results itself. "

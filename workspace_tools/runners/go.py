@@ -51,6 +51,7 @@ class _Test:
 class GoRunner(Runner):
     name = "go"
     keyword_option = "-run"
+    glued_short_options = False
     refused_options = (
         "-json", "-o", "-exec", "-toolexec", "-c", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile",
         "-mutexprofile", "-trace", "-outputdir", "-modfile", "-overlay", "-mod", "-pkgdir", "-test.outputdir",
