@@ -34,8 +34,7 @@ def node_kind(root: Path) -> str | None:
     """``vitest``, ``jest`` or ``node`` for the package in ``root``, or None when it names none of them."""
     data = read_package_json(root)
     scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
-    script = str(scripts.get("test") or "")
-    words = split_command(script) or script.split()
+    words = _script_words(scripts, "test", depth=3)
     for word in words:
         base = word.rsplit("/", 1)[-1]
         if base in ("vitest", "jest"):
@@ -66,6 +65,19 @@ def _line_in(text: str | None, file: str) -> int | None:
     """The line of ``file`` in the first stack frame that names it."""
     found = re.search(re.escape(file.removeprefix("file://")) + r":(\d+):\d+", text or "")
     return int(found.group(1)) if found else None
+
+
+def _script_words(scripts: dict[str, Any], name: str, depth: int) -> list[str]:
+    """The words of script ``name``, with the scripts it runs (``npm run test:unit``) in place."""
+    script = str(scripts.get(name) or "")
+    words = split_command(script) or script.split()
+    out: list[str] = []
+    for i, word in enumerate(words):
+        if depth > 0 and i > 0 and words[i - 1] in ("run", "run-script") and word in scripts and word != name:
+            out += _script_words(scripts, word, depth - 1)
+        else:
+            out.append(word)
+    return out
 
 
 class NodeRunner(Runner):
