@@ -3,6 +3,7 @@ test_command streams lines, and the plugin loads in a venv where cogcli is not i
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -57,6 +58,10 @@ async def test_abort_kills_the_whole_tree(make_repo) -> None:
 
     assert run.result.error_code == ErrorCode.ABORTED
     assert wait_until_dead(recorded_pids(root), within=5.0) == []
+    # the counts reached before the abort are kept
+    (report,) = (root / ".cog" / "test-reports").glob("run-*.json")
+    kept = json.loads(report.read_text())
+    assert (kept["partial"], kept["passed"], [t["id"] for t in kept["tests"]]) == (True, 1, ["tests/test_hang.py::test_quick"])
 
 
 @pytest.mark.anyio

@@ -71,8 +71,6 @@ class Runner:
     refused_options: ClassVar[tuple[str, ...]] = ()
     #: whether a one-letter option may have its value glued on (``-pfoo``); Go's flags are words (``-count``)
     glued_short_options: ClassVar[bool] = True
-    #: the option that filters tests by name, for messages
-    keyword_option: ClassVar[str] = "-k"
 
     def __init__(self, workspace: Workspace, root: Path) -> None:
         self.workspace = workspace

@@ -53,7 +53,6 @@ def _crate_name(manifest: Path) -> str | None:
 
 class CargoRunner(Runner):
     name = "cargo"
-    keyword_option = "TESTNAME"
     refused_options = (
         "--target-dir", "--config", "-Z", "--manifest-path", "--message-format", "--format", "--logfile",
         "--color", "-q", "--quiet",

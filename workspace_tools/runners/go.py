@@ -50,7 +50,6 @@ class _Test:
 
 class GoRunner(Runner):
     name = "go"
-    keyword_option = "-run"
     glued_short_options = False
     refused_options = (
         "-json", "-o", "-exec", "-toolexec", "-c", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile",
@@ -93,7 +92,7 @@ class GoRunner(Runner):
             argv += ["-run", selection.keyword]
         argv += self.packages(selection.paths)
         goflags = " ".join(f for f in os.environ.get("GOFLAGS", "").split() if f != "-mod=mod")
-        env = {"GOPROXY": "off", "GOFLAGS": goflags, "GOTOOLCHAIN": "local", "GONOSUMDB": "*", "GOSUMDB": "off"}
+        env = {"GOPROXY": "off", "GOFLAGS": goflags, "GOTOOLCHAIN": "local", "GOSUMDB": "off"}
         inv = Invocation(argv=argv, env=env)
         modcache = os.environ.get("GOMODCACHE") or str(Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")
         inv.readable.append(Path(modcache))

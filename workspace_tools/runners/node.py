@@ -137,7 +137,6 @@ class NodeRunner(Runner):
 class VitestRunner(NodeRunner):
     name = "vitest"
     binary = "vitest"
-    keyword_option = "-t"
     refused_options = ("--reporter", "--outputFile", "--config", "-c", "--root", "-r", "--dir", "--ui", "--api",
                        "--watch", "-w", "--inspect", "--inspect-brk", "--browser")
 
@@ -146,31 +145,29 @@ class VitestRunner(NodeRunner):
                 *self.base_args, *selection.args, *selection.paths]
         if selection.keyword is not None:
             argv += ["-t", selection.keyword]
-        return Invocation(argv=argv, env={"CI": "1", "FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
+        return Invocation(argv=argv, env={"FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
                           readable=[REPORTER_DIR])
 
 
 class JestRunner(NodeRunner):
     name = "jest"
     binary = "jest"
-    keyword_option = "-t"
     refused_options = ("--reporters", "--outputFile", "--json", "--config", "-c", "--rootDir", "--testResultsProcessor",
                        "--watch", "--watchAll", "--globalSetup", "--globalTeardown", "--setupFiles", "--setupFilesAfterEnv",
                        "--roots", "--testRunner", "--resolver", "--transform")
 
     def invocation(self, selection: Selection) -> Invocation:
-        argv = [self.executable(), "--reporters=default", f"--reporters={JEST_REPORTER}", "--ci",
+        argv = [self.executable(), "--reporters=default", f"--reporters={JEST_REPORTER}",
                 *self.base_args, *selection.args, *selection.paths]
         if selection.keyword is not None:
             argv += ["-t", selection.keyword]
-        return Invocation(argv=argv, env={"CI": "1", "FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
+        return Invocation(argv=argv, env={"FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
                           readable=[REPORTER_DIR])
 
 
 class NodeTestRunner(NodeRunner):
     name = "node"
     binary = "node"
-    keyword_option = "--test-name-pattern"
     refused_options = ("--test-reporter", "--test-reporter-destination", "--import", "--require", "-r", "--loader",
                        "--experimental-loader", "--eval", "-e", "--print", "-p", "--inspect", "--inspect-brk", "--watch")
 

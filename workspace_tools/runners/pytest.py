@@ -71,6 +71,15 @@ class PytestRunner(Runner):
         kind = event.get("event")
         if kind == "start":
             report.started = True
+            # pytest's ids are relative to its rootdir, which an ini file above the folder may move
+            rootdir = event.get("rootdir")
+            if isinstance(rootdir, str):
+                try:
+                    rel = Path(rootdir).resolve().relative_to(self.workspace.root).as_posix()
+                except ValueError:
+                    rel = None
+                if rel is not None:
+                    self.id_prefix = "" if rel == "." else rel
         elif kind == "collected":
             report.collected = event.get("count")
         elif kind == "warning":
@@ -79,7 +88,9 @@ class PytestRunner(Runner):
             report.warnings = max(report.warnings, int(event.get("warnings") or 0))
         elif kind in ("test", "collect_error"):
             longrepr = event.get("longrepr")
-            test_id = self.test_id(str(event.get("id")))
+            raw_id = str(event.get("id"))
+            prefix = getattr(self, "id_prefix", None)
+            test_id = self.test_id(raw_id) if prefix is None else (f"{prefix}/{raw_id}" if prefix else raw_id)
             file: str | None = None
             line: int | None = None
             if event.get("outcome") in ("failed", "error"):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 #: counts every report carries, in the order the summary line names them
@@ -131,7 +131,6 @@ class Section:
     #: False for a command cog cannot read per-test results from (only its exit code counts)
     counted: bool = True
     outcome: str = "passed"
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def worst(outcomes: list[str]) -> str:
