@@ -157,10 +157,11 @@ class JestRunner(NodeRunner):
                        "--roots", "--testRunner", "--resolver", "--transform")
 
     def invocation(self, selection: Selection) -> Invocation:
-        argv = [self.executable(), "--reporters=default", f"--reporters={JEST_REPORTER}",
-                *self.base_args, *selection.args, *selection.paths]
+        argv = [self.executable(), *self.base_args, *selection.args, *selection.paths]
         if selection.keyword is not None:
             argv += ["-t", selection.keyword]
+        # last: --reporters takes every word after it as one more reporter
+        argv += ["--reporters=default", f"--reporters={JEST_REPORTER}"]
         return Invocation(argv=argv, env={"FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
                           readable=[REPORTER_DIR])
 

@@ -17,7 +17,7 @@ details would be too big. Knows no runner: everything comes from the shared repo
   (failed tests, errors, build errors; ``text`` is the runner's own failure text, its end kept).
 - ``tests``: per-test records (see :mod:`.report`) up to :data:`TESTS_KEPT`; ``tests_total``;
   ``tests_dropped``; ``report_file`` (under ``.cog/``, relative to the workspace) holds every
-  record when some were dropped. ``slowest``: the slowest tests, ``{id, duration}``.
+  record when some were dropped, and then ``slowest`` lists the slowest tests, ``{id, duration}``.
 - ``runner``, ``command``, ``sandbox``, ``duration_s``, ``notes``, ``output_tail``,
   ``output_dropped_bytes``; ``sections``: per runner ``{runner, root, command, outcome, exit_code,
   counts…, duration_s}``.
@@ -183,8 +183,9 @@ def details(sections: list[Section], sandbox: str, workspace_root: Path, *, forc
     d["tests_total"] = len(tests)
     d["tests"] = tests[:TESTS_KEPT]
     d["tests_dropped"] = max(0, len(tests) - TESTS_KEPT)
-    d["slowest"] = [{"id": t["id"], "duration": t.get("duration") or 0.0}
-                    for t in sorted(tests, key=lambda t: -(t.get("duration") or 0.0))[:SLOWEST] if t.get("duration")]
+    if d["tests_dropped"]:  # every test's time is in ``tests`` otherwise
+        d["slowest"] = [{"id": t["id"], "duration": t.get("duration") or 0.0}
+                        for t in sorted(tests, key=lambda t: -(t.get("duration") or 0.0))[:SLOWEST]]
     d["notes"] = [n for s in sections for n in s.report.notes]
     d["sections"] = [_section_summary(s) for s in sections]
     d["output_tail"] = "\n".join(s.output for s in sections) if len(sections) > 1 else sections[0].output
