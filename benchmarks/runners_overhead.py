@@ -1,6 +1,8 @@
 """What driving a runner through run_tests costs, per runner: run_tests (through invoke_tool,
 one update per test) vs the runner's own command on the same generated suite, in alternating
-rounds; prints the median wall-time ratio per runner (target <= 1.10x).
+rounds; prints the median wall-time ratio per runner (target <= 1.10x) and, where the runner
+stamps a test's end (go's test2json Time, cog's Node reporters, the pytest plugin), the delay from
+that end to its update reaching the caller (target: the first within 100 ms).
 
     python benchmarks/runners_overhead.py [--rounds 5] [--tests 300] [--only go,node,cargo,vitest,jest,pytest]
 
@@ -91,19 +93,25 @@ def bare(argv: list[str], root: Path) -> float:
     return time.perf_counter() - started
 
 
-async def with_tool(root: Path, args: list[str], counted: list[int]) -> float:
+async def with_tool(root: Path, args: list[str], counted: list[int], delays: list[float] | None = None) -> float:
     tool = run_tests_tool(Workspace(root))
     updates = 0
+    arrived: dict[str, float] = {}
 
-    def on_update(_: ToolUpdate) -> None:
+    def on_update(update: ToolUpdate) -> None:
         nonlocal updates
         updates += 1
+        arrived[update.details["current"]] = time.time()
 
     started = time.perf_counter()
     result = await invoke_tool(tool, {"args": args} if args else {}, on_update=on_update)
     elapsed = time.perf_counter() - started
     assert result.ok and result.details["outcome"] == "passed", result.error or result.result
     counted.append(updates)
+    if delays is not None:
+        for test in result.details["tests"]:
+            if test.get("stop") and test["id"] in arrived:
+                delays.append(arrived[test["id"]] - test["stop"])
     return elapsed
 
 
@@ -130,12 +138,18 @@ def main() -> None:
             counted: list[int] = []
             anyio.run(with_tool, root, args, counted)
             b_times, t_times = [], []
+            delays: list[float] = []
             for _ in range(opts.rounds):
                 b_times.append(bare(argv, root))
-                t_times.append(anyio.run(with_tool, root, args, counted))
+                t_times.append(anyio.run(with_tool, root, args, counted, delays))
         b, t = statistics.median(b_times), statistics.median(t_times)
+        late = ""
+        if delays and name != "cargo":  # cargo's lines carry no time: its "end" is when cog read the line
+            delays.sort()
+            late = (f"; test end -> update p50 {delays[len(delays) // 2] * 1000:.1f} ms, "
+                    f"p95 {delays[int(len(delays) * 0.95)] * 1000:.1f} ms")
         print(f"  {name:<7} bare {b:6.3f} s   run_tests {t:6.3f} s   ratio {t / b:.3f}x   "
-              f"({counted[-1]} updates; target <= 1.10x)")
+              f"({counted[-1]} updates{late})")
 
 
 if __name__ == "__main__":

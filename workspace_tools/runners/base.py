@@ -75,6 +75,7 @@ class Runner:
     def __init__(self, workspace: Workspace, root: Path) -> None:
         self.workspace = workspace
         self.root = root
+        self._rel_files: dict[str, str | None] = {}
 
     @property
     def rel_root(self) -> str:
@@ -106,6 +107,12 @@ class Runner:
         """A file the runner named (absolute or relative to its folder) relative to the workspace."""
         if not path:
             return None
+        if path in self._rel_files:  # asked once per test: resolve() costs syscalls
+            return self._rel_files[path]
+        self._rel_files[path] = rel = self._rel_file(path)
+        return rel
+
+    def _rel_file(self, path: str) -> str | None:
         full = Path(path) if os.path.isabs(path) else self.root / path
         try:
             return full.resolve().relative_to(self.workspace.root).as_posix()

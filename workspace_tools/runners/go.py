@@ -163,9 +163,9 @@ class GoRunner(Runner):
         elif action == "output":
             self._tests.setdefault(key, _Test()).output.append(str(e.get("Output", "")))
         elif action in ("pass", "fail", "skip"):
-            self._finished(pkg, test, action, float(e.get("Elapsed") or 0.0), report)
+            self._finished(pkg, test, action, float(e.get("Elapsed") or 0.0), report, _stop(e.get("Time")))
 
-    def _finished(self, pkg: str, test: str, action: str, elapsed: float, report: Report) -> None:
+    def _finished(self, pkg: str, test: str, action: str, elapsed: float, report: Report, stop: float | None = None) -> None:
         state = self._tests.pop((pkg, test), _Test())
         outcome = {"pass": "passed", "fail": "failed", "skip": "skipped"}[action]
         text = "".join(line for line in state.output if not _NOISE.match(line)).rstrip()
@@ -194,6 +194,8 @@ class GoRunner(Runner):
             "file": os.path.normpath(os.path.join(pkg_dir, file)) if file else None,
             "line": line,
         }
+        if stop is not None:
+            record["stop"] = stop
         if state.subtests:
             record["subtests"] = state.subtests
         report.add_test(record)
@@ -244,6 +246,20 @@ class GoRunner(Runner):
         if exit_code != 0 and not report.tests and not report.build_errors:
             raise ToolCallError(f"go test failed before running any test (exit {exit_code}):\n{output[-3000:]}",
                                 code=ErrorCode.TOOL_ERROR)
+
+
+def _stop(value: Any) -> float | None:
+    """test2json's ``Time`` (RFC 3339 with nanoseconds) as a Unix timestamp."""
+    if not isinstance(value, str):
+        return None
+    import datetime
+
+    head, dot, frac = value.rstrip("Z").partition(".")
+    try:
+        moment = datetime.datetime.fromisoformat(head + (("." + frac[:6]) if dot else "")).replace(tzinfo=datetime.timezone.utc)
+    except ValueError:
+        return None
+    return moment.timestamp()
 
 
 def _location(text: str) -> tuple[str | None, int | None]:

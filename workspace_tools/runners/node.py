@@ -120,6 +120,7 @@ class NodeRunner(Runner):
                 "longrepr": text,
                 "file": file if outcome == "failed" else None,
                 "line": line if outcome == "failed" else None,
+                **({"stop": float(event["stop"])} if isinstance(event.get("stop"), (int, float)) else {}),
             })
         elif kind == "collect_error":
             file = self.rel_file(event.get("file")) or "?"

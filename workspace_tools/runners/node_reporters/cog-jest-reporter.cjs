@@ -36,6 +36,7 @@ class CogJestReporter {
     const message = failures ? failures.split("\n").find((l) => l.trim()) ?? null : null;
     this.emit({
       event: "test",
+      stop: Date.now() / 1000,
       file,
       name: [...(r.ancestorTitles ?? []), r.title].join(" > "),
       outcome,

@@ -64,6 +64,7 @@ export default async function* cogReporter(source) {
     const reason = typeof data.skip === "string" ? data.skip : typeof data.todo === "string" ? data.todo : null;
     emit({
       event: "test",
+      stop: Date.now() / 1000,
       file: data.file ?? null,
       name: title,
       outcome,

@@ -48,6 +48,7 @@ export default class CogVitestReporter {
     const location = errors[0]?.stacks?.find((s) => s.file === testCase.module.moduleId);
     this.emit({
       event: "test",
+      stop: Date.now() / 1000,
       file: testCase.module.moduleId,
       name: names(testCase),
       outcome,
