@@ -252,6 +252,7 @@ def tool_command(
     \b
       cog tool read_file path=calc/ops.py
       cog tool run_tests
+      cog tool run_tests paths=tests/test_a.py -- -x --lf     (after --: the test runner's own options)
       cog tool edit_file --args '{"path": "a.py", "old_text": "x", "new_text": "y"}'
     """
     from cogcli.commands.tool import call_tool
@@ -260,8 +261,25 @@ def tool_command(
     tools = _workspace_tools(
         root, test_command, timeout, sandbox.value if sandbox else None, allow_secret, pass_env, sandbox_writable
     )
-    arguments = _tool_arguments(name, assignments or [], args, tools)
+    assignments, passed_through = _split_pass_through(assignments or [])
+    arguments = _tool_arguments(name, assignments, args, tools)
+    if passed_through:
+        if name != "run_tests":
+            fail(f"only run_tests takes arguments after -- (the test runner's own options); {name} does not")
+        arguments["args"] = [*arguments.get("args", []), *passed_through]
     raise typer.Exit(call_tool(name, arguments, tools, _renderer(fmt, json_flag, show_content=True), timeout=timeout))
+
+
+def _split_pass_through(assignments: list[str]) -> tuple[list[str], list[str]]:
+    """``cog tool run_tests a=b -- -x --lf``: click drops the ``--`` and puts what follows it at the
+    end of the positional arguments; the command line says how many there were."""
+    argv = sys.argv[1:]
+    if "--" not in argv:
+        return assignments, []
+    after = len(argv) - argv.index("--") - 1
+    if after <= 0:
+        return assignments, []
+    return assignments[:-after], assignments[-after:]
 
 
 def _workspace_tools(
@@ -334,6 +352,11 @@ def tools_command(
         sys.stdout.write(f"{t.name}({params})\n")
         for line in t.description.strip().splitlines()[:1]:
             sys.stdout.write(f"    {line}\n")
+    if any(t.name == "run_tests" for t in tools):
+        from workspace_tools.paths import Workspace
+        from workspace_tools.runners import overview
+
+        sys.stdout.write("\n" + "\n".join(overview(Workspace(root))) + "\n")
 
 
 # --- cog render / schema / thread ----------------------------------------------------------

@@ -4,6 +4,7 @@ the workspace's ``pyproject.toml``, then defaults. Flags win.
     [tool.cog]
     model = "openai:gpt-4o-mini"
     test_command = "pytest -q"
+    runner = "go"            # force run_tests' runner: pytest | go | vitest | jest | node | cargo
     max_steps = 30
     timeout = 120            # seconds per tool call
     mcp_servers = ["npx -y @modelcontextprotocol/server-memory"]
@@ -35,6 +36,7 @@ log = logging.getLogger("cogcli")
 DEFAULT_MAX_STEPS = 25
 SANDBOX_MODES = ("auto", "on", "off")
 SandboxSetting = Literal["auto", "on", "off"]
+RunnerSetting = Literal["pytest", "go", "vitest", "jest", "node", "cargo"]
 
 NO_MODEL_MESSAGE = """\
 no model configured. Pick one of:
@@ -58,6 +60,7 @@ class CogConfig(BaseModel):
     sandbox: SandboxSetting | None = None
     secret_globs: list[str] = Field(default_factory=list)
     pass_env: list[str] = Field(default_factory=list)
+    runner: RunnerSetting | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,8 @@ class Settings:
     workspace_pass_env: tuple[str, ...] = ()
     #: more paths tests may write in the sandbox (``--sandbox-writable``)
     sandbox_writable: tuple[str, ...] = ()
+    #: the test runner run_tests uses instead of the ones it finds (``[tool.cog] runner``)
+    runner: str | None = None
 
 
 def find_workspace(start: Path | str | None = None) -> Path:
@@ -187,6 +192,7 @@ def load_settings(
         pass_env=tuple(pass_env or ()),
         workspace_pass_env=tuple(config.pass_env),
         sandbox_writable=tuple(sandbox_writable or ()),
+        runner=config.runner,
     )
 
 

@@ -94,8 +94,29 @@ def test_outcome(results: Sequence[ToolResult], tools: Mapping[str, Tool[Any]]) 
         if r.error is not None:
             return None, r.error
         report = read_test_report(r.details)
-        return (report.counts() if report is not None else None), None
+        counts = report.counts() if report is not None else None
+        return counts, _not_passed(r.details, counts)
     return None, None
+
+
+#: what a test run's ``outcome`` (other than passed, or failed with failures counted) means
+_OUTCOME_WORDS = {
+    "error": "the test run had errors (a collection error, or the runner stopped)",
+    "build-failed": "the tests did not build",
+    "no-tests": "no tests ran",
+    "failed": "the test command failed",
+}
+
+
+def _not_passed(details: Any, counts: dict[str, int] | None) -> str | None:
+    """Why a run whose report counts no failure still did not pass (its ``outcome`` says so:
+    a build that failed, no tests, a plain command's exit code), or None."""
+    outcome = details.get("outcome") if isinstance(details, dict) else None
+    if outcome in (None, "passed") or (outcome == "failed" and counts is not None and counts.get("failed", 0) > 0):
+        return None
+    exit_code = details.get("exit_code")
+    words = _OUTCOME_WORDS.get(str(outcome), f"the tests ended {outcome}")
+    return words + (f" (exit {exit_code})" if isinstance(exit_code, int) and exit_code != 0 else "")
 
 
 test_outcome.__test__ = False  # type: ignore[attr-defined]  # a function named test_*, not a test

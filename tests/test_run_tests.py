@@ -213,4 +213,4 @@ def test_tool_contract(tmp_path: Path) -> None:
     assert tool.name == "run_tests"
     assert tool.side_effects == ("runs code",)
     assert tool.timeout == 42
-    assert set(tool.input_schema()["properties"]) == {"paths", "keyword"}
+    assert set(tool.input_schema()["properties"]) == {"paths", "keyword", "args"}

@@ -3,6 +3,7 @@ test_command streams lines, and the plugin loads in a venv where cogcli is not i
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -57,6 +58,10 @@ async def test_abort_kills_the_whole_tree(make_repo) -> None:
 
     assert run.result.error_code == ErrorCode.ABORTED
     assert wait_until_dead(recorded_pids(root), within=5.0) == []
+    # the counts reached before the abort are kept
+    (report,) = (root / ".cog" / "test-reports").glob("run-*.json")
+    kept = json.loads(report.read_text())
+    assert (kept["partial"], kept["passed"], [t["id"] for t in kept["tests"]]) == (True, 1, ["tests/test_hang.py::test_quick"])
 
 
 @pytest.mark.anyio
@@ -115,7 +120,7 @@ async def test_test_command_bounds_a_line_without_newlines(make_repo) -> None:
 async def test_test_command_refuses_keyword(make_repo) -> None:
     run = await run_tool(make_repo("calc"), {"keyword": "add"}, test_command="true")
     assert run.result.error_code == ErrorCode.INVALID_ARGUMENTS
-    assert "keyword (-k) works with pytest only" in (run.result.error or "")
+    assert "keyword works only with a runner cog knows" in (run.result.error or "")
 
 
 def make_venv(root: Path, *, with_pytest: bool) -> Path:
@@ -160,8 +165,9 @@ async def test_a_workspace_venv_without_pytest_is_a_clear_tool_error(make_repo) 
     run = await run_tool(root)
 
     assert run.result.error_code == ErrorCode.TOOL_ERROR
-    assert "pytest did not start" in (run.result.error or "")
-    assert "No module named pytest" in (run.result.error or "")
+    error = run.result.error or ""
+    assert error.startswith(f"pytest is not installed for {root}/.venv/bin/python: install it")
+    assert "No module named pytest" in error
 
 
 def test_plugin_imports_only_stdlib_and_pytest() -> None:

@@ -32,10 +32,12 @@ def workspace_tools(
     allow_secrets: Sequence[str] = (),
     sandbox: SandboxMode = "auto",
     journal: Journal | None = None,
+    test_runner: str | None = None,
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
-    ``test_command`` is a shell command for ``run_tests`` (pytest when None); ``max_read_bytes``
+    ``test_command`` is a shell command for ``run_tests`` (else the runners found in the workspace,
+    or ``test_runner``: pytest, go, vitest, jest, node or cargo); ``max_read_bytes``
     is the most ``read_file`` returns at once; ``include_git=False`` leaves out git_status/git_diff.
     Files that look like secrets (:mod:`workspace_tools.secret_files`: ``.env``, keys, plus
     ``secret_globs``) are kept from the tools, except the paths in ``allow_secrets``.
@@ -66,7 +68,7 @@ def workspace_tools(
     ]
     if include_git:
         tools += [git_status_tool(workspace, secrets=secrets), git_diff_tool(workspace, secrets=secrets)]
-    tools.append(run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox))
+    tools.append(run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner))
     return tools
 
 

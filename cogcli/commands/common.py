@@ -40,6 +40,8 @@ def make_tools(settings: Settings, *, journal: Any = None) -> list[Tool[Any]]:
         options["test_command"] = settings.test_command
     if settings.timeout:
         options["test_timeout"] = settings.timeout
+    if settings.runner:
+        options["test_runner"] = settings.runner
     tools = workspace_tools(settings.root, **options)
     if settings.timeout:
         tools = [dataclasses.replace(t, timeout=settings.timeout) for t in tools]

@@ -49,6 +49,12 @@ def call_tool(
         return 128 + received[0]  # 130 for SIGINT, 143 for SIGTERM
     if result.error_code in USAGE_CODES:
         return EXIT_USAGE
-    if result.error is not None or not renderer.summary.tests_ok:
+    if result.error is not None or not renderer.summary.tests_ok or tests_failed(result.details):
         return EXIT_TASK_FAILED
     return EXIT_OK
+
+
+def tests_failed(details: Any) -> bool:
+    """A test run whose ``outcome`` is anything but ``passed``: failing tests, a build that failed,
+    no tests collected, a runner error, or a plain test command that exited non-zero."""
+    return isinstance(details, dict) and details.get("outcome") not in (None, "passed")

@@ -15,7 +15,7 @@ Each line is one JSON object, written with one ``os.write`` loop (no buffering):
   call and teardown reports (a test has finished at its teardown report; a setup failure or
   skip counts) and pytest 9 subtests (a failed subtest fails its test).
 - ``{"event": "collect_error", "id": "tests/test_b.py", "outcome": "error", "message": …, "longrepr": …}``
-- ``{"event": "finish", "exitstatus": 1}``
+- ``{"event": "finish", "exitstatus": 1, "warnings": 2}`` (warnings: how many pytest recorded)
 """
 
 from __future__ import annotations
@@ -140,6 +140,10 @@ class CogStream:
         self.pending: dict[str, _Pending] = {}
         self.collect_errors: set[str] = set()
         self.collected_sent = False
+        self.warnings = 0
+
+    def pytest_warning_recorded(self, warning_message: Any, when: str, nodeid: str, location: Any) -> None:
+        self.warnings += 1
 
     # -- collection -----------------------------------------------------------------------
 
@@ -241,7 +245,7 @@ class CogStream:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
-        self.writer.emit({"event": "finish", "exitstatus": int(exitstatus)})
+        self.writer.emit({"event": "finish", "exitstatus": int(exitstatus), "warnings": self.warnings})
 
 
 def pytest_configure(config: Any) -> None:

@@ -1,0 +1,232 @@
+"""The test runners ``run_tests`` knows, how each is found in a workspace, and ``test_command``.
+
+=========  =======================================  ===========================================
+runner     found by                                 driven through
+=========  =======================================  ===========================================
+pytest     pyproject.toml, setup.py, setup.cfg,     cog's pytest plugin (JSON lines on a pipe)
+           pytest.ini, tox.ini, conftest.py
+go         go.mod                                   ``go test -json``
+vitest     package.json: test script or devDeps     cog's vitest reporter
+jest       package.json: test script or devDeps     cog's jest reporter
+node       package.json: ``node --test`` script     cog's ``node --test`` reporter
+cargo      Cargo.toml                               ``cargo test``'s per-test lines
+=========  =======================================  ===========================================
+
+The workspace root and its folders down to :data:`MAX_DEPTH` are looked at (not hidden folders,
+``node_modules``, ``target``, ``vendor``, virtualenvs, or the folders where sample projects live:
+``tests``, ``fixtures``, ``testdata``, ``examples``, ``docs``…); below a folder where one
+kind was found, that kind is not looked for again (a cargo or npm workspace's members run from
+its root). With nothing found, pytest runs at the workspace root, as before.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from cogcli.errors import ErrorCode, ToolCallError
+from workspace_tools.paths import Workspace
+from workspace_tools.runners.base import Runner, Selection, check_args, split_command
+from workspace_tools.runners.cargo import CargoRunner
+from workspace_tools.runners.command import CommandRunner
+from workspace_tools.runners.go import GoRunner
+from workspace_tools.runners.node import JestRunner, NodeTestRunner, VitestRunner, node_kind
+from workspace_tools.runners.pytest import MARKERS as PYTHON_MARKERS
+from workspace_tools.runners.pytest import PytestRunner
+
+RUNNERS: dict[str, type[Runner]] = {
+    "pytest": PytestRunner, "go": GoRunner, "vitest": VitestRunner, "jest": JestRunner, "node": NodeTestRunner,
+    "cargo": CargoRunner,
+}
+RUNNER_NAMES = tuple(RUNNERS)
+#: how deep below the workspace root projects are looked for
+MAX_DEPTH = 3
+_SKIP_DIRS = {"node_modules", "target", "vendor", "venv", "env", "build", "dist", "__pycache__", "site-packages",
+              # sample projects that tests or docs use are not the workspace's own projects
+              "testdata", "fixtures", "__fixtures__", "test-fixtures", "examples", "example", "samples", "docs",
+              "tests", "test", "spec", "third_party", "third-party", "external"}
+
+#: how each runner is found (``cog tools`` says it)
+DETECTION = {
+    "pytest": "pyproject.toml, setup.py, setup.cfg, pytest.ini, tox.ini or conftest.py (and when nothing else is found)",
+    "go": "go.mod",
+    "vitest": "package.json: vitest in the test script or devDependencies",
+    "jest": "package.json: jest in the test script or devDependencies",
+    "node": "package.json: a `node --test` test script",
+    "cargo": "Cargo.toml",
+}
+
+#: what each runner needs installed (``cog tools`` and the README say it)
+REQUIREMENTS = {
+    "pytest": "pytest in the project's virtualenv (.venv or venv), else in cog's own environment",
+    "go": "Go (go on PATH) and the module's dependencies in the module cache (go mod download)",
+    "vitest": "Node.js and the project's node_modules (npm ci)",
+    "jest": "Node.js and the project's node_modules (npm ci)",
+    "node": "Node.js 20 or newer",
+    "cargo": "cargo (rustup or the distribution's package) and the crates in its cache (cargo fetch)",
+}
+
+
+def overview(workspace: Workspace) -> list[str]:
+    """Lines for ``cog tools``: the runners, how each is found, what it needs, and what runs here."""
+    lines = ["run_tests runners (found from the project's files; [tool.cog] runner or test_command override):"]
+    for name in RUNNERS:
+        lines.append(f"    {name:<7} {DETECTION[name]}; needs {REQUIREMENTS[name]}")
+    try:
+        found = ", ".join(r.label() for r in detect(workspace))
+    except OSError:
+        found = "?"
+    lines.append(f"    here: {found}")
+    return lines
+
+
+def _kinds_in(folder: Path) -> list[str]:
+    kinds = []
+    if any((folder / m).is_file() for m in PYTHON_MARKERS):
+        kinds.append("pytest")
+    if (folder / "go.mod").is_file():
+        kinds.append("go")
+    if (folder / "package.json").is_file():
+        kind = node_kind(folder)
+        if kind:
+            kinds.append(kind)
+    if (folder / "Cargo.toml").is_file():
+        kinds.append("cargo")
+    return kinds
+
+
+def _is_venv(folder: Path) -> bool:
+    return (folder / "pyvenv.cfg").is_file()
+
+
+def detect(workspace: Workspace) -> list[Runner]:
+    """Every project in the workspace, shallowest first."""
+    found: list[Runner] = []
+    seen_roots: dict[str, list[Path]] = {}  # a kind -> folders where it was found
+    family = {"vitest": "node", "jest": "node", "node": "node"}
+
+    def walk(folder: Path, depth: int) -> None:
+        for kind in _kinds_in(folder):
+            fam = family.get(kind, kind)
+            if any(folder == r or r in folder.parents for r in seen_roots.get(fam, [])):
+                continue
+            seen_roots.setdefault(fam, []).append(folder)
+            found.append(RUNNERS[kind](workspace, folder))
+        if depth >= MAX_DEPTH:
+            return
+        try:
+            children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+        except OSError:
+            return
+        for child in children:
+            if child.name.startswith(".") or child.name in _SKIP_DIRS or _is_venv(child):
+                continue
+            walk(child, depth + 1)
+
+    walk(workspace.root, 0)
+    if not found:
+        found.append(PytestRunner(workspace, workspace.root))
+    return found
+
+
+def forced(workspace: Workspace, name: str) -> list[Runner]:
+    """``runner = NAME``: the projects of that kind, else that runner at the workspace root."""
+    if name not in RUNNERS:
+        raise ToolCallError(f"unknown runner {name!r}: use one of {', '.join(RUNNERS)}", code=ErrorCode.TOOL_ERROR)
+    chosen = [r for r in detect(workspace) if r.name == name]
+    return chosen or [RUNNERS[name](workspace, workspace.root)]
+
+
+def from_command(workspace: Workspace, command: str) -> Runner:
+    """The runner a ``test_command`` names, so cog can still read its results; else a plain command.
+
+    ``pytest -q -x``, ``python -m pytest …``, ``go test ./...``, ``cargo test``, ``npx vitest run``,
+    ``npx jest``, ``node --test`` and ``npm test`` (the package's own runner) are recognised; a
+    command with pipes, ``&&``, redirections or variables is run as it is, by the shell.
+    """
+    root = workspace.root
+    argv = split_command(command)
+    if not argv:
+        return CommandRunner(workspace, root, command)
+    words = list(argv)
+    if words[0] in ("npx", "pnpm", "yarn") and len(words) > 1 and words[1] in ("exec",):
+        words = words[1:]
+    if words[0] in ("npx", "exec", "pnpm", "yarn", "bunx") and len(words) > 1:
+        words = words[1:]
+    head = os.path.basename(words[0])
+    rest = words[1:]
+    if head in ("pytest", "py.test"):
+        return PytestRunner(workspace, root, base_argv=rest)
+    if head.startswith("python") and rest[:2] == ["-m", "pytest"]:
+        return PytestRunner(workspace, root, base_argv=rest[2:])
+    if head == "go" and rest[:1] == ["test"]:
+        flags, packages = _go_words(rest[1:])
+        return GoRunner(workspace, root, base_args=flags, default_packages=packages)
+    if head == "cargo" and rest[:1] == ["test"]:
+        return CargoRunner(workspace, root, base_args=[w for w in rest[1:] if w not in ("--offline",)])
+    if head == "vitest":
+        return VitestRunner(workspace, root, base_args=[w for w in rest if w not in ("run",)])
+    if head == "jest":
+        return JestRunner(workspace, root, base_args=rest)
+    if head == "node" and "--test" in rest:
+        return NodeTestRunner(workspace, root, base_args=rest)
+    if head == "npm" and rest[:1] in (["test"], ["t"]) and len(rest) == 1:
+        kind = node_kind(root)
+        if kind:
+            return RUNNERS[kind](workspace, root)
+    return CommandRunner(workspace, root, command)
+
+
+_GO_VALUE_FLAGS = {"-run", "-skip", "-count", "-timeout", "-tags", "-p", "-parallel", "-bench", "-benchtime", "-cpu",
+                   "-covermode", "-coverpkg", "-shuffle", "-failfast", "-short", "-v", "-race", "-cover"}
+_GO_BOOL_FLAGS = {"-failfast", "-short", "-v", "-race", "-cover", "-json"}
+
+
+def _go_words(words: list[str]) -> tuple[list[str], list[str]]:
+    """``go test``'s own flags (without -json) and its packages, from a test_command."""
+    flags: list[str] = []
+    packages: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("-"):
+            if w != "-json":
+                flags.append(w)
+            if "=" not in w and w in _GO_VALUE_FLAGS and w not in _GO_BOOL_FLAGS and i + 1 < len(words):
+                flags.append(words[i + 1])
+                i += 1
+        else:
+            packages.append(w)
+        i += 1
+    return flags, packages
+
+
+def route(runners: list[Runner], workspace: Workspace, paths: list[str]) -> list[tuple[Runner, list[str]]]:
+    """Each path to the runner whose folder holds it (the deepest), as a path relative to that folder."""
+    if not paths:
+        return [(r, []) for r in runners]
+    chosen: dict[int, list[str]] = {}
+    for given in paths:
+        file_part, sep, node = given.partition("::")
+        full = workspace.resolve(file_part)
+        bare = Path(str(full).removesuffix("/...")) if str(full).endswith("/...") else full
+        if not bare.exists():
+            raise ToolCallError(f"path {given!r} does not exist in the workspace; pass a test file, folder or package "
+                                "that exists (list_files shows them)", code=ErrorCode.FILE_NOT_FOUND)
+        holders = [r for r in runners if full == r.root or r.root in full.parents]
+        if not holders:
+            names = ", ".join(r.label() for r in runners)
+            raise ToolCallError(
+                f"path {given!r} is in none of the projects run_tests found ({names}); pass a path inside one of them",
+                code=ErrorCode.INVALID_ARGUMENTS,
+            )
+        runner = max(holders, key=lambda r: len(r.root.parts))
+        rel = os.path.relpath(full, runner.root)
+        if rel.startswith("-"):
+            rel = f"./{rel}"
+        chosen.setdefault(id(runner), []).append(rel + sep + node)
+    return [(r, chosen[id(r)]) for r in runners if id(r) in chosen]
+
+
+__all__ = ["DETECTION", "overview", "RUNNERS", "RUNNER_NAMES", "REQUIREMENTS", "Runner", "Selection", "check_args", "detect", "forced",
+           "from_command", "route"]

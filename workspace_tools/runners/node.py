@@ -1,0 +1,200 @@
+"""Node: vitest, jest and ``node --test``, each with cog's own reporter on its command line.
+
+Which one is read from ``package.json``: its ``test`` script (``vitest``, ``jest``, ``node
+--test``), else its devDependencies. vitest and jest run from the project's ``node_modules``
+(a missing install is an error naming ``npm ci``); ``node --test`` needs only Node. The reporters
+(:mod:`workspace_tools.runners.node_reporters`) write one JSON line per finished test to the
+inherited report pipe, as the pytest plugin does. ``keyword`` is ``-t`` (vitest, jest) or
+``--test-name-pattern`` (node).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from cogcli.errors import ErrorCode, ToolCallError
+from workspace_tools.runners.base import REPORT_FD_ENV, Invocation, Runner, Selection, find_tool, split_command
+from workspace_tools.runners.node_reporters import JEST_REPORTER, NODE_TEST_REPORTER, REPORTER_DIR, VITEST_REPORTER
+from workspace_tools.runners.report import Report
+
+
+def read_package_json(root: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def node_kind(root: Path) -> str | None:
+    """``vitest``, ``jest`` or ``node`` for the package in ``root``, or None when it names none of them."""
+    data = read_package_json(root)
+    scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
+    words = _script_words(scripts, "test", depth=3)
+    for word in words:
+        base = word.rsplit("/", 1)[-1]
+        if base in ("vitest", "jest"):
+            return base
+    if "node" in words and any(w == "--test" or w.startswith("--test=") for w in words):
+        return "node"
+    deps: dict[str, Any] = {}
+    for key in ("devDependencies", "dependencies"):
+        if isinstance(data.get(key), dict):
+            deps.update(data[key])
+    for name in ("vitest", "jest"):
+        if name in deps:
+            return name
+    return None
+
+
+_RUNNER_FRAME = re.compile(r"^\s+at .*(node_modules/|node:internal|node:async_hooks|\(<anonymous>\)|new Promise)")
+
+
+def _trim_stack(text: Any) -> str | None:
+    """A failure's text without the stack frames of the test runner itself."""
+    if not isinstance(text, str):
+        return None
+    return "\n".join(line for line in text.splitlines() if not _RUNNER_FRAME.match(line))
+
+
+def _line_in(text: str | None, file: str) -> int | None:
+    """The line of ``file`` in the first stack frame that names it."""
+    found = re.search(re.escape(file.removeprefix("file://")) + r":(\d+):\d+", text or "")
+    return int(found.group(1)) if found else None
+
+
+def _script_words(scripts: dict[str, Any], name: str, depth: int) -> list[str]:
+    """The words of script ``name``, with the scripts it runs (``npm run test:unit``) in place."""
+    script = str(scripts.get(name) or "")
+    words = split_command(script) or script.split()
+    out: list[str] = []
+    for i, word in enumerate(words):
+        if depth > 0 and i > 0 and words[i - 1] in ("run", "run-script") and word in scripts and word != name:
+            out += _script_words(scripts, word, depth - 1)
+        else:
+            out.append(word)
+    return out
+
+
+class NodeRunner(Runner):
+    """The base of the three: the report pipe's JSON lines become records."""
+
+    binary = ""
+
+    def __init__(self, workspace: Any, root: Path, base_args: list[str] | None = None) -> None:
+        super().__init__(workspace, root)
+        self.base_args = base_args or []
+
+    def executable(self) -> str:
+        found = find_tool(self.binary, self.root, self.workspace.root)
+        if found is None:
+            where = self.rel_root or "the workspace"
+            raise ToolCallError(
+                f"{self.binary} is not installed in {where}/node_modules: run `npm ci` (or `npm install`) in {where} "
+                "outside cog, then run the tests again (cog runs the project's own copy, offline)",
+                code=ErrorCode.TOOL_ERROR,
+            )
+        return found
+
+    def on_event(self, event: dict[str, Any], report: Report) -> None:
+        kind = event.get("event")
+        if kind == "start":
+            report.started = True
+        elif kind == "test":
+            file = self.rel_file(event.get("file"))
+            outcome = str(event.get("outcome"))
+            text = _trim_stack(event.get("longrepr"))
+            line = event.get("line")
+            if outcome == "failed" and event.get("file"):
+                line = _line_in(text, str(event["file"])) or line
+            report.add_test({
+                "id": f"{file}::{event.get('name')}" if file else str(event.get("name")),
+                "outcome": outcome if outcome in ("passed", "failed", "skipped") else "failed",
+                "duration": float(event.get("duration") or 0.0),
+                "when": "call",
+                "message": event.get("message"),
+                "longrepr": text,
+                "file": file if outcome == "failed" else None,
+                "line": line if outcome == "failed" else None,
+                **({"stop": float(event["stop"])} if isinstance(event.get("stop"), (int, float)) else {}),
+            })
+        elif kind == "collect_error":
+            file = self.rel_file(event.get("file")) or "?"
+            report.add_test({"id": file, "outcome": "error", "when": "collect", "message": event.get("message"),
+                             "longrepr": _trim_stack(event.get("longrepr")), "file": file, "line": None})
+
+    def finish(self, exit_code: int, report: Report, output: str) -> None:
+        if not report.started and exit_code != 0:
+            raise ToolCallError(f"{self.name} did not start (exit {exit_code}):\n{output[-3000:]}", code=ErrorCode.TOOL_ERROR)
+        if report.collect_errors:
+            n = report.collect_errors
+            report.notes.append(f"{n} test file{'s' if n > 1 else ''} could not be loaded: fix the error shown, then run the tests again.")
+
+
+class VitestRunner(NodeRunner):
+    name = "vitest"
+    binary = "vitest"
+    refused_options = ("--reporter", "--outputFile", "--config", "-c", "--root", "-r", "--dir", "--ui", "--api",
+                       "--watch", "-w", "--inspect", "--inspect-brk", "--browser")
+
+    def invocation(self, selection: Selection) -> Invocation:
+        argv = [self.executable(), "run", "--reporter=default", f"--reporter={VITEST_REPORTER}",
+                *self.base_args, *selection.args, *selection.paths]
+        if selection.keyword is not None:
+            argv += ["-t", selection.keyword]
+        return Invocation(argv=argv, env={"FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
+                          readable=[REPORTER_DIR])
+
+
+class JestRunner(NodeRunner):
+    name = "jest"
+    binary = "jest"
+    refused_options = ("--reporters", "--outputFile", "--json", "--config", "-c", "--rootDir", "--testResultsProcessor",
+                       "--watch", "--watchAll", "--globalSetup", "--globalTeardown", "--setupFiles", "--setupFilesAfterEnv",
+                       "--roots", "--testRunner", "--resolver", "--transform")
+
+    def invocation(self, selection: Selection) -> Invocation:
+        argv = [self.executable(), *self.base_args, *selection.args, *selection.paths]
+        if selection.keyword is not None:
+            argv += ["-t", selection.keyword]
+        # last: --reporters takes every word after it as one more reporter
+        argv += ["--reporters=default", f"--reporters={JEST_REPORTER}"]
+        return Invocation(argv=argv, env={"FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
+                          readable=[REPORTER_DIR])
+
+
+class NodeTestRunner(NodeRunner):
+    name = "node"
+    binary = "node"
+    refused_options = ("--test-reporter", "--test-reporter-destination", "--import", "--require", "-r", "--loader",
+                       "--experimental-loader", "--eval", "-e", "--print", "-p", "--inspect", "--inspect-brk", "--watch")
+
+    def executable(self) -> str:
+        found = shutil.which("node")
+        if found is None:
+            raise ToolCallError("node is not installed: install Node.js 20 or newer (apt install nodejs)", code=ErrorCode.TOOL_ERROR)
+        return found
+
+    def script_args(self) -> list[str]:
+        """The arguments after ``node --test`` in the package's own test script (its files, its flags)."""
+        script = str((read_package_json(self.root).get("scripts") or {}).get("test") or "")
+        words = split_command(script) or []
+        if "--test" in words and words[:1] == ["node"]:
+            return [w for w in words[1:] if not w.startswith("--test-reporter")]
+        return ["--test"]
+
+    def invocation(self, selection: Selection) -> Invocation:
+        own = self.script_args() if not self.base_args else self.base_args
+        flags = [w for w in own if w.startswith("-")]
+        files = [w for w in own if not w.startswith("-")]
+        argv = [self.executable(), *flags, "--test-reporter=spec", "--test-reporter-destination=stdout",
+                f"--test-reporter={NODE_TEST_REPORTER}", "--test-reporter-destination=stdout", *selection.args]
+        if selection.keyword is not None:
+            argv.append(f"--test-name-pattern={selection.keyword}")
+        argv += selection.paths or files
+        return Invocation(argv=argv, env={"FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
+                          readable=[REPORTER_DIR])

@@ -1,0 +1,78 @@
+// cogcli's reporter for `node --test` (--test-reporter=<this file>): one JSON line per finished
+// test to the pipe fd in COGCLI_REPORT_FD. Standalone: Node's standard library only.
+import { writeSync } from "node:fs";
+
+const fd = Number.parseInt(process.env.COGCLI_REPORT_FD ?? "", 10);
+delete process.env.COGCLI_REPORT_FD;
+let broken = Number.isNaN(fd);
+
+function emit(obj) {
+  if (broken) return;
+  try {
+    writeSync(fd, JSON.stringify(obj) + "\n");
+  } catch {
+    broken = true;
+  }
+}
+
+function errorText(error) {
+  if (!error) return null;
+  const cause = error.cause ?? error;
+  const text = cause && cause.stack ? String(cause.stack) : String(cause?.message ?? cause);
+  return text.slice(-20000);
+}
+
+function errorMessage(error) {
+  if (!error) return null;
+  const cause = error.cause ?? error;
+  const message = cause?.message ?? String(cause);
+  return String(message).split("\n").find((l) => l.trim()) ?? String(message);
+}
+
+export default async function* cogReporter(source) {
+  emit({ event: "start", runner: "node", version: process.version, pid: process.pid });
+  const stacks = new Map(); // file -> names of the tests open at each nesting level
+  const stderr = new Map(); // file -> what it wrote on stderr (the error of a file that did not load)
+  for await (const { type, data } of source) {
+    if (type === "test:stderr" && data.file) {
+      const text = (stderr.get(data.file) ?? "") + data.message;
+      stderr.set(data.file, text.slice(-20000));
+      continue;
+    }
+    if (type === "test:start") {
+      const stack = stacks.get(data.file) ?? [];
+      stack.length = data.nesting;
+      stack[data.nesting] = data.name;
+      stacks.set(data.file, stack);
+      continue;
+    }
+    if (type !== "test:pass" && type !== "test:fail") continue;
+    const details = data.details ?? {};
+    const error = details.error;
+    if (details.type === "suite" || error?.failureType === "subtestsFailed") continue;
+    const stack = (stacks.get(data.file) ?? []).slice(0, data.nesting);
+    const title = [...stack, data.name].join(" > ");
+    const failed = type === "test:fail";
+    if (failed && data.file && data.name === data.file) {
+      const text = stderr.get(data.file) || errorText(error);
+      const message = (text ?? "").split("\n").find((l) => /^\w*Error\b/.test(l)) ?? errorMessage(error);
+      emit({ event: "collect_error", file: data.file, message, longrepr: text });
+      continue;
+    }
+    let outcome = failed ? "failed" : "passed";
+    if (data.skip !== undefined || data.todo !== undefined) outcome = "skipped";
+    const reason = typeof data.skip === "string" ? data.skip : typeof data.todo === "string" ? data.todo : null;
+    emit({
+      event: "test",
+      stop: Date.now() / 1000,
+      file: data.file ?? null,
+      name: title,
+      outcome,
+      duration: (details.duration_ms ?? 0) / 1000,
+      message: failed ? errorMessage(error) : reason,
+      longrepr: failed ? errorText(error) : null,
+      line: data.line ?? null,
+    });
+  }
+  emit({ event: "finish" });
+}

@@ -1,0 +1,158 @@
+"""pytest, driven through cog's plugin (:mod:`workspace_tools.pytest_plugin`): one JSON line per
+finished test on an inherited pipe. It runs with the workspace's own Python (``.venv`` or ``venv``
+in the runner's folder or the workspace, else cog's own)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from cogcli.errors import ErrorCode, ToolCallError
+from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
+from workspace_tools.runners.base import Invocation, Runner, Selection
+from workspace_tools.runners.report import Report, python_location
+
+PYTEST_EXIT_MEANING = {
+    0: "all tests passed",
+    1: "some tests failed",
+    2: "the run was interrupted (collection errors or a test stopped it)",
+    3: "pytest hit an internal error",
+    4: "pytest was called wrongly (usage error)",
+    5: "no tests were collected",
+}
+
+#: the markers of a Python project whose tests pytest runs
+MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py")
+
+
+def workspace_python(root: Path, workspace_root: Path | None = None) -> str:
+    """The project's own interpreter (``.venv`` or ``venv`` in ``root``, then in the workspace),
+    else the one running cog."""
+    for base in dict.fromkeys([root, workspace_root or root]):
+        for venv in (".venv", "venv"):
+            candidate = base / venv / "bin" / "python"
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    return sys.executable
+
+
+class PytestRunner(Runner):
+    name = "pytest"
+    no_tests_codes = (5,)
+    refused_options = (
+        "-p", "--junitxml", "--junit-xml", "--resultlog", "--result-log", "--report-log", "--debug",
+        "--log-file", "--pastebin", "-c", "--config-file", "--rootdir", "--basetemp", "-o", "--override-ini",
+        "--confcutdir", "--pdb", "--trace", "--pdbcls", "--html", "--json-report-file", "--cov-report",
+    )
+
+    def __init__(self, workspace: Any, root: Path, base_argv: list[str] | None = None) -> None:
+        super().__init__(workspace, root)
+        #: a test_command that is pytest: its own options come first (``pytest -q -x``)
+        self.base_args = base_argv or []
+
+    def invocation(self, selection: Selection) -> Invocation:
+        python = workspace_python(self.root, self.workspace.root)
+        pythonpath = os.pathsep.join(p for p in (str(PLUGIN_DIR), os.environ.get("PYTHONPATH", "")) if p)
+        args = [*self.base_args, *selection.args, *selection.paths]
+        if selection.keyword is not None:
+            args += ["-k", selection.keyword]
+        self.python = python
+        return Invocation(
+            argv=[python, "-m", "pytest", "-p", PLUGIN_MODULE, *args],
+            env={"PYTHONPATH": pythonpath},
+            report_fd_env=REPORT_FD_ENV,
+            readable=[PLUGIN_DIR, Path(sys.prefix), Path(sys.base_prefix)],
+        )
+
+    def on_event(self, event: dict[str, Any], report: Report) -> None:
+        kind = event.get("event")
+        if kind == "start":
+            report.started = True
+            # pytest's ids are relative to its rootdir, which an ini file above the folder may move
+            rootdir = event.get("rootdir")
+            if isinstance(rootdir, str):
+                try:
+                    rel = Path(rootdir).resolve().relative_to(self.workspace.root).as_posix()
+                except ValueError:
+                    rel = None
+                if rel is not None:
+                    self.id_prefix = "" if rel == "." else rel
+        elif kind == "collected":
+            report.collected = event.get("count")
+        elif kind == "warning":
+            report.warnings += 1
+        elif kind == "finish":
+            report.warnings = max(report.warnings, int(event.get("warnings") or 0))
+        elif kind in ("test", "collect_error"):
+            longrepr = event.get("longrepr")
+            raw_id = str(event.get("id"))
+            prefix = getattr(self, "id_prefix", None)
+            test_id = self.test_id(raw_id) if prefix is None else (f"{prefix}/{raw_id}" if prefix else raw_id)
+            file: str | None = None
+            line: int | None = None
+            if event.get("outcome") in ("failed", "error"):
+                found, line = python_location(longrepr)
+                file = self.rel_file(found) if found else test_id.split("::", 1)[0]
+            record = {
+                "id": test_id,
+                "outcome": str(event.get("outcome")),
+                "duration": event.get("duration", 0.0),
+                "when": event.get("when"),
+                "message": event.get("message"),
+                "longrepr": longrepr,
+                "file": file,
+                "line": line,
+                "stop": event.get("stop"),
+            }
+            if event.get("subtests"):
+                record["subtests"] = event["subtests"]
+            report.add_test(record)
+
+    def finish(self, exit_code: int, report: Report, output: str) -> None:
+        python = getattr(self, "python", "python")
+        if not report.started and exit_code != 0:
+            raise ToolCallError(_not_started(python, exit_code, output), code=ErrorCode.TOOL_ERROR)
+        if exit_code in (3, 4):
+            raise ToolCallError(
+                f"pytest exit {exit_code}: {PYTEST_EXIT_MEANING[exit_code]}\n{output[-3000:]}", code=ErrorCode.TOOL_ERROR
+            )
+        if report.collect_errors:
+            not_run = report.collected or 0
+            where = []
+            for t in report.tests:
+                if t.get("when") == "collect" and t["outcome"] == "error":
+                    f, line = python_location(t.get("longrepr"))
+                    if f:
+                        t["file"], t["line"] = self.rel_file(f), line
+                    where.append(f"{t['id']}" + (f" (line {line})" if line else ""))
+            n = report.collect_errors
+            report.notes.append(
+                f"pytest stopped at {n} collection error{'s' if n > 1 else ''} in {', '.join(where)}: "
+                + (f"the {not_run} tests collected elsewhere did not run. " if not_run and exit_code == 2 else "")
+                + "Fix the import or syntax error first (or pass args=['--continue-on-collection-errors'] to run the rest)."
+            )
+        elif exit_code == 5:
+            report.notes.append(
+                "Nothing matched: check the paths and the -k expression, or the test file names (test_*.py)."
+            )
+
+
+_CONFTEST = re.compile(r"^(ImportError while loading conftest|Error while loading conftest|ImportError while loading plugin|.*Error while loading plugin)", re.M)
+
+
+def _not_started(python: str, exit_code: int, output: str) -> str:
+    """pytest ended before the plugin said hello: say why, the real error first."""
+    tail = output[-3000:]
+    if "No module named pytest" in output:
+        return (f"pytest is not installed for {python}: install it in the workspace's environment "
+                f"({python} -m pip install pytest), then run the tests again.\n{tail}")
+    found = _CONFTEST.search(output)
+    if found:
+        text = output[found.start():].strip()
+        return f"pytest could not start: {text[:3000]}\n(exit {exit_code}; fix that file and run the tests again)"
+    if "usage:" in output or "error: unrecognized arguments" in output:
+        return f"pytest refused its arguments (exit {exit_code}):\n{tail}"
+    return f"pytest ended before running any test (exit {exit_code}, with {python}):\n{tail}"
