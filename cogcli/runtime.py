@@ -35,7 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.context import AbortSignal, ToolUpdate
 from cogcli.diffstat import diff_stats
-from cogcli.errors import ConfigError, ErrorCode, ModelError
+from cogcli.compaction import ContextBudget, model_summary  # i17
+from cogcli.errors import ConfigError, ContextLengthError, ErrorCode, ModelError
 from cogcli.approvals import Approve, Decision, Decisions, approval_for, decision_of, denied_message
 from cogcli.events import (
     ApprovalRequiredEvent,
@@ -99,6 +100,13 @@ class Agent:
     max_steps: int = 30
     #: characters of a result's content a model reads; the rest is cut with a visible marker
     max_result_length: int = 20_000
+    #: i17: the instruction files (AGENTS.md, …) whose text ``instructions`` holds, named in the start event
+    instruction_files: list[Any] = field(default_factory=list)
+    #: i17: a :class:`cogcli.instructions.NearbyInstructions` telling the model once about a
+    #: subdirectory's own AGENTS.md when a call first touches it (None: not at all)
+    nearby_instructions: Any = None
+    #: i17: the model's context window in tokens; None: unknown (compaction waits for a context-length error)
+    context_window: int | None = None
 
 
 class RunResult(BaseModel):
@@ -249,11 +257,19 @@ class _Run:
         self.output = ""
         self.error: str | None = None
         self.error_code: str | None = None
+        self.context = ContextBudget(window=agent.context_window, specs=self.specs)  # i17
 
     async def execute(self, input: str) -> RunResult:
         started = time.perf_counter()
         status = "error"
-        self.emitter.emit(StartEvent(message_id=self.message_id, thread_id=self.thread_id))
+        self.emitter.emit(
+            StartEvent(
+                message_id=self.message_id,
+                thread_id=self.thread_id,
+                instructions=[f.info() for f in self.agent.instruction_files] or None,  # i17
+                context_window=self.agent.context_window,  # i17
+            )
+        )
         try:
             status = await self._loop(input)
         except ModelError as exc:
@@ -278,7 +294,7 @@ class _Run:
             if self.steps >= self.agent.max_steps:
                 return "denied" if self.denied_open else "max_steps"
             self.steps += 1
-            turn = await self._stream_turn()
+            turn = await self._model_turn()  # i17: was self._stream_turn()
             if turn.error is not None:
                 self._close_cut_turn(turn, turn.error.code, "the model's stream failed")
                 raise turn.error
@@ -304,6 +320,39 @@ class _Run:
                 return "aborted"
 
     # --- 1. a model turn ----------------------------------------------------------------
+
+    async def _model_turn(self) -> _Turn:
+        """i17: one model turn on a history that fits the context window (compacted first when the
+        request would pass 80% of it); a context-length error compacts once more and retries once."""
+        self.history = await self.context.before_request(self.history, summarize=self._summarize, emit=self.emitter.emit)
+        turn = await self._stream_turn()
+        error = turn.error
+        if isinstance(error, ContextLengthError) and not turn.text and not turn.calls and not self.signal.aborted:
+            log.info("%s; compacting the history and trying once more", error.message)
+            self.history = await self.context.after_overflow(
+                self.history, limit=error.limit, tokens=error.tokens, summarize=self._summarize, emit=self.emitter.emit
+            )
+            turn = await self._stream_turn()
+        return turn
+
+    async def _summarize(self, messages: list[Message]) -> str:
+        """i17: the model's summary of the oldest turns (compaction's second stage); its usage counts."""
+        text: str | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_cancel_on_abort, self.signal, tg.cancel_scope)
+            text = await model_summary(self.agent.model, messages, on_usage=self._add_usage)
+            tg.cancel_scope.cancel()
+        if text is None:
+            raise ModelError("the run was aborted while the model summarized")
+        return text
+
+    def _add_usage(self, event: UsageReport) -> None:
+        self.usage = self.usage + Usage(
+            input_tokens=event.input_tokens,
+            output_tokens=event.output_tokens,
+            total_tokens=event.input_tokens + event.output_tokens,
+            cached_input_tokens=event.cached_input_tokens or None,
+        )
 
     async def _stream_turn(self) -> _Turn:
         turn = _Turn()
@@ -358,11 +407,8 @@ class _Run:
                                 ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=parse_arguments(call.text))
                             )
                         elif isinstance(event, UsageReport):
-                            self.usage = self.usage + Usage(
-                                input_tokens=event.input_tokens,
-                                output_tokens=event.output_tokens,
-                                total_tokens=event.input_tokens + event.output_tokens,
-                            )
+                            self._add_usage(event)
+                            self.context.observe(event)  # i17
                     completed = True
                 except ModelError as exc:
                     error = exc
@@ -584,6 +630,8 @@ class _Run:
         entries: list[Entry] = [AssistantEntry(content=text, tool_calls=calls)]
         for result in results:
             read = result.model_text(limit)
+            if self.agent.nearby_instructions is not None and result.error is None:  # i17
+                read = self.agent.nearby_instructions.annotate(result.arguments, read)
             self.history.append(Message(role="tool", tool_call_id=result.call_id, name=result.name, content=read))
             entries.append(
                 ToolResultEntry(
@@ -620,6 +668,9 @@ class _Run:
                 duration_ms=duration_ms,
                 files_changed=files,
                 tests=tests,
+                peak_context_tokens=self.context.peak or None,  # i17
+                context_window=self.context.window,  # i17
+                compactions=self.context.compactions or None,  # i17
             )
         )
         end = RunEndEntry(
