@@ -44,6 +44,16 @@ class EditOptions:
     approval: str | None = None
     #: secret-looking files the tools may read all the same (--allow-secret)
     allow_secrets: list[str] = field(default_factory=list)
+    #: i17: read the instruction from this file (--file); ``instruction == "-"`` reads stdin
+    instruction_file: Path | None = None
+    #: i17: continue the most recent thread (--last)
+    last: bool = False
+    #: i17: the directory cog runs in (instruction files are read from the root down to it)
+    cwd: Path | None = None
+    #: i17: --context-window N (tokens)
+    context_window: int | None = None
+    #: i17: --no-instructions: read no AGENTS.md (nor the personal file)
+    no_instructions: bool = False
 
 
 def _usage_error(message: str) -> int:
@@ -54,6 +64,12 @@ def _usage_error(message: str) -> int:
 def run_edit(opts: EditOptions) -> int:
     """Run the agent once; return the exit code (0 done and tests pass, 1 task failed, 2 usage or
     configuration, 130/143 interrupted)."""
+    from cogcli.commands.edit_input import read_instruction
+
+    try:  # i17: the instruction may come from stdin (-) or --file
+        opts.instruction = read_instruction(opts.instruction, opts.instruction_file, approval=opts.approval)
+    except ConfigError as exc:
+        return _usage_error(exc.message)
     if not opts.instruction.strip():
         return _usage_error('the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"')
     try:
@@ -66,6 +82,8 @@ def run_edit(opts: EditOptions) -> int:
             mcp_servers=opts.mcp,
             sandbox=opts.sandbox,
             allow_secrets=opts.allow_secrets,
+            context_window=opts.context_window,  # i17
+            instructions=not opts.no_instructions,  # i17
         )
         if settings.model is None:
             return _usage_error(NO_MODEL_MESSAGE)
@@ -136,6 +154,7 @@ async def _run_agent(
     abort: AbortSignal,
     approve: Approve | None,
 ) -> Any:
+    from cogcli.commands.edit_input import project_context, thread_to_continue
     from cogcli.memory import default_store
     from cogcli.prompts import coding_agent_prompt
     from cogcli.runtime import Agent, Cogitator
@@ -147,15 +166,23 @@ async def _run_agent(
 
             tools = [*tools, *await stack.enter_async_context(mcp_tools(settings.mcp_servers, {t.name for t in tools}))]
         store = stack.enter_context(default_store(settings.root))
+        thread_id = thread_to_continue(store, opts.thread, opts.last)  # i17: --last
+        project = await project_context(settings, opts.cwd, model)  # i17: AGENTS.md files, the context window
+        for note in project.notes:
+            sys.stderr.write(f"cog: {note}\n")
+        prompt = coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command)
         agent = Agent(
             name="cog",
-            instructions=coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command),
+            instructions=f"{prompt}\n\n{project.section}" if project.section else prompt,
             model=model,
             tools=tools,
             max_steps=settings.max_steps,
+            instruction_files=project.files,
+            nearby_instructions=project.nearby,
+            context_window=project.window,
         )
         return await Cogitator(store).run(
-            agent, input=opts.instruction, thread_id=opts.thread, on_event=renderer.handle, signal=abort, approve=approve
+            agent, input=opts.instruction, thread_id=thread_id, on_event=renderer.handle, signal=abort, approve=approve
         )
 
 
