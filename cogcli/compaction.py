@@ -270,8 +270,9 @@ class ContextBudget:
     #: the largest request (input tokens as reported, else as estimated)
     peak: int = 0
     compactions: int = 0
-    #: the history last sent and the input tokens the provider reported for it
+    #: the history last sent; the history the last report counted and the input tokens it reported
     _sent: list[Message] = field(default_factory=list)
+    _counted: list[Message] = field(default_factory=list)
     _reported: int | None = None
     _reported_for: int = 0  # estimate of what was sent when the report came
     _specs_tokens: int | None = None
@@ -293,7 +294,7 @@ class ContextBudget:
     def estimate(self, history: Sequence[Message]) -> int:
         """Tokens a request with ``history`` will take: the last report plus the text added since
         when ``history`` extends what was sent, else the estimate scaled by what reports taught."""
-        sent = self._sent
+        sent = self._counted
         if self._reported is not None and len(history) >= len(sent) and all(a is b for a, b in zip(sent, history)):
             added = estimate_messages(history[len(sent) :])
             return self._reported + int(added * max(1.0, self.ratio))
@@ -308,6 +309,7 @@ class ContextBudget:
         if usage.input_tokens <= 0:
             return
         self._reported = usage.input_tokens
+        self._counted = self._sent
         self._reported_for = self.raw(self._sent)
         self.peak = max(self.peak, usage.input_tokens)
 
@@ -346,7 +348,7 @@ class ContextBudget:
         if limit and (self.window is None or limit < self.window):
             self.window = limit
         if tokens:  # the provider counted the refused request: calibrate on it
-            self._reported, self._reported_for, self._sent = tokens, self.raw(history), list(history)
+            self._reported, self._reported_for, self._counted = tokens, self.raw(history), list(history)
         before = self.estimate(history)
         window = self.window or max(1, int(before / 1.25))  # no window known: aim well below what failed
         history = await self.compact(history, goal=int(window * RETRY_TARGET), reason="context-length-error", summarize=summarize, emit=emit, before=before)

@@ -193,7 +193,7 @@ def load_instructions(
         except OSError as exc:
             found.notes.append(f"{shown} could not be read: {exc.strerror or exc}")
             continue
-        left -= size - cut
+        left = 0 if cut else left - size  # a file cut spends the rest: nothing deeper is read
         found.files.append(InstructionFile(path=shown, size=size, text=text, cut=cut, directory=directory, redacted=redacted))
         if cut:
             found.notes.append(f"{shown} cut: {cut:,} of its {size:,} bytes left out (instruction budget {budget:,} bytes)")

@@ -29,6 +29,7 @@ CLEARED = (
     "GITHUB_ACTIONS",
     "CI",
     "COG_SANDBOX",
+    "COG_CONTEXT_WINDOW",
 )
 
 
