@@ -150,3 +150,14 @@ def test_a_subdirectory_agents_md_is_told_once_when_a_tool_first_reads_there(tmp
     assert "svc: log with structlog" in first and "svc/AGENTS.md" in first
     assert "structlog" not in second
     assert "structlog" not in messages(server, 0)[0]["content"]  # not loaded at the start (cwd is the root)
+
+
+def test_the_context_window_in_the_start_event(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, {"a.py": "x\n"})
+    with OpenAIServer([Reply("done"), Reply("done"), Reply("done")], served_model="local-coder", context_length=16_384) as server:
+        env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url}
+        reported = json_lines(run_cog(["edit", "--json", "--model", "openai:local-coder", "go"], repo, env=env).stdout)
+        table = json_lines(run_cog(["edit", "--json", "--model", "openai:gpt-4o", "go"], repo, env=env).stdout)
+        flag = json_lines(run_cog(["edit", "--json", "--model", "openai:local-coder", "--context-window", "9000", "go"], repo, env=env).stdout)
+    assert [r[0]["contextWindow"] for r in (reported, table, flag)] == [16_384, 128_000, 9000]
+    assert [r[-1]["contextWindow"] for r in (reported, table, flag)] == [16_384, 128_000, 9000]

@@ -67,7 +67,7 @@ def model_id(spec: str) -> str:
 
 def known_window(spec: str | None) -> int | None:
     """The window of a common model (``openai:gpt-4o-mini`` → 128000), None when the table has no entry."""
-    if not spec or spec.startswith("replay:"):
+    if not spec or spec.lower().startswith(("replay:", "ollama:")):  # Ollama serves its own num_ctx, often far less
         return None
     name = model_id(spec)
     best = max((p for p in WINDOWS if name.startswith(p)), key=len, default=None)
