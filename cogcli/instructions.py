@@ -81,6 +81,9 @@ class ProjectInstructions:
             if f.cut:
                 body += f"\n[… {f.cut:,} more bytes of {f.path} cut: the instruction budget ran out]"
             parts.append(f"# {f.path} ({where})\n\n{body}")
+        left_out = [n for n in self.notes if " not read: " in n]
+        if left_out:
+            parts.append("[" + "; ".join(left_out) + "]")
         return "\n\n".join(parts)
 
 

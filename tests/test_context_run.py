@@ -129,6 +129,17 @@ def test_a_60_step_run_five_times_the_window_completes_under_it_openai(tmp_path:
     # the recorded cassette holds every turn the model gave (summaries included)
     recorded = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
     assert sum(1 for r in recorded if r.get("type") == "turn") == STEPS + agent.summaries
+    # replayed, the recorded run compacts at the same points to the same sizes (usage is recorded too)
+    replay = run_cog(
+        ["edit", "--json", "--yes", "--sandbox", "off", "--max-steps", str(STEPS), "--context-window", str(WINDOW),
+         "--model", f"replay:{tmp_path / 'run.jsonl'}", "Read every module and check the tests"],
+        repo, env={"XDG_CONFIG_HOME": str(tmp_path / "config")}, timeout=400,
+    )
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    replayed = [e for e in json_lines(replay.stdout) if e["type"] == "compaction"]
+    assert [(c["tokensBefore"], c["tokensAfter"], c["summarizedMessages"]) for c in replayed] == [
+        (c["tokensBefore"], c["tokensAfter"], c["summarizedMessages"]) for c in compactions
+    ]
 
 
 @pytest.mark.slow

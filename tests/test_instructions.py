@@ -70,6 +70,7 @@ def test_the_budget_is_spent_from_the_root_and_the_cut_is_visible(tmp_path: Path
     assert any("x/AGENTS.md cut" in n for n in found.notes)
     assert any("x/y/AGENTS.md" in n and "not read" in n for n in found.notes)
     assert "instruction budget ran out" in found.prompt_section()
+    assert "x/y/AGENTS.md (8 bytes) not read" in found.prompt_section()  # the model knows it exists
 
 
 def test_budget_zero_reads_nothing(tmp_path: Path) -> None:
