@@ -276,6 +276,8 @@ class ContextBudget:
     _reported: int | None = None
     _reported_for: int = 0  # estimate of what was sent when the report came
     _specs_tokens: int | None = None
+    #: id(message) -> (message, its estimate): each message is estimated once per run, not per request
+    _sizes: dict[int, tuple[Message, int]] = field(default_factory=dict)
 
     # --- counting -------------------------------------------------------------------------
 
@@ -289,20 +291,32 @@ class ContextBudget:
     def raw(self, history: Sequence[Message]) -> int:
         if self._specs_tokens is None:
             self._specs_tokens = estimate_specs(self.specs)
-        return estimate_messages(history) + self._specs_tokens
+        return self._messages(history) + self._specs_tokens
+
+    def _messages(self, messages: Sequence[Message]) -> int:
+        total = 0
+        sizes = self._sizes
+        for m in messages:
+            known = sizes.get(id(m))
+            if known is None or known[0] is not m:
+                known = sizes[id(m)] = (m, estimate_message(m))
+            total += known[1]
+        return total
 
     def estimate(self, history: Sequence[Message]) -> int:
         """Tokens a request with ``history`` will take: the last report plus the text added since
         when ``history`` extends what was sent, else the estimate scaled by what reports taught."""
         sent = self._counted
         if self._reported is not None and len(history) >= len(sent) and all(a is b for a, b in zip(sent, history)):
-            added = estimate_messages(history[len(sent) :])
+            added = self._messages(history[len(sent) :])
             return self._reported + int(added * max(1.0, self.ratio))
         return int(self.raw(history) * self.ratio)
 
     def sent(self, history: Sequence[Message]) -> None:
         """``history`` is what goes out with the next request."""
         self._sent = list(history)
+        keep = set(map(id, self._sent)) | set(map(id, self._counted))  # forget messages compaction replaced
+        self._sizes = {k: v for k, v in self._sizes.items() if k in keep}
 
     def observe(self, usage: UsageReport) -> None:
         """A provider's usage report for the request last :meth:`sent`."""
