@@ -156,11 +156,21 @@ def drop_results(
     dropped: list[DroppedResult] = []
     saved = 0
     for start, end in spans[:-1]:  # oldest first; never the last turn
-        order = sorted(range(start + 1, end), key=lambda k: -len(history[k].content))  # largest first
-        for k in order:
+        sizes = [(len(history[k].content), k) for k in range(start + 1, end)]
+        args = sum(len(_arguments_text(c.arguments)) for c in history[start].tool_calls)
+        if args > MAX_KEPT_ARGUMENT * 2:  # the turn's own long arguments (a written file's content) count too
+            sizes.append((args, start))
+        for _, k in sorted(sizes, key=lambda item: -item[0]):  # largest first
             if saved >= need:
                 return out, dropped, saved
             message = history[k]
+            if k == start:
+                shortened, gone = shorten_calls(message)
+                if gone:
+                    out[k] = shortened
+                    saved += int((estimate_message(message) - estimate_message(shortened)) * ratio)
+                    dropped.extend(gone)
+                continue
             if is_stub(message):
                 continue
             before = estimate_message(message)
@@ -174,6 +184,49 @@ def drop_results(
             saved += gain
             dropped.append(DroppedResult(tool_call_id=message.tool_call_id or "", tool_name=name, stub=stub.split("\n", 1)[0], tokens=int(before * ratio)))
     return out, dropped, saved
+
+
+def _arguments_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+#: a call argument longer than this (characters) is dropped from older turns
+MAX_KEPT_ARGUMENT = 300
+
+
+def _shorten(value: Any) -> tuple[Any, int]:
+    """``value`` with every string longer than :data:`MAX_KEPT_ARGUMENT` replaced by a note; characters dropped."""
+    if isinstance(value, str):
+        if len(value) > MAX_KEPT_ARGUMENT:
+            return f"[{len(value):,} characters dropped to save context]", len(value)
+        return value, 0
+    if isinstance(value, dict):
+        out, total = {}, 0
+        for k, v in value.items():
+            out[k], n = _shorten(v)
+            total += n
+        return out, total
+    if isinstance(value, list):
+        items = [_shorten(v) for v in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    return value, 0
+
+
+def shorten_calls(message: Message) -> tuple[Message, list[DroppedResult]]:
+    """An older assistant turn with its calls' long argument values (a written file's content, a
+    megabyte the model sent by mistake) replaced by notes; what was dropped, per call."""
+    calls: list[ToolCallRequest] = []
+    gone: list[DroppedResult] = []
+    for call in message.tool_calls:
+        arguments, dropped = _shorten(call.arguments)
+        if dropped:
+            what, _ = describe_call(call.name, arguments if isinstance(arguments, dict) else None)
+            gone.append(DroppedResult(tool_call_id=call.id, tool_name=call.name, stub=f"[arguments of {what}{STUB_MARK} {dropped:,} characters]", tokens=estimate_text("x" * dropped)))
+            call = call.model_copy(update={"arguments": arguments})
+        calls.append(call)
+    if not gone:
+        return message, []
+    return message.model_copy(update={"tool_calls": calls}), gone
 
 
 # --- stage 2: the oldest turns replaced by a summary ------------------------------------------
@@ -386,7 +439,7 @@ class ContextBudget:
         after = int(self.raw(new) * ratio)
         if after > goal:
             first, cut = summary_cut(new, keep_tokens=max(1, int(goal / max(ratio, 0.25) / 2)))
-            if cut > first:
+            if any(m.role == "assistant" for m in new[first:cut]):  # only the user's words: nothing to summarize
                 replaced = new[first:cut]
                 text = await self._summary(replaced, summarize)
                 message = summary_message(replaced, text)

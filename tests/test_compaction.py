@@ -233,3 +233,22 @@ def test_a_fail_step_is_not_a_context_error() -> None:
         with pytest.raises(Exception) as info:
             anyio.run(go)
     assert not isinstance(info.value, ContextLengthError)
+
+
+def test_long_arguments_of_older_turns_are_shortened_too() -> None:
+    content = "print('x')\n" * 3000
+    h = [
+        Message(role="user", content="write it"),
+        Message(role="assistant", tool_calls=[ToolCallRequest(id="w", name="write_file", arguments={"path": "a.py", "content": content})]),
+        Message(role="tool", tool_call_id="w", name="write_file", content='{"path": "a.py", "created": true}'),
+        Message(role="assistant", content="now test", tool_calls=[ToolCallRequest(id="t", name="run_tests", arguments={})]),
+        Message(role="tool", tool_call_id="t", name="run_tests", content="ok"),
+    ]
+    new, dropped, saved = drop_results(h, need=1000)
+    assert new[1].tool_calls[0].arguments == {"path": "a.py", "content": f"[{len(content):,} characters dropped to save context]"}
+    assert dropped[0].tool_call_id == "w" and dropped[0].stub.startswith("[arguments of write_file a.py: dropped")
+    assert saved > 5000 and h[1].tool_calls[0].arguments["content"] == content
+    # the last turn's own arguments are never shortened, and a lone user message is not "summarized"
+    alone = [Message(role="user", content="x"), h[1], h[2]]
+    out = anyio.run(lambda: ContextBudget(window=2000).before_request(alone))
+    assert out == alone
