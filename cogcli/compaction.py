@@ -289,23 +289,35 @@ def mechanical_summary(messages: Sequence[Message]) -> str:
     return "The model could not be asked for a summary; the calls made so far were:\n" + "\n".join(done[-80:])
 
 
+_WORDS_HEAD = "What the user asked, in their words:\n"
+_SUMMARY_HEAD = "\n\nSummary of the work so far:\n"
+
+
 def summary_message(replaced: Sequence[Message], summary: str) -> Message:
-    """The one user message that stands for ``replaced``: the user's own words, then the summary."""
-    words = [m.content for m in replaced if m.role == "user" and not m.content.startswith(SUMMARY_MARK)]
-    earlier = [m.content for m in replaced if m.role == "user" and m.content.startswith(SUMMARY_MARK)]
+    """The one user message that stands for ``replaced``: the user's own words (also those an
+    earlier summary among ``replaced`` carried), then the summary."""
+    words: list[str] = []
+    for m in replaced:
+        if m.role != "user":
+            continue
+        if m.content.startswith(SUMMARY_MARK):  # an earlier summary: keep the user's words it carried
+            start = m.content.find(_WORDS_HEAD)
+            end = m.content.find(_SUMMARY_HEAD)
+            if start >= 0 and end > start:
+                words.append(m.content[start + len(_WORDS_HEAD) : end])
+        else:
+            words.append(m.content)
     parts = [f"{SUMMARY_MARK}, written to save context. Every full result is kept in the thread; call the tools again if you need exact text.]"]
     if words:
-        parts.append("What the user asked, in their words:\n" + "\n\n".join(words))
-    if earlier:  # an earlier summary is part of what was summarized; keep the user's words it carried
-        parts.append("(An earlier summary was folded into this one.)")
-    parts.append("Summary of the work so far:\n" + summary.strip())
-    return Message(role="user", content="\n\n".join(parts))
+        parts.append(_WORDS_HEAD + "\n\n".join(words))
+    return Message(role="user", content="\n\n".join(parts) + _SUMMARY_HEAD + summary.strip())
 
 
 # --- the budget ----------------------------------------------------------------------------
 
 
-Summarizer = Callable[[list[Message]], Any]  # async (messages) -> (text, UsageReport | None)
+#: ``async (messages) -> str``: the model's answer to a summary request
+Summarizer = Callable[[list[Message]], Any]
 
 
 @dataclass

@@ -252,3 +252,13 @@ def test_long_arguments_of_older_turns_are_shortened_too() -> None:
     alone = [Message(role="user", content="x"), h[1], h[2]]
     out = anyio.run(lambda: ContextBudget(window=2000).before_request(alone))
     assert out == alone
+
+
+def test_a_second_summary_keeps_the_users_words_the_first_carried() -> None:
+    from cogcli.compaction import summary_message
+
+    first = summary_message([Message(role="user", content="Fix the parser"), Message(role="assistant", content="ok")], "read a.py")
+    second = summary_message([first, Message(role="assistant", content="x"), Message(role="user", content="Also add a test")], "fixed a.py")
+    assert "Fix the parser" in second.content and "Also add a test" in second.content
+    assert second.content.index("Fix the parser") < second.content.index("Also add a test") < second.content.index("fixed a.py")
+    assert "read a.py" not in second.content  # the old summary itself is folded into the new one by the model
