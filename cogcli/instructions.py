@@ -182,7 +182,8 @@ def load_instructions(
     for directory in chain(root, cwd or root):
         path = find_in(directory, names, within=root)
         if path is not None:
-            candidates.append((path, directory.relative_to(root).as_posix().removeprefix(".")))
+            rel = directory.relative_to(root).as_posix()
+            candidates.append((path, "" if rel == "." else rel))
     left = budget
     for path, directory in candidates:
         shown = _show(path, root)

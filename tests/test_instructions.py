@@ -73,6 +73,11 @@ def test_the_budget_is_spent_from_the_root_and_the_cut_is_visible(tmp_path: Path
     assert "x/y/AGENTS.md (8 bytes) not read" in found.prompt_section()  # the model knows it exists
 
 
+def test_a_dot_directory_keeps_its_name(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"AGENTS.md": "root\n", ".config/AGENTS.md": "dot\n"})
+    assert [f.directory for f in load_instructions(root, root / ".config").files] == ["", ".config"]
+
+
 def test_budget_zero_reads_nothing(tmp_path: Path) -> None:
     root = tree(tmp_path, {"AGENTS.md": "rules\n"})
     personal = tree(tmp_path, {"p/AGENTS.md": "mine\n"}) / "p/AGENTS.md"
