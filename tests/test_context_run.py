@@ -95,6 +95,19 @@ def check_thread(repo: Path, thread_id: str) -> int:
     return chars
 
 
+def compaction_points(events: list[dict[str, Any]]) -> list[tuple[int, int, int, int]]:
+    """Per compaction: after how many results it came, how many results it dropped, how many
+    messages a summary replaced, and its size after (which may differ by a few tokens from run to
+    run: a test run's output has its timings in it)."""
+    points, results = [], 0
+    for e in events:
+        if e["type"] == "tool-result":
+            results += 1
+        elif e["type"] == "compaction":
+            points.append((results, len(e["dropped"]), e["summarizedMessages"], e["tokensAfter"]))
+    return points
+
+
 @pytest.mark.slow
 def test_a_60_step_run_five_times_the_window_completes_under_it_openai(tmp_path: Path) -> None:
     repo = workspace(tmp_path)
@@ -136,10 +149,9 @@ def test_a_60_step_run_five_times_the_window_completes_under_it_openai(tmp_path:
         repo, env={"XDG_CONFIG_HOME": str(tmp_path / "config")}, timeout=400,
     )
     assert replay.returncode == 0, replay.stderr[-3000:]
-    replayed = [e for e in json_lines(replay.stdout) if e["type"] == "compaction"]
-    assert [(c["tokensBefore"], c["tokensAfter"], c["summarizedMessages"]) for c in replayed] == [
-        (c["tokensBefore"], c["tokensAfter"], c["summarizedMessages"]) for c in compactions
-    ]
+    again = compaction_points(json_lines(replay.stdout))
+    assert [p[:3] for p in again] == [p[:3] for p in compaction_points(events)]
+    assert all(abs(a[3] - b[3]) <= 20 for a, b in zip(again, compaction_points(events)))
 
 
 @pytest.mark.slow
