@@ -167,7 +167,7 @@ def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log wha
 
 @app.command(epilog=EXIT_CODES)
 def edit(
-    instruction: Annotated[str, typer.Argument(metavar="INSTRUCTION", help="What to do, in plain words.", show_default=False)],
+    instruction: Annotated[Optional[str], typer.Argument(metavar="INSTRUCTION", help="What to do, in plain words; - reads it from stdin.", show_default=False)] = None,
     model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="provider:model (default: COG_MODEL, then [tool.cog] model).", show_default=False)] = None,
     json_flag: JsonOption = False,
     fmt: FormatOption = Format.text,
@@ -195,8 +195,18 @@ def edit(
         ),
     ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every call (the same as --approval auto).")] = False,
+    instruction_file: Annotated[Optional[Path], typer.Option("--file", metavar="PATH", help="Read the instruction from PATH (instead of INSTRUCTION).", show_default=False)] = None,
+    last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
+    no_instructions: Annotated[bool, typer.Option("--no-instructions", help="Read no AGENTS.md (nor ~/.config/cog/AGENTS.md).")] = False,
+    context_window: Annotated[Optional[int], typer.Option("--context-window", min=1024, metavar="TOKENS", help="The model's context window (default: COG_CONTEXT_WINDOW, [tool.cog] context_window, else known models' own or what the server reports).", show_default=False)] = None,
 ) -> None:
-    """Run the coding agent on INSTRUCTION in this repository."""
+    """Run the coding agent on INSTRUCTION in this repository.
+
+    \b
+    The repository's AGENTS.md files (root down to the current directory; AGENTS.override.md
+    first, then [tool.cog] instruction_files such as CLAUDE.md) and ~/.config/cog/AGENTS.md
+    are given to the model; the history it reads is compacted before it would overflow the
+    model's context window (memory keeps every full result)."""
     from cogcli.commands.edit import EditOptions, run_edit
 
     code = run_edit(
@@ -218,6 +228,11 @@ def edit(
             allow_secrets=list(allow_secret or []),
             pass_env=list(pass_env or []),
             sandbox_writable=list(sandbox_writable or []),
+            instruction_file=instruction_file,
+            last=last,
+            cwd=(directory or Path.cwd()).expanduser().resolve(),
+            context_window=context_window,
+            no_instructions=no_instructions,
         )
     )
     raise typer.Exit(code)

@@ -10,13 +10,17 @@ the workspace's ``pyproject.toml``, then defaults. Flags win.
     mcp_servers = ["npx -y @modelcontextprotocol/server-memory"]
     sandbox = "auto"         # run_tests under bubblewrap: auto | on | off
     secret_globs = ["config/credentials.*"]   # more files the tools keep away from (besides .env, keys, …)
+    instruction_files = ["CLAUDE.md"]   # read per directory after AGENTS.override.md and AGENTS.md
+    instruction_budget = 32768   # bytes of instruction files the model reads; 0 reads none
+    context_window = 128000      # the model's context window in tokens, when cog does not know it
     pass_env = ["DATABASE_URL"]  # more variables the tests get (never credential-named ones; --pass-env for those)
 
 The workspace is not trusted: its ``mcp_servers`` start only once the person approved them
 (:mod:`cogcli.trust`), and its ``sandbox = "off"`` is ignored (``--sandbox off`` or ``COG_SANDBOX``
 turn the sandbox off).
 
-Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``, ``COG_SANDBOX``.
+Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``, ``COG_SANDBOX``,
+``COG_CONTEXT_WINDOW``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cogcli.errors import ConfigError
 
@@ -61,6 +65,18 @@ class CogConfig(BaseModel):
     secret_globs: list[str] = Field(default_factory=list)
     pass_env: list[str] = Field(default_factory=list)
     runner: RunnerSetting | None = None
+    instruction_files: list[str] = Field(default_factory=list)
+    #: at most 1 MiB: a workspace's own settings must not fill the model's context with instructions
+    instruction_budget: int | None = Field(default=None, ge=0, le=1024 * 1024)
+    context_window: int | None = Field(default=None, ge=1024)
+
+    @field_validator("instruction_files")
+    @classmethod
+    def _plain_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name or "/" in name or "\\" in name or name in (".", ".."):
+                raise ValueError(f"{name!r} is not a file name (give names such as \"CLAUDE.md\", looked for in each directory)")
+        return names
 
 
 @dataclass(frozen=True)
@@ -89,6 +105,13 @@ class Settings:
     sandbox_writable: tuple[str, ...] = ()
     #: the test runner run_tests uses instead of the ones it finds (``[tool.cog] runner``)
     runner: str | None = None
+    #: names read per directory after AGENTS.override.md and AGENTS.md (``[tool.cog] instruction_files``)
+    instruction_files: tuple[str, ...] = ()
+    #: bytes of instruction files the model reads (0: none; ``--no-instructions`` sets 0)
+    instruction_budget: int = 32 * 1024
+    #: the model's context window in tokens from ``--context-window``, ``COG_CONTEXT_WINDOW`` or
+    #: ``[tool.cog] context_window`` (None: the table of known models, or what the provider reports)
+    context_window: int | None = None
 
 
 def find_workspace(start: Path | str | None = None) -> Path:
@@ -165,6 +188,8 @@ def load_settings(
     allow_secrets: list[str] | None = None,
     pass_env: list[str] | None = None,
     sandbox_writable: list[str] | None = None,
+    context_window: int | None = None,
+    instructions: bool = True,
 ) -> Settings:
     """Resolve every setting for a command run in ``root``: flag > environment > config > default."""
     config = read_config(root)
@@ -193,6 +218,9 @@ def load_settings(
         workspace_pass_env=tuple(config.pass_env),
         sandbox_writable=tuple(sandbox_writable or ()),
         runner=config.runner,
+        instruction_files=tuple(config.instruction_files),
+        instruction_budget=(config.instruction_budget if config.instruction_budget is not None else 32 * 1024) if instructions else 0,
+        context_window=context_window or _env_number("COG_CONTEXT_WINDOW", int) or config.context_window,
     )
 
 

@@ -77,6 +77,9 @@ class RunEndEntry(_Entry):
     files_changed: list[FileChange] = Field(default_factory=list)
     tests: dict[str, int] | None = None
     tests_error: str | None = None
+    peak_context_tokens: int | None = None
+    context_window: int | None = None
+    compactions: int | None = None
 
 
 class UndoEntry(_Entry):

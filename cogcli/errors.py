@@ -28,6 +28,8 @@ class ErrorCode(StrEnum):
     # the run
     MODEL_STREAM_ERROR = "MODEL_STREAM_ERROR"
     MODEL_CONFIG_ERROR = "MODEL_CONFIG_ERROR"
+    #: the request was longer than the model's context window (the run compacts and retries once)
+    CONTEXT_LENGTH_EXCEEDED = "CONTEXT_LENGTH_EXCEEDED"
     CASSETTE_EXHAUSTED = "CASSETTE_EXHAUSTED"
     MCP_ERROR = "MCP_ERROR"
 
@@ -64,3 +66,15 @@ class ModelError(CogError):
     """The model server failed or cut its stream: the run ends with status ``error``."""
 
     code = ErrorCode.MODEL_STREAM_ERROR
+
+
+class ContextLengthError(ModelError):
+    """The provider refused a request as longer than the model's context window. ``limit`` (the
+    window) and ``tokens`` (the request's size) are set when the provider's message says them."""
+
+    code = ErrorCode.CONTEXT_LENGTH_EXCEEDED
+
+    def __init__(self, message: str, *, limit: int | None = None, tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.tokens = tokens

@@ -59,12 +59,18 @@ class Usage(WireModel):
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
+    #: the part of ``input_tokens`` the provider read from its prompt cache (absent: it did not say)
+    cached_input_tokens: int | None = None
 
     def __add__(self, other: Usage) -> Usage:
+        cached = None
+        if self.cached_input_tokens is not None or other.cached_input_tokens is not None:
+            cached = (self.cached_input_tokens or 0) + (other.cached_input_tokens or 0)
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
+            cached_input_tokens=cached,
         )
 
 
@@ -73,11 +79,24 @@ class BaseEvent(WireModel):
     timestamp: str | None = None
 
 
+class InstructionFileInfo(WireModel):
+    """An instruction file (AGENTS.md, …) the model was given: its path and size in bytes;
+    ``cut`` bytes were left out when the instruction budget ran out."""
+
+    path: str
+    size: int
+    cut: int | None = None
+
+
 class StartEvent(BaseEvent):
     type: Literal["start"] = "start"
     message_id: str
     thread_id: str
     schema_version: int = SCHEMA_VERSION
+    #: the instruction files loaded for this run, personal first, then root → current directory
+    instructions: list[InstructionFileInfo] | None = None
+    #: the model's context window in tokens, when cog knows it
+    context_window: int | None = None
 
 
 class TextStartEvent(BaseEvent):
@@ -182,6 +201,32 @@ class ErrorEvent(BaseEvent):
     code: str | None = None
 
 
+class DroppedResult(WireModel):
+    """A tool result whose content compaction replaced by a stub in the history the model reads."""
+
+    tool_call_id: str
+    tool_name: str
+    #: the stub the model reads instead, e.g. ``[read_file src/a.py: dropped to save context; …]``
+    stub: str
+    #: estimated tokens the content took
+    tokens: int
+
+
+class CompactionEvent(BaseEvent):
+    """The history the model reads was compacted before a request (memory keeps everything)."""
+
+    type: Literal["compaction"] = "compaction"
+    #: "threshold" (the next request would pass the limit) or "context-length-error" (the provider refused one)
+    reason: str
+    tokens_before: int
+    tokens_after: int
+    context_window: int | None = None
+    dropped: list[DroppedResult] = Field(default_factory=list)
+    #: how many messages of the oldest turns a summary replaced (0: none)
+    summarized_messages: int = 0
+    summary_tokens: int | None = None
+
+
 class FileChange(WireModel):
     path: str
     added: int = 0
@@ -202,6 +247,12 @@ class FinishEvent(BaseEvent):
     tests: dict[str, int] | None = None
     #: why the run's last test run did not finish (timed out, could not start); absent when it did
     tests_error: str | None = None
+    #: the largest request of the run, in input tokens (as the provider counted them)
+    peak_context_tokens: int | None = None
+    #: the model's context window in tokens, when cog knows it
+    context_window: int | None = None
+    #: how many times the history was compacted
+    compactions: int | None = None
 
 
 Event: TypeAlias = Annotated[
@@ -216,6 +267,7 @@ Event: TypeAlias = Annotated[
     | ToolUpdateEvent
     | ToolResultEvent
     | ErrorEvent
+    | CompactionEvent
     | FinishEvent,
     Field(discriminator="type"),
 ]
@@ -234,6 +286,7 @@ EVENT_TYPES: dict[str, type[BaseEvent]] = {
         ToolUpdateEvent,
         ToolResultEvent,
         ErrorEvent,
+        CompactionEvent,
         FinishEvent,
     )
 }

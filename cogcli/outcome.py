@@ -31,6 +31,10 @@ class RunEnd(BaseModel):
     files_changed: list[FileChange] = Field(default_factory=list)
     tests: dict[str, int] | None = None
     tests_error: str | None = None
+    #: the largest request of the run in input tokens, the model's window, how often the history was compacted
+    peak_context_tokens: int | None = None
+    context_window: int | None = None
+    compactions: int | None = None
 
     @classmethod
     def of(

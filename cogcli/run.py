@@ -23,18 +23,19 @@ import anyio
 from cogcli.approvals import Approve
 from cogcli.call import PreparedCall, prepare
 from cogcli.calls import ask_approval, run_calls
+from cogcli.compaction import ContextBudget, model_summary
 from cogcli.conclude import Conclude, Slots, ToolResultCallback
-from cogcli.context import AbortSignal, ToolUpdate
+from cogcli.context import AbortSignal, ToolUpdate, cancel_on_abort
 from cogcli.entries import AssistantEntry, Entry, UserEntry
-from cogcli.errors import ErrorCode, ModelError
+from cogcli.errors import ContextLengthError, ErrorCode, ModelError
 from cogcli.events import ErrorEvent, EventEmitter, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
 from cogcli.history import build_history
 from cogcli.memory import ThreadStore
-from cogcli.models.base import Message, ToolCallRequest, ToolSpec
+from cogcli.models.base import Message, ToolCallRequest, ToolSpec, UsageReport
 from cogcli.outcome import RunEnd
 from cogcli.result import ToolResult
 from cogcli.tools import Tool
-from cogcli.turn import StreamedCall, Turn, stream_turn
+from cogcli.turn import StreamedCall, Turn, stream_turn, usage_of
 
 if TYPE_CHECKING:
     from cogcli.runtime import Agent
@@ -75,12 +76,21 @@ class Run:
         self.error_code: str | None = None
         #: the last turn that asked for approval had a call refused
         self.denied_open = False
+        #: what the history costs against the model's context window; compacts it when needed
+        self.context = ContextBudget(window=agent.context_window, specs=self.specs)
 
     async def execute(self, input: str) -> tuple[RunEnd, str]:
         """Run to the end; returns how it ended and the model's last text."""
         started = time.perf_counter()
         status = RunStatus.ERROR
-        self.emitter.emit(StartEvent(message_id=self.message_id, thread_id=self.thread_id))
+        self.emitter.emit(
+            StartEvent(
+                message_id=self.message_id,
+                thread_id=self.thread_id,
+                instructions=[f.info() for f in self.agent.instruction_files] or None,
+                context_window=self.agent.context_window,
+            )
+        )
         try:
             status = await self._loop(input)
         except ModelError as exc:
@@ -116,12 +126,42 @@ class Run:
                 return RunStatus.ABORTED
 
     async def _stream_turn(self) -> Turn:
+        """One model turn on a history that fits the context window (compacted first when the
+        request would pass its limit); a context-length error compacts once more and retries once."""
+        self.history = await self.context.before_request(self.history, summarize=self._summarize, emit=self.emitter.emit)
+        turn = await self._one_turn()
+        error = turn.error
+        if isinstance(error, ContextLengthError) and not turn.text and not turn.calls and not self.signal.aborted:
+            log.info("%s; compacting the history and trying once more", error.message)
+            self.history = await self.context.after_overflow(
+                self.history, limit=error.limit, tokens=error.tokens, summarize=self._summarize, emit=self.emitter.emit
+            )
+            turn = await self._one_turn()
+        return turn
+
+    async def _one_turn(self) -> Turn:
         turn = await stream_turn(
             self.agent.model, self.history, self.specs, emit=self.emitter.emit, signal=self.signal,
             presentation_of=self._static_presentation,
         )
         self.usage = self.usage + turn.usage
+        for report in turn.reports:
+            self.context.observe(report)
         return turn
+
+    async def _summarize(self, messages: list[Message]) -> str:
+        """The model's summary of the oldest turns (compaction's second stage); its usage counts."""
+        text: str | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_on_abort, self.signal, tg.cancel_scope)
+            text = await model_summary(self.agent.model, messages, on_usage=self._add_usage)
+            tg.cancel_scope.cancel()
+        if text is None:
+            raise ModelError("the run was aborted while the model summarized")
+        return text
+
+    def _add_usage(self, report: UsageReport) -> None:
+        self.usage = self.usage + usage_of(report)
 
     async def _step(self, turn: Turn) -> list[PreparedCall]:
         """One complete turn: prepare its calls, approve, run, and record the step, which is kept
@@ -208,6 +248,10 @@ class Run:
         entries: list[Entry] = [AssistantEntry(content=text, tool_calls=calls)]
         for result in results:
             entry = result.entry(limit)
+            if self.agent.nearby_instructions is not None and result.error is None:
+                # a subdirectory's own AGENTS.md, told once when a call first touches it
+                read = entry.tool_results[0]
+                read.content = self.agent.nearby_instructions.annotate(result.arguments, read.content)
             self.history.append(Message(role="tool", tool_call_id=result.call_id, name=result.name, content=entry.tool_results[0].content))
             entries.append(entry)
         self.store.append(self.thread_id, entries)
@@ -221,6 +265,8 @@ class Run:
         end = RunEnd.of(
             status, self.results, self.tools, steps=self.steps, usage=self.usage, duration_ms=duration_ms,
             error=self.error, error_code=self.error_code,
+            peak_context_tokens=self.context.peak or None, context_window=self.context.window,
+            compactions=self.context.compactions or None,
         )
         self.emitter.emit(end.finish_event(self.message_id, self.thread_id))
         try:

@@ -44,6 +44,13 @@ class Agent:
     max_steps: int = DEFAULT_MAX_STEPS
     #: characters of a result's content a model reads; the rest is cut with a visible marker
     max_result_length: int = 20_000
+    #: the instruction files (AGENTS.md, …) whose text ``instructions`` holds, named in the start event
+    instruction_files: list[Any] = field(default_factory=list)
+    #: a :class:`cogcli.instructions.NearbyInstructions` telling the model once about a
+    #: subdirectory's own AGENTS.md when a call first touches it (None: not at all)
+    nearby_instructions: Any = None
+    #: the model's context window in tokens; None: unknown (compaction waits for a context-length error)
+    context_window: int | None = None
 
 
 class RunResult(BaseModel):

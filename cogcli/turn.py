@@ -83,9 +83,21 @@ class Turn:
     text: str = ""
     calls: list[StreamedCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    #: the provider's usage reports, as they came (the context budget learns from them)
+    reports: list[UsageReport] = field(default_factory=list)
     #: set when the turn did not complete: "aborted" or "error"
     cut: str | None = None
     error: ModelError | None = None
+
+
+def usage_of(report: UsageReport) -> Usage:
+    """A provider's usage report as the run counts it."""
+    return Usage(
+        input_tokens=report.input_tokens,
+        output_tokens=report.output_tokens,
+        total_tokens=report.input_tokens + report.output_tokens,
+        cached_input_tokens=report.cached_input_tokens or None,
+    )
 
 
 async def stream_turn(
@@ -152,11 +164,8 @@ class _Assembly:
             call.finish(event.arguments_text)
             self.emit(ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.arguments))
         elif isinstance(event, UsageReport):
-            self.turn.usage = self.turn.usage + Usage(
-                input_tokens=event.input_tokens,
-                output_tokens=event.output_tokens,
-                total_tokens=event.input_tokens + event.output_tokens,
-            )
+            self.turn.usage = self.turn.usage + usage_of(event)
+            self.turn.reports.append(event)
 
     def start_call(self, call_id: str, name: str, *, announce: bool = True) -> StreamedCall:
         if announce:

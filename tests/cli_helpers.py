@@ -29,6 +29,7 @@ CLEARED = (
     "GITHUB_ACTIONS",
     "CI",
     "COG_SANDBOX",
+    "COG_CONTEXT_WINDOW",
 )
 
 
@@ -44,6 +45,8 @@ def cog_env(extra: Mapping[str, str] | None = None, *, ci: bool = True) -> dict[
     env["PYTHONUNBUFFERED"] = "1"
     if ci:
         env["CI"] = "1"
+    # no personal ~/.config/cog/AGENTS.md of whoever runs the tests (a test that wants one sets it)
+    env["XDG_CONFIG_HOME"] = str(Path(__file__).resolve().parent / "no-such-config-dir")
     env.update(extra or {})
     return env
 

@@ -22,7 +22,15 @@ Script steps:
 - :class:`Raw` — exact SSE text (``Raw.sse([(event, data), ...])`` builds it);
 - a callable ``(RecordedRequest) -> step`` — decide from the request.
 
-A request beyond the script gets HTTP 500 ``script exhausted``. For "connection refused" use
+A request beyond the script gets HTTP 500 ``script exhausted``.
+
+``token_limit=N`` makes a server count each request's tokens (:func:`count_tokens`, its own crude
+tokenizer) and refuse one over ``N`` with the provider's real context-length error (OpenAI:
+HTTP 400 ``code: context_length_exceeded``; Anthropic: HTTP 400 ``prompt is too long: … tokens >
+N maximum``) without taking a script step; an accepted request's reply reports the counted input
+tokens as its usage. ``srv.counted`` / ``srv.rejected`` list the counts. ``GET /v1/models`` on the
+OpenAI server lists ``served_model`` (with ``max_model_len=context_length`` when set) and is not
+recorded in ``requests``. For "connection refused" use
 :func:`unused_port`. ``OpenAIServer.base_url`` ends in ``/v1``; ``AnthropicServer.base_url`` is the
 bare origin, as the providers' own environment variables expect.
 """
@@ -33,7 +41,7 @@ import json
 import socket
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -58,6 +66,8 @@ class Fail:
     status: int
     message: str = "simulated failure"
     retry_after: str | None = None
+    #: the exact error body (default: the provider's error body around ``message``)
+    body: dict[str, Any] | None = None
 
 
 @dataclass
@@ -113,6 +123,15 @@ def replies_from_cassette(path: str | Path) -> list[Reply]:
     return out
 
 
+def count_tokens(body: Any) -> int:
+    """A request's tokens as these servers count them: the JSON of its system prompt, messages and
+    tools, 4 characters a token (cruder than any real tokenizer, and not what cog estimates)."""
+    if not isinstance(body, dict):
+        return len(str(body)) // 4
+    parts = [body.get("system"), body.get("messages"), body.get("tools")]
+    return len(json.dumps(parts, ensure_ascii=False)) // 4
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), max(1, size))]
 
@@ -129,8 +148,14 @@ def _sse_block(name: str | None, data: Any) -> str:
 class _ModelServer:
     path = "/"
 
-    def __init__(self, script: Script = ()) -> None:
+    def __init__(self, script: Script = (), *, token_limit: int | None = None) -> None:
         self.script = list(script)
+        self.token_limit = token_limit
+        #: the token count of every model request (accepted or not), in arrival order
+        self.counted: list[int] = []
+        #: the counts of the requests refused as over ``token_limit``
+        self.rejected: list[int] = []
+        self.model_lists = 0
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -142,6 +167,13 @@ class _ModelServer:
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         raise NotImplementedError
+
+    def too_long(self, tokens: int, limit: int) -> Fail:
+        """The provider's own answer to a request over its context window."""
+        raise NotImplementedError
+
+    def models_list(self) -> dict[str, Any] | None:
+        return None
 
     @property
     def origin(self) -> str:
@@ -207,11 +239,31 @@ class _ModelServer:
         except ValueError:
             body = raw
         request = RecordedRequest(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}, body)
+        if h.command == "GET" and h.path.rstrip("/").endswith("/models"):  # never a script step
+            with self._lock:
+                self.model_lists += 1
+            listed = self.models_list()
+            payload = json.dumps(listed if listed is not None else self.error_body(404, "no model list here")).encode()
+            h.send_response(200 if listed is not None else 404)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(payload)))
+            h.end_headers()
+            h.wfile.write(payload)
+            return
+        tokens = count_tokens(body) if self.token_limit is not None else None
         with self._lock:
             self.requests.append(request)
-            step: Any = self.script.pop(0) if self.script else Fail(500, "script exhausted")
+            if tokens is not None:
+                self.counted.append(tokens)
+            if tokens is not None and tokens > self.token_limit:  # type: ignore[operator]
+                self.rejected.append(tokens)
+                step: Any = self.too_long(tokens, self.token_limit)  # type: ignore[arg-type]
+            else:
+                step = self.script.pop(0) if self.script else Fail(500, "script exhausted")
         if callable(step):
             step = step(request)
+        if tokens is not None and isinstance(step, Reply):
+            step = replace(step, usage=(tokens, step.usage[1]))
         if h.path != self.path and not isinstance(step, Drop):
             step = Fail(404, f"no route {h.path} (this server answers {self.path})")
 
@@ -219,7 +271,7 @@ class _ModelServer:
             h.close_connection = True
             h.connection.shutdown(socket.SHUT_RDWR)
         elif isinstance(step, Fail):
-            payload = json.dumps(self.error_body(step.status, step.message)).encode()
+            payload = json.dumps(step.body if step.body is not None else self.error_body(step.status, step.message)).encode()
             h.send_response(step.status)
             h.send_header("Content-Type", "application/json")
             h.send_header("Content-Length", str(len(payload)))
@@ -262,9 +314,30 @@ class OpenAIServer(_ModelServer):
     def base_url(self) -> str:
         return f"{self.origin}/v1"
 
+    def __init__(self, script: Script = (), *, token_limit: int | None = None, served_model: str | None = None, context_length: int | None = None) -> None:
+        super().__init__(script, token_limit=token_limit)
+        self.served_model = served_model
+        self.context_length = context_length
+
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         kind = {429: "rate_limit_error", 401: "invalid_request_error"}.get(status, "server_error")
         return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+    def too_long(self, tokens: int, limit: int) -> Fail:
+        body = {"error": {
+            "message": f"This model's maximum context length is {limit} tokens. However, your messages resulted in "
+                       f"{tokens} tokens. Please reduce the length of the messages.",
+            "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+        }}
+        return Fail(400, body=body)
+
+    def models_list(self) -> dict[str, Any] | None:
+        if self.served_model is None:
+            return None
+        entry: dict[str, Any] = {"id": self.served_model, "object": "model", "created": 1_760_000_000, "owned_by": "test"}
+        if self.context_length is not None:
+            entry["max_model_len"] = self.context_length
+        return {"object": "list", "data": [entry]}
 
     def render(self, reply: Reply, request: RecordedRequest) -> list[str]:
         body = request.body if isinstance(request.body, dict) else {}
@@ -315,6 +388,10 @@ class AnthropicServer(_ModelServer):
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         kind = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def too_long(self, tokens: int, limit: int) -> Fail:
+        body = {"type": "error", "error": {"type": "invalid_request_error", "message": f"prompt is too long: {tokens} tokens > {limit} maximum"}}
+        return Fail(400, body=body)
 
     def render(self, reply: Reply, request: RecordedRequest) -> list[str]:
         body = request.body if isinstance(request.body, dict) else {}

@@ -50,6 +50,16 @@ class EditOptions:
     pass_env: list[str] = field(default_factory=list)
     #: more paths tests may write in the sandbox (--sandbox-writable)
     sandbox_writable: list[str] = field(default_factory=list)
+    #: read the instruction from this file (--file); ``instruction == "-"`` reads stdin
+    instruction_file: Path | None = None
+    #: continue the most recent thread (--last)
+    last: bool = False
+    #: the directory cog runs in (instruction files are read from the root down to it)
+    cwd: Path | None = None
+    #: --context-window N (tokens)
+    context_window: int | None = None
+    #: --no-instructions: read no AGENTS.md (nor the personal file)
+    no_instructions: bool = False
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -89,6 +99,12 @@ def _end_stream(renderer: Any, emitter: EventEmitter, message: str, code: str | 
 def run_edit(opts: EditOptions) -> int:
     """Run the agent once; return the exit code (0 done and tests pass, 1 task failed, 2 usage or
     configuration, 130/143 interrupted, 141 the output's reader went away)."""
+    from cogcli.commands.edit_input import read_instruction
+
+    try:  # the instruction may come from stdin (-) or --file
+        opts.instruction = read_instruction(opts.instruction, opts.instruction_file, approval=opts.approval)
+    except ConfigError as exc:
+        return _failed_before_run(opts.format, exc.message, "USAGE")
     if not opts.instruction.strip():
         return _failed_before_run(opts.format, 'the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"', "USAGE")
     hooks = None
@@ -104,6 +120,8 @@ def run_edit(opts: EditOptions) -> int:
             allow_secrets=opts.allow_secrets,
             pass_env=opts.pass_env,
             sandbox_writable=opts.sandbox_writable,
+            context_window=opts.context_window,
+            instructions=not opts.no_instructions,
         )
         if settings.model is None:
             return _failed_before_run(opts.format, NO_MODEL_MESSAGE, ErrorCode.MODEL_CONFIG_ERROR)
@@ -260,6 +278,7 @@ async def _run_agent(
     abort: AbortSignal,
     approve: Approve | None,
 ) -> Any:
+    from cogcli.commands.edit_input import project_context, thread_to_continue
     from cogcli.memory import default_store
     from cogcli.prompts import coding_agent_prompt
     from cogcli.runtime import Agent, Cogitator
@@ -271,15 +290,23 @@ async def _run_agent(
 
             tools = [*tools, *await stack.enter_async_context(mcp_tools(settings.mcp_servers, {t.name for t in tools}))]
         store = stack.enter_context(default_store(settings.root))
+        thread_id = thread_to_continue(store, opts.thread, opts.last)
+        project = await project_context(settings, opts.cwd, model)  # AGENTS.md files, the context window
+        for note in project.notes:
+            sys.stderr.write(f"cog: {note}\n")
+        prompt = coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command)
         agent = Agent(
             name="cog",
-            instructions=coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command),
+            instructions=f"{prompt}\n\n{project.section}" if project.section else prompt,
             model=model,
             tools=tools,
             max_steps=settings.max_steps,
+            instruction_files=project.files,
+            nearby_instructions=project.nearby,
+            context_window=project.window,
         )
         return await Cogitator(store).run(
-            agent, input=opts.instruction, thread_id=opts.thread, on_event=renderer.handle, signal=abort, approve=approve
+            agent, input=opts.instruction, thread_id=thread_id, on_event=renderer.handle, signal=abort, approve=approve
         )
 
 

@@ -12,7 +12,8 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cogcli.errors import ModelError
+from cogcli.errors import ContextLengthError, ModelError
+from cogcli.models.context import context_overflow
 from cogcli.models.base import (
     Message,
     ModelStreamEvent,
@@ -129,7 +130,7 @@ class AnthropicModel(HttpModel):
 
     async def _attempt(self, body: dict[str, Any]) -> AsyncIterator[ModelStreamEvent]:
         blocks: dict[int, dict[str, Any]] = {}  # index -> {"type", "id", "name", "text"}
-        input_tokens = output_tokens = 0
+        input_tokens = output_tokens = cached_tokens = 0
         stop_reason: str | None = None
         stopped = False
         events = post_sse(
@@ -145,6 +146,7 @@ class AnthropicModel(HttpModel):
             if kind == "message_start":
                 u = (data.get("message") or {}).get("usage") or {}
                 input_tokens = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+                cached_tokens = int(u.get("cache_read_input_tokens") or 0)
                 output_tokens = int(u.get("output_tokens") or 0)
             elif kind == "content_block_start":
                 block = data.get("content_block") or {}
@@ -183,9 +185,12 @@ class AnthropicModel(HttpModel):
                 what = f"{err.get('type', 'error')}: {err.get('message', '')}"
                 if err.get("type") in _RETRYABLE_ERRORS:
                     raise RetryableError(f"server error in stream: {what}")
+                overflow = context_overflow(0, data)
+                if overflow is not None:
+                    raise ContextLengthError(f"{self.name}: server error in stream: {what}", limit=overflow.limit, tokens=overflow.tokens)
                 raise ModelError(f"{self.name}: server error in stream: {what}")
             # ping and unknown event types are skipped
         if not stopped:
             raise RetryableError(f"the stream from {self.url} ended before message_stop")
-        yield UsageReport(input_tokens=input_tokens, output_tokens=output_tokens)
+        yield UsageReport(input_tokens=input_tokens, output_tokens=output_tokens, cached_input_tokens=cached_tokens)
         yield TurnFinished(stop_reason=stop_reason or "end_turn")

@@ -71,8 +71,11 @@ class ToolCallFinished(BaseModel):
 
 class UsageReport(BaseModel):
     type: Literal["usage"] = "usage"
+    #: everything the request read, cached or not
     input_tokens: int = 0
     output_tokens: int = 0
+    #: the part of ``input_tokens`` read from the provider's prompt cache (0 when it says nothing)
+    cached_input_tokens: int = 0
 
 
 class TurnFinished(BaseModel):

@@ -152,8 +152,11 @@ class OpenAIModel(HttpModel):
                 raise RetryableError(f"server error in stream: {message}")
             if isinstance(chunk.get("usage"), dict):
                 u = chunk["usage"]
+                cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens") if isinstance(u.get("prompt_tokens_details"), dict) else None
                 usage = UsageReport(
-                    input_tokens=int(u.get("prompt_tokens") or 0), output_tokens=int(u.get("completion_tokens") or 0)
+                    input_tokens=int(u.get("prompt_tokens") or 0),
+                    output_tokens=int(u.get("completion_tokens") or 0),
+                    cached_input_tokens=int(cached or 0),
                 )
             for choice in chunk.get("choices") or []:
                 delta = choice.get("delta") or {}

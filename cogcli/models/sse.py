@@ -16,7 +16,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Se
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cogcli.errors import ErrorCode, ModelError
+from cogcli.errors import ContextLengthError, ErrorCode, ModelError
+from cogcli.models.context import context_overflow
 
 if TYPE_CHECKING:
     import httpx
@@ -224,8 +225,12 @@ async def post_sse(
         payload = {"Content-Type": "application/json", **headers}
         async with client.stream("POST", url, headers=payload, content=json_body(body)) as response:
             if response.status_code >= 300:
-                detail = hide_known_secrets(_error_detail(await response.aread()), secrets)
+                raw = await response.aread()
+                detail = hide_known_secrets(_error_detail(raw), secrets)
                 what = f"HTTP {response.status_code} from {url}: {detail}"
+                overflow = context_overflow(response.status_code, raw)
+                if overflow is not None:  # the run compacts its history and tries once more
+                    raise ContextLengthError(f"{label}: {what}", limit=overflow.limit, tokens=overflow.tokens)
                 if response.status_code in (408, 409, 429) or response.status_code >= 500:
                     raise RetryableError(what, retry_after=parse_retry_after(response.headers.get("retry-after")))
                 what = f"{label}: {what}"

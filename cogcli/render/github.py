@@ -15,8 +15,10 @@ from typing import TextIO
 
 from cogcli.events import (
     BaseEvent,
+    CompactionEvent,
     ErrorEvent,
     FinishEvent,
+    StartEvent,
     TextEndEvent,
     ToolCallStartEvent,
     ToolResultEvent,
@@ -26,6 +28,7 @@ from cogcli.render.details import diff_text, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import visible
 from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, error_lines, error_text, failure_lines, row_text, update_text
+from cogcli.render.text import compaction_text, instructions_text
 
 EDIT_TOOLS = ("edit_file", "write_file")
 
@@ -75,6 +78,12 @@ class GithubRenderer:
                 self._line(UPDATE_PREFIX + update_text(event, call))
         elif isinstance(event, ToolResultEvent):
             self._result(self.summary.call(event.tool_call_id or event.id))
+        elif isinstance(event, StartEvent) and event.instructions:
+            self._line(instructions_text(event))
+        elif isinstance(event, CompactionEvent):
+            self._print_texts()
+            self._end_group()
+            self._line(compaction_text(event))
         elif isinstance(event, ErrorEvent):
             self._end_group()
             self._line(command("error", f"{event.code}: {event.message}" if event.code else event.message))

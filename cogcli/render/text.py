@@ -30,8 +30,10 @@ from typing import Any, TextIO
 from cogcli.events import (
     ApprovalRequiredEvent,
     BaseEvent,
+    CompactionEvent,
     ErrorEvent,
     FinishEvent,
+    StartEvent,
     TextEndEvent,
     ToolCallStartEvent,
     ToolResultEvent,
@@ -124,6 +126,31 @@ def failure_lines(report: TestReport) -> list[str]:
     return lines
 
 
+def _bytes(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+def instructions_text(event: StartEvent) -> str:
+    """``Instructions  AGENTS.md (1.2 KB) · pkg/AGENTS.md (310 B, 2.0 KB cut)``."""
+    parts = []
+    for f in event.instructions or []:
+        cut = f", {_bytes(f.cut)} cut" if f.cut else ""
+        parts.append(f"{f.path} ({_bytes(f.size)}{cut})")
+    return "Instructions  " + " · ".join(parts)
+
+
+def compaction_text(event: CompactionEvent) -> str:
+    """``· Context compacted: 12 results dropped, 9 messages summarized · 104,512 → 51,200 tokens of 128,000``."""
+    what = []
+    if event.dropped:
+        what.append(f"{len(event.dropped)} result{'s' if len(event.dropped) != 1 else ''} dropped")
+    if event.summarized_messages:
+        what.append(f"{event.summarized_messages} messages summarized")
+    window = f" of {event.context_window:,}" if event.context_window else ""
+    why = " after a context-length error" if event.reason == "context-length-error" else ""
+    return f"· Context compacted{why}: {', '.join(what) or 'nothing dropped'} · {event.tokens_before:,} → {event.tokens_after:,} tokens{window}"
+
+
 class TextRenderer:
     """Feed it wire events with :meth:`handle`; call :meth:`close` at the end."""
 
@@ -173,6 +200,11 @@ class TextRenderer:
                 self._print_texts()
                 label = f"{event.code}: {event.message}" if event.code else event.message
                 self._line(self._style("✗ ", "red") + label)
+            elif isinstance(event, StartEvent) and event.instructions:  # which AGENTS.md the model got
+                self._line(self._style(instructions_text(event), "dim"))
+            elif isinstance(event, CompactionEvent):  # one quiet line
+                self._print_texts()
+                self._line(self._style(compaction_text(event), "dim"))
             elif isinstance(event, ApprovalRequiredEvent):
                 self._print_texts()
                 for a in event.approvals:

@@ -1,0 +1,104 @@
+"""What ``cog edit`` gathers before a run: the instruction (an argument, ``-`` for stdin, or
+``--file PATH``), the thread to continue (``--thread ID`` / ``--last``), the project's instruction
+files and the model's context window."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from cogcli.config import Settings
+from cogcli.errors import ConfigError
+from cogcli.instructions import (
+    InstructionFile,
+    NearbyInstructions,
+    instruction_names,
+    load_instructions,
+    personal_file,
+)
+
+#: an instruction file larger than this is surely a mistake (a log, a binary)
+MAX_INSTRUCTION_BYTES = 1024 * 1024
+
+HOW = 'say what to do: cog edit "Fix the failing test", cog edit - (read it from stdin) or cog edit --file task.md'
+
+
+def read_instruction(
+    argument: str | None, file: Path | None, *, stdin: BinaryIO | None = None, approval: str | None = None
+) -> str:
+    """The instruction from ``argument`` (``-``: all of stdin) or the file ``file``; raises
+    :class:`ConfigError` naming the problem (none given, both given, unreadable, not UTF-8, empty)."""
+    if argument is not None and file is not None:
+        raise ConfigError(f"give the instruction once: as an argument or with --file, not both ({HOW})")
+    if argument is None and file is None:
+        raise ConfigError(f"no instruction given; {HOW}")
+    if file is not None:
+        where = f"--file {file}"
+        try:
+            if file.is_dir():
+                raise ConfigError(f"{where}: is a directory; give the file that holds the instruction")
+            data = file.read_bytes()[: MAX_INSTRUCTION_BYTES + 1]
+        except FileNotFoundError:
+            raise ConfigError(f"{where}: no such file") from None
+        except OSError as exc:
+            raise ConfigError(f"{where}: cannot be read ({exc.strerror or exc})") from None
+    elif argument == "-":
+        where = "stdin"
+        if approval == "stdin":
+            raise ConfigError("stdin cannot carry both the instruction (cog edit -) and approvals (--approval stdin); pass the instruction with --file PATH")
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        data = stream.read(MAX_INSTRUCTION_BYTES + 1)
+    else:
+        return argument or ""
+    if len(data) > MAX_INSTRUCTION_BYTES:
+        raise ConfigError(f"the instruction from {where} is over {MAX_INSTRUCTION_BYTES // 1024} KiB; give a shorter one")
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"the instruction from {where} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    if not text.strip():
+        raise ConfigError(f"the instruction from {where} is empty; {HOW}")
+    return text.strip("\n")
+
+
+def thread_to_continue(store: Any, thread: str | None, last: bool) -> str | None:
+    """The thread a run continues: ``thread`` as given (the run resolves it), or with ``last`` the
+    most recently used thread of this workspace."""
+    if thread and last:
+        raise ConfigError("--thread and --last both name a thread to continue; give one")
+    if not last:
+        return thread
+    found = store.list_threads(limit=1)
+    if not found:
+        raise ConfigError('no thread to continue in this workspace yet (--last); start one with cog edit "…"')
+    return str(found[0].id)
+
+
+@dataclass
+class ProjectContext:
+    """The instruction files of a run and the window of its model."""
+
+    #: what follows the system prompt ("" when there are no files)
+    section: str = ""
+    files: list[InstructionFile] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    nearby: NearbyInstructions | None = None
+    window: int | None = None
+
+
+async def project_context(settings: Settings, cwd: Path | None, model: Any) -> ProjectContext:
+    """Load the instruction files for a run in ``cwd`` and find ``model``'s context window:
+    ``--context-window`` / ``COG_CONTEXT_WINDOW`` / ``[tool.cog] context_window``, else the table of
+    common models, else what an OpenAI-compatible server reports."""
+    from cogcli.models.context import known_window, reported_window
+
+    budget = settings.instruction_budget
+    names = instruction_names(settings.instruction_files)
+    project = load_instructions(settings.root, cwd, names=names, budget=budget, personal=personal_file())
+    nearby = NearbyInstructions(settings.root, project.files, names=names, budget=budget) if budget > 0 else None
+    window = settings.context_window or known_window(settings.model)
+    if window is None:
+        window = await reported_window(getattr(model, "inner", model))
+    return ProjectContext(section=project.prompt_section(), files=project.files, notes=project.notes, nearby=nearby, window=window)
