@@ -244,7 +244,7 @@
       append(block, [el('details', { class: 'failure' }, el('summary', {}, name, el('span', { class: 'msg' }, firstLine(message, 140))), long ? el('pre', {}, asText(long)) : null)]);
     }
     if (details.output_tail) append(block, [el('details', {}, el('summary', {}, 'Output'), el('pre', {}, details.output_tail))]);
-    if (details.command) append(block, [el('div', { class: 'muted', style: null }, el('code', {}, details.command))]);
+    if (details.command) append(block, [el('div', { class: 'command' }, '$ ' + details.command)]);
     return block;
   }
   function jsonBlock(details, title = 'Details') {
@@ -350,8 +350,9 @@
     approvalCard() {
       const a = this.approval;
       const effects = (a.sideEffects || []).join(', ');
-      const card = el('div', { class: 'approval' + (a.state === 'pending' ? '' : ' decided'), 'data-block': 'approval' },
-        el('div', { class: 'what' }, el('div', {}, a.description || this.toolName), effects ? el('div', { class: 'effects' }, effects) : null,
+      const pending = a.state === 'pending';
+      const card = el('div', { class: 'approval' + (pending ? '' : ' decided'), 'data-block': 'approval' },
+        el('div', { class: 'what' }, el(pending ? 'div' : 'span', {}, a.description || this.toolName), effects ? el(pending ? 'div' : 'span', { class: 'effects' }, effects) : null,
           a.error ? el('div', { class: 'error' }, a.error) : null));
       if (a.state === 'pending' && this.view.live) {
         const approve = el('button', { class: 'btn approve', type: 'button', onclick: () => this.decide(true) }, 'Approve');
@@ -396,7 +397,8 @@
         e.body.append(el('div', { class: 'error', 'data-block': 'error' }, r.error, r.errorCode ? el('span', { class: 'code' }, r.errorCode) : null));
       } else if (r.result !== undefined && r.result !== null && r.result !== '') {
         const text = asText(r.result);
-        e.body.append(el('details', { class: 'result', 'data-block': 'result' }, el('summary', {}, 'Result · ', firstLine(text, 120)), el('pre', {}, text)));
+        const gist = typeof r.result === 'string' ? firstLine(text, 120) : firstLine(JSON.stringify(r.result), 120);
+        e.body.append(el('details', { class: 'result', 'data-block': 'result' }, el('summary', {}, 'Result · ', gist), el('pre', {}, text)));
       }
       const block = detailsBlock(r.details);
       if (block) e.body.append(block);
@@ -489,7 +491,7 @@
       const stats = [];
       if (isInt(ev.steps)) stats.push(ev.steps + (ev.steps === 1 ? ' step' : ' steps'));
       if (isInt(ev.durationMs)) stats.push(ms(ev.durationMs));
-      if (ev.usage && isInt(ev.usage.totalTokens)) stats.push(ev.usage.totalTokens.toLocaleString() + ' tokens');
+      if (ev.usage && isInt(ev.usage.totalTokens) && ev.usage.totalTokens > 0) stats.push(ev.usage.totalTokens.toLocaleString() + ' tokens');
       if (ev.tests) stats.push(['failed', 'passed'].filter((k) => isInt(ev.tests[k])).map((k) => ev.tests[k] + ' ' + k).join(', '));
       const files = (ev.filesChanged || []).map((f) => el('span', { class: 'file-chip' }, f.path + ' ', el('span', { class: 'plus' }, '+' + f.added), ' ', el('span', { class: 'minus' }, '−' + f.removed)));
       this.list.append(el('div', { class: 'panel finish', 'data-block': 'finish', 'data-status': ev.status },
@@ -529,7 +531,7 @@
       el('option', { value: 'auto' }, 'Run without asking'));
     const problem = el('div', { class: 'error', hidden: true });
     const start = el('button', { class: 'btn primary', type: 'submit' }, thread ? 'Continue' : 'Start run');
-    const form = el('form', { class: 'panel newrun', id: 'newrun' }, input, el('div', { class: 'opts' }, model, approval, el('span', { class: 'spacer' }), start), problem);
+    const form = el('form', { class: 'panel newrun', id: 'newrun' }, input, el('div', { class: 'opts' }, model, approval, start), problem);
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       if (!input.value.trim()) return;
