@@ -325,3 +325,38 @@ def test_a_busy_port_is_a_usage_error(make_repo) -> None:
         out = run_cog(["serve", "--port", str(port)], repo, timeout=30)
     assert out.returncode == 2 and out.stdout == ""
     assert f"cannot listen on 127.0.0.1:{port}" in out.stderr and "--port" in out.stderr
+
+
+def test_cog_help_and_serve_help_load_no_web_stack() -> None:
+    import subprocess
+    import sys
+
+    from cli_helpers import cog_env
+
+    code = (
+        "import sys\n"
+        "from cogcli.cli import app\n"
+        "for args in (['--help'], ['serve', '--help']):\n"
+        "    try:\n"
+        "        app(args, prog_name='cog')\n"
+        "    except SystemExit as exc:\n"
+        "        assert exc.code in (0, None), exc.code\n"
+        "web = ('starlette', 'uvicorn', 'sse_starlette', 'cogcli.server')\n"
+        "print('LOADED', sorted(m for m in sys.modules if any(m == w or m.startswith(w + '.') for w in web)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=cog_env())
+    assert out.returncode == 0, out.stderr
+    assert "cog serve" in out.stdout and "Bearer TOKEN" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "LOADED []"
+
+
+def test_which_names_a_request_may_carry() -> None:
+    from cogcli.server.auth import allowed_hosts, host_name, is_loopback
+
+    assert host_name("127.0.0.1:8000") == "127.0.0.1" and host_name("[::1]:80") == "::1" and host_name("LocalHost") == "localhost"
+    assert host_name("::1") == "::1"
+    assert allowed_hosts("127.0.0.1") == {"localhost", "127.0.0.1", "::1"}
+    assert allowed_hosts("0.0.0.0") == allowed_hosts("::") == {"localhost", "127.0.0.1", "::1"}
+    assert "192.168.1.20" in allowed_hosts("192.168.1.20")  # the address --host named, typed by a person
+    assert is_loopback("127.0.0.2") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.20") and not is_loopback("localhost.attacker.example")

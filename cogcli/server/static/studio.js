@@ -458,6 +458,11 @@
           for (const a of ev.approvals || []) {
             const c = this.call(a.toolCallId, a.toolName);
             c.approval = { description: a.description, sideEffects: a.sideEffects, state: 'pending' };
+            if (!c.presentation && a.description && a.description !== a.toolName) {
+              // the description is the call's presentation, "label · detail": the row says it too
+              const cut = a.description.indexOf(' · ');
+              c.presentation = cut < 0 ? { label: a.description } : { label: a.description.slice(0, cut), detail: a.description.slice(cut + 3) };
+            }
             this.mark(c);
           }
           break;
