@@ -60,7 +60,8 @@ def screenshot(driver: Any, folder: Path, name: str, *, full: bool = True) -> Pa
     if full:
         driver.execute_script("window.scrollTo(0, 0)")
         height = driver.execute_script("return Math.min(document.documentElement.scrollHeight, 4000)")
-        driver.set_window_size(1100, max(600, height + 20))
+        chrome = driver.execute_script("return window.outerHeight - window.innerHeight")
+        driver.set_window_size(1100, max(600, height + chrome))
     driver.save_screenshot(str(path))
     if full:
         driver.set_window_size(1100, 900)

@@ -205,3 +205,116 @@ def test_a_thousand_rows_and_ten_thousand_updates_coalesce_and_keep_the_last_upd
     assert stats["line"] == "test 9999 passed"  # the last update, not one before it
     assert stats["count"].startswith("10000 / 10000 tests")
     assert stats["flushes"] <= 101  # at most one redraw per batch, never one per update
+
+
+class CuttingProxy:
+    """A loopback TCP proxy in front of ``cog serve`` that drops the first event stream after
+    ``after`` bytes of its response, as a flaky network would. Records each request's head."""
+
+    def __init__(self, target_port: int, after: int = 1200) -> None:
+        import socket
+        import threading
+
+        self.target_port, self.after = target_port, after
+        self.heads: list[str] = []
+        self.cut = False
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            state = {"events": False, "sent": 0}
+            threading.Thread(target=self._up, args=(client, upstream, state), daemon=True).start()
+            threading.Thread(target=self._down, args=(upstream, client, state), daemon=True).start()
+
+    def _up(self, client: Any, upstream: Any, state: dict[str, Any]) -> None:
+        try:
+            while data := client.recv(65536):
+                text = data.decode("latin-1")
+                if text.startswith(("GET ", "POST ", "HEAD ")):
+                    with self.lock:
+                        self.heads.append(text.split("\r\n\r\n")[0])
+                        if "/events" in text.split("\r\n")[0] and not self.cut:
+                            self.cut = True
+                            state["events"] = True
+                upstream.sendall(data)
+        except OSError:
+            pass
+        finally:
+            _hang_up(client, upstream)
+
+    def _down(self, upstream: Any, client: Any, state: dict[str, Any]) -> None:
+        try:
+            while data := upstream.recv(65536):
+                if state["events"]:
+                    room = self.after - state["sent"]
+                    client.sendall(data[:room])
+                    state["sent"] += min(len(data), room)
+                    if state["sent"] >= self.after:
+                        break  # the network drops the stream mid-way
+                else:
+                    client.sendall(data)
+        except OSError:
+            pass
+        finally:
+            _hang_up(client, upstream)
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def _hang_up(*socks: Any) -> None:
+    """shutdown() first: close() alone leaves a socket open while another thread reads it."""
+    import socket
+
+    for s in socks:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        s.close()
+
+
+def test_the_page_reconnects_with_last_event_id_and_draws_each_event_once(make_repo, tmp_path: Path, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    repo = make_repo("calc")
+    turns = [{"text": f"Reading file {i}.", "toolCalls": [{"id": f"r{i}", "name": "read_file", "arguments": {"path": "calc/ops.py"}}]} for i in range(4)]
+    model = write_cassette(tmp_path / "reads.jsonl", [*turns, {"text": "Read them all."}])
+    with Served(repo, model=model) as srv:
+        run = srv.start("Read the file four times", approval="auto")
+        expected = srv.events(run["runId"])
+        proxy = CuttingProxy(int(srv.base.rsplit(":", 1)[1]))
+        try:
+            browser.get(f"http://127.0.0.1:{proxy.port}/runs/{run['runId']}?token={srv.token}")
+            wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=finish]"), message="the page never got the finish")
+            heads = list(proxy.heads)
+        finally:
+            proxy.close()
+        screenshot(browser, tmp_path / "screens", "09-after-reconnect")
+    streams = [h for h in heads if "/events" in h.split("\r\n")[0]]
+    assert len(streams) >= 2, heads  # cut once, then resumed
+    resumed = [h for h in streams[1:] if "last-event-id:" in h.lower()]
+    assert resumed, streams
+    texts = browser.execute_script("return [...document.querySelectorAll('#steps .text')].map((t) => t.textContent)")
+    assert texts == [e["delta"] for e in _merged_texts(expected)]
+    assert [r["id"] for r in rows(browser)] == ["r0", "r1", "r2", "r3"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, "[data-block=finish]")) == 1
+
+
+def _merged_texts(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    texts: dict[str, str] = {}
+    for e in events:
+        if e["type"] == "text-delta":
+            texts[e["id"]] = texts.get(e["id"], "") + e["delta"]
+    return [{"delta": t} for t in texts.values()]
