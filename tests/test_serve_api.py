@@ -303,7 +303,13 @@ def test_bad_requests_get_errors_that_name_the_fix(make_repo) -> None:
         bad_model = srv.post("/api/runs", {"input": "Fix it", "model": "nope"})
         no_thread = srv.post("/api/runs", {"input": "Fix it", "model": REPLAY, "thread": "thr_missing"})
         unknown = srv.client.get("/api/runs/run_nope/events")
+        no_route = srv.client.get("/api/nothing")
+        wrong_method = srv.client.delete("/api/runs")
+        huge = srv.post("/api/runs", {"input": "x" * (2 << 20)})
         assert srv.proc.poll() is None  # the server lives on
+    assert no_route.status_code == 404 and "/api/nothing" in no_route.json()["error"]
+    assert wrong_method.status_code == 405 and wrong_method.json()["code"] == "METHOD_NOT_ALLOWED"
+    assert huge.status_code == 413
     assert empty.status_code == not_json.status_code == approval.status_code == 400
     assert empty.json()["error"].startswith("input:")
     assert "approval" in approval.json()["error"]
@@ -325,6 +331,8 @@ def test_a_busy_port_is_a_usage_error(make_repo) -> None:
         out = run_cog(["serve", "--port", str(port)], repo, timeout=30)
     assert out.returncode == 2 and out.stdout == ""
     assert f"cannot listen on 127.0.0.1:{port}" in out.stderr and "--port" in out.stderr
+    bad_model = run_cog(["serve", "--model", "gpt-4o"], repo, timeout=30)
+    assert bad_model.returncode == 2 and bad_model.stdout == "" and "provider:model" in bad_model.stderr
 
 
 def test_cog_help_and_serve_help_load_no_web_stack() -> None:

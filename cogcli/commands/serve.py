@@ -48,6 +48,14 @@ def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, model: str 
     from cogcli.server.auth import is_loopback, new_token
 
     host = host.strip().strip("[]")
+    if model:
+        from cogcli.errors import ConfigError
+        from cogcli.models import parse_model_spec
+
+        try:
+            parse_model_spec(model)
+        except ConfigError as exc:
+            return _fail(exc.message)
     try:
         sock = _listen(host, port)
     except (OSError, OverflowError) as exc:

@@ -74,8 +74,16 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": message, "code": code}, status_code=status)
 
 
+#: the largest request body the API reads (an instruction, an answer)
+MAX_BODY = 1 << 20
+
+
 async def _body(request: Request, model: type[_Body]) -> Any:
-    raw = await request.body()
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise RunError(413, "TOO_LARGE", f"the request body is over {MAX_BODY // 1024} KiB")
     try:
         return model.model_validate_json(raw or b"{}")
     except ValidationError as exc:
@@ -179,7 +187,15 @@ def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model
         Route("/api/threads", route(threads), methods=["GET"]),
         Route("/api/threads/{thread_id}/events", route(thread_events), methods=["GET"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    async def not_found(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 404)
+        if not request.url.path.startswith("/api/"):
+            return Response("Not found: open the URL cog serve printed.\n", status_code=status, media_type="text/plain")
+        if status == 405:
+            return _error(405, "METHOD_NOT_ALLOWED", f"{request.method} is not allowed on {request.url.path} (see the API table in the README)")
+        return _error(404, "NOT_FOUND", f"no such endpoint {request.url.path} (see the API table in the README)")
+
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
     app.state.registry = registry
     guarded = Guard(_SecurityHeaders(app), token=token, hosts=allowed_hosts(host))
     guarded.registry = registry  # type: ignore[attr-defined]  # for the serve command's Ctrl-C
