@@ -34,6 +34,7 @@ def normalized(value: Any, repo: Path) -> Any:
     return value
 
 
+@pytest.mark.slow
 def test_the_sse_stream_is_the_event_sequence_cog_edit_json_writes_for_the_same_cassette(make_repo) -> None:
     edited = make_repo("calc", dest="by-edit")
     out = run_cog(["edit", "--json", "--model", REPLAY, "Fix the failing test"], edited)
@@ -59,9 +60,11 @@ def test_the_sse_stream_is_the_event_sequence_cog_edit_json_writes_for_the_same_
     assert "return a + b" in (served_repo / "calc" / "ops.py").read_text()
 
 
-def test_a_client_that_reconnects_with_last_event_id_misses_nothing_and_gets_nothing_twice(make_repo) -> None:
+def test_a_client_that_reconnects_with_last_event_id_misses_nothing_and_gets_nothing_twice(make_repo, tmp_path: Path) -> None:
     repo = make_repo("calc")
-    with Served(repo, model=REPLAY) as srv:
+    turns = [{"text": f"Reading it, take {i}.", "toolCalls": [{"id": f"r{i}", "name": "read_file", "arguments": {"path": "calc/ops.py"}}]} for i in range(3)]
+    model = write_cassette(tmp_path / "reads.jsonl", [*turns, {"text": "Read it three times."}])
+    with Served(repo, model=model) as srv:
         run = srv.start(approval="auto")
         path = f"/api/runs/{run['runId']}/events"
         first: list[dict[str, Any]] = []
@@ -81,6 +84,7 @@ def test_a_client_that_reconnects_with_last_event_id_misses_nothing_and_gets_not
     assert bad.status_code == 400 and "Last-Event-ID" in bad.json()["error"]
 
 
+@pytest.mark.slow
 def test_approvals_over_http_keep_alive_while_waiting_and_a_denied_edit_touches_nothing(make_repo) -> None:
     repo = make_repo("calc")
     before = (repo / "calc" / "ops.py").read_text()
