@@ -229,7 +229,7 @@
     const chips = [];
     for (const key of COUNT_ORDER) {
       const n = counts[key];
-      if (isInt(n) && (n > 0 || key === 'passed' || key === 'failed')) chips.push(el('span', { class: 'count-chip ' + key }, n + ' ' + key));
+      if (isInt(n) && (n > 0 || key === 'passed' || key === 'failed')) chips.push(el('span', { class: 'count-chip' + (n > 0 ? ' ' + key : '') }, n + ' ' + key));
     }
     if (isInt(total)) chips.push(el('span', { class: 'count-chip' }, total + ' collected'));
     return el('div', { class: 'counts' }, chips);
