@@ -91,6 +91,8 @@ class ServedRun:
     approval: str
     started_at: float = field(default_factory=time.time)
     thread_id: str | None = None
+    #: the thread (id or prefix) the request asked to continue, known before ``start``
+    continues: str | None = None
     events: list[tuple[int, bytes]] = field(default_factory=list)
     finished: bool = False
     status: str = "starting"
@@ -153,6 +155,12 @@ def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
+def _same_thread(run: ServedRun, thread: str) -> bool:
+    """Whether ``run`` is on the thread ``thread`` names (a whole id or a prefix, as cog takes them)."""
+    known = run.thread_id or run.continues or ""
+    return bool(known) and (known.startswith(thread) or thread.startswith(known))
+
+
 class RunRegistry:
     """Starts runs in ``task_group`` (set by the app's lifespan) and keeps them by id."""
 
@@ -184,9 +192,9 @@ class RunRegistry:
         if self.task_group is None:
             raise RunError(503, "STOPPING", "the server is stopping; no new runs")
         if thread:
-            busy = next((r for r in self.runs.values() if not r.finished and r.thread_id and r.thread_id.startswith(thread)), None)
+            busy = next((r for r in self.runs.values() if not r.finished and _same_thread(r, thread)), None)
             if busy is not None:
-                raise RunError(409, "THREAD_BUSY", f"thread {busy.thread_id} has a run in flight ({busy.id}); wait for its finish or abort it")
+                raise RunError(409, "THREAD_BUSY", f"thread {busy.thread_id or thread} has a run in flight ({busy.id}); wait for its finish or abort it")
 
         def prepare() -> tuple[Any, Any, Any]:
             from cogcli.commands.common import make_tools
@@ -202,7 +210,7 @@ class RunRegistry:
         except ConfigError as exc:
             raise RunError(400, "CONFIG", exc.message) from None
 
-        run = ServedRun(id=f"run_{uuid.uuid4().hex[:16]}", input=text, model=settings.model, approval=approval)
+        run = ServedRun(id=f"run_{uuid.uuid4().hex[:16]}", input=text, model=settings.model, approval=approval, continues=thread)
         if approval == "ask":
             run.approver = WebApprover(run.poke)
         done = anyio.Event()
