@@ -39,6 +39,12 @@ def rows(driver: Any) -> list[dict[str, Any]]:
         }));""")
 
 
+def click(driver: Any, element: Any) -> None:
+    """A real click, after scrolling the element to the middle (the sticky header covers the top)."""
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
+
+
 def click_approve(driver: Any, call_id: str) -> None:
     from selenium.webdriver.common.by import By
 
@@ -47,7 +53,7 @@ def click_approve(driver: Any, call_id: str) -> None:
     assert button.text == "Approve"
     deny = driver.find_element(By.CSS_SELECTOR, f'section.call[data-call-id="{call_id}"] .approval button.deny')
     assert deny.text == "Deny"
-    button.click()
+    click(driver, button)
 
 
 def test_a_run_started_from_the_page_draws_live_and_its_thread_draws_the_same_rows(make_repo, tmp_path: Path, browser: Any) -> None:
@@ -85,7 +91,7 @@ def test_a_run_started_from_the_page_draws_live_and_its_thread_draws_the_same_ro
         click_approve(browser, "e1")
         wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=finish]"), message="no finish drawn")
         for summary in browser.find_elements(By.CSS_SELECTOR, 'section.call[data-call-id="r1"] details.result > summary, details.failure > summary'):
-            summary.click()
+            click(browser, summary)
         live_rows = rows(browser)
         screenshot(browser, screens, "04-run-finished")
 
@@ -110,7 +116,7 @@ def test_a_run_started_from_the_page_draws_live_and_its_thread_draws_the_same_ro
         result = browser.find_element(By.CSS_SELECTOR, 'section.call[data-call-id="r1"] details.result pre')
         assert "<script>window.pwned = 1</script>" in result.text and 'onerror="window.pwned = 2"' in result.text
         details = browser.find_element(By.CSS_SELECTOR, 'section.call[data-call-id="r1"] [data-block=json]')
-        details.find_element(By.TAG_NAME, "summary").click()
+        click(browser, details.find_element(By.TAG_NAME, "summary"))
         assert '"total_lines": 3' in details.find_element(By.TAG_NAME, "pre").text  # other details: formatted JSON
         assert browser.execute_script("return window.pwned === undefined && document.querySelectorAll('main script, main img').length === 0")
         assert "Fixed <b>test_fails</b>" in browser.find_element(By.ID, "steps").text
@@ -123,7 +129,7 @@ def test_a_run_started_from_the_page_draws_live_and_its_thread_draws_the_same_ro
         browser.find_element(By.CSS_SELECTOR, f'a[href^="/threads/{thread_id}"]').click()
         wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "section.call") and "/threads/" in d.current_url)
         for summary in browser.find_elements(By.CSS_SELECTOR, 'section.call[data-call-id="r1"] details.result > summary'):
-            summary.click()
+            click(browser, summary)
         assert rows(browser) == live_rows
         assert not browser.find_elements(By.CSS_SELECTOR, "[data-block=progress]")
         screenshot(browser, screens, "05-thread")
@@ -150,7 +156,7 @@ def test_a_denied_call_shows_its_error_code_and_dark_mode_reads_well(make_repo, 
             run = srv.start("Write x.txt", approval="ask")
             driver.get(f"{srv.base}/runs/{run['runId']}?token={srv.token}")
             deny = wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, 'section.call[data-call-id="w1"] .approval button.deny'))
-            deny.click()
+            click(driver, deny)
             error = wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, 'section.call[data-call-id="w1"] [data-block=error]'))
             wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=finish]"))
             assert "DENIED" in error.text and "write_file was not run" in error.text

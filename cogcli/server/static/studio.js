@@ -322,7 +322,9 @@
         clear(e.state).append(el('span', { class: 'spinner', title: 'running' }));
         e.state.className = 'state';
       }
-      if (this.stoppedRunning) { clear(e.state); }
+      const waiting = this.approval && this.approval.state === 'pending';
+      if (this.stoppedRunning || waiting) clear(e.state);
+      e.took.textContent = waiting ? 'waiting for you' : '';
       clear(e.body);
       if (this.approval) e.body.append(this.approvalCard());
       if (this.update) e.body.append(this.progress());
