@@ -464,6 +464,7 @@
               // the description is the call's presentation, "label · detail": the row says it too
               const cut = a.description.indexOf(' · ');
               c.presentation = cut < 0 ? { label: a.description } : { label: a.description.slice(0, cut), detail: a.description.slice(cut + 3) };
+              c.provisional = true; // the tool's own presentation (with its icon) replaces it when one comes
             }
             this.mark(c);
           }
@@ -472,7 +473,7 @@
           const c = this.call(ev.toolCallId, ev.toolName);
           if (ev.arguments !== undefined) c.arguments = ev.arguments;
           if (ev.content !== undefined || ev.details !== undefined) { c.update = ev; c.updates++; }
-          if (ev.presentation && !c.presentation) c.presentation = ev.presentation;
+          if (ev.presentation && (!c.presentation || c.provisional)) { c.presentation = ev.presentation; c.provisional = false; }
           this.mark(c);
           break;
         }
