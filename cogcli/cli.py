@@ -516,6 +516,29 @@ def mcp_command(
         raise typer.Exit(130) from None
 
 
+# --- cog serve -----------------------------------------------------------------------------
+
+
+@app.command("serve")
+def serve_command(
+    directory: DirectoryOption = None,
+    host: Annotated[str, typer.Option("--host", metavar="HOST", help="Address to listen on; anything but loopback is reachable from other machines (a warning says so).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on (0: one the system picks).")] = 0,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="Model for runs that name none (default: COG_MODEL, then [tool.cog] model).", show_default=False)] = None,
+) -> None:
+    """Serve runs over HTTP with server-sent events, and the Studio page that draws them.
+
+    \b
+    The first line on stdout is the URL to open, with a fresh token:
+      http://127.0.0.1:PORT/?token=TOKEN
+    Every /api/ request needs "Authorization: Bearer TOKEN". Ctrl-C aborts
+    the runs in flight (each still ends with its finish) and stops.
+    """
+    from cogcli.commands.serve import run_serve
+
+    raise typer.Exit(run_serve(_workspace(directory), host=host, port=port, model=model))
+
+
 def main() -> None:
     """The console script ``cog``."""
     try:

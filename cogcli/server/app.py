@@ -1,0 +1,272 @@
+"""The routes of ``cog serve``: the JSON/SSE API under ``/api/`` and the Studio page.
+
+    POST /api/runs                          {"input", "model"?, "thread"?, "approval"?} → {"runId", "threadId"}
+    GET  /api/runs                          runs in flight (and recently finished)
+    GET  /api/runs/{runId}                  one run: status, pending approvals
+    GET  /api/runs/{runId}/events           text/event-stream (Last-Event-ID resumes)
+    POST /api/runs/{runId}/approvals        {"toolCallId", "approved", "reason"?}
+    POST /api/runs/{runId}/abort
+    GET  /api/threads                       stored threads, newest first
+    GET  /api/threads/{threadId}/events     a stored thread as wire events (JSON array, or SSE)
+    GET  /api/workspace                     the workspace served and its default model
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+from sse_starlette import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cogcli.errors import ConfigError
+from cogcli.server.auth import Guard, allowed_hosts
+from cogcli.server.runs import RunError, RunRegistry
+from cogcli.server.sse import list_stream, parse_last_event_id, run_stream
+
+log = logging.getLogger("cogcli")
+
+STATIC = Path(str(resources.files("cogcli.server") / "static"))
+
+#: the page loads only what this server serves, and no other site may frame it
+SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        b"base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),  # the token is in the page's URL
+    (b"x-frame-options", b"DENY"),
+]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class StartRun(_Body):
+    input: str = Field(min_length=1)
+    model: str | None = None
+    thread: str | None = None
+    approval: Literal["ask", "auto"] = "ask"
+
+
+class Answer(_Body):
+    tool_call_id: str
+    approved: bool
+    reason: str | None = None
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": message, "code": code}, status_code=status)
+
+
+#: the largest request body the API reads (an instruction, an answer)
+MAX_BODY = 1 << 20
+
+
+async def _body(request: Request, model: type[_Body]) -> Any:
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise RunError(413, "TOO_LARGE", f"the request body is over {MAX_BODY // 1024} KiB")
+    try:
+        return model.model_validate_json(raw or b"{}")
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
+        raise RunError(400, "INVALID_REQUEST", f"{where}: {first.get('msg')}") from None
+
+
+def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None) -> ASGIApp:
+    """The ASGI app serving ``root``: every ``/api/`` request needs ``Authorization: Bearer token``."""
+    registry = RunRegistry(root, default_model=default_model)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tg:
+            registry.task_group = tg
+            try:
+                yield
+            finally:
+                registry.task_group = None
+                await registry.stop()
+
+    async def handle(request: Request, action: Any) -> Response:
+        try:
+            return await action(request)
+        except RunError as exc:
+            return _error(exc.status, exc.code, exc.message)
+
+    def route(action: Any) -> Any:
+        async def endpoint(request: Request) -> Response:
+            return await handle(request, action)
+
+        return endpoint
+
+    async def workspace(request: Request) -> Response:
+        return JSONResponse({"name": root.name, "path": str(root), "model": default_model or _configured_model(root)})
+
+    async def start_run(request: Request) -> Response:
+        body = await _body(request, StartRun)
+        run = await registry.start(body.input, model=body.model, thread=body.thread, approval=body.approval)
+        return JSONResponse({"runId": run.id, "threadId": run.thread_id}, status_code=201)
+
+    async def list_runs(request: Request) -> Response:
+        return JSONResponse([r.summary() for r in registry.list()])
+
+    async def get_run(request: Request) -> Response:
+        return JSONResponse(registry.get(request.path_params["run_id"]).summary())
+
+    async def run_events(request: Request) -> Response:
+        run = registry.get(request.path_params["run_id"])
+        try:
+            after = parse_last_event_id(request.headers.get("last-event-id"))
+        except ValueError:
+            raise RunError(400, "INVALID_REQUEST", "Last-Event-ID must be the seq (an integer) of the last event received") from None
+        return EventSourceResponse(run_stream(run, after), ping=0, sep="\n", shutdown_grace_period=RUN_STOP_GRACE)
+
+    async def answer(request: Request) -> Response:
+        run = registry.get(request.path_params["run_id"])
+        body = await _body(request, Answer)
+        if run.approver is None:
+            raise RunError(409, "NO_SUCH_APPROVAL", f"run {run.id} was started with approval auto: it asks for none")
+        waiting = run.approver.answer(body.tool_call_id, body.approved, body.reason)
+        return JSONResponse({"toolCallId": body.tool_call_id, "approved": body.approved, "pending": waiting})
+
+    async def abort(request: Request) -> Response:
+        run = registry.get(request.path_params["run_id"])
+        if run.finished:
+            raise RunError(409, "FINISHED", f"run {run.id} already finished ({run.status})")
+        run.signal.abort("aborted from the API")
+        return JSONResponse({"runId": run.id, "aborting": True}, status_code=202)
+
+    async def threads(request: Request) -> Response:
+        return JSONResponse(await anyio.to_thread.run_sync(_threads, root))
+
+    async def thread_events(request: Request) -> Response:
+        thread_id = request.path_params["thread_id"]
+        try:
+            events = await anyio.to_thread.run_sync(_thread_events, root, thread_id)
+        except ConfigError as exc:
+            raise RunError(404, "NO_SUCH_THREAD", exc.message) from None
+        if "text/event-stream" in request.headers.get("accept", ""):
+            return EventSourceResponse(list_stream(events), ping=0, sep="\n")
+        body = b"[" + b",".join(data for _, data in events) + b"]"
+        return Response(body, media_type="application/json")
+
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers={"cache-control": "no-store"})
+
+    routes = [
+        Route("/", page),
+        Route("/runs/{run_id}", page),
+        Route("/threads/{thread_id}", page),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/api/workspace", route(workspace)),
+        Route("/api/runs", route(start_run), methods=["POST"]),
+        Route("/api/runs", route(list_runs), methods=["GET"]),
+        Route("/api/runs/{run_id}", route(get_run), methods=["GET"]),
+        Route("/api/runs/{run_id}/events", route(run_events), methods=["GET"]),
+        Route("/api/runs/{run_id}/approvals", route(answer), methods=["POST"]),
+        Route("/api/runs/{run_id}/abort", route(abort), methods=["POST"]),
+        Route("/api/threads", route(threads), methods=["GET"]),
+        Route("/api/threads/{thread_id}/events", route(thread_events), methods=["GET"]),
+    ]
+    async def not_found(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 404)
+        if not request.url.path.startswith("/api/"):
+            return Response("Not found: open the URL cog serve printed.\n", status_code=status, media_type="text/plain")
+        if status == 405:
+            return _error(405, "METHOD_NOT_ALLOWED", f"{request.method} is not allowed on {request.url.path} (see the API table in the README)")
+        return _error(404, "NOT_FOUND", f"no such endpoint {request.url.path} (see the API table in the README)")
+
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
+    app.state.registry = registry
+    guarded = Guard(_SecurityHeaders(app), token=token, hosts=allowed_hosts(host))
+    guarded.registry = registry  # type: ignore[attr-defined]  # for the serve command's Ctrl-C
+    return guarded
+
+
+#: seconds an SSE stream may go on after the server was told to stop: aborted runs send their finish
+RUN_STOP_GRACE = 20.0
+
+
+class _SecurityHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+def _configured_model(root: Path) -> str | None:
+    from cogcli.config import load_settings
+
+    try:
+        return load_settings(root).model
+    except ConfigError:
+        return None
+
+
+def _threads(root: Path) -> list[dict[str, Any]]:
+    """Stored threads, newest first, each with the files its runs changed."""
+    from cogcli.memory import default_store, default_store_path
+
+    if not default_store_path(root).exists():
+        return []
+    out: list[dict[str, Any]] = []
+    with default_store(root) as store:
+        for info in store.list_threads(limit=200):
+            files: dict[str, dict[str, Any]] = {}
+            for event in store.thread_events(info.id):
+                for change in getattr(event, "files_changed", None) or []:
+                    seen = files.setdefault(change.path, {"path": change.path, "added": 0, "removed": 0})
+                    seen["added"] += change.added
+                    seen["removed"] += change.removed
+            out.append(
+                {
+                    "id": info.id,
+                    "title": info.title,
+                    "status": info.status,
+                    "model": info.model,
+                    "createdAt": info.created_at,
+                    "updatedAt": info.updated_at,
+                    "filesChanged": list(files.values()),
+                }
+            )
+    return out
+
+
+def _thread_events(root: Path, thread_id: str) -> list[tuple[int, bytes]]:
+    from cogcli.memory import default_store, default_store_path
+    from cogcli.render.jsonl import event_bytes
+
+    if not default_store_path(root).exists():
+        raise ConfigError(f"no thread {thread_id!r}: {root} has no stored threads yet")
+    with default_store(root) as store:
+        events = store.thread_events(thread_id)
+    return [(e.seq if e.seq is not None else i, event_bytes(e)) for i, e in enumerate(events)]

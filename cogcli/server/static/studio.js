@@ -1,0 +1,652 @@
+// cog Studio: draws cog's wire events (the lines `cog edit --json` writes) as a list of steps.
+// Plain JavaScript, no build step, no network but this server. Every piece of text that comes
+// from a file, a model or a tool goes into the page with textContent / text nodes, never as HTML.
+'use strict';
+(() => {
+  const query = new URLSearchParams(location.search);
+  const TOKEN = query.get('token') || sessionStorage.getItem('cog-token') || '';
+  if (query.get('token')) sessionStorage.setItem('cog-token', TOKEN);
+  const app = document.getElementById('app');
+  const conn = document.getElementById('conn');
+
+  const withToken = (path) => path + '?token=' + encodeURIComponent(TOKEN);
+  document.getElementById('home').href = withToken('/');
+
+  // --- DOM helpers: strings become text nodes, never markup -----------------------------------
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === 'class') node.className = value;
+      else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? '' : String(value));
+    }
+    append(node, children);
+    return node;
+  }
+  function append(node, children) {
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+  function clear(node) { while (node.firstChild) node.firstChild.remove(); return node; }
+
+  // Icons (Lucide names, as presentations use them), drawn here as small stroked shapes.
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const DOC = 'M6 3h8l4 4v14H6z M14 3v4h4';
+  const ICONS = {
+    'file': [DOC, 'M9 12h6 M9 16h6'],
+    'file-text': [DOC, 'M9 12h6 M9 16h6'],
+    'file-pen': [DOC, 'M9 17l5-5 1.5 1.5-5 5H9z'],
+    'file-plus': [DOC, 'M12 11v7 M8.5 14.5h7'],
+    'folder': ['M3 6.5h6l2 2h10v11H3z'],
+    'search': ['M10.5 4.5a6 6 0 1 0 0 12a6 6 0 1 0 0-12z M15 15l5.5 5.5'],
+    'flask-conical': ['M9 3h6 M10 3v6.5L4.5 19.5h15L14 9.5V3 M7.2 15h9.6'],
+    'git-compare': ['M6 3.5a2.5 2.5 0 1 0 0 5a2.5 2.5 0 1 0 0-5z M18 15.5a2.5 2.5 0 1 0 0 5a2.5 2.5 0 1 0 0-5z M6 8.5V18h7 M18 15.5V6h-7'],
+    'plug': ['M9 3v5 M15 3v5 M6.5 8h11v3.5a5.5 5.5 0 0 1-11 0z M12 17v4'],
+    'globe': ['M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z M3 12h18 M12 3c3 3.2 3 14.8 0 18 M12 3c-3 3.2-3 14.8 0 18'],
+    'tool': ['M4 5h16v14H4z M7.5 9.5l3 2.5-3 2.5 M12.5 15h4'],
+  };
+  function icon(name) {
+    const svg = document.createElementNS(SVG_NS, 'svg');
+    svg.setAttribute('viewBox', '0 0 24 24');
+    svg.setAttribute('fill', 'none');
+    svg.setAttribute('stroke', 'currentColor');
+    svg.setAttribute('stroke-width', '1.8');
+    svg.setAttribute('stroke-linecap', 'round');
+    svg.setAttribute('stroke-linejoin', 'round');
+    svg.setAttribute('aria-hidden', 'true');
+    for (const d of ICONS[name] || ICONS.tool) {
+      const path = document.createElementNS(SVG_NS, 'path');
+      path.setAttribute('d', d);
+      svg.append(path);
+    }
+    return svg;
+  }
+
+  // --- the API --------------------------------------------------------------------------------
+  class ApiError extends Error {
+    constructor(status, message, code) { super(message); this.status = status; this.code = code; }
+  }
+  async function api(path, options = {}) {
+    const headers = { Authorization: 'Bearer ' + TOKEN, ...(options.headers || {}) };
+    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+    const response = await fetch(path, { ...options, headers, cache: 'no-store' });
+    let body = null;
+    try { body = await response.json(); } catch (_) { /* no JSON body */ }
+    if (!response.ok) throw new ApiError(response.status, (body && body.error) || response.statusText, body && body.code);
+    return body;
+  }
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  // Server-sent events over fetch (EventSource cannot send the Authorization header). Parsed as
+  // the SSE spec says; on a dropped connection it reconnects with Last-Event-ID and misses nothing.
+  async function streamEvents(url, onEvent, onState) {
+    let last = null;
+    let delay = 400;
+    for (;;) {
+      try {
+        const headers = { Authorization: 'Bearer ' + TOKEN, Accept: 'text/event-stream' };
+        if (last !== null) headers['Last-Event-ID'] = last;
+        const response = await fetch(url, { headers, cache: 'no-store' });
+        if (!response.ok) {
+          let body = null;
+          try { body = await response.json(); } catch (_) { /* none */ }
+          throw new ApiError(response.status, (body && body.error) || response.statusText, body && body.code);
+        }
+        onState('live');
+        delay = 400;
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        let data = [];
+        let id = null;
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          const lines = buffer.split('\n');
+          buffer = lines.pop();
+          for (let line of lines) {
+            if (line.endsWith('\r')) line = line.slice(0, -1);
+            if (line === '') {
+              if (id !== null) { last = id; id = null; }
+              if (data.length) {
+                const text = data.join('\n');
+                data = [];
+                if (text === '[DONE]') { onState('done'); return; }
+                try { onEvent(JSON.parse(text)); } catch (err) { console.warn('skipped an event', err); }
+              }
+              continue;
+            }
+            if (line.startsWith(':')) continue; // a comment: keep-alive
+            const colon = line.indexOf(':');
+            const field = colon < 0 ? line : line.slice(0, colon);
+            let val = colon < 0 ? '' : line.slice(colon + 1);
+            if (val.startsWith(' ')) val = val.slice(1);
+            if (field === 'data') data.push(val);
+            else if (field === 'id') id = val;
+          }
+        }
+      } catch (err) {
+        if (err instanceof ApiError && err.status < 500) { onState('error', err); return; }
+      }
+      onState('reconnecting');
+      await sleep(delay);
+      delay = Math.min(delay * 2, 5000);
+    }
+  }
+
+  // --- reading details --------------------------------------------------------------------------
+  const isInt = (v) => typeof v === 'number' && Number.isFinite(v);
+  function diffOf(details) {
+    if (details && typeof details === 'object' && typeof details.diff === 'string' && details.diff.trim()) return details.diff;
+    if (typeof details === 'string' && (details.startsWith('--- ') || details.startsWith('diff --git'))) return details;
+    return null;
+  }
+  function reportOf(details) {
+    if (!details || typeof details !== 'object' || Array.isArray(details)) return null;
+    let counts = details;
+    if (details.summary && typeof details.summary === 'object') counts = details.summary;
+    if (details.counts && typeof details.counts === 'object') counts = details.counts;
+    if (!isInt(counts.passed) || !isInt(counts.failed)) return null;
+    let failures = details.failures;
+    if (!Array.isArray(failures)) failures = (details.tests || []).filter((t) => t && (t.outcome === 'failed' || t.outcome === 'error'));
+    return { counts, failures, details };
+  }
+  function asText(value) {
+    if (value === null || value === undefined) return '';
+    if (typeof value === 'string') return value;
+    try { return JSON.stringify(value, null, 2); } catch (_) { return String(value); }
+  }
+  function firstLine(text, limit = 200) {
+    for (const line of String(text).split('\n')) {
+      const t = line.trim();
+      if (t) return t.length > limit ? t.slice(0, limit - 1) + '…' : t;
+    }
+    return '';
+  }
+  function ms(value) {
+    if (!isInt(value)) return '';
+    return value < 1000 ? Math.round(value) + ' ms' : (value / 1000).toFixed(value < 10000 ? 2 : 1) + ' s';
+  }
+  function when(iso) {
+    const t = Date.parse(iso);
+    if (!t) return '';
+    const s = (Date.now() - t) / 1000;
+    if (s < 60) return 'just now';
+    if (s < 3600) return Math.floor(s / 60) + ' min ago';
+    if (s < 86400) return Math.floor(s / 3600) + ' h ago';
+    return new Date(t).toLocaleString();
+  }
+  function shortArgs(args) {
+    if (args === null || args === undefined) return '';
+    if (typeof args !== 'object') return firstLine(String(args), 120);
+    const parts = [];
+    for (const [k, v] of Object.entries(args)) {
+      const shown = typeof v === 'string' ? firstLine(v, 60) : firstLine(JSON.stringify(v), 60);
+      parts.push(k + '=' + shown);
+      if (parts.length === 3) break;
+    }
+    return parts.join(' ');
+  }
+
+  // --- blocks: a diff, a test report, JSON ------------------------------------------------------
+  function diffBlock(text) {
+    const table = el('table');
+    let oldNo = 0;
+    let newNo = 0;
+    const rows = [];
+    for (const line of text.replace(/\n$/, '').split('\n')) {
+      const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
+      if (hunk) {
+        oldNo = +hunk[1]; newNo = +hunk[2];
+        rows.push(el('tr', { class: 'hunk' }, el('td', { class: 'n' }, '⋯'), el('td', { class: 'n' }, '⋯'), el('td', { class: 's' }), el('td', {}, line)));
+      } else if (line.startsWith('diff --git') || line.startsWith('index ')) {
+        continue;
+      } else if (line.startsWith('--- ')) {
+        continue;
+      } else if (line.startsWith('+++ ')) {
+        const name = line.slice(4).replace(/^b\//, '');
+        rows.push(el('tr', { class: 'file' }, el('td', { colspan: 4 }, name)));
+      } else if (line.startsWith('+')) {
+        rows.push(el('tr', { class: 'add' }, el('td', { class: 'n' }), el('td', { class: 'n' }, newNo++), el('td', { class: 's' }, '+'), el('td', {}, line.slice(1))));
+      } else if (line.startsWith('-')) {
+        rows.push(el('tr', { class: 'del' }, el('td', { class: 'n' }, oldNo++), el('td', { class: 'n' }), el('td', { class: 's' }, '−'), el('td', {}, line.slice(1))));
+      } else if (line.startsWith('\\')) {
+        rows.push(el('tr', { class: 'ctx' }, el('td', { class: 'n' }), el('td', { class: 'n' }), el('td', { class: 's' }), el('td', { class: 'muted' }, line)));
+      } else {
+        rows.push(el('tr', { class: 'ctx' }, el('td', { class: 'n' }, oldNo++), el('td', { class: 'n' }, newNo++), el('td', { class: 's' }), el('td', {}, line.slice(1))));
+      }
+    }
+    append(table, rows);
+    return el('div', { class: 'diff', 'data-block': 'diff' }, table);
+  }
+
+  const COUNT_ORDER = ['failed', 'errors', 'passed', 'skipped', 'xfailed', 'xpassed'];
+  function countChips(counts, total) {
+    const chips = [];
+    for (const key of COUNT_ORDER) {
+      const n = counts[key];
+      if (isInt(n) && (n > 0 || key === 'passed' || key === 'failed')) chips.push(el('span', { class: 'count-chip' + (n > 0 ? ' ' + key : '') }, n + ' ' + key));
+    }
+    if (isInt(total)) chips.push(el('span', { class: 'count-chip' }, total + ' collected'));
+    return el('div', { class: 'counts' }, chips);
+  }
+  function testBlock(report) {
+    const { counts, failures, details } = report;
+    const block = el('div', { class: 'tests', 'data-block': 'tests' }, countChips(counts, details.collected));
+    for (const f of failures) {
+      const name = typeof f === 'string' ? f : f.id || f.nodeid || f.name || f.test || '?';
+      const message = typeof f === 'object' ? f.message || '' : '';
+      const long = typeof f === 'object' ? f.longrepr || f.message || f.error || '' : '';
+      append(block, [el('details', { class: 'failure' }, el('summary', {}, name, el('span', { class: 'msg' }, firstLine(message, 140))), long ? el('pre', {}, asText(long)) : null)]);
+    }
+    if (details.output_tail) append(block, [el('details', {}, el('summary', {}, 'Output'), el('pre', {}, details.output_tail))]);
+    if (details.command) append(block, [el('div', { class: 'command' }, '$ ' + details.command)]);
+    return block;
+  }
+  function jsonBlock(details, title = 'Details') {
+    return el('details', { class: 'json', 'data-block': 'json' }, el('summary', {}, title), el('pre', {}, asText(details)));
+  }
+  function detailsBlock(details) {
+    if (details === null || details === undefined) return null;
+    const diff = diffOf(details);
+    if (diff) return diffBlock(diff);
+    const report = reportOf(details);
+    if (report) return testBlock(report);
+    return jsonBlock(details);
+  }
+
+  // --- a run, drawn: text blocks and call rows, redrawn at most once per animation frame ------
+  class TextItem {
+    constructor(view) {
+      this.parts = [];
+      this.open = true;
+      this.node = el('div', { class: 'text streaming' });
+      view.list.append(this.node);
+    }
+    render() {
+      if (this.parts.length > 1) this.parts = [this.parts.join('')];
+      this.node.textContent = this.parts[0] || '';
+      this.node.classList.toggle('streaming', this.open);
+    }
+  }
+
+  class CallItem {
+    constructor(view, id, toolName) {
+      this.view = view;
+      this.id = id;
+      this.toolName = toolName || 'tool';
+      this.presentation = null;
+      this.arguments = undefined;
+      this.argsChars = 0;
+      this.update = null;
+      this.updates = 0;
+      this.result = null;
+      this.approval = null;
+      this.ended = false;
+      this.stoppedRunning = false;
+      this.els = {
+        icon: el('span', { class: 'icon' }),
+        label: el('span', { class: 'label' }),
+        detail: el('span', { class: 'detail' }),
+        state: el('span', { class: 'state' }),
+        took: el('span', { class: 'took' }),
+        body: el('div', { class: 'body' }),
+      };
+      const e = this.els;
+      this.node = el('section', { class: 'call', 'data-call-id': id },
+        el('div', { class: 'row' }, e.icon, e.label, e.detail, e.took, e.state), e.body);
+      this.drawnIcon = null;
+      this.drawnResult = false;
+      view.list.append(this.node);
+    }
+    render() {
+      const e = this.els;
+      const p = (this.result && this.result.presentation) || this.presentation;
+      const iconName = (p && p.icon) || 'tool';
+      if (this.drawnIcon !== iconName) { clear(e.icon).append(icon(iconName)); this.drawnIcon = iconName; }
+      e.label.textContent = p ? p.label : this.toolName;
+      const detail = p ? p.detail || '' : shortArgs(this.arguments);
+      e.detail.textContent = detail;
+      e.detail.title = detail;
+      this.node.classList.toggle('waiting', !!(this.approval && this.approval.state === 'pending' && !this.result));
+      if (this.result) this.renderResult();
+      else this.renderRunning();
+    }
+    renderRunning() {
+      const e = this.els;
+      if (!e.state.firstChild || !e.state.firstChild.classList || !e.state.firstChild.classList.contains('spinner')) {
+        clear(e.state).append(el('span', { class: 'spinner', title: 'running' }));
+        e.state.className = 'state';
+      }
+      const waiting = this.approval && this.approval.state === 'pending';
+      if (this.stoppedRunning || waiting) clear(e.state);
+      e.took.textContent = waiting ? 'waiting for you' : '';
+      clear(e.body);
+      if (this.approval) e.body.append(this.approvalCard());
+      if (this.update) e.body.append(this.progress());
+    }
+    progress() {
+      const u = this.update;
+      const d = u.details;
+      const box = el('div', { class: 'progress', 'data-block': 'progress' });
+      const line = u.content !== undefined && u.content !== null ? firstLine(asText(u.content), 300) : (u.presentation && u.presentation.detail) || '';
+      if (line) box.append(el('div', { class: 'line' }, line));
+      if (d && typeof d === 'object' && isInt(d.total_so_far) && isInt(d.collected) && d.collected > 0) {
+        const fill = el('div');
+        fill.style.width = Math.min(100, (100 * d.total_so_far) / d.collected).toFixed(1) + '%';
+        box.append(el('div', { class: 'bar' + (d.failed || d.errors ? ' bad' : ''), role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': d.collected, 'aria-valuenow': d.total_so_far }, fill));
+        const bits = [d.total_so_far + ' / ' + d.collected + ' tests'];
+        if (d.failed) bits.push(d.failed + ' failed');
+        if (d.errors) bits.push(d.errors + ' errors');
+        if (isInt(d.passed)) bits.push(d.passed + ' passed');
+        box.append(el('div', { class: 'count' }, bits.join(' · ')));
+      } else if (d && typeof d === 'object' && isInt(d.line)) {
+        box.append(el('div', { class: 'count' }, d.line + ' lines of output'));
+      }
+      return box;
+    }
+    approvalCard() {
+      const a = this.approval;
+      const effects = (a.sideEffects || []).join(', ');
+      const pending = a.state === 'pending';
+      const card = el('div', { class: 'approval' + (pending ? '' : ' decided'), 'data-block': 'approval' },
+        el('div', { class: 'what' }, el(pending ? 'div' : 'span', {}, a.description || this.toolName), effects ? el(pending ? 'div' : 'span', { class: 'effects' }, effects) : null,
+          a.error ? el('div', { class: 'error' }, a.error) : null));
+      if (a.state === 'pending' && this.view.live) {
+        const approve = el('button', { class: 'btn approve', type: 'button', onclick: () => this.decide(true) }, 'Approve');
+        const deny = el('button', { class: 'btn deny', type: 'button', onclick: () => this.decide(false) }, 'Deny');
+        if (a.sending) { approve.disabled = true; deny.disabled = true; }
+        append(card, [approve, deny]);
+      } else if (a.state !== 'pending') {
+        card.append(el('span', { class: 'badge ' + (a.state === 'approved' ? 'completed' : 'denied') }, a.state === 'approved' ? 'Approved' : 'Denied'));
+      }
+      return card;
+    }
+    async decide(approved) {
+      const a = this.approval;
+      a.sending = true;
+      a.error = null;
+      this.view.mark(this);
+      try {
+        await api('/api/runs/' + encodeURIComponent(this.view.runId) + '/approvals', {
+          method: 'POST', body: JSON.stringify({ toolCallId: this.id, approved }),
+        });
+        a.state = approved ? 'approved' : 'denied';
+      } catch (err) {
+        a.error = err.message;
+      }
+      a.sending = false;
+      this.view.mark(this);
+    }
+    renderResult() {
+      if (this.drawnResult) return;
+      this.drawnResult = true;
+      const r = this.result;
+      const e = this.els;
+      const failed = r.error !== undefined && r.error !== null;
+      clear(e.state).append(failed ? '✕' : '✓');
+      e.state.className = 'state ' + (failed ? 'bad' : 'ok');
+      e.state.title = failed ? 'failed' : 'done';
+      e.took.textContent = ms(r.durationMs);
+      this.node.dataset.status = failed ? 'error' : 'ok';
+      clear(e.body);
+      if (this.approval && this.approval.state !== 'pending') e.body.append(this.approvalCard());
+      if (failed) {
+        e.body.append(el('div', { class: 'error', 'data-block': 'error' }, r.error, r.errorCode ? el('span', { class: 'code' }, r.errorCode) : null));
+      } else if (r.result !== undefined && r.result !== null && r.result !== '') {
+        const text = asText(r.result);
+        const gist = typeof r.result === 'string' ? firstLine(text, 120) : firstLine(JSON.stringify(r.result), 120);
+        e.body.append(el('details', { class: 'result', 'data-block': 'result' }, el('summary', {}, 'Result · ', gist), el('pre', {}, text)));
+      }
+      const block = detailsBlock(r.details);
+      if (block) e.body.append(block);
+    }
+  }
+
+  class RunView {
+    constructor(container, { live, runId }) {
+      this.live = live;
+      this.runId = runId;
+      this.calls = new Map();
+      this.texts = new Map();
+      this.dirty = new Set();
+      this.scheduled = false;
+      this.count = 0;
+      this.finish = null;
+      this.onFinish = null;
+      this.list = el('div', { class: 'steps', id: 'steps' });
+      container.append(this.list);
+    }
+    mark(item) {
+      this.dirty.add(item);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        requestAnimationFrame(() => this.flush());
+      }
+    }
+    flush() {
+      this.scheduled = false;
+      const stick = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+      const items = [...this.dirty];
+      this.dirty.clear();
+      for (const item of items) item.render();
+      if (stick && this.live) window.scrollTo(0, document.body.scrollHeight);
+    }
+    call(id, toolName) {
+      let item = this.calls.get(id);
+      if (!item) { item = new CallItem(this, id, toolName); this.calls.set(id, item); }
+      return item;
+    }
+    handle(ev) {
+      this.count++;
+      switch (ev.type) {
+        case 'text-start': { const t = new TextItem(this); this.texts.set(ev.id, t); this.mark(t); break; }
+        case 'text-delta': {
+          let t = this.texts.get(ev.id);
+          if (!t) { t = new TextItem(this); this.texts.set(ev.id, t); }
+          t.parts.push(ev.delta || '');
+          this.mark(t);
+          break;
+        }
+        case 'text-end': { const t = this.texts.get(ev.id); if (t) { t.open = false; this.mark(t); } break; }
+        case 'tool-call-start': { const c = this.call(ev.id, ev.toolName); if (ev.presentation) c.presentation = ev.presentation; this.mark(c); break; }
+        case 'tool-call-delta': { const c = this.call(ev.id); c.argsChars += (ev.argsTextDelta || '').length; break; }
+        case 'tool-call-end': { const c = this.call(ev.id, ev.toolName); c.toolName = ev.toolName || c.toolName; c.arguments = ev.arguments; this.mark(c); break; }
+        case 'approval-required':
+          for (const a of ev.approvals || []) {
+            const c = this.call(a.toolCallId, a.toolName);
+            c.approval = { description: a.description, sideEffects: a.sideEffects, state: 'pending' };
+            if (!c.presentation && a.description && a.description !== a.toolName) {
+              // the description is the call's presentation, "label · detail": the row says it too
+              const cut = a.description.indexOf(' · ');
+              c.presentation = cut < 0 ? { label: a.description } : { label: a.description.slice(0, cut), detail: a.description.slice(cut + 3) };
+              c.provisional = true; // the tool's own presentation (with its icon) replaces it when one comes
+            }
+            this.mark(c);
+          }
+          break;
+        case 'tool-update': {
+          const c = this.call(ev.toolCallId, ev.toolName);
+          if (ev.arguments !== undefined) c.arguments = ev.arguments;
+          if (ev.content !== undefined || ev.details !== undefined) { c.update = ev; c.updates++; }
+          if (ev.presentation && (!c.presentation || c.provisional)) { c.presentation = ev.presentation; c.provisional = false; }
+          this.mark(c);
+          break;
+        }
+        case 'tool-result': {
+          const c = this.call(ev.toolCallId || ev.id, ev.toolName);
+          c.result = ev;
+          if (c.approval && c.approval.state === 'pending') c.approval.state = ev.errorCode === 'DENIED' ? 'denied' : 'approved';
+          this.mark(c);
+          break;
+        }
+        case 'error': {
+          this.list.append(el('div', { class: 'error run-error', 'data-block': 'run-error' }, ev.message, ev.code ? el('span', { class: 'code' }, ev.code) : null));
+          break;
+        }
+        case 'finish': this.drawFinish(ev); break;
+        default: break; // start, and types a newer cog sends
+      }
+    }
+    drawFinish(ev) {
+      this.finish = ev;
+      for (const c of this.calls.values()) if (!c.result) { c.stoppedRunning = true; this.mark(c); }
+      for (const t of this.texts.values()) if (t.open) { t.open = false; this.mark(t); }
+      const stats = [];
+      if (isInt(ev.steps)) stats.push(ev.steps + (ev.steps === 1 ? ' step' : ' steps'));
+      if (isInt(ev.durationMs)) stats.push(ms(ev.durationMs));
+      if (ev.usage && isInt(ev.usage.totalTokens) && ev.usage.totalTokens > 0) stats.push(ev.usage.totalTokens.toLocaleString() + ' tokens');
+      if (ev.tests) stats.push(['failed', 'passed'].filter((k) => isInt(ev.tests[k])).map((k) => ev.tests[k] + ' ' + k).join(', '));
+      const files = (ev.filesChanged || []).map((f) => el('span', { class: 'file-chip' }, f.path + ' ', el('span', { class: 'plus' }, '+' + f.added), ' ', el('span', { class: 'minus' }, '−' + f.removed)));
+      this.list.append(el('div', { class: 'panel finish', 'data-block': 'finish', 'data-status': ev.status },
+        el('span', { class: 'badge ' + ev.status }, ev.status), stats.map((s) => el('span', { class: 'stat' }, s)),
+        files.length ? el('span', { class: 'files' }, files) : null));
+      if (this.onFinish) this.onFinish(ev);
+    }
+  }
+
+  // --- pages ------------------------------------------------------------------------------------
+  function setConn(state) {
+    conn.hidden = false;
+    conn.className = 'conn ' + state;
+    conn.textContent = { live: 'live', reconnecting: 'reconnecting…', done: 'finished', error: 'disconnected' }[state] || state;
+  }
+  function fatal(err) {
+    clear(app);
+    const unauthorized = err instanceof ApiError && err.status === 401;
+    app.append(el('p', { class: 'notice bad' }, unauthorized
+      ? 'This page needs the token: open the URL that cog serve printed (http://127.0.0.1:…/?token=…).'
+      : 'Error: ' + err.message));
+  }
+  async function loadWorkspace() {
+    try {
+      const ws = await api('/api/workspace');
+      document.getElementById('workspace').textContent = ws.name;
+      document.title = ws.name + ' · cog Studio';
+      return ws;
+    } catch (err) { fatal(err); throw err; }
+  }
+
+  function newRunForm(ws, thread) {
+    const input = el('textarea', { name: 'input', placeholder: thread ? 'Continue this thread: what next?' : 'What should cog do? e.g. Fix the failing test', required: true });
+    const model = el('input', { name: 'model', placeholder: ws.model ? 'model (default ' + ws.model + ')' : 'provider:model, e.g. openai:gpt-4o-mini' });
+    const approval = el('select', { name: 'approval' },
+      el('option', { value: 'ask' }, 'Ask before edits and test runs'),
+      el('option', { value: 'auto' }, 'Run without asking'));
+    const problem = el('div', { class: 'error', hidden: true });
+    const start = el('button', { class: 'btn primary', type: 'submit' }, thread ? 'Continue' : 'Start run');
+    const form = el('form', { class: 'panel newrun', id: 'newrun' }, input, el('div', { class: 'opts' }, model, approval, start), problem);
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      if (!input.value.trim()) return;
+      start.disabled = true;
+      problem.hidden = true;
+      try {
+        const body = { input: input.value, approval: approval.value };
+        if (model.value.trim()) body.model = model.value.trim();
+        if (thread) body.thread = thread;
+        const run = await api('/api/runs', { method: 'POST', body: JSON.stringify(body) });
+        location.href = withToken('/runs/' + encodeURIComponent(run.runId));
+      } catch (err) {
+        problem.textContent = err.message;
+        problem.hidden = false;
+        start.disabled = false;
+      }
+    });
+    input.addEventListener('keydown', (event) => { if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) form.requestSubmit(); });
+    return form;
+  }
+
+  function fileChips(files) {
+    return el('span', { class: 'files' }, (files || []).slice(0, 4).map((f) =>
+      el('span', { class: 'file-chip' }, f.path + ' ', el('span', { class: 'plus' }, '+' + f.added), ' ', el('span', { class: 'minus' }, '−' + f.removed))),
+    (files || []).length > 4 ? el('span', { class: 'file-chip' }, '+' + (files.length - 4) + ' more') : null);
+  }
+
+  async function indexPage() {
+    const ws = await loadWorkspace();
+    clear(app);
+    app.append(el('h1', {}, ws.name), el('div', { class: 'muted' }, ws.path), el('h2', {}, 'New run'), newRunForm(ws, null));
+    const [runs, threads] = await Promise.all([api('/api/runs'), api('/api/threads')]);
+    const live = runs.filter((r) => !r.finished);
+    if (live.length) {
+      app.append(el('h2', {}, 'Running now'), el('ul', { class: 'panel list', id: 'live-runs' }, live.map((r) =>
+        el('li', {}, el('span', { class: 'badge running' }, r.pendingApprovals.length ? 'waiting for you' : 'running'),
+          el('a', { class: 'title', href: withToken('/runs/' + encodeURIComponent(r.runId)) }, r.input),
+          el('span', { class: 'when' }, when(r.startedAt))))));
+    }
+    app.append(el('h2', {}, 'Threads'));
+    if (!threads.length) {
+      app.append(el('div', { class: 'panel empty muted' }, 'No threads yet. Start a run above, or run cog edit here.'));
+      return;
+    }
+    app.append(el('ul', { class: 'panel list', id: 'threads' }, threads.map((t) =>
+      el('li', { 'data-thread-id': t.id }, el('span', { class: 'badge ' + t.status }, t.status),
+        el('a', { class: 'title', href: withToken('/threads/' + encodeURIComponent(t.id)), title: t.title }, t.title || t.id),
+        fileChips(t.filesChanged), el('span', { class: 'when', title: t.updatedAt }, when(t.updatedAt))))));
+  }
+
+  async function runPage(runId) {
+    await loadWorkspace();
+    let info;
+    try { info = await api('/api/runs/' + encodeURIComponent(runId)); } catch (err) { fatal(err); return; }
+    clear(app);
+    const badge = el('span', { class: 'badge ' + info.status, id: 'run-status' }, info.status);
+    const abort = el('button', { class: 'btn deny', type: 'button', id: 'abort' }, 'Abort');
+    const threadLink = el('a', { href: info.threadId ? withToken('/threads/' + encodeURIComponent(info.threadId)) : '#' }, info.threadId || '');
+    app.append(el('div', { class: 'runhead' },
+      el('div', { class: 'spacer' }, el('h1', {}, info.input), el('div', { class: 'meta' }, badge, info.model ? el('span', {}, info.model) : null, el('span', {}, 'thread ', threadLink))),
+      info.finished ? null : abort));
+    const view = new RunView(app, { live: true, runId });
+    abort.addEventListener('click', async () => {
+      abort.disabled = true;
+      try { await api('/api/runs/' + encodeURIComponent(runId) + '/abort', { method: 'POST' }); } catch (err) { abort.textContent = err.message; }
+    });
+    view.onFinish = (ev) => { badge.textContent = ev.status; badge.className = 'badge ' + ev.status; abort.remove(); };
+    window.cogView = view;
+    await streamEvents('/api/runs/' + encodeURIComponent(runId) + '/events', (ev) => view.handle(ev), (state, err) => {
+      setConn(state);
+      if (state === 'error') app.append(el('p', { class: 'notice bad' }, err.message));
+    });
+  }
+
+  async function threadPage(threadId) {
+    const ws = await loadWorkspace();
+    let events;
+    let threads;
+    try {
+      [events, threads] = await Promise.all([api('/api/threads/' + encodeURIComponent(threadId) + '/events'), api('/api/threads')]);
+    } catch (err) { fatal(err); return; }
+    const info = threads.find((t) => t.id === threadId) || { title: threadId, status: '' };
+    clear(app);
+    app.append(el('div', { class: 'runhead' }, el('div', { class: 'spacer' }, el('h1', {}, info.title || threadId),
+      el('div', { class: 'meta' }, info.status ? el('span', { class: 'badge ' + info.status }, info.status) : null, el('span', {}, threadId),
+        info.updatedAt ? el('span', {}, when(info.updatedAt)) : null))));
+    const view = new RunView(app, { live: false, runId: null });
+    window.cogView = view;
+    for (const ev of events) {
+      if (ev.type === 'start' && view.count > 0) view.list.append(el('hr', { class: 'runsep' }));
+      view.handle(ev);
+    }
+    view.flush();
+    app.append(el('h2', {}, 'Continue'), newRunForm(ws, threadId));
+  }
+
+  async function main() {
+    if (!TOKEN) { fatal(new ApiError(401, 'no token')); return; }
+    const path = location.pathname;
+    let m;
+    try {
+      if ((m = /^\/runs\/([^/]+)$/.exec(path))) await runPage(decodeURIComponent(m[1]));
+      else if ((m = /^\/threads\/([^/]+)$/.exec(path))) await threadPage(decodeURIComponent(m[1]));
+      else await indexPage();
+    } catch (err) {
+      if (!(err instanceof ApiError && app.querySelector('.notice'))) fatal(err);
+    }
+  }
+  main();
+})();
