@@ -31,7 +31,7 @@ from workspace_tools.gitrun import GitNotFound, start_git
 from workspace_tools.listing import Listing, StagedListing, matches_glob
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
-from workspace_tools.textfile import BOM, NotText, SNIFF_BYTES, detect_encoding, os_errors
+from workspace_tools.textfile import BOM, NotText, SNIFF_BYTES, detect_encoding, open_in_workspace, os_errors
 
 MAX_SHOWN = 200
 #: scanning stops after this many matches (the count then says "at least")
@@ -323,11 +323,22 @@ class _Reader:
             path = self.workspace.resolve(rel)
             if self.policy.is_secret(self.workspace.relative(path)):
                 return _SECRET_BYTES
-            if path.stat().st_size > MAX_FILE_BYTES:
-                return None
-            return path.read_bytes()
+            # opened folder by folder without following links, as read_file does: a folder swapped
+            # for a link after the check reads nothing outside
+            fd = open_in_workspace(path, self.workspace.root)
         except (ToolCallError, OSError):
             return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                data = f.read(MAX_FILE_BYTES + 1)
+            return data if len(data) <= MAX_FILE_BYTES else None
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
 
 def _without_key_lines(data: bytes) -> bytes:
