@@ -54,6 +54,16 @@ def node_kind(root: Path) -> str | None:
 _RUNNER_FRAME = re.compile(r"^\s+at .*(node_modules/|node:internal|node:async_hooks|\(<anonymous>\)|new Promise)")
 
 
+def linked_modules(root: Path, workspace: Path) -> list[Path]:
+    """Where the project's ``node_modules`` really is when it is a link out of the workspace (a
+    shared install, a pnpm store): the sandbox must show it, read-only, or nothing starts."""
+    modules = root / "node_modules"
+    if not modules.is_symlink():
+        return []
+    target = modules.resolve()
+    return [target] if target.is_dir() and not target.is_relative_to(workspace.resolve()) else []
+
+
 def _trim_stack(text: Any) -> str | None:
     """A failure's text without the stack frames of the test runner itself."""
     if not isinstance(text, str):
@@ -147,7 +157,7 @@ class VitestRunner(NodeRunner):
         if selection.keyword is not None:
             argv += ["-t", selection.keyword]
         return Invocation(argv=argv, env={"FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
-                          readable=[REPORTER_DIR])
+                          readable=[REPORTER_DIR, *linked_modules(self.root, self.workspace.root)])
 
 
 class JestRunner(NodeRunner):
@@ -164,7 +174,7 @@ class JestRunner(NodeRunner):
         # last: --reporters takes every word after it as one more reporter
         argv += ["--reporters=default", f"--reporters={JEST_REPORTER}"]
         return Invocation(argv=argv, env={"FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
-                          readable=[REPORTER_DIR])
+                          readable=[REPORTER_DIR, *linked_modules(self.root, self.workspace.root)])
 
 
 class NodeTestRunner(NodeRunner):
@@ -197,4 +207,4 @@ class NodeTestRunner(NodeRunner):
             argv.append(f"--test-name-pattern={selection.keyword}")
         argv += selection.paths or files
         return Invocation(argv=argv, env={"FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
-                          readable=[REPORTER_DIR])
+                          readable=[REPORTER_DIR, *linked_modules(self.root, self.workspace.root)])
