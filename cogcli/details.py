@@ -144,6 +144,31 @@ def diff_text(details: Any) -> str | None:
     return None
 
 
+def file_change_diff(details: Any) -> str | None:
+    """The diff of details shaped like :class:`FileEditDetails` (one file's change: ``diff``,
+    ``added``, ``removed``), or None — a view of many files' changes (git_diff's ``files``) is not one."""
+    if not isinstance(details, dict) or "files" in details:
+        return None
+    if not isinstance(details.get("added"), int) or not isinstance(details.get("removed"), int):
+        return None
+    return diff_text(details)
+
+
+#: error codes that say a call meant to change a file left it as it was
+FILE_CHANGE_FAILURES = frozenset({"EDIT_NO_MATCH", "EDIT_AMBIGUOUS", "FILE_CHANGED"})
+#: error codes that say so of a call whose arguments carry the new text (``new_text``, ``content``)
+_WRITE_FAILURES = frozenset({"FILE_NOT_FOUND", "FILE_NOT_TEXT", "FILE_TOO_LARGE", "SECRET_FILE", "TOOL_ERROR"})
+
+
+def failed_file_change(arguments: Any, error_code: str | None) -> bool:
+    """Whether a failed call was a change to a file that did not happen: its error code says so,
+    or its arguments carried the text to write and the file could not be had."""
+    if error_code in FILE_CHANGE_FAILURES:
+        return True
+    carries_text = isinstance(arguments, dict) and any(isinstance(arguments.get(k), str) for k in ("new_text", "content"))
+    return carries_text and error_code in _WRITE_FAILURES
+
+
 @dataclass(frozen=True, slots=True)
 class Failure:
     name: str

@@ -29,14 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cogcli.details import file_change_diff
 from cogcli.errors import CogError
 from cogcli.memory import StoredEntry, Thread, ToolResultEntry, UndoEntry, UserEntry
 
 log = logging.getLogger("cogcli")
-
-#: tools whose details carry the diff of a change they made to one file
-FILE_TOOLS = ("edit_file", "write_file")
-
 
 class NothingToUndo(CogError):
     """No such thread, the run changed no files, or it was undone already (exit 2)."""
@@ -112,11 +109,8 @@ def run_diffs(run: Sequence[StoredEntry]) -> list[str]:
         e = stored.entry
         if not isinstance(e, ToolResultEntry) or e.metadata.error is not None:
             continue
-        if not any(r.name in FILE_TOOLS for r in e.tool_results):
-            continue
-        details = e.metadata.details
-        diff = details.get("diff") if isinstance(details, dict) else None
-        if isinstance(diff, str) and diff:
+        diff = file_change_diff(e.metadata.details)  # a file's change, by the details' shape
+        if diff is not None:
             diffs.append(diff)
     return diffs
 

@@ -28,10 +28,8 @@ from cogcli.render.details import diff_text, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import visible
 from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, error_lines, error_text, failure_lines, row_text, update_text
+from cogcli.details import failed_file_change, file_change_diff
 from cogcli.render.text import compaction_text, instructions_text
-
-EDIT_TOOLS = ("edit_file", "write_file")
-
 
 def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -131,10 +129,17 @@ class GithubRenderer:
 
     def _annotations(self) -> list[str]:
         lines = []
+        # per path, the last call that changed it or failed to: read from the result's shape and
+        # error code, never the tool's name
         last_edit: dict[str, Call] = {}
         for call in self.summary.calls.values():
             path = call.arguments.get("path") if isinstance(call.arguments, dict) else None
-            if call.tool_name in EDIT_TOOLS and isinstance(path, str) and call.result is not None:
+            result = call.result
+            if not isinstance(path, str) or result is None:
+                continue
+            if result.error is None and file_change_diff(result.details) is not None:
+                last_edit[path] = call
+            elif result.error is not None and failed_file_change(call.arguments, result.error_code):
                 last_edit[path] = call
         for path, call in last_edit.items():
             if call.result is not None and call.result.error is not None:
