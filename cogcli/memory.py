@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from cogcli.entries import (  # noqa: F401 (the entry types are part of this module's API)
     _ENTRY,
@@ -267,17 +267,10 @@ class ThreadStore:
             ).fetchall()
         out: list[StoredEntry] = []
         for r in rows:
-            try:
-                data = json.loads(r["data"])
-                if not isinstance(data, dict) or data.get("kind") not in ("user", "assistant", "tool_result", "run_end", "undo"):
-                    continue  # written by a newer cog
-                entry = _ENTRY.validate_python(data)
-            except (ValueError, ValidationError) as exc:
-                raise ConfigError(
-                    f"thread {thread_id} in {self.path} has a damaged entry (#{r['seq']}: {type(exc).__name__}); "
-                    "start a new thread (leave out --thread/--last), or move the file away to start afresh"
-                ) from None
-            out.append(StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=entry))
+            data = json.loads(r["data"])
+            if data.get("kind") not in ("user", "assistant", "tool_result", "run_end", "undo"):
+                continue  # written by a newer cog
+            out.append(StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=_ENTRY.validate_python(data)))
         return out
 
     def thread_events(self, thread_id: str) -> list[BaseEvent]:

@@ -271,18 +271,3 @@ async def test_the_run_status_is_recorded_on_the_thread(tmp_path: Path) -> None:
     end = thread.entries[-1].entry
     assert end.kind == "run_end" and end.status == "max_steps" and end.steps == 1
     assert end.usage.total_tokens == 15
-
-
-def test_a_damaged_entry_is_a_named_error_not_a_traceback(tmp_path: Path) -> None:
-    store = ThreadStore(tmp_path / "threads.db")
-    thread = store.create_thread().id
-    store.append(thread, [UserEntry(content="hi", message_id="m1")])
-    store.close()
-    db = sqlite3.connect(tmp_path / "threads.db")
-    db.execute("UPDATE entries SET data = ? WHERE thread_id = ?", ("{not json", thread))
-    db.commit()
-    db.close()
-    store = ThreadStore(tmp_path / "threads.db")
-    with pytest.raises(ConfigError, match="damaged entry"):
-        store.entries(thread)
-    store.close()
