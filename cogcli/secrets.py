@@ -389,12 +389,64 @@ def redact_update(update: ToolUpdate, *, environ: Mapping[str, str] | None = Non
 
 
 def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolUpdate], ToolUpdate]:
-    """:func:`redact_update` with the secret-looking variables picked out of the environment once:
-    a call's updates come fast, and each must cost next to nothing when it holds no secret."""
+    """:func:`redact_update` for a call's stream of updates. They come fast (one per test, per
+    line of output) and almost none holds a secret, so the environment's secret values and their
+    encoded forms are read once, here, and each update's strings are first joined and checked in
+    one pass; only an update that holds a secret is walked and rebuilt."""
     env = os.environ if environ is None else environ
     secret_env = {k: v for k, v in env.items() if _SECRET_ENV_NAME.search(k)}
+    forms = _env_forms(secret_env_values(secret_env))
 
     def redact_one(update: ToolUpdate) -> ToolUpdate:
+        texts: list[str] = []
+        plain = _strings(update.content, texts) and _strings(update.details, texts)
+        shown = update.presentation
+        if shown is not None:
+            texts += [shown.label, shown.icon or "", shown.detail or ""]
+        if plain and not _holds_secret("\n".join(texts), forms):
+            return update
         return redact_update(update, environ=secret_env)
 
     return redact_one
+
+
+def _strings(value: Any, out: list[str]) -> bool:
+    """Every string in a JSON-like ``value`` (keys too) into ``out``, numbers skipped fast; False
+    when it holds something else (a model, a dataclass), which only the exact walk reads."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str):
+                out.append(k)
+            if v is None or type(v) in (int, float, bool):
+                continue
+            if not _strings(v, out):
+                return False
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if (item is None or type(item) in (int, float, bool)) or _strings(item, out):
+                continue
+            return False
+    elif not (value is None or type(value) in (int, float, bool)):
+        return False
+    return True
+
+
+#: every token format's fixed texts, and the formats each one may start
+_TRIGGERS: dict[str, tuple[str, ...]] = {}
+for _triggers, _pattern, _ in _TOKEN_RULES:
+    for _t in _triggers:
+        _TRIGGERS[_t] = (*_TRIGGERS.get(_t, ()), _pattern)
+_TRIGGER_TEXTS = tuple(_TRIGGERS)
+
+
+def _holds_secret(text: str, forms: tuple[str, ...]) -> bool:
+    """Whether :func:`redact` would find anything in ``text`` (no pattern spans a newline, so a
+    joined text answers for its parts)."""
+    if "PRIVATE KEY" in text or any(f in text for f in forms):
+        return True
+    for trigger in [t for t in _TRIGGER_TEXTS if t in text]:
+        if any(_compiled(pattern).search(text) for pattern in _TRIGGERS[trigger]):
+            return True
+    return False

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from cogcli.context import ToolUpdate
 from cogcli.invoke import ToolResult
 from cogcli.presentation import ToolPresentation
-from cogcli.secrets import REDACTED, KeyLines, redact, redact_result, redact_update, redact_value
+from cogcli.secrets import REDACTED, KeyLines, redact, redact_result, redact_update, redact_value, update_redactor
 from workspace_tools import workspace_tools
 from workspace_tools.secret_files import SecretPolicy
 
@@ -337,6 +337,33 @@ def test_redact_update_covers_content_details_and_presentation() -> None:
     assert token not in repr(clean) and clean.call_id == "c1" and clean.presentation.detail == REDACTED  # type: ignore[union-attr]
     quiet = ToolUpdate("c1", "run_tests", content="nothing here")
     assert redact_update(quiet) is quiet
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    parts=st.lists(st.sampled_from([*TOKENS.values(), "env-secret-value-1234", "plain words", "gh", "sk-", "://u:p@h", "tests/a.py::t", "", "\n"]), max_size=6),
+    numbers=st.lists(st.integers(), max_size=3),
+)
+def test_the_update_redactor_agrees_with_the_exact_walk(parts: list[str], numbers: list[int]) -> None:
+    """update_redactor's one-pass check only skips updates the exact walk leaves alone."""
+    env = {"DEPLOY_TOKEN": "env-secret-value-1234"}
+    text = " ".join(parts)
+    update = ToolUpdate(
+        "c", "t", content=text, details={"out": parts, "n": numbers, "nested": {"k": text[:40]}},
+        presentation=ToolPresentation(label="Run", detail=text[:60] or None),
+    )
+    fast = update_redactor(env)(update)
+    exact = redact_update(update, environ=env)
+    assert (fast.content, fast.details, fast.presentation) == (exact.content, exact.details, exact.presentation)
+    if exact is update:
+        assert fast is update
+
+
+def test_the_update_redactor_walks_models_it_cannot_scan_fast() -> None:
+    token = TOKENS["github"]
+    update = ToolUpdate("c", "t", content="x", details={"shown": ToolPresentation(label="Run", detail=token)})
+    clean = update_redactor({})(update)
+    assert token not in repr(clean.details)
 
 
 # --- secret files --------------------------------------------------------------------------------
