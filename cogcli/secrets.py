@@ -166,6 +166,12 @@ def encoded_forms(value: str) -> set[str]:
 _URLSAFE = str.maketrans("+/", "-_")
 
 
+def env_forms(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The secret-looking variables' values of ``environ`` (default: cog's own) in every encoding
+    :func:`redact` looks for."""
+    return _env_forms(secret_env_values(environ))
+
+
 @lru_cache(maxsize=8)
 def _env_forms(env_values: tuple[str, ...]) -> tuple[str, ...]:
     """Every form of every value, the longest first (it wins where two start at one place)."""
@@ -193,11 +199,16 @@ def _scanners(text: str, forms: tuple[str, ...]) -> list[tuple[re.Pattern[str], 
     return scanners
 
 
-def redact(text: str, *, environ: Mapping[str, str] | None = None) -> tuple[str, int]:
-    """``text`` with every credential replaced by ``[REDACTED]``, and how many were replaced."""
+def redact(
+    text: str, *, environ: Mapping[str, str] | None = None, forms: tuple[str, ...] | None = None
+) -> tuple[str, int]:
+    """``text`` with every credential replaced by ``[REDACTED]``, and how many were replaced.
+    ``forms``: the environment's secret values in every encoding (:func:`env_forms`), when the
+    caller read them already (a walk over many strings reads them once)."""
     if not text:
         return text, 0
-    forms = _env_forms(secret_env_values(environ))
+    if forms is None:
+        forms = env_forms(environ)
     count = 0
     if "PRIVATE KEY" in text:
         text, count = _redact_keys(text)
@@ -212,21 +223,25 @@ def redact(text: str, *, environ: Mapping[str, str] | None = None) -> tuple[str,
     return text, count
 
 
-def redact_value(value: Any, *, environ: Mapping[str, str] | None = None) -> tuple[Any, int]:
+def redact_value(
+    value: Any, *, environ: Mapping[str, str] | None = None, forms: tuple[str, ...] | None = None
+) -> tuple[Any, int]:
     """:func:`redact` applied to every string in a JSON-like value (dict keys and values, lists,
     tuples, pydantic models and dataclasses). A value with nothing to redact comes back as it was
     (the same object); a model or dataclass with something comes back as the same type when it
     validates, else as its redacted JSON form."""
+    if forms is None:
+        forms = env_forms(environ)  # once for the whole walk: reading the environment is not free
     if isinstance(value, str):
-        return redact(value, environ=environ)
+        return redact(value, forms=forms)
     if isinstance(value, dict):
         total = 0
         out: dict[Any, Any] = {}
         for k, v in value.items():
             if isinstance(k, str):
-                k, n = redact(k, environ=environ)
+                k, n = redact(k, forms=forms)
                 total += n
-            out[k], n = redact_value(v, environ=environ)
+            out[k], n = redact_value(v, forms=forms)
             total += n
         return (out, total) if total else (value, 0)
     if isinstance(value, (list, tuple)):
@@ -238,14 +253,14 @@ def redact_value(value: Any, *, environ: Mapping[str, str] | None = None) -> tup
             if is_key is not None and isinstance(item, str) and is_key(item):
                 item, n = REDACTED, (0 if item == REDACTED else 1)
             else:
-                item, n = redact_value(item, environ=environ)
+                item, n = redact_value(item, forms=forms)
             items.append(item)
             total += n
         if not total:
             return value, 0
         return (type(value)(items) if type(value) in (list, tuple) else items), total
     if isinstance(value, BaseModel):
-        dumped, total = redact_value(value.model_dump(mode="json", by_alias=True), environ=environ)
+        dumped, total = redact_value(value.model_dump(mode="json", by_alias=True), forms=forms)
         if not total:
             return value, 0
         try:
@@ -254,7 +269,7 @@ def redact_value(value: Any, *, environ: Mapping[str, str] | None = None) -> tup
             return dumped, total
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        redacted, total = redact_value(fields, environ=environ)
+        redacted, total = redact_value(fields, forms=forms)
         if not total:
             return value, 0
         try:
@@ -366,10 +381,11 @@ def redact_result(result: ToolResult) -> ToolResult:
     """A finished call as anyone may see it: credentials in its content, details, presentation and
     error message replaced, ``redacted`` set to how many. Applied before anything is emitted or
     stored; ``cog undo`` does not need the exact diffs (it reads its own journal)."""
-    content, in_content = redact_value(result.result)
-    details, in_details = redact_value(result.details)
-    presentation, in_presentation = redact_value(result.presentation)
-    error, in_error = redact(result.error) if result.error is not None else (None, 0)
+    forms = env_forms()
+    content, in_content = redact_value(result.result, forms=forms)
+    details, in_details = redact_value(result.details, forms=forms)
+    presentation, in_presentation = redact_value(result.presentation, forms=forms)
+    error, in_error = redact(result.error, forms=forms) if result.error is not None else (None, 0)
     total = in_content + in_details + in_presentation + in_error
     if not total:
         return result
@@ -380,9 +396,10 @@ def redact_result(result: ToolResult) -> ToolResult:
 
 def redact_update(update: ToolUpdate, *, environ: Mapping[str, str] | None = None) -> ToolUpdate:
     """A ``context.update()`` as anyone may see it: content, details and presentation redacted."""
-    content, in_content = redact_value(update.content, environ=environ)
-    details, in_details = redact_value(update.details, environ=environ)
-    presentation, in_presentation = redact_value(update.presentation, environ=environ)
+    forms = env_forms(environ)
+    content, in_content = redact_value(update.content, forms=forms)
+    details, in_details = redact_value(update.details, forms=forms)
+    presentation, in_presentation = redact_value(update.presentation, forms=forms)
     if not in_content + in_details + in_presentation:
         return update
     return dataclasses.replace(update, content=content, details=details, presentation=presentation)
@@ -395,7 +412,7 @@ def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolU
     one pass; only an update that holds a secret is walked and rebuilt."""
     env = os.environ if environ is None else environ
     secret_env = {k: v for k, v in env.items() if _SECRET_ENV_NAME.search(k)}
-    forms = _env_forms(secret_env_values(secret_env))
+    forms = env_forms(secret_env)
 
     def redact_one(update: ToolUpdate) -> ToolUpdate:
         texts: list[str] = []
