@@ -22,7 +22,7 @@ from workspace_tools.textfile import BOM, TextFile, atomic_write, decode_text, o
 
 
 class EditFileParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     path: str = Field(description="File to edit, relative to the workspace root.")
     old_text: str = Field(

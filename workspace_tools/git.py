@@ -45,11 +45,11 @@ MAX_UNTRACKED_BYTES = 2_000_000
 
 
 class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
 
 class GitDiffParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     path: str | None = Field(
         default=None,

@@ -23,7 +23,7 @@ _CHUNK = 1 << 20
 
 
 class ReadFileParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     path: str = Field(description="File to read, relative to the workspace root.")
     offset: int | None = Field(

@@ -58,7 +58,7 @@ OUTPUT_TAIL_BYTES = 64 * 1024
 
 
 class RunTestsParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     paths: list[str] | None = Field(
         default=None,

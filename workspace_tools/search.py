@@ -45,7 +45,7 @@ VENDORED_DIRS = frozenset(
 
 
 class SearchTextParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     pattern: str = Field(
         description="Regular expression (Python/RE2 syntax, no lookaround or backreferences), matched against "

@@ -33,7 +33,7 @@ from workspace_tools.textfile import (
 
 
 class WriteFileParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     path: str = Field(description="File to create or overwrite, relative to the workspace root. Missing folders are made.")
     content: str = Field(description="The whole new content of the file.")
