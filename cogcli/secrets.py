@@ -212,11 +212,20 @@ def redact(text: str, *, environ: Mapping[str, str] | None = None) -> tuple[str,
     return text, count
 
 
+def _secret_env(environ: Mapping[str, str] | None) -> dict[str, str]:
+    """The secret-looking variables of ``environ`` (default: ``os.environ``): picked out once for
+    a whole value, not again for each of its strings (a listing's details hold hundreds)."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if _SECRET_ENV_NAME.search(k)}
+
+
 def redact_value(value: Any, *, environ: Mapping[str, str] | None = None) -> tuple[Any, int]:
     """:func:`redact` applied to every string in a JSON-like value (dict keys and values, lists,
     tuples, pydantic models and dataclasses). A value with nothing to redact comes back as it was
     (the same object); a model or dataclass with something comes back as the same type when it
     validates, else as its redacted JSON form."""
+    if environ is None and not isinstance(value, str):
+        environ = _secret_env(None)
     if isinstance(value, str):
         return redact(value, environ=environ)
     if isinstance(value, dict):
@@ -366,10 +375,11 @@ def redact_result(result: ToolResult) -> ToolResult:
     """A finished call as anyone may see it: credentials in its content, details, presentation and
     error message replaced, ``redacted`` set to how many. Applied before anything is emitted or
     stored; ``cog undo`` does not need the exact diffs (it reads its own journal)."""
-    content, in_content = redact_value(result.result)
-    details, in_details = redact_value(result.details)
-    presentation, in_presentation = redact_value(result.presentation)
-    error, in_error = redact(result.error) if result.error is not None else (None, 0)
+    env = _secret_env(None)
+    content, in_content = redact_value(result.result, environ=env)
+    details, in_details = redact_value(result.details, environ=env)
+    presentation, in_presentation = redact_value(result.presentation, environ=env)
+    error, in_error = redact(result.error, environ=env) if result.error is not None else (None, 0)
     total = in_content + in_details + in_presentation + in_error
     if not total:
         return result
@@ -391,8 +401,7 @@ def redact_update(update: ToolUpdate, *, environ: Mapping[str, str] | None = Non
 def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolUpdate], ToolUpdate]:
     """:func:`redact_update` with the secret-looking variables picked out of the environment once:
     a call's updates come fast, and each must cost next to nothing when it holds no secret."""
-    env = os.environ if environ is None else environ
-    secret_env = {k: v for k, v in env.items() if _SECRET_ENV_NAME.search(k)}
+    secret_env = _secret_env(environ)
 
     def redact_one(update: ToolUpdate) -> ToolUpdate:
         return redact_update(update, environ=secret_env)
