@@ -273,9 +273,10 @@ def tool_command(
     from cogcli.commands.tool import call_tool
 
     root = _workspace(directory)
-    tools = _workspace_tools(
-        root, test_command, timeout, sandbox.value if sandbox else None, allow_secret, pass_env, sandbox_writable
-    )
+    options = (test_command, timeout, sandbox.value if sandbox else None, allow_secret, pass_env, sandbox_writable)
+    # only the tool called is made (and its module imported); all of them when there is no such
+    # tool, so that the error lists them
+    tools = _workspace_tools(root, *options, only=[name]) or _workspace_tools(root, *options)
     assignments, passed_through = _split_pass_through(assignments or [])
     arguments = _tool_arguments(name, assignments, args, tools)
     if passed_through:
@@ -305,6 +306,7 @@ def _workspace_tools(
     allow_secrets: list[str] | None = None,
     pass_env: list[str] | None = None,
     sandbox_writable: list[str] | None = None,
+    only: list[str] | None = None,
 ) -> list[Any]:
     from cogcli.config import load_settings
     from cogcli.errors import ConfigError
@@ -315,7 +317,7 @@ def _workspace_tools(
             root, test_command=test_command, timeout=timeout, sandbox=sandbox, allow_secrets=allow_secrets,
             pass_env=pass_env, sandbox_writable=sandbox_writable,
         )
-        return make_tools(settings)
+        return make_tools(settings, only=only)
     except ConfigError as exc:
         fail(exc.message)
 
