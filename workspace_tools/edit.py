@@ -8,7 +8,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cogcli.details import FileEditDetails
 from cogcli.diffstat import diff_totals
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
@@ -70,6 +69,8 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
 
     @os_errors(workspace)
     def execute(params: EditFileParams) -> Any:
+        from cogcli.details import FileEditDetails  # imported when a call runs, not when the tool is listed
+
         path = workspace.resolve(params.path, for_write=True)
         shown = workspace.relative(path)
         policy.check(workspace, params.path, path)  # an edit reads the file (and a miss shows lines of it)

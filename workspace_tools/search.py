@@ -20,7 +20,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cogcli.details import SearchDetails
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.secrets import REDACTED, KeyLines
@@ -141,6 +140,8 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
 
     @os_errors(workspace)
     def execute(params: SearchTextParams) -> Any:
+        from cogcli.details import SearchDetails  # imported when a call runs, not when the tool is listed
+
         regex = compile_pattern(params.pattern)
         base = workspace.resolve(params.path or ".")
         where = workspace.relative(base)

@@ -8,7 +8,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cogcli.details import FileWriteDetails
 from cogcli.diffstat import diff_totals
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
@@ -57,6 +56,8 @@ def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
 
     @os_errors(workspace)
     def execute(params: WriteFileParams) -> Any:
+        from cogcli.details import FileWriteDetails  # imported when a call runs, not when the tool is listed
+
         path = workspace.resolve(params.path, for_write=True)
         shown = workspace.relative(path)
         if path == workspace.root or path.is_dir():
