@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cogcli.tools import Tool
 from workspace_tools.bwrap import SandboxMode
-from workspace_tools.journal import Journal
 from workspace_tools.paths import Workspace
+
+if TYPE_CHECKING:
+    from workspace_tools.journal import Journal
 
 
 def workspace_tools(
@@ -103,3 +105,12 @@ def workspace_tools(
 
 
 __all__ = ["Workspace", "workspace_tools"]
+
+
+def __getattr__(name: str) -> Any:
+    """``Journal``, importable from here as before, is imported on first use (``cog tools`` needs none)."""
+    if name == "Journal":
+        from workspace_tools.journal import Journal
+
+        return Journal
+    raise AttributeError(f"module 'workspace_tools' has no attribute {name!r}")

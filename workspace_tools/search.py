@@ -140,7 +140,7 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
 
     @os_errors(workspace)
     def execute(params: SearchTextParams) -> Any:
-        from cogcli.details import SearchDetails  # imported when a call runs, not when the tool is listed
+        from cogcli.details import SearchDetails  # imported when a call runs, not when the tool is listed (cog tools)
 
         regex = compile_pattern(params.pattern)
         base = workspace.resolve(params.path or ".")
