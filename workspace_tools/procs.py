@@ -15,9 +15,12 @@ import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
-from anyio.abc import ByteReceiveStream
+
+if TYPE_CHECKING:  # anyio.abc is imported by anyio itself when a process starts, not by `cog tools`
+    from anyio.abc import ByteReceiveStream
 
 log = logging.getLogger("cogcli")
 

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cogcli.context import ToolContext
@@ -162,6 +161,8 @@ class _Runs:
         )
 
     async def run(self, runner: Runner, selection: Selection) -> Section:
+        import anyio.to_thread  # when tests run, not when the tool is listed
+
         inv: Invocation = runner.invocation(selection)
         readable = [*inv.readable, *_toolchain_homes(inv.argv[0])] if self.sandbox != "off" and inv.argv else inv.readable
         prefix = await anyio.to_thread.run_sync(sandbox_prefix, self.sandbox, self.workspace.root, readable)

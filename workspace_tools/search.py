@@ -22,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
-from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
 from workspace_tools.envdirs import is_cog_state
 from workspace_tools.linear_regex import LinePattern, compile_pattern, required_literal
@@ -345,6 +344,8 @@ class _Reader:
 def _without_key_lines(data: bytes) -> bytes:
     """``data`` with the lines of private key blocks replaced by the redaction marker, so a
     search for a piece of a key neither shows nor finds it."""
+    from cogcli.secrets import REDACTED, KeyLines  # when a file holds a key, not when the tool is listed
+
     is_key = KeyLines()
     marker = REDACTED.encode()
     return b"\n".join(marker if is_key(line) else line for line in data.split(b"\n"))
