@@ -12,7 +12,15 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, Optional
 
-import typer
+# Start-up allocates much and frees little: the cyclic collector's passes over it are wasted time.
+# It is off while typer is imported, and while `cog` starts a command (see main and _main).
+_collecting = gc.isenabled()
+gc.disable()
+try:
+    import typer
+finally:
+    if _collecting:
+        gc.enable()
 
 EXIT_CODES = """\b
 Exit codes:
@@ -158,9 +166,25 @@ def _renderer(fmt: Format, json_flag: bool, *, show_content: bool = False) -> An
     return make_renderer("jsonl" if json_flag else fmt.value, show_content=show_content)
 
 
+#: commands that list or print and end: the collector stays off while they run (`cog tool` turns it
+#: on before the call, which may run long)
+BRIEF_COMMANDS = {"tools", "tool", "schema"}
+_gc_paused = False
+
+
+def _resume_gc() -> None:
+    """Turn the collector back on if :func:`main` turned it off for start-up."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.enable()
+
+
 @app.callback()
-def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False) -> None:
+def _main(ctx: typer.Context, verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False) -> None:
     _setup_logging(verbose)
+    if ctx.invoked_subcommand not in BRIEF_COMMANDS:
+        _resume_gc()
 
 
 # --- cog edit ------------------------------------------------------------------------------
@@ -284,7 +308,9 @@ def tool_command(
         if name != "run_tests":
             fail(f"only run_tests takes arguments after -- (the test runner's own options); {name} does not")
         arguments["args"] = [*arguments.get("args", []), *passed_through]
-    raise typer.Exit(call_tool(name, arguments, tools, _renderer(fmt, json_flag, show_content=True), timeout=timeout))
+    renderer = _renderer(fmt, json_flag, show_content=True)
+    _resume_gc()
+    raise typer.Exit(call_tool(name, arguments, tools, renderer, timeout=timeout))
 
 
 def _split_pass_through(assignments: list[str]) -> tuple[list[str], list[str]]:
@@ -548,6 +574,10 @@ def main() -> None:
         sys.stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
     except (AttributeError, ValueError):
         pass
+    global _gc_paused
+    if gc.isenabled():  # back on in _main, before any command that may run long
+        gc.disable()
+        _gc_paused = True
     try:
         app(prog_name="cog")
     finally:

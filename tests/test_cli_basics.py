@@ -273,3 +273,27 @@ def test_outside_a_repository_cog_says_so_and_offers_c_and_git_init(tmp_path: Pa
 def test_every_demo_event_is_valid_against_the_schema() -> None:
     for event in demo_events():
         assert parse_event(event_line(event)) == event
+
+
+def test_the_collector_is_back_on_when_a_command_does_its_work(tmp_path: Path) -> None:
+    """`cog` keeps the cyclic garbage collector off while it starts (start-up, issue 18); a command
+    that may run long (a thread listing here, the call of `cog tool`) runs with it on again."""
+    code = (
+        "import gc, sys\n"
+        "import cogcli.commands.thread as thread, cogcli.commands.tool as tool\n"
+        "from cogcli.cli import main\n"
+        "def report(*args, **kwargs):\n"
+        "    print('COLLECTING', gc.isenabled())\n"
+        "    return 0\n"
+        "thread.list_command = tool.call_tool = report\n"
+        f"for argv in (['thread', 'list', '-C', {str(tmp_path)!r}], ['tool', 'list_files', '-C', {str(tmp_path)!r}]):\n"
+        "    sys.argv = ['cog', *argv]\n"
+        "    try:\n"
+        "        main()\n"
+        "    except SystemExit as exc:\n"
+        "        assert exc.code in (0, None), exc.code\n"
+        "    gc.unfreeze()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=cog_env())
+    assert out.returncode == 0, out.stderr
+    assert [line for line in out.stdout.splitlines() if line.startswith("COLLECTING")] == ["COLLECTING True"] * 2
