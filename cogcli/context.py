@@ -10,9 +10,10 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
+if TYPE_CHECKING:
+    import anyio
 
 from cogcli.presentation import PresentationLike, ToolPresentation, as_presentation
 
@@ -52,7 +53,7 @@ class AbortSignal:
         """Return once the signal fires (immediately if it already has)."""
         if self._flag.is_set():
             return
-        import anyio.from_thread  # imported when first needed: `cog tools` never waits on a signal
+        import anyio.from_thread  # anyio is imported when first needed: `cog tools` never waits on a signal
         import anyio.lowlevel
 
         event = anyio.Event()

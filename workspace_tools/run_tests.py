@@ -29,12 +29,10 @@ import shlex
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from cogcli.context import ToolContext
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import ToolOutputResult, tool_output
 from cogcli.tools import Tool, tool
@@ -49,6 +47,9 @@ from workspace_tools.runners.report import Report, Section, counts_text
 from workspace_tools.runners.results import details as make_details
 from workspace_tools.runners.results import model_text, summary_words, write_report
 from workspace_tools.testenv import child_environment
+
+if TYPE_CHECKING:
+    from cogcli.context import ToolContext
 
 LABEL = "Run tests"
 ICON = "flask-conical"
@@ -161,7 +162,7 @@ class _Runs:
         )
 
     async def run(self, runner: Runner, selection: Selection) -> Section:
-        import anyio.to_thread  # when tests run, not when the tool is listed
+        import anyio.to_thread  # anyio is imported when tests run, not when the tool is listed
 
         inv: Invocation = runner.invocation(selection)
         readable = [*inv.readable, *_toolchain_homes(inv.argv[0])] if self.sandbox != "off" and inv.argv else inv.readable
@@ -287,6 +288,8 @@ def run_tests_tool(
         raise ValueError(f"runner must be one of {', '.join(RUNNER_NAMES)}, not {runner!r}")
 
     async def execute(params: RunTestsParams, context: ToolContext) -> ToolOutputResult[str]:
+        import anyio
+
         plan = _plan(workspace, params, test_command, runner)
         selections = []
         for r, paths in plan:

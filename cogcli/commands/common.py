@@ -13,13 +13,13 @@ import time
 from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
-
-import anyio
+from typing import TYPE_CHECKING, Any
 
 from cogcli.config import Settings
-from cogcli.context import AbortSignal
 from cogcli.tools import Tool
+
+if TYPE_CHECKING:
+    from cogcli.context import AbortSignal
 
 log = logging.getLogger("cogcli")
 
@@ -68,6 +68,8 @@ def export_test_settings(settings: Settings) -> None:
 async def abort_on_signals(abort: AbortSignal) -> AsyncIterator[list[int]]:
     """While open, SIGINT and SIGTERM fire ``abort`` (the run then ends with its one ``finish``,
     status aborted). The yielded list holds the signals received. A second signal quits at once."""
+    import anyio  # here, not at the top: making the tools (cog tools) needs no event loop
+
     received: list[int] = []
 
     async def watch(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
