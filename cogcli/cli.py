@@ -5,13 +5,22 @@ library at top level; models, tools, git, httpx and mcp are imported inside the 
 """
 
 import enum
+import gc
 import json
 import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, Optional
 
-import typer
+# Start-up allocates much and frees little: the cyclic collector's passes over it are wasted time.
+# It is off while typer is imported, and while `cog` starts a command (see main and _main).
+_collecting = gc.isenabled()
+gc.disable()
+try:
+    import typer
+finally:
+    if _collecting:
+        gc.enable()
 
 EXIT_CODES = """\b
 Exit codes:
@@ -157,9 +166,25 @@ def _renderer(fmt: Format, json_flag: bool, *, show_content: bool = False) -> An
     return make_renderer("jsonl" if json_flag else fmt.value, show_content=show_content)
 
 
+#: commands that list or print and end: the collector stays off while they run (`cog tool` turns it
+#: on before the call, which may run long)
+BRIEF_COMMANDS = {"tools", "tool", "schema"}
+_gc_paused = False
+
+
+def _resume_gc() -> None:
+    """Turn the collector back on if :func:`main` turned it off for start-up."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.enable()
+
+
 @app.callback()
-def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False) -> None:
+def _main(ctx: typer.Context, verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False) -> None:
     _setup_logging(verbose)
+    if ctx.invoked_subcommand not in BRIEF_COMMANDS:
+        _resume_gc()
 
 
 # --- cog edit ------------------------------------------------------------------------------
@@ -273,16 +298,19 @@ def tool_command(
     from cogcli.commands.tool import call_tool
 
     root = _workspace(directory)
-    tools = _workspace_tools(
-        root, test_command, timeout, sandbox.value if sandbox else None, allow_secret, pass_env, sandbox_writable
-    )
+    options = (test_command, timeout, sandbox.value if sandbox else None, allow_secret, pass_env, sandbox_writable)
+    # only the tool called is made (and its module imported); all of them when there is no such
+    # tool, so that the error lists them
+    tools = _workspace_tools(root, *options, only=[name]) or _workspace_tools(root, *options)
     assignments, passed_through = _split_pass_through(assignments or [])
     arguments = _tool_arguments(name, assignments, args, tools)
     if passed_through:
         if name != "run_tests":
             fail(f"only run_tests takes arguments after -- (the test runner's own options); {name} does not")
         arguments["args"] = [*arguments.get("args", []), *passed_through]
-    raise typer.Exit(call_tool(name, arguments, tools, _renderer(fmt, json_flag, show_content=True), timeout=timeout))
+    renderer = _renderer(fmt, json_flag, show_content=True)
+    _resume_gc()
+    raise typer.Exit(call_tool(name, arguments, tools, renderer, timeout=timeout))
 
 
 def _split_pass_through(assignments: list[str]) -> tuple[list[str], list[str]]:
@@ -305,6 +333,7 @@ def _workspace_tools(
     allow_secrets: list[str] | None = None,
     pass_env: list[str] | None = None,
     sandbox_writable: list[str] | None = None,
+    only: list[str] | None = None,
 ) -> list[Any]:
     from cogcli.config import load_settings
     from cogcli.errors import ConfigError
@@ -315,7 +344,7 @@ def _workspace_tools(
             root, test_command=test_command, timeout=timeout, sandbox=sandbox, allow_secrets=allow_secrets,
             pass_env=pass_env, sandbox_writable=sandbox_writable,
         )
-        return make_tools(settings)
+        return make_tools(settings, only=only)
     except ConfigError as exc:
         fail(exc.message)
 
@@ -545,10 +574,18 @@ def main() -> None:
         sys.stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
     except (AttributeError, ValueError):
         pass
+    global _gc_paused
+    if gc.isenabled():  # back on in _main, before any command that may run long
+        gc.disable()
+        _gc_paused = True
     try:
         app(prog_name="cog")
     finally:
         _quiet_broken_stdout()
+        # The process ends now. Freezing what is alive keeps the interpreter's last collections
+        # from walking everything typer, pydantic and the tools built (tens of ms of every `cog`);
+        # files are closed, atexit handlers and weakref finalizers still run.
+        gc.freeze()
 
 
 def _quiet_broken_stdout() -> None:

@@ -10,10 +10,10 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.from_thread
+if TYPE_CHECKING:
+    import anyio
 
 from cogcli.presentation import PresentationLike, ToolPresentation, as_presentation
 
@@ -53,6 +53,9 @@ class AbortSignal:
         """Return once the signal fires (immediately if it already has)."""
         if self._flag.is_set():
             return
+        import anyio.from_thread  # anyio is imported when first needed: `cog tools` never waits on a signal
+        import anyio.lowlevel
+
         event = anyio.Event()
         token = anyio.lowlevel.current_token()
         loop_thread = threading.get_ident()
@@ -110,6 +113,8 @@ class ToolContext:
         self._on_update = None if sandboxed else on_update
         self._open = True
         self._loop_thread = threading.get_ident()
+        import anyio.lowlevel
+
         try:
             self._token: Any = anyio.lowlevel.current_token()
         except RuntimeError:
@@ -142,6 +147,8 @@ class ToolContext:
         item = ToolUpdate(self.call_id, self.tool_name, content, details, presentation)
         if threading.get_ident() != self._loop_thread and self._token is not None:
             # a sync tool in a worker thread: deliver on the event loop's thread, in order
+            import anyio.from_thread
+
             try:
                 anyio.from_thread.run_sync(self._deliver, item, token=self._token)
             except Exception:

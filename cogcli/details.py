@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict
 
 
 class _Details(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # built on first use: listing or calling one tool does not pay for every kind of details
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class FileEditDetails(_Details):

@@ -16,7 +16,8 @@ from cogcli.models.base import ToolCallRequest
 from cogcli.presentation import ToolPresentation
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # built on first use (a thread read or written), not when `cog tool` imports this module
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class UserEntry(_Entry):
@@ -93,11 +94,13 @@ class UndoEntry(_Entry):
 Entry: TypeAlias = Annotated[
     UserEntry | AssistantEntry | ToolResultEntry | RunEndEntry | UndoEntry, Field(discriminator="kind")
 ]
-_ENTRY = TypeAdapter(Entry)
+_ENTRY = TypeAdapter(Entry, config=ConfigDict(defer_build=True))
 
 
 class StoredEntry(BaseModel):
     """An entry as read back: its place in the thread and when it was written."""
+
+    model_config = ConfigDict(defer_build=True)
 
     seq: int
     created_at: str

@@ -25,7 +25,7 @@ Execute = Callable[..., Any] | Callable[..., Awaitable[Any]]
 class NoParameters(BaseModel):
     """The parameters of a tool that takes none."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when such a tool is listed or called
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -36,6 +36,60 @@ def test_help_imports_no_model_client_http_git_or_mcp() -> None:
     assert out.stdout.strip().splitlines()[-1] == "LOADED []"
 
 
+def _loaded_after(args: list[str], cwd: Path, watched: tuple[str, ...], *, deferred: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """Run ``cog ARGS`` in a fresh interpreter; the ``watched`` modules (and their submodules) it
+    imported, and which of the ``deferred`` pydantic models (``module:Class``) it built."""
+    code = (
+        "import importlib, sys\n"
+        "from cogcli.cli import app\n"
+        "try:\n"
+        f"    app({args!r}, prog_name='cog')\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code in (0, None), exc.code\n"
+        f"bad = sorted(m for m in sys.modules if any(m == w or m.startswith(w + '.') for w in {watched!r}))\n"
+        "built = []\n"
+        f"for spec in {deferred!r}:\n"
+        "    module, name = spec.split(':')\n"
+        "    if module in sys.modules and getattr(sys.modules[module], name).__pydantic_complete__:\n"
+        "        built.append(spec)\n"
+        "print('LOADED', bad)\n"
+        "print('BUILT', built)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=60, env=cog_env())
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[-2].startswith("LOADED ") and lines[-1].startswith("BUILT "), out.stdout
+    return eval(lines[-2].removeprefix("LOADED ")), eval(lines[-1].removeprefix("BUILT "))
+
+
+#: what listing or calling one tool never needs: the model clients, the web stack, git, the event
+#: loop's threads, the models of a run (start-up, issue 18)
+TOOL_FORBIDDEN = ("httpx", "git", "mcp", "rich", "cogcli.models.openai", "cogcli.models.anthropic", "cogcli.models.replay",
+                  "starlette", "uvicorn", "cogcli.server", "cogcli.runtime", "cogcli.turn")
+
+
+def test_cog_tools_imports_no_event_loop_events_or_details(tmp_path: Path) -> None:
+    """`cog tools` lists names, descriptions and parameter schemas: no asyncio, no event or details
+    models, no tool call machinery, nothing that only making a diff or journaling a change needs."""
+    watched = (*TOOL_FORBIDDEN, "asyncio", "anyio", "cogcli.context", "cogcli.events", "cogcli.details", "cogcli.invoke", "cogcli.entries",
+               "cogcli.diffstat", "workspace_tools.diffs", "workspace_tools.closest", "workspace_tools.journal")
+    loaded, _ = _loaded_after(["tools", "-C", str(tmp_path)], tmp_path, watched)
+    assert loaded == []
+
+
+def test_cog_tool_imports_only_the_tool_it_calls(tmp_path: Path) -> None:
+    """`cog tool list_files` makes one tool: the other tools' modules (and the test runners) are
+    not imported, and the event, entry and details models it does not send are not built."""
+    (tmp_path / "a.py").write_text("x = 1\n")
+    watched = (*TOOL_FORBIDDEN, "workspace_tools.edit", "workspace_tools.write", "workspace_tools.search", "workspace_tools.git",
+               "workspace_tools.run_tests", "workspace_tools.runners")
+    deferred = ("cogcli.events:FinishEvent", "cogcli.events:CompactionEvent", "cogcli.entries:UserEntry", "cogcli.models.base:Message",
+                "cogcli.details:FileEditDetails", "cogcli.details:SearchDetails")
+    loaded, built = _loaded_after(["tool", "list_files", "-C", str(tmp_path)], tmp_path, watched, deferred=deferred)
+    assert loaded == []
+    assert built == []
+
+
 def test_help_documents_the_exit_codes(tmp_path: Path) -> None:
     for args in (["--help"], ["edit", "--help"]):
         out = run_cog(args, tmp_path)
@@ -219,3 +273,27 @@ def test_outside_a_repository_cog_says_so_and_offers_c_and_git_init(tmp_path: Pa
 def test_every_demo_event_is_valid_against_the_schema() -> None:
     for event in demo_events():
         assert parse_event(event_line(event)) == event
+
+
+def test_the_collector_is_back_on_when_a_command_does_its_work(tmp_path: Path) -> None:
+    """`cog` keeps the cyclic garbage collector off while it starts (start-up, issue 18); a command
+    that may run long (a thread listing here, the call of `cog tool`) runs with it on again."""
+    code = (
+        "import gc, sys\n"
+        "import cogcli.commands.thread as thread, cogcli.commands.tool as tool\n"
+        "from cogcli.cli import main\n"
+        "def report(*args, **kwargs):\n"
+        "    print('COLLECTING', gc.isenabled())\n"
+        "    return 0\n"
+        "thread.list_command = tool.call_tool = report\n"
+        f"for argv in (['thread', 'list', '-C', {str(tmp_path)!r}], ['tool', 'list_files', '-C', {str(tmp_path)!r}]):\n"
+        "    sys.argv = ['cog', *argv]\n"
+        "    try:\n"
+        "        main()\n"
+        "    except SystemExit as exc:\n"
+        "        assert exc.code in (0, None), exc.code\n"
+        "    gc.unfreeze()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=cog_env())
+    assert out.returncode == 0, out.stderr
+    assert [line for line in out.stdout.splitlines() if line.startswith("COLLECTING")] == ["COLLECTING True"] * 2

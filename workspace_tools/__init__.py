@@ -11,14 +11,16 @@ what they need (the diff of an edit is in ``details``, never in what the model r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cogcli.tools import Tool
 from workspace_tools.bwrap import SandboxMode
-from workspace_tools.journal import Journal
 from workspace_tools.paths import Workspace
+
+if TYPE_CHECKING:
+    from workspace_tools.journal import Journal
 
 
 def workspace_tools(
@@ -33,6 +35,7 @@ def workspace_tools(
     sandbox: SandboxMode = "auto",
     journal: Journal | None = None,
     test_runner: str | None = None,
+    only: Collection[str] | None = None,
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
@@ -45,31 +48,69 @@ def workspace_tools(
     works here and otherwise without a sandbox (with one warning logged), ``"on"`` only under
     bubblewrap, ``"off"`` never under it. ``journal`` (:class:`workspace_tools.journal.Journal`)
     is where ``edit_file`` and ``write_file`` record each change before making it, so ``cog undo``
-    works after a crash; without one they record nothing.
+    works after a crash; without one they record nothing. ``only`` keeps the tools of those names
+    (in the same order) and imports only their modules: ``cog tool NAME`` starts faster.
     """
-    from workspace_tools.edit import edit_file_tool
-    from workspace_tools.git import git_diff_tool, git_status_tool
-    from workspace_tools.list import list_files_tool
-    from workspace_tools.read import read_file_tool
-    from workspace_tools.run_tests import run_tests_tool
-    from workspace_tools.search import search_text_tool
-    from workspace_tools.write import write_file_tool
-
     from workspace_tools.secret_files import SecretPolicy
 
     workspace = root if isinstance(root, Workspace) else Workspace(root)
     secrets = SecretPolicy.for_workspace(workspace, secret_globs, allow_secrets)
-    tools: list[Tool[Any]] = [
-        read_file_tool(workspace, max_read_bytes=max_read_bytes, secrets=secrets),
-        list_files_tool(workspace, secrets=secrets),
-        search_text_tool(workspace, secrets=secrets),
-        edit_file_tool(workspace, secrets=secrets, journal=journal),
-        write_file_tool(workspace, secrets=secrets, journal=journal),
-    ]
+
+    # each tool's module is imported only when that tool is made
+    def read_file() -> Tool[Any]:
+        from workspace_tools.read import read_file_tool
+
+        return read_file_tool(workspace, max_read_bytes=max_read_bytes, secrets=secrets)
+
+    def list_files() -> Tool[Any]:
+        from workspace_tools.list import list_files_tool
+
+        return list_files_tool(workspace, secrets=secrets)
+
+    def search_text() -> Tool[Any]:
+        from workspace_tools.search import search_text_tool
+
+        return search_text_tool(workspace, secrets=secrets)
+
+    def edit_file() -> Tool[Any]:
+        from workspace_tools.edit import edit_file_tool
+
+        return edit_file_tool(workspace, secrets=secrets, journal=journal)
+
+    def write_file() -> Tool[Any]:
+        from workspace_tools.write import write_file_tool
+
+        return write_file_tool(workspace, secrets=secrets, journal=journal)
+
+    def git_status() -> Tool[Any]:
+        from workspace_tools.git import git_status_tool
+
+        return git_status_tool(workspace, secrets=secrets)
+
+    def git_diff() -> Tool[Any]:
+        from workspace_tools.git import git_diff_tool
+
+        return git_diff_tool(workspace, secrets=secrets)
+
+    def run_tests() -> Tool[Any]:
+        from workspace_tools.run_tests import run_tests_tool
+
+        return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner)
+
+    makers = [read_file, list_files, search_text, edit_file, write_file]
     if include_git:
-        tools += [git_status_tool(workspace, secrets=secrets), git_diff_tool(workspace, secrets=secrets)]
-    tools.append(run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner))
-    return tools
+        makers += [git_status, git_diff]
+    makers.append(run_tests)
+    return [make() for make in makers if only is None or make.__name__ in only]
 
 
 __all__ = ["Workspace", "workspace_tools"]
+
+
+def __getattr__(name: str) -> Any:
+    """``Journal``, importable from here as before, is imported on first use (``cog tools`` needs none)."""
+    if name == "Journal":
+        from workspace_tools.journal import Journal
+
+        return Journal
+    raise AttributeError(f"module 'workspace_tools' has no attribute {name!r}")

@@ -4,25 +4,23 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cogcli.details import FileEditDetails
-from cogcli.diffstat import diff_totals
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
-from workspace_tools.closest import closest_window, show_lines
-from workspace_tools.diffs import edit_blocks, file_header, format_hunks
-from workspace_tools.journal import Journal
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import BOM, TextFile, atomic_write, decode_text, os_errors, path_lock, read_bytes, split_lines, write_failed
 
+if TYPE_CHECKING:
+    from workspace_tools.journal import Journal
+
 
 class EditFileParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     path: str = Field(description="File to edit, relative to the workspace root.")
     old_text: str = Field(
@@ -70,6 +68,10 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
 
     @os_errors(workspace)
     def execute(params: EditFileParams) -> Any:
+        # imported when a call runs, not when the tool is listed (cog tools)
+        from cogcli.details import FileEditDetails
+        from cogcli.diffstat import diff_totals
+
         path = workspace.resolve(params.path, for_write=True)
         shown = workspace.relative(path)
         policy.check(workspace, params.path, path)  # an edit reads the file (and a miss shows lines of it)
@@ -129,6 +131,8 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
 
 
 def _diff(file: TextFile, shown: str, positions: list[int], old_len: int, new: str) -> str:
+    from workspace_tools.diffs import edit_blocks, file_header, format_hunks
+
     base = file.text
     if file.bom:  # the BOM is part of line 1 on disk: keep it in the diff so `git apply` matches
         base = BOM + base
@@ -142,6 +146,8 @@ def _line_of(text: str, offset: int) -> int:
 
 
 def _no_match_message(file: TextFile, shown: str, old: str, new: str) -> str:
+    from workspace_tools.closest import closest_window, show_lines
+
     parts = [f"old_text was not found in {shown}."]
     if _looks_applied(file.text, new):
         parts.append(

@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
-from workspace_tools.diffs import file_header, format_hunks, quote_path, text_blocks
 from workspace_tools.envdirs import EnvDirs, LeftOut, count_files, is_cog_state
 from workspace_tools.gitrun import GitNotFound, run_git, start_git
 from workspace_tools.listing import untracked_files
@@ -45,11 +44,11 @@ MAX_UNTRACKED_BYTES = 2_000_000
 
 
 class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
 
 class GitDiffParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     path: str | None = Field(
         default=None,
@@ -378,6 +377,8 @@ def _untracked_entry(workspace: Workspace, rel: str, *, budget: int) -> tuple[di
 
 
 def _untracked_diff(workspace: Workspace, rel: str) -> str:
+    from workspace_tools.diffs import file_header, format_hunks, quote_path, text_blocks  # when a diff is made
+
     """An untracked file as git shows a new one (``git add -N`` then ``git diff``)."""
     try:
         path = workspace.resolve(rel)

@@ -19,7 +19,7 @@ MAX_DETAILS = 1_000
 
 
 class ListFilesParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     path: str = Field(default=".", description="Folder to list, relative to the workspace root.")
     pattern: str | None = Field(

@@ -15,9 +15,13 @@ import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import anyio
-from anyio.abc import ByteReceiveStream
+if TYPE_CHECKING:
+    from anyio.abc import ByteReceiveStream
+
+# anyio is imported by the functions that start and read processes: listing run_tests (cog tools)
+# needs none of it
 
 log = logging.getLogger("cogcli")
 
@@ -106,6 +110,8 @@ async def _pump_stream(stream: ByteReceiveStream, sink: Sink) -> None:
 
 
 async def _pump_fd(fd: int, sink: Sink) -> None:
+    import anyio
+
     os.set_blocking(fd, False)
     while True:
         await anyio.wait_readable(fd)
@@ -135,6 +141,8 @@ async def run_process_group(
     thread, in the order the bytes arrived. Cancelling the caller kills the whole group
     (SIGTERM, then SIGKILL after ``term_grace`` seconds) before the cancellation goes on.
     """
+    import anyio
+
     pass_fds = (extra_pipe[1],) if extra_pipe else ()
     read_fd = extra_pipe[0] if extra_pipe else None
     try:

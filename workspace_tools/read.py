@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
-from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
@@ -23,7 +22,7 @@ _CHUNK = 1 << 20
 
 
 class ReadFileParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     path: str = Field(description="File to read, relative to the workspace root.")
     offset: int | None = Field(
@@ -141,6 +140,8 @@ def _read_lines(f: BinaryIO, shown: str, start: int, limit: int | None, max_byte
     cut = False
     total = 0
     stop = None if limit is None else start + limit - 1
+    from cogcli.secrets import KeyLines  # when a file is read, not when the tool is listed
+
     key_lines = KeyLines()  # a range may start inside a private key, past its BEGIN line
     try:
         for raw in _bounded_lines(f, max_bytes):
@@ -199,6 +200,8 @@ def _utf8_prefix(raw: bytes, size: int) -> bytes:
 
 
 def _redacted_line(raw: bytes) -> bytes:
+    from cogcli.secrets import REDACTED
+
     ending = b"\r\n" if raw.endswith(b"\r\n") else b"\n" if raw.endswith(b"\n") else b""
     return REDACTED.encode() + ending
 

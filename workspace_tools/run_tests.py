@@ -29,13 +29,10 @@ import shlex
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from cogcli.context import ToolContext
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import ToolOutputResult, tool_output
 from cogcli.tools import Tool, tool
@@ -51,6 +48,9 @@ from workspace_tools.runners.results import details as make_details
 from workspace_tools.runners.results import model_text, summary_words, write_report
 from workspace_tools.testenv import child_environment
 
+if TYPE_CHECKING:
+    from cogcli.context import ToolContext
+
 LABEL = "Run tests"
 ICON = "flask-conical"
 #: bytes of output kept (the tail) for the result
@@ -58,7 +58,7 @@ OUTPUT_TAIL_BYTES = 64 * 1024
 
 
 class RunTestsParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     paths: list[str] | None = Field(
         default=None,
@@ -162,6 +162,8 @@ class _Runs:
         )
 
     async def run(self, runner: Runner, selection: Selection) -> Section:
+        import anyio.to_thread  # anyio is imported when tests run, not when the tool is listed
+
         inv: Invocation = runner.invocation(selection)
         readable = [*inv.readable, *_toolchain_homes(inv.argv[0])] if self.sandbox != "off" and inv.argv else inv.readable
         prefix = await anyio.to_thread.run_sync(sandbox_prefix, self.sandbox, self.workspace.root, readable)
@@ -286,6 +288,8 @@ def run_tests_tool(
         raise ValueError(f"runner must be one of {', '.join(RUNNER_NAMES)}, not {runner!r}")
 
     async def execute(params: RunTestsParams, context: ToolContext) -> ToolOutputResult[str]:
+        import anyio
+
         plan = _plan(workspace, params, test_command, runner)
         selections = []
         for r, paths in plan:

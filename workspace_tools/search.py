@@ -20,10 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cogcli.details import SearchDetails
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
-from cogcli.secrets import REDACTED, KeyLines
 from cogcli.tools import Tool, tool
 from workspace_tools.envdirs import is_cog_state
 from workspace_tools.linear_regex import LinePattern, compile_pattern, required_literal
@@ -45,7 +43,7 @@ VENDORED_DIRS = frozenset(
 
 
 class SearchTextParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     pattern: str = Field(
         description="Regular expression (Python/RE2 syntax, no lookaround or backreferences), matched against "
@@ -141,6 +139,8 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
 
     @os_errors(workspace)
     def execute(params: SearchTextParams) -> Any:
+        from cogcli.details import SearchDetails  # imported when a call runs, not when the tool is listed (cog tools)
+
         regex = compile_pattern(params.pattern)
         base = workspace.resolve(params.path or ".")
         where = workspace.relative(base)
@@ -344,6 +344,8 @@ class _Reader:
 def _without_key_lines(data: bytes) -> bytes:
     """``data`` with the lines of private key blocks replaced by the redaction marker, so a
     search for a piece of a key neither shows nor finds it."""
+    from cogcli.secrets import REDACTED, KeyLines  # when a file holds a key, not when the tool is listed
+
     is_key = KeyLines()
     marker = REDACTED.encode()
     return b"\n".join(marker if is_key(line) else line for line in data.split(b"\n"))

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cogcli.details import FileWriteDetails
-from cogcli.diffstat import diff_totals
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
-from workspace_tools.diffs import file_header, format_hunks, quote_path, text_blocks
-from workspace_tools.journal import Journal
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import (
@@ -31,9 +27,12 @@ from workspace_tools.textfile import (
     write_failed,
 )
 
+if TYPE_CHECKING:
+    from workspace_tools.journal import Journal
+
 
 class WriteFileParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when this tool is listed or called
 
     path: str = Field(description="File to create or overwrite, relative to the workspace root. Missing folders are made.")
     content: str = Field(description="The whole new content of the file.")
@@ -57,6 +56,11 @@ def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
 
     @os_errors(workspace)
     def execute(params: WriteFileParams) -> Any:
+        # imported when a call runs, not when the tool is listed (cog tools)
+        from cogcli.details import FileWriteDetails
+        from cogcli.diffstat import diff_totals
+        from workspace_tools.diffs import quote_path
+
         path = workspace.resolve(params.path, for_write=True)
         shown = workspace.relative(path)
         if path == workspace.root or path.is_dir():
@@ -148,6 +152,8 @@ def _make_parents(workspace: Workspace, parent: Any) -> None:
 
 
 def _diff(shown: str, old: TextFile, new: TextFile) -> str:
+    from workspace_tools.diffs import file_header, format_hunks, text_blocks
+
     a, b = old.text, new.text
     if old.bom:
         a = BOM + a
@@ -158,6 +164,8 @@ def _diff(shown: str, old: TextFile, new: TextFile) -> str:
 
 
 def _new_file_diff(shown: str, new: TextFile, mode: int) -> str:
+    from workspace_tools.diffs import file_header, format_hunks, text_blocks
+
     text = (BOM if new.bom else "") + new.text
     hunks = format_hunks(text_blocks("", text), disk_line=new.disk_line)
     return file_header(shown, new_mode=stat.S_IMODE(mode), empty=not hunks) + hunks

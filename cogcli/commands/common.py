@@ -10,31 +10,31 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
-
-import anyio
+from typing import TYPE_CHECKING, Any
 
 from cogcli.config import Settings
-from cogcli.context import AbortSignal
 from cogcli.tools import Tool
+
+if TYPE_CHECKING:
+    from cogcli.context import AbortSignal
 
 log = logging.getLogger("cogcli")
 
 
-def make_tools(settings: Settings, *, journal: Any = None) -> list[Tool[Any]]:
+def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str] | None = None) -> list[Tool[Any]]:
     """``workspace_tools(root)`` with the test command, the test sandbox and the per-call timeout
     applied; ``journal`` (a :class:`workspace_tools.journal.Journal`) records file changes for
-    ``cog undo`` before they are made. Raises :class:`ConfigError` for ``sandbox = "on"`` where
-    bubblewrap is not usable."""
+    ``cog undo`` before they are made; ``only``: just the tools of those names. Raises
+    :class:`ConfigError` for ``sandbox = "on"`` where bubblewrap is not usable."""
     from workspace_tools import workspace_tools
     from workspace_tools.bwrap import check_sandbox
 
     check_sandbox(settings.sandbox)
     export_test_settings(settings)
-    options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal}
+    options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal, "only": only}
     options["secret_globs"], options["allow_secrets"] = settings.secret_globs, settings.allow_secrets
     if settings.test_command:
         options["test_command"] = settings.test_command
@@ -68,6 +68,8 @@ def export_test_settings(settings: Settings) -> None:
 async def abort_on_signals(abort: AbortSignal) -> AsyncIterator[list[int]]:
     """While open, SIGINT and SIGTERM fire ``abort`` (the run then ends with its one ``finish``,
     status aborted). The yielded list holds the signals received. A second signal quits at once."""
+    import anyio  # here, not at the top: making the tools (cog tools) needs no event loop
+
     received: list[int] = []
 
     async def watch(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:

@@ -11,10 +11,15 @@ from typing import Annotated, Any, Literal, Protocol, TypeAlias, runtime_checkab
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# Each model below is built on first use (defer_build): `cog tool` imports this module for the
+# types but never talks to a model.
+
 
 class ToolCallRequest(BaseModel):
     """A tool call as the model made it. ``arguments`` is the parsed object, or the raw text
     when the model sent something that is not a JSON object."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     name: str
@@ -25,7 +30,7 @@ class Message(BaseModel):
     """One message of the history a model reads. Tool messages hold only what the model reads
     of a result (its content, cut to length) — never details or presentation."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str = ""
@@ -35,6 +40,8 @@ class Message(BaseModel):
 
 
 class ToolSpec(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     description: str
     parameters: dict[str, Any]
@@ -44,17 +51,23 @@ class ToolSpec(BaseModel):
 
 
 class TextDelta(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["text-delta"] = "text-delta"
     text: str
 
 
 class ToolCallStarted(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["tool-call-start"] = "tool-call-start"
     id: str
     name: str
 
 
 class ToolCallArgsDelta(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["tool-call-delta"] = "tool-call-delta"
     id: str
     text: str
@@ -63,6 +76,8 @@ class ToolCallArgsDelta(BaseModel):
 class ToolCallFinished(BaseModel):
     """All argument text of a call has arrived; ``arguments_text`` is the whole of it."""
 
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["tool-call-end"] = "tool-call-end"
     id: str
     name: str
@@ -70,6 +85,8 @@ class ToolCallFinished(BaseModel):
 
 
 class UsageReport(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["usage"] = "usage"
     #: everything the request read, cached or not
     input_tokens: int = 0
@@ -79,6 +96,8 @@ class UsageReport(BaseModel):
 
 
 class TurnFinished(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["turn-end"] = "turn-end"
     stop_reason: str | None = None
 
