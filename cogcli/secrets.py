@@ -405,14 +405,24 @@ def redact_update(update: ToolUpdate, *, environ: Mapping[str, str] | None = Non
     return dataclasses.replace(update, content=content, details=details, presentation=presentation)
 
 
+#: the update redactor remembers at most this many clean strings, each at most this long
+_CLEAN_MEMO = 4096
+_CLEAN_MEMO_CHARS = 200
+
+
 def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolUpdate], ToolUpdate]:
     """:func:`redact_update` for a call's stream of updates. They come fast (one per test, per
     line of output) and almost none holds a secret, so the environment's secret values and their
     encoded forms are read once, here, and each update's strings are first joined and checked in
-    one pass; only an update that holds a secret is walked and rebuilt."""
+    one pass; only an update that holds a secret is walked and rebuilt.
+
+    Most of an update's strings recur (its keys, the label, the icon): short strings already
+    found clean are remembered (a bounded set) and not scanned again, so the scan reads only
+    what is new."""
     env = os.environ if environ is None else environ
     secret_env = {k: v for k, v in env.items() if _SECRET_ENV_NAME.search(k)}
     forms = env_forms(secret_env)
+    clean: set[str] = set()
 
     def redact_one(update: ToolUpdate) -> ToolUpdate:
         texts: list[str] = []
@@ -420,8 +430,13 @@ def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolU
         shown = update.presentation
         if shown is not None:
             texts += [shown.label, shown.icon or "", shown.detail or ""]
-        if plain and not _holds_secret("\n".join(texts), forms):
-            return update
+        if plain:
+            fresh = [t for t in dict.fromkeys(texts) if t not in clean]
+            if not fresh or not _holds_secret("\n".join(fresh), forms):
+                if len(clean) > _CLEAN_MEMO:
+                    clean.clear()
+                clean.update(t for t in fresh if len(t) <= _CLEAN_MEMO_CHARS)
+                return update
         return redact_update(update, environ=secret_env)
 
     return redact_one
