@@ -125,6 +125,12 @@ _TOKEN_RULES: tuple[tuple[tuple[str, ...], str, Callable[[re.Match[str]], str] |
     (("://",), r"://[^\s:/@\"'<>]{1,256}:(?!\[REDACTED\]@)[^\s@/\"'<>]{1,512}(?=@)", _keep_user),
 )
 _TOKENS = tuple(pattern for _, pattern, _ in _TOKEN_RULES)
+#: every token format's fixed texts, and the formats (indexes into the rules) each one may start
+_RULES_OF: dict[str, tuple[int, ...]] = {}
+for _index, (_triggers, _, _) in enumerate(_TOKEN_RULES):
+    for _t in _triggers:
+        _RULES_OF[_t] = (*_RULES_OF.get(_t, ()), _index)
+_TRIGGER_TEXTS = tuple(_RULES_OF)
 
 _KEY_MARKER = re.compile(r"-{4,5} ?(BEGIN|END) [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}")
 #: a line of a key's body: a long run of base64, a line of nothing else (the short last one;
@@ -193,8 +199,10 @@ def _scanners(text: str, forms: tuple[str, ...]) -> list[tuple[re.Pattern[str], 
     scanners: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str] | None]] = []
     if found:
         scanners.append((_compiled("|".join(re.escape(f) for f in found)), None))
-    for triggers, pattern, keep in _TOKEN_RULES:
-        if any(t in text for t in triggers):
+    hits = [t for t in _TRIGGER_TEXTS if t in text]  # one flat pass: most texts hold none
+    if hits:
+        for index in sorted({i for t in hits for i in _RULES_OF[t]}):  # in the rules' order
+            _, pattern, keep = _TOKEN_RULES[index]
             scanners.append((_compiled(pattern), keep))
     return scanners
 
@@ -230,6 +238,8 @@ def redact_value(
     tuples, pydantic models and dataclasses). A value with nothing to redact comes back as it was
     (the same object); a model or dataclass with something comes back as the same type when it
     validates, else as its redacted JSON form."""
+    if value is None or type(value) in (int, float, bool):
+        return value, 0
     if forms is None:
         forms = env_forms(environ)  # once for the whole walk: reading the environment is not free
     if isinstance(value, str):
@@ -465,12 +475,6 @@ def _strings(value: Any, out: list[str]) -> bool:
     return True
 
 
-#: every token format's fixed texts, and the formats each one may start
-_TRIGGERS: dict[str, tuple[str, ...]] = {}
-for _triggers, _pattern, _ in _TOKEN_RULES:
-    for _t in _triggers:
-        _TRIGGERS[_t] = (*_TRIGGERS.get(_t, ()), _pattern)
-_TRIGGER_TEXTS = tuple(_TRIGGERS)
 
 
 def _holds_secret(text: str, forms: tuple[str, ...]) -> bool:
@@ -479,6 +483,6 @@ def _holds_secret(text: str, forms: tuple[str, ...]) -> bool:
     if "PRIVATE KEY" in text or any(f in text for f in forms):
         return True
     for trigger in [t for t in _TRIGGER_TEXTS if t in text]:
-        if any(_compiled(pattern).search(text) for pattern in _TRIGGERS[trigger]):
+        if any(_compiled(_TOKEN_RULES[i][1]).search(text) for i in _RULES_OF[trigger]):
             return True
     return False
