@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 #: settings that run a program, turned off for every git cog starts
@@ -100,8 +102,38 @@ def _environment(gitdir: Path, tree: Path, base: Mapping[str, str], *, literal_p
     return env
 
 
+#: within :func:`one_config_read`: the driver overrides read once per git dir
+_shared_reads: ContextVar[dict[str, list[str]] | None] = ContextVar("cog_git_config_reads", default=None)
+
+
+@contextmanager
+def one_config_read() -> Iterator[None]:
+    """Git processes started together (a search starts three in the same millisecond) share one
+    read of the drivers the configuration names, instead of one ``git config`` each. Only for
+    processes started back to back: a read is not kept beyond the block, as a test may change
+    the configuration between two tool calls."""
+    if _shared_reads.get() is not None:  # inside another block: its read serves
+        yield
+        return
+    token = _shared_reads.set({})
+    try:
+        yield
+    finally:
+        _shared_reads.reset(token)
+
+
 def _driver_overrides(env: Mapping[str, str], cwd: Path) -> list[str]:
     """``-c filter.X.clean=`` … for every driver the configuration names (reading config runs nothing)."""
+    shared = _shared_reads.get()
+    if shared is None:
+        return _read_driver_overrides(env, cwd)
+    key = env["GIT_DIR"]
+    if key not in shared:
+        shared[key] = _read_driver_overrides(env, cwd)
+    return shared[key]
+
+
+def _read_driver_overrides(env: Mapping[str, str], cwd: Path) -> list[str]:
     try:
         done = subprocess.run(
             ["git", "config", "--null", "--name-only", "--get-regexp", r"^(filter|diff|merge)\..*\."],

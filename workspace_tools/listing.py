@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from workspace_tools.envdirs import EnvDirs, LeftOut, count_files, is_cog_state
-from workspace_tools.gitrun import GitNotFound, run_git, start_git
+from workspace_tools.gitrun import GitNotFound, one_config_read, run_git, start_git
 from workspace_tools.paths import Workspace
 
 JUNK_SUFFIXES = (".pyc", ".pyo")
@@ -82,11 +82,12 @@ class StagedListing:
 
     def _start(self) -> None:
         try:
-            self._runs = (
-                start_git(self.base, ["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", "."]),
-                # tagged: "H path" for every tracked file ("S", "M": sparse, unmerged), "R path" again for one deleted since
-                start_git(self.base, ["ls-files", "--cached", "--deleted", "-t", "-z", "--", "."]),
-            )
+            with one_config_read():
+                self._runs = (
+                        start_git(self.base, ["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", "."]),
+                    # tagged: "H path" for every tracked file ("S", "M": sparse, unmerged), "R path" again for one deleted since
+                    start_git(self.base, ["ls-files", "--cached", "--deleted", "-t", "-z", "--", "."]),
+                )
         except (OSError, LookupError, GitNotFound):  # no repository (a folder that only looks like one is not), or no git
             self._stop()
             self._done = self._walk()

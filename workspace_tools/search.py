@@ -25,7 +25,7 @@ from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.envdirs import is_cog_state
 from workspace_tools.linear_regex import LinePattern, compile_pattern, required_literal
-from workspace_tools.gitrun import GitNotFound, start_git
+from workspace_tools.gitrun import GitNotFound, one_config_read, start_git
 from workspace_tools.listing import Listing, StagedListing, matches_glob
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
@@ -53,9 +53,10 @@ class SearchTextParams(BaseModel):
     glob: str | None = Field(default=None, description="Only files matching this glob, e.g. '*.py' or 'src/**/*.ts'.")
 
 
-def search_order(listing: Listing, *, project_only: bool = False) -> list[str]:
+def search_order(listing: Listing, *, project_only: bool = False, skip: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """The project's own files first (tracked, then untracked), vendored code and minified files
-    last; with ``project_only`` just the first of these."""
+    last; with ``project_only`` just the first of these; files in ``skip`` (searched already)
+    left out."""
     vendored: dict[str, bool] = {}
 
     def is_vendored(folder: str) -> bool:
@@ -68,6 +69,8 @@ def search_order(listing: Listing, *, project_only: bool = False) -> list[str]:
     tracked = listing.tracked
     ranked = []
     for rel in listing.files:
+        if rel in skip:
+            continue
         if rel.endswith((".min.js", ".min.css")) or is_vendored(rel.rpartition("/")[0]):
             rank = 2
         else:
@@ -88,9 +91,10 @@ class _Search:
         self.matches: list[dict[str, Any]] = []
         self.total = self.searched = self.skipped = self.secret = 0
 
-    def rule_out(self, tracked: list[str], candidates: set[str] | None) -> None:
+    def rule_out(self, tracked: list[str], candidates: set[str] | None, secret: set[str]) -> None:
         """Mark the tracked files git grep found no candidate line in as searched (without
-        reading them again); ``candidates`` None means git grep could not say."""
+        reading them again); ``candidates`` None means git grep could not say. ``secret``: which
+        of ``tracked`` are secret files (worked out while git grep ran)."""
         if candidates is None:
             return
         for rel in tracked:
@@ -99,7 +103,7 @@ class _Search:
             if self.glob and not matches_glob(rel, self.glob, base=self.where):
                 continue
             self.seen.add(rel)
-            if self.policy.is_secret(rel):
+            if rel in secret:
                 self.secret += 1
             else:
                 self.searched += 1  # (a tracked link is searched as git stores it: its target's name)
@@ -153,15 +157,19 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
             )
         if base.is_file():
             policy.check(workspace, params.path or ".", base)
-        staged = StagedListing(workspace, base)
+        with one_config_read():  # the listing's two gits and the prefilter's start together
+            staged = StagedListing(workspace, base)
+            prefilter = _start_prefilter(staged, base, params.pattern)
         search = _Search(workspace, policy, regex, where, params.glob)
-        prefilter = _start_prefilter(staged, base, params.pattern)
         early = staged.first()  # the tracked files: searched while git still looks for untracked ones
         if prefilter is not None:
-            search.rule_out(early, _candidates(prefilter, staged.prefix))
-        search.run(search_order(Listing(early, tracked=frozenset(early)), project_only=True))
+            secret = {rel for rel in early if policy.is_secret(rel)}  # while git grep still runs
+            search.rule_out(early, _candidates(prefilter, staged.prefix), secret)
+        # only what the prefilter left is ordered (on a big tree, a few hundred of thousands of files)
+        left = [rel for rel in early if rel not in search.seen]
+        search.run(search_order(Listing(left, tracked=frozenset(left)), project_only=True))
         listing = staged.finish()
-        search.run(search_order(listing))
+        search.run(search_order(listing, skip=search.seen))
         matches, total, searched, skipped, secret = search.matches, search.total, search.searched, search.skipped, search.secret
         at_least = "at least " if total >= MAX_COUNTED else ""
         if not matches:
