@@ -157,9 +157,13 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
             )
         if base.is_file():
             policy.check(workspace, params.path or ".", base)
-        with one_config_read():  # the listing's two gits and the prefilter's start together
+        with one_config_read():  # the prefilter's git and the listing's two start together
+            prefilter = _start_prefilter(base, params.pattern)  # first: git grep takes longest
             staged = StagedListing(workspace, base)
-            prefilter = _start_prefilter(staged, base, params.pattern)
+        if prefilter is not None and not staged.from_git:  # the files come from a walk: grep's are not them
+            prefilter.kill()
+            prefilter.communicate()
+            prefilter = None
         search = _Search(workspace, policy, regex, where, params.glob)
         early = staged.first()  # the tracked files: searched while git still looks for untracked ones
         if prefilter is not None:
@@ -213,12 +217,10 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
     )
 
 
-def _start_prefilter(staged: StagedListing, base: Path, pattern: str) -> subprocess.Popen[bytes] | None:
+def _start_prefilter(base: Path, pattern: str) -> subprocess.Popen[bytes] | None:
     """``git grep -l -F`` for the text every match must contain, over the tracked files: git
     reads them with threads in C, so only the files that may match are read here. None when the
-    pattern has no such text (or the listing does not come from git)."""
-    if not staged.from_git:
-        return None
+    pattern has no such text (or ``base`` is in no repository)."""
     literal = required_literal(pattern)
     if literal is None:
         return None
