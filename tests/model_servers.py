@@ -20,6 +20,7 @@ Script steps:
 - :class:`Cut` — a reply cut off (connection dropped) after ``after`` SSE events;
 - :class:`Drop` — the connection closed before any answer;
 - :class:`Raw` — exact SSE text (``Raw.sse([(event, data), ...])`` builds it);
+- :class:`Linger` — a whole reply on a response left open until the client closes it (``srv.closed``);
 - a callable ``(RecordedRequest) -> step`` — decide from the request.
 
 A request beyond the script gets HTTP 500 ``script exhausted``.
@@ -92,7 +93,17 @@ class Raw:
         return cls("".join(_sse_block(name, data) for name, data in events))
 
 
-Step = Reply | Fail | Cut | Drop | Raw
+@dataclass
+class Linger:
+    """A reply streamed whole (the provider's end marker included) on a response the server then
+    keeps open, as a proxy may: the client has what it needs and must close the response itself.
+    The server waits for that close (at most ``wait`` seconds) and counts it in ``srv.closed``."""
+
+    reply: Reply
+    wait: float = 10.0
+
+
+Step = Reply | Fail | Cut | Drop | Raw | Linger
 Script = Sequence[Step | Callable[["RecordedRequest"], Step]]
 
 
@@ -157,6 +168,8 @@ class _ModelServer:
         self.rejected: list[int] = []
         self.model_lists = 0
         self.requests: list[RecordedRequest] = []
+        #: how many :class:`Linger` responses the client closed (set as each close is seen)
+        self.closed = 0
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -283,11 +296,23 @@ class _ModelServer:
             self._stream(h, [step.text], status=step.status)
         elif isinstance(step, Cut):
             self._stream(h, self.render(step.reply, request)[: step.after], cut=True)
+        elif isinstance(step, Linger):
+            self._stream(h, self.render(step.reply, request), linger=True)
+            h.close_connection = True
+            h.connection.settimeout(step.wait)
+            try:
+                while h.connection.recv(4096):  # until the client closes (b"")
+                    pass
+            except OSError:  # the wait ran out, or the client reset the connection
+                pass
+            else:
+                with self._lock:
+                    self.closed += 1
         else:
             self._stream(h, self.render(step, request))
 
     @staticmethod
-    def _stream(h: BaseHTTPRequestHandler, blocks: list[str], *, status: int = 200, cut: bool = False) -> None:
+    def _stream(h: BaseHTTPRequestHandler, blocks: list[str], *, status: int = 200, cut: bool = False, linger: bool = False) -> None:
         h.send_response(status)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Cache-Control", "no-cache")
@@ -300,6 +325,8 @@ class _ModelServer:
         if cut:
             h.close_connection = True
             h.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if linger:
             return
         h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from cogcli.errors import ContextLengthError, ModelError
@@ -133,63 +134,64 @@ class AnthropicModel(HttpModel):
         input_tokens = output_tokens = cached_tokens = 0
         stop_reason: str | None = None
         stopped = False
-        events = post_sse(
+        stream = post_sse(
             self._http(), self.url, headers=self._headers(), body=body,
             secrets=(self._api_key,), auth_hint="check ANTHROPIC_API_KEY", label=self.name,
         )
-        async for sse in events:
-            try:
-                data = sse.json()
-            except ValueError:
-                raise RetryableError(f"unreadable stream event from {self.url}: {sse.data[:200]!r}") from None
-            kind = data.get("type", sse.event) if isinstance(data, dict) else sse.event
-            if kind == "message_start":
-                u = (data.get("message") or {}).get("usage") or {}
-                input_tokens = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-                cached_tokens = int(u.get("cache_read_input_tokens") or 0)
-                output_tokens = int(u.get("output_tokens") or 0)
-            elif kind == "content_block_start":
-                block = data.get("content_block") or {}
-                state = {"type": block.get("type"), "id": block.get("id", ""), "name": block.get("name", ""), "parts": []}
-                blocks[int(data.get("index", len(blocks)))] = state
-                if state["type"] == "text" and block.get("text"):
-                    yield TextDelta(text=block["text"])
-                elif state["type"] == "tool_use":
-                    yield ToolCallStarted(id=state["id"], name=state["name"])
-            elif kind == "content_block_delta":
-                delta = data.get("delta") or {}
-                state = blocks.get(int(data.get("index", -1)))
-                if delta.get("type") == "text_delta" and delta.get("text"):
-                    yield TextDelta(text=delta["text"])
-                elif delta.get("type") == "input_json_delta" and state is not None and delta.get("partial_json"):
-                    state["parts"].append(delta["partial_json"])  # joined at the block's end, not copied per fragment
-                    yield ToolCallArgsDelta(id=state["id"], text=delta["partial_json"])
-            elif kind == "content_block_stop":
-                state = blocks.get(int(data.get("index", -1)))
-                if state is not None and state["type"] == "tool_use":
-                    text = "".join(state["parts"])
-                    if not text:
-                        text = "{}"
-                        yield ToolCallArgsDelta(id=state["id"], text="{}")
-                    yield ToolCallFinished(id=state["id"], name=state["name"], arguments_text=text)
-            elif kind == "message_delta":
-                stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
-                u = data.get("usage") or {}
-                if u.get("output_tokens") is not None:
-                    output_tokens = int(u["output_tokens"])
-            elif kind == "message_stop":
-                stopped = True
-                break
-            elif kind == "error":
-                err = data.get("error") or {}
-                what = f"{err.get('type', 'error')}: {err.get('message', '')}"
-                if err.get("type") in _RETRYABLE_ERRORS:
-                    raise RetryableError(f"server error in stream: {what}")
-                overflow = context_overflow(0, data)
-                if overflow is not None:
-                    raise ContextLengthError(f"{self.name}: server error in stream: {what}", limit=overflow.limit, tokens=overflow.tokens)
-                raise ModelError(f"{self.name}: server error in stream: {what}")
-            # ping and unknown event types are skipped
+        async with aclosing(stream) as events:  # the response is closed even when the loop stops early ([DONE], an error)
+            async for sse in events:
+                try:
+                    data = sse.json()
+                except ValueError:
+                    raise RetryableError(f"unreadable stream event from {self.url}: {sse.data[:200]!r}") from None
+                kind = data.get("type", sse.event) if isinstance(data, dict) else sse.event
+                if kind == "message_start":
+                    u = (data.get("message") or {}).get("usage") or {}
+                    input_tokens = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+                    cached_tokens = int(u.get("cache_read_input_tokens") or 0)
+                    output_tokens = int(u.get("output_tokens") or 0)
+                elif kind == "content_block_start":
+                    block = data.get("content_block") or {}
+                    state = {"type": block.get("type"), "id": block.get("id", ""), "name": block.get("name", ""), "parts": []}
+                    blocks[int(data.get("index", len(blocks)))] = state
+                    if state["type"] == "text" and block.get("text"):
+                        yield TextDelta(text=block["text"])
+                    elif state["type"] == "tool_use":
+                        yield ToolCallStarted(id=state["id"], name=state["name"])
+                elif kind == "content_block_delta":
+                    delta = data.get("delta") or {}
+                    state = blocks.get(int(data.get("index", -1)))
+                    if delta.get("type") == "text_delta" and delta.get("text"):
+                        yield TextDelta(text=delta["text"])
+                    elif delta.get("type") == "input_json_delta" and state is not None and delta.get("partial_json"):
+                        state["parts"].append(delta["partial_json"])  # joined at the block's end, not copied per fragment
+                        yield ToolCallArgsDelta(id=state["id"], text=delta["partial_json"])
+                elif kind == "content_block_stop":
+                    state = blocks.get(int(data.get("index", -1)))
+                    if state is not None and state["type"] == "tool_use":
+                        text = "".join(state["parts"])
+                        if not text:
+                            text = "{}"
+                            yield ToolCallArgsDelta(id=state["id"], text="{}")
+                        yield ToolCallFinished(id=state["id"], name=state["name"], arguments_text=text)
+                elif kind == "message_delta":
+                    stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
+                    u = data.get("usage") or {}
+                    if u.get("output_tokens") is not None:
+                        output_tokens = int(u["output_tokens"])
+                elif kind == "message_stop":
+                    stopped = True
+                    break
+                elif kind == "error":
+                    err = data.get("error") or {}
+                    what = f"{err.get('type', 'error')}: {err.get('message', '')}"
+                    if err.get("type") in _RETRYABLE_ERRORS:
+                        raise RetryableError(f"server error in stream: {what}")
+                    overflow = context_overflow(0, data)
+                    if overflow is not None:
+                        raise ContextLengthError(f"{self.name}: server error in stream: {what}", limit=overflow.limit, tokens=overflow.tokens)
+                    raise ModelError(f"{self.name}: server error in stream: {what}")
+                # ping and unknown event types are skipped
         if not stopped:
             raise RetryableError(f"the stream from {self.url} ended before message_stop")
         yield UsageReport(input_tokens=input_tokens, output_tokens=output_tokens, cached_input_tokens=cached_tokens)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -132,41 +133,42 @@ class OpenAIModel(HttpModel):
         usage: UsageReport | None = None
         done = False
         turn = uuid.uuid4().hex[:8]
-        events = post_sse(
+        stream = post_sse(
             self._http(), self.url, headers=self._headers(), body=body,
             secrets=(self._api_key,), auth_hint=self._auth_hint, label=self.name,
         )
-        async for sse in events:
-            if sse.data.strip() == "[DONE]":
-                done = True
-                break
-            try:
-                chunk = sse.json()
-            except ValueError:
-                raise RetryableError(f"unreadable stream chunk from {self.url}: {sse.data[:200]!r}") from None
-            if not isinstance(chunk, dict):
-                continue
-            if chunk.get("error"):
-                err = chunk["error"]
-                message = err.get("message", err) if isinstance(err, dict) else err
-                raise RetryableError(f"server error in stream: {message}")
-            if isinstance(chunk.get("usage"), dict):
-                u = chunk["usage"]
-                cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens") if isinstance(u.get("prompt_tokens_details"), dict) else None
-                usage = UsageReport(
-                    input_tokens=int(u.get("prompt_tokens") or 0),
-                    output_tokens=int(u.get("completion_tokens") or 0),
-                    cached_input_tokens=int(cached or 0),
-                )
-            for choice in chunk.get("choices") or []:
-                delta = choice.get("delta") or {}
-                if delta.get("content"):
-                    yield TextDelta(text=delta["content"])
-                for frag in delta.get("tool_calls") or []:
-                    for event in self._on_fragment(calls, frag, turn):
-                        yield event
-                if choice.get("finish_reason"):
-                    finish_reason = choice["finish_reason"]
+        async with aclosing(stream) as events:  # the response is closed even when the loop stops early ([DONE], an error)
+            async for sse in events:
+                if sse.data.strip() == "[DONE]":
+                    done = True
+                    break
+                try:
+                    chunk = sse.json()
+                except ValueError:
+                    raise RetryableError(f"unreadable stream chunk from {self.url}: {sse.data[:200]!r}") from None
+                if not isinstance(chunk, dict):
+                    continue
+                if chunk.get("error"):
+                    err = chunk["error"]
+                    message = err.get("message", err) if isinstance(err, dict) else err
+                    raise RetryableError(f"server error in stream: {message}")
+                if isinstance(chunk.get("usage"), dict):
+                    u = chunk["usage"]
+                    cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens") if isinstance(u.get("prompt_tokens_details"), dict) else None
+                    usage = UsageReport(
+                        input_tokens=int(u.get("prompt_tokens") or 0),
+                        output_tokens=int(u.get("completion_tokens") or 0),
+                        cached_input_tokens=int(cached or 0),
+                    )
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    if delta.get("content"):
+                        yield TextDelta(text=delta["content"])
+                    for frag in delta.get("tool_calls") or []:
+                        for event in self._on_fragment(calls, frag, turn):
+                            yield event
+                    if choice.get("finish_reason"):
+                        finish_reason = choice["finish_reason"]
         if not done and finish_reason is None:
             raise RetryableError(f"the stream from {self.url} ended before the turn finished")
         for call in sorted(calls.values(), key=lambda c: c.index):
