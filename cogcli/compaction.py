@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cogcli.events import CompactionEvent, DroppedResult
 from cogcli.instructions import instruction_note
 from cogcli.models.base import Message, TextDelta, ToolCallRequest, ToolSpec, UsageReport
+
+if TYPE_CHECKING:
+    from cogcli.tools import Tool
 
 log = logging.getLogger("cogcli")
 
@@ -82,38 +85,56 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+#: ``(tool name, arguments) -> (what the call was, how to get its result again)``
+Describe = Callable[[str, Any], tuple[str, str]]
+
+
 def describe_call(name: str, arguments: Any) -> tuple[str, str]:
-    """(what a call was, how to get its result again): ``("read_file src/a.py, lines 1–200", "read it again")``."""
+    """(what a call was, how to get its result again) for a tool that declares no ``recall``:
+    its name, its ``path`` and its short arguments (numbers, flags, strings of a line), e.g.
+    ``('search_text src {"pattern": "TODO"}', "call it again if needed")``."""
     args = arguments if isinstance(arguments, dict) else {}
     path = args.get("path")
     what = name
     if isinstance(path, str) and path:
         what += f" {path}"
-    if name == "read_file":
-        offset, limit = args.get("offset"), args.get("limit")
-        if isinstance(offset, int) or isinstance(limit, int):
-            first = offset if isinstance(offset, int) and offset > 0 else 1
-            what += f", lines {first}–{first + limit - 1}" if isinstance(limit, int) else f", from line {first}"
-        return what, "read it again if needed"
-    if name == "run_tests":
-        extra = {k: v for k, v in args.items() if v not in (None, "", [], {})}
-        if extra:
-            what += " " + _short(extra)
-        return what, "run the tests again if needed"
-    if name in ("search_text", "list_files"):
-        rest = {k: v for k, v in args.items() if k != "path" and v not in (None, "", [], {})}
-        if rest:
-            what += " " + _short(rest)
-        return what, "call it again if needed"
-    rest = {k: v for k, v in args.items() if k != "path" and isinstance(v, (int, float, bool))}
+    rest = {k: v for k, v in args.items() if k != "path" and _worth_naming(v)}
     if rest:
         what += " " + _short(rest)
     return what, "call it again if needed"
 
 
-def stub_for(name: str, arguments: Any, content: str) -> str:
+def _worth_naming(value: Any) -> bool:
+    """A short argument that tells calls apart (not a file's content, not an empty default)."""
+    if value is None or value in ("", [], {}):
+        return False
+    if isinstance(value, (bool, int, float)):
+        return True
+    if isinstance(value, str):
+        return len(value) <= 80 and "\n" not in value
+    if isinstance(value, list):
+        return all(isinstance(v, str) and len(v) <= 80 for v in value) and len(value) <= 8
+    return False
+
+
+def describer(tools: Mapping[str, Tool[Any]]) -> Describe:
+    """:func:`describe_call` that asks each tool's ``recall`` declaration first."""
+
+    def describe(name: str, arguments: Any) -> tuple[str, str]:
+        tool = tools.get(name)
+        if tool is not None and tool.recall is not None and isinstance(arguments, dict):
+            try:
+                return tool.recall(arguments)
+            except Exception:  # a declaration that fails on odd arguments: the plain description
+                log.debug("recall of %r failed on %r", name, arguments, exc_info=True)
+        return describe_call(name, arguments)
+
+    return describe
+
+
+def stub_for(name: str, arguments: Any, content: str, describe: Describe = describe_call) -> str:
     """The one line a dropped result becomes (any instruction note the result carried is kept)."""
-    what, again = describe_call(name, arguments)
+    what, again = describe(name, arguments)
     stub = f"[{what}{STUB_MARK} {again}]"
     note = instruction_note(content)
     return f"{stub}\n\n{note}" if note else stub
@@ -140,7 +161,7 @@ def is_stub(message: Message) -> bool:
 
 
 def drop_results(
-    history: Sequence[Message], *, need: int, ratio: float = 1.0
+    history: Sequence[Message], *, need: int, ratio: float = 1.0, describe: Describe = describe_call
 ) -> tuple[list[Message], list[DroppedResult], int]:
     """Replace older results by stubs until about ``need`` estimated tokens are saved (``ratio``
     converts estimates to the provider's tokens). Returns the new history (the messages not
@@ -165,7 +186,7 @@ def drop_results(
                 return out, dropped, saved
             message = history[k]
             if k == start:
-                shortened, gone = shorten_calls(message)
+                shortened, gone = shorten_calls(message, describe)
                 if gone:
                     out[k] = shortened
                     saved += int((estimate_message(message) - estimate_message(shortened)) * ratio)
@@ -178,7 +199,7 @@ def drop_results(
                 continue
             call = calls.get(message.tool_call_id or "")
             name = message.name or (call.name if call else "tool")
-            stub = stub_for(name, call.arguments if call else None, message.content)
+            stub = stub_for(name, call.arguments if call else None, message.content, describe)
             out[k] = message.model_copy(update={"content": stub})
             gain = int((before - estimate_message(out[k])) * ratio)
             saved += gain
@@ -212,7 +233,7 @@ def _shorten(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
-def shorten_calls(message: Message) -> tuple[Message, list[DroppedResult]]:
+def shorten_calls(message: Message, describe: Describe = describe_call) -> tuple[Message, list[DroppedResult]]:
     """An older assistant turn with its calls' long argument values (a written file's content, a
     megabyte the model sent by mistake) replaced by notes; what was dropped, per call."""
     calls: list[ToolCallRequest] = []
@@ -220,7 +241,7 @@ def shorten_calls(message: Message) -> tuple[Message, list[DroppedResult]]:
     for call in message.tool_calls:
         arguments, dropped = _shorten(call.arguments)
         if dropped:
-            what, _ = describe_call(call.name, arguments if isinstance(arguments, dict) else None)
+            what, _ = describe(call.name, call.arguments)  # (the long values it drops are not named anyway)
             gone.append(DroppedResult(tool_call_id=call.id, tool_name=call.name, stub=f"[arguments of {what}{STUB_MARK} {dropped:,} characters]", tokens=estimate_text("x" * dropped)))
             call = call.model_copy(update={"arguments": arguments})
         calls.append(call)
@@ -276,7 +297,7 @@ def transcript(messages: Sequence[Message], *, max_chars: int, result_chars: int
     return f"{head}\n\n[… earlier part left out …]\n\n{tail}"
 
 
-def mechanical_summary(messages: Sequence[Message]) -> str:
+def mechanical_summary(messages: Sequence[Message], describe: Describe = describe_call) -> str:
     """A summary made without the model (when asking it failed): the calls made, in order."""
     done: list[str] = []
     for m in messages:
@@ -284,7 +305,7 @@ def mechanical_summary(messages: Sequence[Message]) -> str:
             if m.content.strip():
                 done.append("- said: " + _short(m.content, 200))
             for c in m.tool_calls:
-                what, _ = describe_call(c.name, c.arguments)
+                what, _ = describe(c.name, c.arguments)
                 done.append(f"- called {what}")
     return "The model could not be asked for a summary; the calls made so far were:\n" + "\n".join(done[-80:])
 
@@ -330,6 +351,8 @@ class ContextBudget:
 
     window: int | None
     specs: Sequence[ToolSpec] = ()
+    #: what an old call was, for its stub (:func:`describer` of the run's tools)
+    describe: Describe = describe_call
     threshold: float = THRESHOLD
     target: float = TARGET
     #: the largest request (input tokens as reported, else as estimated)
@@ -445,7 +468,7 @@ class ContextBudget:
         before: int,
     ) -> list[Message]:
         ratio = self.ratio
-        new, dropped, _ = drop_results(history, need=max(0, before - goal), ratio=ratio)
+        new, dropped, _ = drop_results(history, need=max(0, before - goal), ratio=ratio, describe=self.describe)
         summarized = 0
         summary_tokens: int | None = None
         after = int(self.raw(new) * ratio)
@@ -479,7 +502,7 @@ class ContextBudget:
 
     async def _summary(self, replaced: list[Message], summarize: Summarizer | None) -> str:
         if summarize is None:
-            return mechanical_summary(replaced)
+            return mechanical_summary(replaced, self.describe)
         budget_chars = int((self.window or 32_000) * 0.5 * CHARS_PER_TOKEN)
         request = [
             Message(role="system", content=SUMMARY_PROMPT),
@@ -489,8 +512,8 @@ class ContextBudget:
             text = await summarize(request)
         except Exception as exc:  # the summary is a help, never the end of the run
             log.warning("asking the model for a summary failed (%s); a list of the calls made stands in", exc)
-            return mechanical_summary(replaced)
-        return text if isinstance(text, str) and text.strip() else mechanical_summary(replaced)
+            return mechanical_summary(replaced, self.describe)
+        return text if isinstance(text, str) and text.strip() else mechanical_summary(replaced, self.describe)
 
 
 async def model_summary(model: Any, messages: list[Message], on_usage: Callable[[UsageReport], Any] | None = None) -> str:

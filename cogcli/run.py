@@ -23,7 +23,7 @@ import anyio
 from cogcli.approvals import Approve
 from cogcli.call import PreparedCall, prepare
 from cogcli.calls import ask_approval, run_calls
-from cogcli.compaction import ContextBudget, model_summary
+from cogcli.compaction import ContextBudget, describer, model_summary
 from cogcli.conclude import Conclude, Slots, ToolResultCallback
 from cogcli.context import AbortSignal, ToolUpdate, cancel_on_abort
 from cogcli.entries import AssistantEntry, Entry, UserEntry
@@ -77,7 +77,7 @@ class Run:
         #: the last turn that asked for approval had a call refused
         self.denied_open = False
         #: what the history costs against the model's context window; compacts it when needed
-        self.context = ContextBudget(window=agent.context_window, specs=self.specs)
+        self.context = ContextBudget(window=agent.context_window, specs=self.specs, describe=describer(self.tools))
 
     async def execute(self, input: str) -> tuple[RunEnd, str]:
         """Run to the end; returns how it ended and the model's last text."""

@@ -20,6 +20,8 @@ P = TypeVar("P", bound=BaseModel)
 #: the side effect of a tool that changes files: its calls' diffs count as what a run changed
 WRITES_FILES = "writes files"
 Execute = Callable[..., Any] | Callable[..., Awaitable[Any]]
+#: ``(arguments) -> (what the call was, how to get its result again)``: see :attr:`Tool.recall`
+Recall = Callable[[Mapping[str, Any]], tuple[str, str]]
 
 
 class NoParameters(BaseModel):
@@ -46,6 +48,11 @@ class Tool(Generic[P]):
     #: calls of this tool (or any) in one turn naming the same value of this argument run one
     #: after another, in call order (two edits of one file); None: its calls never wait
     ordered_by: str | None = "path"
+    #: ``(arguments) -> (what the call was, how to get its result again)`` for the one-line stub
+    #: that stands for an old result when a long run's history is compacted, e.g.
+    #: ``("read_file src/a.py, lines 1–200", "read it again if needed")``; None: the tool's name,
+    #: its ``path`` and its short arguments
+    recall: Recall | None = None
     #: free-form hints for adapters (MCP annotations and the like)
     annotations: Mapping[str, Any] = field(default_factory=dict)
     is_async: bool = field(init=False)
@@ -131,6 +138,7 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     reports_tests: bool = False,
     ordered_by: str | None = "path",
+    recall: Recall | None = None,
 ) -> Tool[P]: ...
 
 
@@ -148,6 +156,7 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     reports_tests: bool = False,
     ordered_by: str | None = "path",
+    recall: Recall | None = None,
 ) -> Callable[[Execute], Tool[Any]]: ...
 
 
@@ -165,6 +174,7 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     reports_tests: bool = False,
     ordered_by: str | None = "path",
+    recall: Recall | None = None,
 ) -> Tool[Any] | Callable[[Execute], Tool[Any]]:
     """Define a tool, or decorate ``async def name(params: Model, context)`` to make one.
 
@@ -172,7 +182,9 @@ def tool(
     What the run needs to know about a tool it reads from these declarations, never from its
     name: ``side_effects`` (``"writes files"`` makes its diffs count as what a run changed, and
     any side effect asks for approval), ``reports_tests`` (its details are a test report: the
-    run's ``tests``) and ``ordered_by`` (calls naming the same value of that argument run in order).
+    run's ``tests``), ``ordered_by`` (calls naming the same value of that argument run in order)
+    and ``recall`` (what an old call was, for the stub that replaces its result when the history
+    is compacted).
     As a decorator, ``name`` defaults to the function's name, ``description`` to its
     docstring and ``parameters`` to the first argument's annotation.
     """
@@ -191,6 +203,7 @@ def tool(
             annotations=dict(annotations or {}),
             reports_tests=reports_tests,
             ordered_by=ordered_by,
+            recall=recall,
         )
 
     if execute is not None:

@@ -4,11 +4,12 @@ context windows and context-length errors of each provider."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import anyio
 import pytest
 
-from cogcli.compaction import ContextBudget, describe_call, drop_results, estimate_messages, is_stub, summary_cut
+from cogcli.compaction import ContextBudget, describe_call, describer, drop_results, estimate_messages, is_stub, summary_cut
 from cogcli.errors import ContextLengthError, ErrorCode
 from cogcli.events import CompactionEvent
 from cogcli.instructions import NOTE_PREFIX
@@ -17,6 +18,8 @@ from cogcli.models.base import Message, ToolCallRequest, UsageReport
 from cogcli.models.context import context_overflow, known_window, window_from_models
 from model_servers import AnthropicServer, Fail, OpenAIServer, Reply, collect
 from cogcli.models.sse import RetryPolicy
+from cogcli.tools import NoParameters, tool, tool_index
+from workspace_tools import workspace_tools
 
 
 def history(n_turns: int, size: int = 4000) -> list[Message]:
@@ -28,16 +31,31 @@ def history(n_turns: int, size: int = 4000) -> list[Message]:
     return out
 
 
+#: what the run's stubs say of a call: the workspace tools' own ``recall`` declarations
+DESCRIBE = describer(tool_index(workspace_tools(Path(__file__).resolve().parents[1])))
+
+
 def test_describe_says_what_it_was_and_how_to_get_it_again() -> None:
-    assert describe_call("read_file", {"path": "src/a.py", "offset": 1, "limit": 200}) == ("read_file src/a.py, lines 1–200", "read it again if needed")
-    assert describe_call("run_tests", {"paths": ["tests/test_a.py"]})[0] == 'run_tests {"paths": ["tests/test_a.py"]}'
-    assert describe_call("run_tests", {})[1] == "run the tests again if needed"
-    assert describe_call("search_text", {"pattern": "foo"})[0] == 'search_text {"pattern": "foo"}'
+    assert DESCRIBE("read_file", {"path": "src/a.py", "offset": 1, "limit": 200}) == ("read_file src/a.py, lines 1–200", "read it again if needed")
+    assert DESCRIBE("read_file", {"path": "src/a.py", "offset": 40}) == ("read_file src/a.py, from line 40", "read it again if needed")
+    assert DESCRIBE("run_tests", {"paths": ["tests/test_a.py"]})[0] == 'run_tests {"paths": ["tests/test_a.py"]}'
+    assert DESCRIBE("run_tests", {})[1] == "run the tests again if needed"
+    assert DESCRIBE("search_text", {"pattern": "foo"})[0] == 'search_text {"pattern": "foo"}'
+    assert DESCRIBE("search_text", {"pattern": "foo", "path": "src", "glob": None}) == ('search_text src {"pattern": "foo"}', "call it again if needed")
+
+
+def test_a_tool_without_a_recall_declaration_is_described_by_its_short_arguments() -> None:
+    """The loop knows no tool by name: an MCP tool or a user's own gets the plain description."""
+    what, again = describe_call("write_file", {"path": "a.py", "content": "x = 1\n" * 100, "mode": "w", "force": True})
+    assert what == 'write_file a.py {"mode": "w", "force": true}' and again == "call it again if needed"
+    assert describe_call("read_file", {"path": "a.py", "offset": 1, "limit": 5})[0] == 'read_file a.py {"offset": 1, "limit": 5}'
+    broken = describer({"odd": tool(name="odd", description="d", parameters=NoParameters, execute=lambda: "", recall=lambda a: 1 / 0)})  # type: ignore[arg-type,return-value]
+    assert broken("odd", {"path": "x"}) == ("odd x", "call it again if needed")
 
 
 def test_drop_results_oldest_first_never_the_last_turn_and_same_objects_elsewhere() -> None:
     h = history(5)
-    new, dropped, saved = drop_results(h, need=2000)
+    new, dropped, saved = drop_results(h, need=2000, describe=DESCRIBE)
     assert [d.tool_call_id for d in dropped] == ["c0", "c1"]  # oldest first, until enough is saved
     assert new[3].content == "[read_file src/m0.py, lines 1–200: dropped to save context; read it again if needed]"
     assert is_stub(new[3]) and saved >= 2000

@@ -125,6 +125,9 @@ def test_a_60_step_run_five_times_the_window_completes_under_it_openai(tmp_path:
     compactions = [e for e in events if e["type"] == "compaction"]
     assert len(compactions) >= 3 and all(c["tokensAfter"] < c["tokensBefore"] for c in compactions)
     assert all(c["reason"] == "threshold" for c in compactions)
+    # the stubs say what each call was as its tool declares it (read_file's recall), not by a name the loop knows
+    stubs = [d["stub"] for c in compactions for d in c["dropped"]]
+    assert any(s.startswith("[read_file src/big_") and s.endswith("read it again if needed]") for s in stubs), stubs[:5]
     # the turns' own text outgrows what stubs can save: the model is asked for summaries too
     assert agent.summaries >= 1 and any(c["summarizedMessages"] > 0 for c in compactions)
     summarized = [r for r in server.requests if r.body.get("tools") and any("Summary of the earlier work" in (m.get("content") or "") for m in r.body["messages"])]

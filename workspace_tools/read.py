@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -103,7 +103,18 @@ def read_file_tool(
         execute=execute,
         presentation=presentation,
         annotations={"readOnly": True},
+        recall=_recall,
     )
+
+
+def _recall(args: Mapping[str, Any]) -> tuple[str, str]:
+    """``read_file src/a.py, lines 1–200``: what an old read was, for its stub in a compacted history."""
+    what = f"read_file {args.get('path') or ''}".rstrip()
+    offset, limit = args.get("offset"), args.get("limit")
+    if isinstance(offset, int) or isinstance(limit, int):
+        first = offset if isinstance(offset, int) and offset > 0 else 1
+        what += f", lines {first}–{first + limit - 1}" if isinstance(limit, int) else f", from line {first}"
+    return what, "read it again if needed"
 
 
 @contextmanager

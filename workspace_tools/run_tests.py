@@ -27,7 +27,7 @@ import os
 import shlex
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -346,4 +346,13 @@ def run_tests_tool(
         timeout=timeout,
         side_effects=("runs code",),
         reports_tests=True,
+        recall=_recall,
     )
+
+
+def _recall(args: Mapping[str, Any]) -> tuple[str, str]:
+    """``run_tests {"paths": ["tests/a.py"]}``: what an old run was, for its stub in a compacted history."""
+    given = {k: v for k, v in args.items() if v not in (None, "", [], {})}
+    shown = " ".join(json.dumps(given, ensure_ascii=False).split())
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"
+    return "run_tests" + (f" {shown}" if given else ""), "run the tests again if needed"
