@@ -64,11 +64,12 @@ class ToolResultEntry(_Entry):
     metadata: ToolResultMetadata = Field(default_factory=ToolResultMetadata)
 
 
-class RunEndEntry(_Entry):
-    """How a run ended: made from its :class:`cogcli.outcome.RunEnd`, as its ``finish`` event is."""
+class RunEndFields(BaseModel):
+    """How a run ended: what :class:`cogcli.outcome.RunEnd` computes and a ``run_end`` entry keeps
+    (declared once, here, for both)."""
 
-    kind: Literal["run_end"] = "run_end"
-    message_id: str | None = None
+    model_config = ConfigDict(defer_build=True)
+
     status: RunStatus
     steps: int = 0
     usage: Usage | None = None
@@ -78,9 +79,17 @@ class RunEndEntry(_Entry):
     files_changed: list[FileChange] = Field(default_factory=list)
     tests: dict[str, int] | None = None
     tests_error: str | None = None
+    #: the largest request of the run in input tokens, the model's window, how often the history was compacted
     peak_context_tokens: int | None = None
     context_window: int | None = None
     compactions: int | None = None
+
+
+class RunEndEntry(_Entry, RunEndFields):
+    """How a run ended: made from its :class:`cogcli.outcome.RunEnd`, as its ``finish`` event is."""
+
+    kind: Literal["run_end"] = "run_end"
+    message_id: str | None = None
 
 
 class UndoEntry(_Entry):

@@ -11,30 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from cogcli.details import diff_text, read_test_report
 from cogcli.diffstat import diff_stats
-from cogcli.entries import RunEndEntry
+from cogcli.entries import RunEndEntry, RunEndFields
 from cogcli.events import FileChange, FinishEvent, RunStatus, Usage
 from cogcli.result import ToolResult
 from cogcli.tools import Tool
 
 
-class RunEnd(BaseModel):
-    status: RunStatus
-    steps: int = 0
+class RunEnd(RunEndFields):
     usage: Usage = Field(default_factory=Usage)
-    duration_ms: float = 0.0
-    error: str | None = None
-    error_code: str | None = None
-    files_changed: list[FileChange] = Field(default_factory=list)
-    tests: dict[str, int] | None = None
-    tests_error: str | None = None
-    #: the largest request of the run in input tokens, the model's window, how often the history was compacted
-    peak_context_tokens: int | None = None
-    context_window: int | None = None
-    compactions: int | None = None
 
     @classmethod
     def of(
