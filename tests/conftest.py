@@ -35,6 +35,12 @@ def init_git_repo(path: Path, *, commit: bool = True) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    """Async tests run on asyncio, as cog does (session-wide, so module-scoped async fixtures share it)."""
+    return "asyncio"
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[..., Path]:
     """``make_repo("calc")`` → a fresh copy of ``fixtures/calc`` in a temp dir, as a git repo."""

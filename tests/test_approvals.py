@@ -20,11 +20,6 @@ from cogcli.memory import ToolResultEntry
 from cogcli.runtime import Agent, Cogitator, RunResult
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class NoteArgs(BaseModel):
     name: str
     text: str

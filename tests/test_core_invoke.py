@@ -26,11 +26,6 @@ from cogcli import (
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class EditParams(BaseModel):
     path: str
     old_text: str

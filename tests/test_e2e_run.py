@@ -28,11 +28,6 @@ CASSETTE = ROOT / "fixtures" / "cassettes" / "calc_fix.jsonl"
 INSTRUCTIONS = "You fix bugs in this repository. Read, edit, then test."
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def fix_calc(repo: Path, model: Any) -> tuple[RunResult, list[BaseEvent], list[ToolResult]]:
     events: list[BaseEvent] = []
     results: list[ToolResult] = []

@@ -21,11 +21,6 @@ PROGRESS_SERVER = shlex.join([sys.executable, str(Path(__file__).with_name("mcp_
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 async def tools() -> AsyncIterator[dict[str, Tool[Any]]]:
     async with mcp_tools([PROGRESS_SERVER], {"fail"}) as listed:
         yield {t.name: t for t in listed}

@@ -22,11 +22,6 @@ from cogcli.mcp.server import build_server, tool_hints, workspace_hints
 from cogcli.tools import NoParameters
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Steps(BaseModel):
     n: int = 3
 

@@ -26,11 +26,6 @@ FIX_OLD = '    """Return the sum of a and b."""\n    return a - b'
 FIX_NEW = '    """Return the sum of a and b."""\n    return a + b'
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def cog_mcp(repo: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "cogcli", "mcp", "-C", str(repo), *extra]
 

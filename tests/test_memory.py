@@ -37,11 +37,6 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 

@@ -16,11 +16,6 @@ from cogcli.models.sse import RetryPolicy
 HISTORY = [Message(role="system", content="You are cog."), Message(role="user", content="Hi")]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):

@@ -32,11 +32,6 @@ TOOLS = [
 HISTORY = [Message(role="system", content="You are cog."), Message(role="user", content="Fix the failing test")]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):

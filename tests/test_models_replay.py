@@ -38,11 +38,6 @@ def spec(name: str) -> ToolSpec:
 WORKSPACE_TOOLS = [spec("read_file"), spec("edit_file"), spec("run_tests")]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def play_all(model, tools=WORKSPACE_TOOLS) -> list[list]:
     turns = []
     while True:

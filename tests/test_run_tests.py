@@ -10,11 +10,6 @@ from cogcli import ErrorCode, ToolUpdate
 from run_tests_helpers import run_tool
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def open_gate_on_first_update(root: Path, seen: list[str]):
     """The fixture's test_waits_for_first_update passes only once gate.flag exists; create it when
     the first update arrives, so that test passing proves updates came while pytest ran."""

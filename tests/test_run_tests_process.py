@@ -18,11 +18,6 @@ from workspace_tools.procs import LineSplitter, OutputTail
 from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def recorded_pids(root: Path) -> list[int]:
     pids = [int(p) for p in (root / "pids.txt").read_text().split()]
     assert len(pids) == 4  # pytest itself, two subprocesses, one bare fork

@@ -18,11 +18,6 @@ needs_bwrap = pytest.mark.skipif(bwrap.bwrap_executable() is None, reason="bubbl
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def listener():
     server = socket.create_server(("127.0.0.1", 0))
     yield server.getsockname()[1]

@@ -13,11 +13,6 @@ from workspace_tools import bwrap
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def crate(tmp_path: Path) -> Path:
     need("cargo", "rustup, or apt install cargo")
     return copy_project("cargo_crate", tmp_path)

@@ -18,11 +18,6 @@ from workspace_tools.paths import Workspace
 from workspace_tools.runners import detect, from_command
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def two_projects(root: Path) -> Path:
     """A Python backend and a ``node --test`` frontend in one repository."""
     shutil.copytree(Path(__file__).parents[1] / "fixtures" / "calc", root / "backend")

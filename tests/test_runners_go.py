@@ -15,11 +15,6 @@ from workspace_tools import bwrap
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def module(tmp_path: Path) -> Path:
     need("go", "apt install golang-go")
     return copy_project("go_mod", tmp_path)

@@ -18,11 +18,6 @@ PROJECTS = {"node": "node_test", "vitest": "node_vitest", "jest": "node_jest"}
 EXT = {"node": "mjs", "vitest": "js", "jest": "js"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(params=list(PROJECTS))
 def package(request, tmp_path: Path) -> tuple[str, Path]:
     need("node", "apt install nodejs npm")

@@ -31,11 +31,6 @@ from cogcli.runtime import Agent, Cogitator, RunResult
 from cogcli.tools import NoParameters
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def agent(model: ScriptedModel, tools: list[Any], **kw: Any) -> Agent:
     return Agent(name="test", instructions="You are a test agent.", model=model, tools=tools, **kw)
 

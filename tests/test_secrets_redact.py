@@ -37,11 +37,6 @@ GITHUB_PAT = "github_pat_11ABCDEFG0" + "abcdefghijklmnop_qrstuvwxyz0123456789ABC
 SLACK = "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.parametrize("secret", [AWS, OPENAI, ANTHROPIC, GITHUB, GITHUB_PAT, SLACK])
 def test_each_token_kind_is_redacted_where_it_stands(secret: str) -> None:
     for text in (secret, f"key = '{secret}'\n", f"export TOKEN={secret}; echo", f"[{secret}]", f"x\n{secret}\ny"):
