@@ -18,7 +18,6 @@ import functools
 import logging
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from cogcli.errors import ConfigError, ErrorCode, ToolCallError
+from workspace_tools.hostbin import host_program, is_host_file
 
 log = logging.getLogger("cogcli")
 
@@ -73,7 +73,7 @@ def userns_blocker() -> str:
 
 @functools.cache
 def _supports(flag: str) -> bool:
-    found = shutil.which("bwrap")
+    found = host_program("bwrap")  # never one a test planted in a workspace folder on PATH
     if found is None:
         return False
     try:
@@ -86,7 +86,7 @@ def _supports(flag: str) -> bool:
 @functools.cache
 def _probe() -> tuple[str | None, str]:
     """(the ``bwrap`` binary, "") when it can create the sandbox here, else (None, why not)."""
-    found = shutil.which("bwrap")
+    found = host_program("bwrap")  # never one a test planted in a workspace folder on PATH
     if found is None:
         return None, "bubblewrap (bwrap) is not installed"
     probe = [found, *_namespaces(), *_base_mounts(), "--", "true"]
@@ -171,10 +171,14 @@ os.execvp(argv[0], argv)
 def _net_setup() -> list[str]:
     """The command prefix that runs :data:`NET_SETUP` before the tests (a python this user can run,
     isolated; cog's own when it can), or [] when there is none (then no capability is ever added)."""
-    python = sys.executable if os.access(sys.executable, os.X_OK) else shutil.which("python3")
+    # it runs with capabilities: never a file the tests could have written (cog installed in the
+    # project's own virtualenv: its python is a workspace file, so the interpreter it links to)
+    python = os.path.realpath(sys.executable)
+    if not (os.access(python, os.X_OK) and is_host_file(python)):
+        python = host_program("python3") or ""
     if not python or not os.access(python, os.X_OK):
         return []
-    return [python, "-I", "-S", "-c", NET_SETUP, shutil.which("ip") or ""]
+    return [python, "-I", "-S", "-c", NET_SETUP, host_program("ip") or ""]
 
 
 def _namespaces() -> list[str]:

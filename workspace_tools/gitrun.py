@@ -7,7 +7,9 @@ work tree named explicitly (no discovery: ``vendor/lib/{HEAD,config,objects}`` i
 with no ``GIT_*`` variable of cog's environment (but the person's identity), and with everything off that runs a configured
 command: fsmonitor, hooks (unless the caller passes an approved hooks folder), external diff,
 textconv, filter drivers (``clean``/``smudge``/``process`` of every driver configured), pager,
-credential helpers, askpass, editor, gpg signing.
+credential helpers, askpass, editor, gpg signing; and no git inside a submodule (whose own config
+a test may have written). The git binary itself and everything git starts by name come from
+``PATH`` without the folders a test could write (:mod:`workspace_tools.hostbin`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+
+from workspace_tools.hostbin import host_path, host_program
 
 #: settings that run a program, turned off for every git cog starts
 SAFE_CONFIG: tuple[tuple[str, str], ...] = (
@@ -35,6 +39,13 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("tag.gpgSign", "false"),
     ("protocol.allow", "never"),
     ("core.untrackedCache", "false"),
+    # a submodule is a repository of its own, with a config of its own (its drivers, its fsmonitor)
+    # that a test may have written: git must not start a git inside it to ask whether it is dirty
+    # (a moved submodule commit is still shown: git reads that without starting anything)
+    ("diff.ignoreSubmodules", "dirty"),
+    ("status.submoduleSummary", "false"),
+    ("submodule.recurse", "false"),
+    ("fetch.recurseSubmodules", "false"),
 )
 #: per-driver keys that name a command (``filter.<driver>.clean`` …), blanked for every driver configured
 DRIVER_COMMANDS = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command"), "merge": ("driver",)}
@@ -49,6 +60,14 @@ KEPT_GIT_VARIABLES = frozenset(
 
 class GitNotFound(Exception):
     """The git command is not installed."""
+
+
+def _git() -> str:
+    """The host's git: never one a test planted in a folder on ``PATH`` (:mod:`workspace_tools.hostbin`)."""
+    found = host_program("git")
+    if found is None:
+        raise GitNotFound("the git command is not installed (none on PATH outside repositories and virtualenvs)")
+    return found
 
 
 def git_dir(workspace: Path) -> Path | None:
@@ -83,6 +102,7 @@ def work_tree(workspace: Path) -> Path | None:
 def _environment(gitdir: Path, tree: Path, base: Mapping[str, str], *, literal_pathspecs: bool = True) -> dict[str, str]:
     env = {k: v for k, v in base.items() if not k.startswith("GIT_") or k in KEPT_GIT_VARIABLES}
     env.update(
+        PATH=host_path(base.get("PATH", os.defpath)),  # what git starts by name comes from the host, not a workspace folder
         GIT_DIR=str(gitdir),
         GIT_WORK_TREE=str(tree),
         GIT_CEILING_DIRECTORIES=str(tree.parent),
@@ -136,7 +156,7 @@ def _driver_overrides(env: Mapping[str, str], cwd: Path) -> list[str]:
 def _read_driver_overrides(env: Mapping[str, str], cwd: Path) -> list[str]:
     try:
         done = subprocess.run(
-            ["git", "config", "--null", "--name-only", "--get-regexp", r"^(filter|diff|merge)\..*\."],
+            [_git(), "config", "--null", "--name-only", "--get-regexp", r"^(filter|diff|merge)\..*\."],
             cwd=cwd, env=dict(env), capture_output=True, timeout=30, stdin=subprocess.DEVNULL,
         )
     except FileNotFoundError:
@@ -180,7 +200,10 @@ def git_command(
     safe = [arg for key, value in SAFE_CONFIG for arg in ("-c", f"{key}={value}")]
     if hooks is not None:
         safe += ["-c", f"core.hooksPath={hooks}"]
-    argv = ["git", "--no-pager", *safe, *_driver_overrides(env, workspace), *args]
+    if args and args[0] in ("diff", "status"):
+        # on the command line: a committed .gitmodules' ``ignore = none`` beats the config above
+        args = [args[0], "--ignore-submodules=dirty", *args[1:]]
+    argv = [_git(), "--no-pager", *safe, *_driver_overrides(env, workspace), *args]
     return argv, env, workspace
 
 

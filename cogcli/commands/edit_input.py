@@ -90,15 +90,20 @@ class ProjectContext:
 
 async def project_context(settings: Settings, cwd: Path | None, model: Any) -> ProjectContext:
     """Load the instruction files for a run in ``cwd`` and find ``model``'s context window:
-    ``--context-window`` / ``COG_CONTEXT_WINDOW`` / ``[tool.cog] context_window``, else the table of
-    common models, else what an OpenAI-compatible server reports."""
+    ``--context-window`` / ``COG_CONTEXT_WINDOW`` / ``[tool.cog] context_window``, else the window a
+    replayed cassette recorded, else the table of common models, else what an OpenAI-compatible
+    server reports."""
     from cogcli.models.context import known_window, reported_window
+    from cogcli.models.record import RecordingModel
 
     budget = settings.instruction_budget
     names = instruction_names(settings.instruction_files)
     project = load_instructions(settings.root, cwd, names=names, budget=budget, personal=personal_file())
     nearby = NearbyInstructions(settings.root, project.files, names=names, budget=budget) if budget > 0 else None
-    window = settings.context_window or known_window(settings.model)
+    # a replayed run has the window its recording had (unless one is given)
+    window = settings.context_window or getattr(model, "context_window", None) or known_window(settings.model)
     if window is None:
         window = await reported_window(getattr(model, "inner", model))
+    if isinstance(model, RecordingModel):  # the cassette keeps the window for its replays
+        model.context_window = window
     return ProjectContext(section=project.prompt_section(), files=project.files, notes=project.notes, nearby=nearby, window=window)

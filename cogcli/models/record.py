@@ -37,6 +37,8 @@ class RecordingModel:
         self.path = Path(path)
         self.name = inner.name
         self.turns_recorded = 0
+        #: the run's context window, written in the cassette's header (set once the run knows it)
+        self.context_window: int | None = getattr(inner, "context_window", None)
 
     def __repr__(self) -> str:
         return f"RecordingModel({self.inner!r}, {str(self.path)!r})"
@@ -59,7 +61,7 @@ class RecordingModel:
     def _append(self, turn: CassetteTurn) -> None:
         secrets = [os.environ.get(var) for var in SECRET_ENV_VARS]
         secrets.append(getattr(self.inner, "_api_key", None))
-        lines = [] if self.turns_recorded else [CassetteHeader(model=self.inner.name).to_line()]
+        lines = [] if self.turns_recorded else [CassetteHeader(model=self.inner.name, context_window=self.context_window).to_line()]
         lines.append(hide_known_secrets(turn.to_line(), secrets))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("w" if not self.turns_recorded else "a", encoding="utf-8") as f:

@@ -2,7 +2,7 @@
 
 A cassette is JSON lines, camelCase on disk::
 
-    {"type": "cassette", "schemaVersion": 1, "model": "openai:gpt-4o", "createdAt": "2026-12-02T10:00:00Z"}
+    {"type": "cassette", "schemaVersion": 1, "model": "openai:gpt-4o", "createdAt": "2026-12-02T10:00:00Z", "contextWindow": 128000}
     {"type": "turn", "text": "I'll look first.", "toolCalls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.py"}}], "usage": {"inputTokens": 10, "outputTokens": 5}}
 
 Each ``stream()`` call plays the next turn: its text in a few ``TextDelta``s, each call's
@@ -49,6 +49,9 @@ class CassetteHeader(_CassetteModel):
     schema_version: int = CASSETTE_SCHEMA_VERSION
     model: str
     created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"))
+    #: the context window the recorded run had (from the flag, the table or the server): a replay
+    #: compacts at the same points only with the same window
+    context_window: int | None = Field(default=None, ge=1)
 
 
 class CassetteToolCall(_CassetteModel):
@@ -169,6 +172,8 @@ class ReplayModel:
         self.name = name or f"replay:{path}"
         self.header, self.turns = read_cassette(self.path)
         self.position = 0
+        #: the recorded run's window (None in a cassette that does not say)
+        self.context_window = self.header.context_window
 
     def __repr__(self) -> str:
         return f"ReplayModel({str(self.path)!r}, turn {self.position}/{len(self.turns)})"

@@ -4,11 +4,13 @@ working against plain ``git`` and failing against cog's tools, as root and as an
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
 
-from .conftest import Runner, needs_bwrap
+from .conftest import IDENTITY, Runner, needs_bwrap
 
 PAYLOAD = "#!/bin/sh\ntouch \"$(dirname \"$0\")/PWNED-$(basename \"$0\")\"\ncat >/dev/null 2>&1 || true\n"
 
@@ -149,3 +151,81 @@ def test_with_the_sandbox_the_hook_cannot_even_be_planted(runner: Runner) -> Non
     assert out.returncode == 0, out.stderr
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
     assert not (repo / "PWNED-planted-hook").exists()
+
+
+def with_submodule_slot(runner: Runner) -> Path:
+    """A cloned repository with a gitlink at ``sub`` and a ``.gitmodules`` asking git to look
+    inside that submodule for changes (``ignore = none`` beats any ``diff.ignoreSubmodules``)."""
+    repo = runner.make_repo({"a.txt": "x\n", ".gitmodules": '[submodule "sub"]\n\tpath = sub\n\turl = ./sub\n\tignore = none\n'})
+    runner.git(repo, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},sub")
+    assert runner.git(repo, "commit", "-q", "-m", "a submodule slot").returncode == 0
+    return repo
+
+
+def plant_submodule(runner: Runner, repo: Path) -> None:
+    """What a test can do with the workspace writable: make ``sub`` a repository whose own
+    config names a clean filter for every file, then touch its files so git re-reads them."""
+    sub = repo / "sub"
+    sub.mkdir()
+    runner.own(sub)
+    script = sub / "x.sh"
+    script.write_text(PAYLOAD)
+    script.chmod(0o755)
+    (sub / ".gitattributes").write_text("* filter=evil\n")
+    (sub / "f.txt").write_text("f\n")
+    runner.own(sub)
+    assert runner.git(sub, "init", "-q").returncode == 0
+    runner.git(sub, "config", "filter.evil.clean", f"{script}")
+    for key, value in IDENTITY.items():
+        runner.git(sub, "config", key, value)
+    runner.git(sub, "add", "-A")
+    assert runner.git(sub, "commit", "-q", "-m", "planted").returncode == 0
+    for p in sub.rglob("PWNED*"):
+        p.unlink()
+    time.sleep(1.1)  # a newer mtime than the sub-repository's index: git must re-read (and filter) them
+    for name in ("f.txt", ".gitattributes"):
+        os.utime(sub / name)
+
+
+def test_a_submodule_a_test_built_runs_nothing_of_its_own_config(runner: Runner) -> None:
+    repo = with_submodule_slot(runner)
+    plant_submodule(runner, repo)
+
+    runner.git(repo, "status", "--short")
+    assert marker_files(repo), "plain git ran no filter inside the submodule: the attack proves nothing"
+    for p in repo.rglob("PWNED*"):
+        p.unlink()
+    for name in ("f.txt", ".gitattributes"):
+        os.utime(repo / "sub" / name)
+
+    for tool in (["git_status"], ["git_diff"], ["list_files"], ["search_text", "pattern=x"]):
+        out = runner.cog(["tool", *tool, "--json"], repo)
+        assert out.returncode == 0, (tool, out.stderr)
+        assert marker_files(repo) == [], f"{tool[0]} ran the submodule's filter"
+    diff = json.loads(runner.cog(["tool", "git_diff", "--json"], repo).stdout.splitlines()[-1])
+    assert "Subproject commit" in diff["result"]  # a moved submodule commit is still shown
+
+
+def test_programs_planted_on_path_inside_the_workspace_are_not_what_cog_starts(runner: Runner) -> None:
+    """A person with the project's virtualenv activated has its bin/ on PATH; a test can write
+    ``.venv/bin/git`` (or ``bwrap``) there. cog's own git must not be that file."""
+    repo = runner.make_repo({"a.py": "x = 1\n", ".gitignore": ".venv/\n"})
+    bin_dir = repo / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    for name in ("git", "bwrap"):
+        (bin_dir / name).write_text(PAYLOAD.replace("cat >/dev/null 2>&1 || true", "exit 0"))
+        (bin_dir / name).chmod(0o755)
+    runner.own(repo)
+    env = {"PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+
+    plain = runner.run(["git", "status"], repo, env=env)
+    assert plain.returncode == 0 and (bin_dir / "PWNED-git").exists(), "PATH did not lead to the planted git: the attack proves nothing"
+    (bin_dir / "PWNED-git").unlink()
+
+    for tool in (["git_status"], ["git_diff"], ["list_files"], ["search_text", "pattern=x"]):
+        out = runner.cog(["tool", *tool, "--json"], repo, env=env)
+        assert out.returncode == 0, (tool, out.stderr)
+        assert marker_files(repo) == [], f"{tool[0]} started a planted program"
+    out = runner.cog(["tool", "run_tests", "--sandbox", "auto", "--test-command", "true"], repo, env=env)
+    assert marker_files(repo) == [], "run_tests started the planted bwrap"
