@@ -393,3 +393,9 @@ def test_read_file_refuses_git_credentials_and_envrc(tmp_path: Path) -> None:
         assert result.error_code == "SECRET_FILE", name
     listed = anyio.run(invoke_tool, tools["search_text"], {"pattern": "github|TOKEN"})
     assert TOKENS["github"] not in json.dumps(listed.result) and TOKENS["gitlab"] not in json.dumps(listed.result)
+
+
+@pytest.mark.parametrize("name", ["PGPASSWORD", "SECRETKEY", "APITOKEN", "MY_PASSPHRASE", "DJANGO_SECRET", "GITHUB_PAT"])
+def test_env_values_under_run_together_names_are_redacted(name: str) -> None:
+    text, n = redact("psql said: password hunter2-value-1234 refused", environ={name: "hunter2-value-1234"})
+    assert "hunter2" not in text and n == 1

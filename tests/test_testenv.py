@@ -35,13 +35,17 @@ def test_the_person_may_pass_anything_the_workspace_no_credential(caplog: pytest
 
 @pytest.mark.parametrize(
     "name", ["OPENAI_API_KEY", "GH_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "SENTRY_DSN",
-             "SLACK_WEBHOOK_URL", "NPM_CONFIG_USERCONFIG", "my_apikey", "HF_HOME", "SESSION_COOKIE", "X_AUTH"]
+             "SLACK_WEBHOOK_URL", "NPM_CONFIG_USERCONFIG", "my_apikey", "HF_HOME", "SESSION_COOKIE", "X_AUTH",
+             # words run together, which a split on "_" alone missed (a workspace's pass_env got them through)
+             "PGPASSWORD", "SECRETKEY", "APITOKEN", "PASSPHRASE", "PRIVATEKEY", "GITHUB_PAT", "MYSQL_PWD_FILE"]
 )
 def test_credential_names(name: str) -> None:
     assert is_credential_name(name)
 
 
-@pytest.mark.parametrize("name", ["PATH", "PWD", "HOME", "LANG", "KEYBOARD_LAYOUT", "PYTHONHASHSEED", "TOKENIZERS_PARALLELISM"])
+@pytest.mark.parametrize(
+    "name", ["PATH", "PWD", "HOME", "LANG", "KEYBOARD_LAYOUT", "PYTHONHASHSEED", "TOKENIZERS_PARALLELISM", "PYTHONPATH", "PASSTHROUGH_MODE", "PATTERN_DIR"]
+)
 def test_not_credential_names(name: str) -> None:
     assert not is_credential_name(name)
 

@@ -48,8 +48,10 @@ ALLOWED_PREFIXES = ("LC_",)
 #: a variable named like any of these is a credential (checked on the upper-cased name's parts)
 _CREDENTIAL = re.compile(
     r"(KEY|KEYS|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PWD|CREDENTIAL|CREDENTIALS|CREDS|AUTH|"
-    r"AUTHORIZATION|COOKIE|SESSION|PRIVATE|SIGNATURE|CERT_KEY|APIKEY|ACCESS|OAUTH|BEARER|DSN|WEBHOOK)"
+    r"AUTHORIZATION|COOKIE|SESSION|PRIVATE|SIGNATURE|CERT_KEY|APIKEY|ACCESS|OAUTH|BEARER|DSN|WEBHOOK|PAT|PASSPHRASE)"
 )
+#: … or holding one of these run together with other words (``PGPASSWORD``, ``SECRETKEY``, ``APITOKEN``)
+_CREDENTIAL_WORD = re.compile(r"PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN(?!IZ)|APIKEY|PRIVATEKEY|ACCESSKEY|CREDENTIAL")
 #: providers whose every variable is kept out (keys hide under many names)
 _PROVIDER_PREFIXES = ("OPENAI_", "ANTHROPIC_", "AWS_", "AZURE_", "GOOGLE_", "GCP_", "GEMINI_", "MISTRAL_",
                       "GROQ_", "COHERE_", "HF_", "HUGGING", "OPENROUTER_", "DEEPSEEK_", "XAI_", "TOGETHER_",
@@ -64,7 +66,7 @@ def is_credential_name(name: str) -> bool:
         return False  # the working directory, not a password
     if upper.startswith(_PROVIDER_PREFIXES):
         return True
-    return any(_CREDENTIAL.fullmatch(part) for part in re.split(r"[_\-.]", upper) if part) or "APIKEY" in upper
+    return any(_CREDENTIAL.fullmatch(part) for part in re.split(r"[_\-.]", upper) if part) or bool(_CREDENTIAL_WORD.search(upper))
 
 
 def _names(raw: str) -> list[str]:
