@@ -39,6 +39,8 @@ class EditOptions:
     timeout: float | None = None
     commit: bool = False
     allow_dirty: bool = False
+    #: --commit-hooks: let the commit run the repository's hooks (unchanged ones only)
+    commit_hooks: bool = False
     mcp: list[str] = field(default_factory=list)
     #: run_tests sandbox: auto | on | off (None: COG_SANDBOX, [tool.cog] sandbox, auto)
     sandbox: str | None = None
@@ -322,7 +324,8 @@ def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int, hook
         return code
     try:
         sha, subject = commit_changes(
-            settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id, hooks=hooks
+            settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id, hooks=hooks,
+            run_hooks=opts.commit_hooks,
         )
     except CogError as exc:
         sys.stderr.write(f"cog: commit failed: {exc.message}\n")

@@ -3,9 +3,11 @@ instruction. Refuses to start on a dirty tree (unless ``--allow-dirty``) so a co
 up someone's unrelated work.
 
 git runs through :func:`workspace_tools.gitrun.run_git` (no repository-named program runs). The
-repository's own commit hooks run only when they were there before the run and are unchanged:
-:func:`ensure_committable` fingerprints them, :func:`commit_changes` runs the unchanged ones and
-says which it skipped (a hook the run's tests or model added or changed never runs).
+repository's own commit hooks do not run by default: a hook runs workspace files (a lint script,
+``.venv/bin/pre-commit``, ``node_modules/.bin/lint-staged``) that the run's tests, or the model's
+edits, could have changed, and it would run them unsandboxed. With ``--commit-hooks`` they run
+when they were there before the run and are unchanged: :func:`ensure_committable` fingerprints
+them, :func:`commit_changes` runs the unchanged ones and says which it skipped.
 """
 
 from __future__ import annotations
@@ -138,13 +140,24 @@ def commit_changes(
     model: str | None = None,
     thread_id: str | None = None,
     hooks: HookSnapshot | None = None,
+    run_hooks: bool = False,
 ) -> tuple[str, str]:
-    """Stage and commit ``paths`` (and only them); return (commit sha, subject). Only the hooks in
-    ``hooks`` (taken before the run) that are unchanged run; the others are named on stderr."""
+    """Stage and commit ``paths`` (and only them); return (commit sha, subject). With
+    ``run_hooks``, the hooks in ``hooks`` (taken before the run) that are unchanged run and the
+    others are named on stderr; without it none runs, and stderr says so when there are some."""
     message = commit_message(instruction, model=model, thread_id=thread_id)
     staging = Path(tempfile.mkdtemp(prefix="cog-hooks-"))
     try:
-        folder, skipped = _approved_hooks(root, hooks, staging)
+        if run_hooks:
+            folder, skipped = _approved_hooks(root, hooks, staging)
+        else:
+            folder, skipped = None, []
+            present = sorted(snapshot_hooks(root).hooks)
+            if present:
+                sys.stderr.write(
+                    f"cog: commit hooks not run ({', '.join(present)}): they would run unsandboxed files the run's "
+                    "tests or edits could have changed; review the change and commit yourself, or pass --commit-hooks\n"
+                )
         for name in skipped:
             sys.stderr.write(
                 f"cog: not running the {name} hook: it was added or changed during the run "

@@ -125,7 +125,7 @@ def test_commit_runs_only_hooks_that_were_there_before_the_run(runner: Runner) -
     model = _cassette(runner.scratch("cassette") / "c.jsonl")
 
     out = runner.cog(
-        ["edit", "--yes", "--commit", "--sandbox", "off", "--test-command", PLANT_HOOK, "--model", model, "Add a note"], repo
+        ["edit", "--yes", "--commit", "--commit-hooks", "--sandbox", "off", "--test-command", PLANT_HOOK, "--model", model, "Add a note"], repo
     )
     assert out.returncode == 0, out.stderr
     assert (repo / ".git" / "hooks" / "pre-commit").exists(), "without the sandbox the test planted the hook"
@@ -141,6 +141,33 @@ def test_commit_runs_only_hooks_that_were_there_before_the_run(runner: Runner) -
     runner.git(repo, "add", "other.txt")
     runner.git(repo, "commit", "-q", "-m", "by hand")
     assert (repo / "PWNED-planted-hook").exists()
+
+
+LINT_HOOK = "#!/bin/sh\nexec ./scripts/lint.sh\n"
+#: what a test does to a script an existing hook runs: the hook is unchanged, what it runs is not
+CHANGE_LINT = "printf '#!/bin/sh\\ntouch \"$PWD/PWNED-lint\"\\n' > scripts/lint.sh; true"
+
+
+def test_by_default_commit_runs_no_hook_so_a_script_a_test_changed_does_not_run(runner: Runner) -> None:
+    repo = runner.make_repo({"a.py": "x = 1\n", "scripts/lint.sh": "#!/bin/sh\ntrue\n"})
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(LINT_HOOK)
+    hook.chmod(0o755)
+    runner.own(repo)
+    model = _cassette(runner.scratch("cassette") / "c.jsonl")
+
+    out = runner.cog(["edit", "--yes", "--commit", "--sandbox", "off", "--test-command", CHANGE_LINT, "--model", model, "Add a note"], repo)
+    assert out.returncode == 0, out.stderr
+    assert "PWNED-lint" in (repo / "scripts" / "lint.sh").read_text(), "the test did not change the script: the attack proves nothing"
+    assert "commit hooks not run (pre-commit)" in out.stderr and "--commit-hooks" in out.stderr
+    assert "committed" in out.stderr and not (repo / "PWNED-lint").exists()
+
+    # the same hook, run as --commit-hooks (or plain git) runs it, runs what the test wrote
+    (repo / "other.txt").write_text("x\n")
+    runner.own(repo)
+    runner.git(repo, "add", "other.txt")
+    runner.git(repo, "commit", "-q", "-m", "by hand")
+    assert (repo / "PWNED-lint").exists()
 
 
 @needs_bwrap
