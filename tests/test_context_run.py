@@ -146,12 +146,15 @@ def test_a_60_step_run_five_times_the_window_completes_under_it_openai(tmp_path:
     recorded = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
     assert sum(1 for r in recorded if r.get("type") == "turn") == STEPS + agent.summaries
     # replayed, the recorded run compacts at the same points to the same sizes (usage is recorded too)
+    # (the cassette's header carries the window the run had: the replay needs no --context-window)
+    assert recorded[0]["type"] == "cassette" and recorded[0]["contextWindow"] == WINDOW
     replay = run_cog(
-        ["edit", "--json", "--yes", "--sandbox", "off", "--max-steps", str(STEPS), "--context-window", str(WINDOW),
+        ["edit", "--json", "--yes", "--sandbox", "off", "--max-steps", str(STEPS),
          "--model", f"replay:{tmp_path / 'run.jsonl'}", "Read every module and check the tests"],
         repo, env={"XDG_CONFIG_HOME": str(tmp_path / "config")}, timeout=400,
     )
     assert replay.returncode == 0, replay.stderr[-3000:]
+    assert json_lines(replay.stdout)[-1]["contextWindow"] == WINDOW
     again = compaction_points(json_lines(replay.stdout))
     assert [p[:3] for p in again] == [p[:3] for p in compaction_points(events)]
     assert all(abs(a[3] - b[3]) <= 20 for a, b in zip(again, compaction_points(events)))
