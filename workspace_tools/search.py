@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -171,9 +172,12 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
             search.rule_out(early, _candidates(prefilter, staged.prefix), secret)
         # only what the prefilter left is ordered (on a big tree, a few hundred of thousands of files)
         left = [rel for rel in early if rel not in search.seen]
-        search.run(search_order(Listing(left, tracked=frozenset(left)), project_only=True))
-        listing = staged.finish()
-        search.run(search_order(listing, skip=search.seen))
+        try:
+            search.run(search_order(Listing(left, tracked=frozenset(left)), project_only=True))
+            listing = staged.finish()
+            search.run(search_order(listing, skip=search.seen))
+        finally:
+            search.reader.close()  # the folders it holds open
         matches, total, searched, skipped, secret = search.matches, search.total, search.searched, search.skipped, search.secret
         at_least = "at least " if total >= MAX_COUNTED else ""
         if not matches:
@@ -257,32 +261,58 @@ def _shown(line: str) -> str:
 
 
 class _Reader:
-    """Reads the listed files as UTF-8 bytes for the engine, fast: a file is opened without
-    following a link (a link goes the slow, checked way through :meth:`Workspace.resolve`), and
-    each folder on the way is checked once not to be a link."""
+    """Reads the listed files as UTF-8 bytes for the engine, fast and without leaving the
+    workspace: each file is opened relative to an open descriptor of its folder, and each folder
+    relative to its parent's, none through a link (``O_NOFOLLOW``). A folder swapped for a link
+    after it was opened changes nothing (the descriptor still names the folder that was there); a
+    link met on the way goes the slow, checked way through :meth:`Workspace.resolve`."""
+
+    #: folder descriptors kept open at once (files come grouped by folder)
+    MAX_OPEN_DIRS = 64
 
     def __init__(self, workspace: Workspace, policy: SecretPolicy) -> None:
         self.workspace = workspace
         self.policy = policy
-        self._root = os.fspath(workspace.root) + os.sep
-        self._plain_dirs: dict[str, bool] = {"": True}
+        self._root = os.fspath(workspace.root)
+        self._dirs: OrderedDict[str, int | None] = OrderedDict()
 
-    def _plain_dir(self, folder: str) -> bool:
-        found = self._plain_dirs.get(folder)
-        if found is None:
-            parent = folder.rpartition("/")[0]
-            try:
-                found = self._plain_dir(parent) and stat.S_ISDIR(os.lstat(self._root + folder).st_mode)
-            except OSError:
-                found = False
-            self._plain_dirs[folder] = found
-        return found
+    def close(self) -> None:
+        for fd in self._dirs.values():
+            if fd is not None:
+                os.close(fd)
+        self._dirs.clear()
+
+    def _dir_fd(self, folder: str) -> int | None:
+        """An open descriptor of ``folder`` (workspace-relative, '' for the root), reached with no
+        link on the way; None when a part of it is a link (or is gone)."""
+        if folder in self._dirs:
+            self._dirs.move_to_end(folder)
+            return self._dirs[folder]
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd: int | None
+        try:
+            if not folder:
+                fd = os.open(self._root, flags)
+            else:
+                parent, _, name = folder.rpartition("/")
+                parent_fd = self._dir_fd(parent)
+                fd = None if parent_fd is None else os.open(name, flags, dir_fd=parent_fd)
+        except OSError:
+            fd = None
+        self._dirs[folder] = fd
+        while len(self._dirs) > self.MAX_OPEN_DIRS:
+            _, old = self._dirs.popitem(last=False)
+            if old is not None:
+                os.close(old)
+        return fd
 
     def read(self, rel: str) -> bytes | None:
         """The file's text as UTF-8 bytes (BOM dropped, CRLF as LF, key lines redacted),
         ``_SECRET_BYTES`` for a link to a secret, None when it is binary, too big, unreadable
         or a link out of the workspace."""
-        data = self._read_plain(rel) if self._plain_dir(rel.rpartition("/")[0]) else _CHECK
+        folder, _, name = rel.rpartition("/")
+        folder_fd = self._dir_fd(folder)
+        data = _CHECK if folder_fd is None else self._read_plain(folder_fd, name)
         if data is _CHECK:
             data = self._read_checked(rel)
         if data is None or data is _SECRET_BYTES:
@@ -303,10 +333,12 @@ class _Reader:
             data = _without_key_lines(data)
         return data
 
-    def _read_plain(self, rel: str) -> bytes | None:
-        """The bytes of a regular file, None to skip it, ``_CHECK`` for a link (or anything odd)."""
+    @staticmethod
+    def _read_plain(folder_fd: int, name: str) -> bytes | None:
+        """The bytes of the regular file ``name`` in the open folder, None to skip it, ``_CHECK``
+        for a link (or anything odd)."""
         try:
-            fd = os.open(self._root + rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder_fd)
         except FileNotFoundError:
             return None
         except OSError:

@@ -121,3 +121,63 @@ def test_a_folder_flipping_during_3000_reads_never_returns_outside_content(layou
         flipper.join(timeout=30)
     assert leaked == 0
     assert flips > 100 and ok > 0 and codes <= {None, "PATH_OUTSIDE_WORKSPACE", "FILE_NOT_FOUND", "TOOL_ERROR"}, codes  # mid-flip confusion, never outside bytes
+
+
+def test_search_text_reads_through_the_folder_it_opened_even_when_it_is_swapped_after(
+    layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """search_text opens each folder (no link followed) and each file relative to it: the swap
+    lands between the two, where the old code opened ``root + "sub/a.py"`` and read the outside."""
+    from workspace_tools import search
+
+    root, outside = layout
+    real_dir_fd = search._Reader._dir_fd
+
+    def dir_fd_then_swap(self: search._Reader, folder: str) -> int | None:
+        fd = real_dir_fd(self, folder)
+        if folder == "sub" and not (root / "sub").is_symlink():
+            _swap(root, outside)
+        return fd
+
+    monkeypatch.setattr(search._Reader, "_dir_fd", dir_fd_then_swap)
+    result = anyio.run(invoke_tool, search.search_text_tool(Workspace(root)), {"pattern": "inside|OUTSIDE"})
+    assert (root / "sub").is_symlink(), "the swap did not happen: the test proves nothing"
+    assert (root / "sub" / "a.py").read_text() == OUTSIDE  # by path, the file is now the outside one
+    assert result.ok and "OUTSIDE-SECRET" not in str(result.result) and "sub/a.py:1: inside = 1" in str(result.result)
+
+
+@pytest.mark.slow
+def test_a_folder_flipping_during_300_searches_never_returns_outside_content(layout: tuple[Path, Path]) -> None:
+    from workspace_tools.search import search_text_tool
+
+    root, outside = layout
+    for i in range(40):  # enough files that a flip lands mid-search
+        (root / "sub" / f"f{i}.py").write_text(INSIDE)
+        (outside / f"f{i}.py").write_text(OUTSIDE)
+    tool = search_text_tool(Workspace(root))
+    stop = threading.Event()
+
+    def flip() -> None:
+        while not stop.is_set():
+            try:
+                _swap(root, outside)
+                os.unlink(root / "sub")
+                os.rename(root / "sub.real", root / "sub")
+            except OSError:
+                pass
+
+    async def searches() -> int:
+        leaked = 0
+        for _ in range(300):
+            r = await invoke_tool(tool, {"pattern": "OUTSIDE|inside"})
+            leaked += "OUTSIDE-SECRET" in str(r.result)  # (the pattern itself says OUTSIDE)
+        return leaked
+
+    flipper = threading.Thread(target=flip, daemon=True)
+    flipper.start()
+    try:
+        leaked = anyio.run(searches)
+    finally:
+        stop.set()
+        flipper.join(timeout=30)
+    assert leaked == 0
