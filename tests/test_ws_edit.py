@@ -316,3 +316,40 @@ def test_edit_does_not_follow_a_symlink_out(repo: Path, tmp_path: Path) -> None:
     result = edit(repo, "link.txt", "keep me", "changed")
     assert result.error_code == ErrorCode.PATH_OUTSIDE_WORKSPACE
     assert outside.read_text() == "keep me\n"
+
+
+def test_a_huge_miss_is_worded_quickly_and_outside_the_files_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 100 KB one-line file and a 100 KB old_text that is not in it: the closest-match search
+    (difflib) used to run for minutes inside the file's write lock, past the call's timeout,
+    blocking every other writer. It is bounded now, and runs after the lock is let go."""
+    import random
+    import string
+
+    from cogcli import invoke_tool
+    from workspace_tools import closest, edit
+
+    rng = random.Random(7)
+    (tmp_path / "big.txt").write_text("".join(rng.choice(string.ascii_letters) for _ in range(100_000)))
+    old = "".join(rng.choice(string.ascii_letters) for _ in range(100_000))
+    held: list[bool] = []
+    real_message = edit._no_match_message
+
+    def message_and_check_lock(*args, **kwargs):  # type: ignore[no-untyped-def]
+        import fcntl
+
+        fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+        try:  # the workspace's write lock, tried without waiting: free once the edit let go of it
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(False)
+        except BlockingIOError:
+            held.append(True)
+        finally:
+            os.close(fd)
+        return real_message(*args, **kwargs)
+
+    monkeypatch.setattr(edit, "_no_match_message", message_and_check_lock)
+    tools = {t.name: t for t in workspace_tools(tmp_path)}
+    result = anyio.run(lambda: invoke_tool(tools["edit_file"], {"path": "big.txt", "old_text": old, "new_text": "x"}, timeout=30))
+    assert result.error_code == "EDIT_NO_MATCH", result.error
+    assert held == [False]
+    assert closest._MAX_COMPARED <= 5_000 and closest._DEADLINE <= 5

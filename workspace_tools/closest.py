@@ -4,6 +4,7 @@ it retry an edit that did not match (difflib ratio over windows as long as the e
 from __future__ import annotations
 
 import difflib
+import time
 from dataclasses import dataclass
 
 from workspace_tools.textfile import split_lines
@@ -12,6 +13,11 @@ THRESHOLD = 0.6
 #: characters of window text compared at most; past it only windows sharing a line are tried
 _BUDGET = 2_000_000
 _MAX_CANDIDATES = 2_000
+#: a longer text (or window) is compared by its first this many characters: one difflib ratio
+#: grows with the product of the two lengths, and a 100 KB line against a 100 KB line never ends
+_MAX_COMPARED = 2_000
+#: the search for the closest window stops after this long with the best found so far
+_DEADLINE = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,12 +28,15 @@ class Near:
 
 
 def closest_window(lines: list[str], needle: str) -> Near | None:
-    """The window of ``len(needle's lines)`` lines most like ``needle`` (ratio ≥ 0.6), or None."""
+    """The window of ``len(needle's lines)`` lines most like ``needle`` (ratio ≥ 0.6), or None.
+    Bounded: long texts are compared by their beginnings, and the search stops after
+    :data:`_DEADLINE` seconds with the best window so far."""
     needle_lines = split_lines(needle)
     k = max(1, len(needle_lines))
     if not lines:
         return None
     k = min(k, len(lines))
+    needle = needle[:_MAX_COMPARED]
     starts: list[int] | range = range(len(lines) - k + 1)
     if len(starts) * len(needle) > _BUDGET:
         wanted = {line.strip() for line in needle_lines if line.strip()}
@@ -41,8 +50,11 @@ def closest_window(lines: list[str], needle: str) -> Near | None:
     matcher = difflib.SequenceMatcher(None, autojunk=False)
     matcher.set_seq2(needle)
     best: Near | None = None
-    for s in starts:
-        matcher.set_seq1("".join(lines[s : s + k]))
+    give_up = time.monotonic() + _DEADLINE
+    for n, s in enumerate(starts):
+        if n % 64 == 63 and time.monotonic() > give_up:
+            break
+        matcher.set_seq1("".join(lines[s : s + k])[:_MAX_COMPARED])
         floor = best.ratio if best else THRESHOLD
         if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
             continue

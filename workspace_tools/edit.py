@@ -16,6 +16,8 @@ from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import BOM, TextFile, atomic_write, decode_text, os_errors, path_lock, read_bytes, split_lines, write_failed
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from workspace_tools.journal import Journal
 
 
@@ -70,7 +72,6 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
     def execute(params: EditFileParams) -> Any:
         # imported when a call runs, not when the tool is listed (cog tools)
         from cogcli.details import FileEditDetails
-        from cogcli.diffstat import diff_totals
 
         path = workspace.resolve(params.path, for_write=True)
         shown = workspace.relative(path)
@@ -81,6 +82,19 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
                 code=ErrorCode.INVALID_ARGUMENTS,
             )
         # held from the read to the rename, across processes: no concurrent edit is lost
+        try:
+            added, removed, diff, positions = _edit_locked(params, path, shown)
+        except _NoMatch as miss:  # worded after the lock is let go: finding the closest lines takes time
+            raise ToolCallError(_no_match_message(miss.file, shown, miss.old, miss.new), code=ErrorCode.EDIT_NO_MATCH) from None
+        return tool_output(
+            {"path": shown, "replacements": len(positions)},
+            details=FileEditDetails(diff=diff, added=added, removed=removed),
+            presentation={"label": "Edit file", "icon": "file-pen", "detail": shown},
+        )
+
+    def _edit_locked(params: EditFileParams, path: Path, shown: str) -> tuple[int, int, str, list[int]]:
+        from cogcli.diffstat import diff_totals
+
         with path_lock(path, workspace.root):
             raw = read_bytes(path, shown, root=workspace.root)
             file = decode_text(raw, shown)
@@ -91,7 +105,7 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
                 )
             positions = find_all(file.text, old)
             if not positions:
-                raise ToolCallError(_no_match_message(file, shown, old, new), code=ErrorCode.EDIT_NO_MATCH)
+                raise _NoMatch(file, old, new)
             if len(positions) > 1 and not params.replace_all:
                 raise ToolCallError(_ambiguous_message(file.text, shown, positions), code=ErrorCode.EDIT_AMBIGUOUS)
             edited = file.with_text(replaced(file.text, positions, len(old), new))
@@ -109,11 +123,7 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
                     journal.discard(record)
                 raise
         added, removed = diff_totals(diff)
-        return tool_output(
-            {"path": shown, "replacements": len(positions)},
-            details=FileEditDetails(diff=diff, added=added, removed=removed),
-            presentation={"label": "Edit file", "icon": "file-pen", "detail": shown},
-        )
+        return added, removed, diff, positions
 
     return tool(
         name="edit_file",
@@ -128,6 +138,14 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
         presentation=presentation,
         side_effects=("writes files",),
     )
+
+
+class _NoMatch(Exception):
+    """old_text is not in the file: raised inside the lock, worded outside it."""
+
+    def __init__(self, file: TextFile, old: str, new: str) -> None:
+        super().__init__()
+        self.file, self.old, self.new = file, old, new
 
 
 def _diff(file: TextFile, shown: str, positions: list[int], old_len: int, new: str) -> str:
