@@ -199,3 +199,16 @@ def test_line_splitter_cuts_long_lines_and_keeps_order() -> None:
     assert s.feed(b"tail") == [b"tail"]  # reached max_line: emitted, rest dropped
     assert s.feed(b"more\nla") == []
     assert s.flush() == [b"la"]
+
+
+@pytest.mark.anyio
+async def test_a_key_block_printed_by_a_test_streams_no_line_of_its_body(make_repo) -> None:
+    """Output streams a line an update, and only the BEGIN line says PRIVATE KEY: the block is
+    followed across lines, so no update (and no MCP progress message) carries its body."""
+    repo = make_repo("calc")
+    body = ["Version: GnuPG v2", "", *[("QUJD" * 16)[: 64 - i] for i in range(6)], "=ab12"]
+    (repo / "key.txt").write_text("\n".join(["-----BEGIN PGP PRIVATE KEY BLOCK-----", *body, "-----END PGP PRIVATE KEY BLOCK-----", "after"]) + "\n")
+    run = await run_tool(repo, on_update=None, test_command="cat key.txt")
+    streamed = [u.content for u in run.updates]
+    assert streamed[-1] == "after" and streamed[0] == "[REDACTED]"
+    assert not any(line in streamed for line in body if line), streamed

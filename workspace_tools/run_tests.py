@@ -181,14 +181,19 @@ class _Runs:
         out_lines = LineSplitter(max_line=8192 if plain else 1 << 20)
         pipe_lines = LineSplitter(max_line=1 << 20)
         presentation = {"label": LABEL, "icon": ICON, "detail": inv.shown}
+        # output streams a line an update, so a key block printed by a test is cut into lines no
+        # single one of which says PRIVATE KEY: the block is followed across lines here
+        from cogcli.secrets import REDACTED, KeyLines
+
+        is_key = KeyLines()
 
         def on_output(chunk: bytes) -> None:
             output.feed(chunk)
             for line in out_lines.feed(chunk):
                 runner.on_line(line, report)
                 if plain:
-                    self.context.update(content=line.decode("utf-8", "replace"), details={"line": runner.lines},
-                                        presentation=presentation)
+                    text = REDACTED if is_key(line) else line.decode("utf-8", "replace")
+                    self.context.update(content=text, details={"line": runner.lines}, presentation=presentation)
 
         def on_pipe(chunk: bytes) -> None:
             for raw in pipe_lines.feed(chunk):
