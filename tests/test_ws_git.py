@@ -112,3 +112,32 @@ def test_workspace_tools_declares_names_effects_and_schemas(tmp_path: Path) -> N
     assert [t.name for t in workspace_tools(tmp_path, include_git=False)] == [
         "read_file", "list_files", "search_text", "edit_file", "write_file", "run_tests"
     ]
+
+
+def test_a_hunk_inside_a_key_block_shows_none_of_its_body(repo: Path) -> None:
+    """One body line of a key kept in an ordinary file changes: the hunk shows body lines but
+    neither BEGIN nor END, which redaction alone cannot recognise. git_diff (and git_status's
+    details) work the key's lines out from the file and hide them."""
+    import random
+
+    from cogcli.secrets import redact
+
+    rng = random.Random(3)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    body = ["".join(rng.choice(alphabet) for _ in range(64)) for _ in range(30)]
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END RSA PRIVATE KEY-----\n"
+    (repo / "keyfixture.py").write_text(f'KEY = """\n{key}"""\n')
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "key"], cwd=repo, check=True)
+    changed = body[15][:-4] + "AAAA"
+    (repo / "keyfixture.py").write_text(f'KEY = """\n{key.replace(body[15], changed)}"""\n')
+
+    plain = subprocess.run(["git", "diff"], cwd=repo, capture_output=True, text=True).stdout
+    assert body[14] in redact(plain)[0], "redaction alone leaves the hunk's body lines: the test proves nothing"
+    for name in ("git_diff", "git_status"):
+        result = call(workspace_tools(repo), name)
+        assert result.ok, result.error
+        shown = str(result.result) + str(result.details)
+        assert not any(line in shown for line in [*body, changed]), name
+    diff = call(workspace_tools(repo), "git_diff").details["diff"]
+    assert "-[REDACTED]" in diff and "+[REDACTED]" in diff  # the change is still there, without the key

@@ -12,6 +12,7 @@ runs); no gitpython.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from typing import Any
@@ -229,6 +230,7 @@ def session_change(workspace: Workspace, path: str | None = None, *, secrets: Se
     diff_text = ""
     if len(huge) + sum(1 for t in tracked if t["secret"]) < len(tracked):
         diff_text = _git(["diff", base, *common, "--", spec, *excluded], workspace, magic=True).decode("utf-8", errors="replace")
+        diff_text = _hide_key_lines(workspace, diff_text, base)
     files = [{k: v for k, v in t.items() if k != "secret"} for t in tracked if not t["secret"]]
     diff, omitted = _bounded(diff_text, MAX_DETAILS_DIFF)
     omitted += huge
@@ -337,6 +339,65 @@ def _bounded(diff: str, budget: int) -> tuple[str, list[str]]:
         else:
             omitted.extend(f.path for f in PatchSet(part))
     return "".join(kept), omitted
+
+
+def _hide_key_lines(workspace: Workspace, diff: str, base: str) -> str:
+    """``diff`` with the lines of private key blocks replaced by the redaction marker, also where
+    a hunk shows a key's body without its BEGIN or END line (redaction alone could not know them):
+    for each file whose old or new text holds a key, its key lines are worked out from that text."""
+    if not diff:
+        return diff
+    from cogcli.secrets import REDACTED, KeyLines
+
+    pieces = _split_files(diff)
+    for i, piece in enumerate(pieces):
+        header, _, _ = piece.partition("\n")
+        rel = _piece_path(piece)
+        if rel is None or not header.startswith("diff --git ") or not _KEY_BODY_LINE.search(piece):
+            continue  # (most diffs: no line that could be a key's body, nothing to read)
+        key_lines: set[str] = set()
+        texts: list[bytes] = []
+        try:
+            with open(workspace.root / rel, "rb") as f:  # (a link: what it names inside the workspace, as git shows it)
+                texts.append(f.read(8_000_000))
+        except OSError:
+            pass
+        old = _run(["show", f"{base}:./{rel}"], workspace)
+        if old.returncode == 0:
+            texts.append(old.stdout)
+        for data in texts:
+            if b"PRIVATE KEY" not in data:
+                continue
+            is_key = KeyLines()
+            key_lines.update(line for line in data.decode("utf-8", "replace").splitlines() if is_key(line) and line.strip())
+        if key_lines:
+            pieces[i] = "".join(_hide_line(line, key_lines, REDACTED) for line in piece.splitlines(keepends=True))
+    return "".join(pieces)
+
+
+def _hide_line(line: str, key_lines: set[str], marker: str) -> str:
+    """One line of a file's diff with a key line in it replaced: a body line, or the line of the
+    file a hunk header repeats after its ``@@`` (git's function context)."""
+    if line[:1] in ("+", "-", " ") and line[1:].rstrip("\n") in key_lines:
+        return line[0] + marker + "\n"
+    if line.startswith("@@"):
+        head, sep, context = line.rstrip("\n").partition(" @@ ")
+        if sep and context in key_lines:
+            return f"{head} @@ {marker}\n"
+    return line
+
+
+#: a diff line that may be a line of a key's body: a long run of base64 and little else
+_KEY_BODY_LINE = re.compile(r"(?m)^[+\- ][\s\"'`#*/;>|]*[A-Za-z0-9+/]{40,}={0,2}[\s\"'`,;+)\\n]*$")
+
+
+def _piece_path(piece: str) -> str | None:
+    """The workspace-relative path of one file's diff (its ``+++ b/`` or ``--- a/`` line)."""
+    for line in piece.splitlines()[:8]:
+        for prefix in ("+++ b/", "--- a/"):
+            if line.startswith(prefix):
+                return line[len(prefix):].rstrip("\t")
+    return None
 
 
 def _split_files(diff: str) -> list[str]:
