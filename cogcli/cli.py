@@ -360,6 +360,8 @@ def _tool_arguments(name: str, assignments: list[str], args: str | None, tools: 
             parsed = json.loads(args)
         except json.JSONDecodeError as exc:
             fail(f"--args is not valid JSON ({exc.msg} at position {exc.pos}); pass one JSON object, e.g. --args '{{\"path\": \"a.py\"}}'")
+        except RecursionError:
+            fail("--args is nested too deeply to read; pass one flat JSON object, e.g. --args '{\"path\": \"a.py\"}'")
         if not isinstance(parsed, dict):
             fail("--args must be a JSON object, e.g. --args '{\"path\": \"a.py\"}'")
         arguments.update(parsed)
@@ -374,7 +376,7 @@ def _tool_arguments(name: str, assignments: list[str], args: str | None, tools: 
             continue
         try:
             arguments[key] = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             arguments[key] = raw
     return arguments
 

@@ -148,3 +148,11 @@ def test_timeout_stops_a_call_that_takes_too_long(make_repo) -> None:
     assert out.returncode == 1
     row = next(line for line in out.stdout.splitlines() if line.startswith("✗ Run tests"))
     assert "TOOL_TIMEOUT" in row
+
+
+def test_args_nested_too_deeply_is_a_usage_error_not_a_traceback(make_repo) -> None:
+    repo = make_repo("calc")
+    deep = '{"path": ' + "[" * 5000 + "]" * 5000 + "}"
+    out = run_cog(["tool", "read_file", "--args", deep], repo)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "nested too deeply" in out.stderr

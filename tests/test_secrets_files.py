@@ -42,7 +42,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     "path",
-    [".env", ".env.production", "sub/.env", "KEY.PEM", "tls/server.key", "id_rsa", "id_rsa.pub", "home/id_ed25519",
+    [".env", ".env.production", "sub/.env", "KEY.PEM", "tls/server.key", "id_rsa", "id_rsa.pub", "home/id_ed25519", ".ssh/id_ecdsa", "id_dsa",
      ".netrc", ".pypirc", "web/.npmrc", ".aws/credentials", "deploy/.ssh/known_hosts", ".ssh/config"],
 )
 def test_built_in_globs_match_any_folder_and_ignore_case(path: str) -> None:

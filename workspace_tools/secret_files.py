@@ -32,6 +32,8 @@ DEFAULT_SECRET_GLOBS: tuple[str, ...] = (
     "*.key",
     "id_rsa*",
     "id_ed25519*",
+    "id_ecdsa*",
+    "id_dsa*",
     ".netrc",
     ".pypirc",
     ".npmrc",
