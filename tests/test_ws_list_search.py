@@ -138,3 +138,13 @@ def test_search_no_match_and_symlinks_out_are_not_read(repo: Path, tmp_path: Pat
     result = call(workspace_tools(repo), "search_text", pattern="TOKEN")
     assert result.result.startswith("No matches for 'TOKEN' in ")
     assert result.details["matches"] == []
+
+
+def test_a_name_with_a_newline_reads_as_one_quoted_name(tmp_path: Path) -> None:
+    (tmp_path / "nl\nname.txt").write_text("needle\n")
+    (tmp_path / "plain.txt").write_text("needle\n")
+    tools = workspace_tools(tmp_path)
+    listed = call(tools, "list_files").result
+    assert '"nl\\nname.txt"\n' in listed and "\nname.txt\n" not in listed and "plain.txt\n" in listed
+    found = call(tools, "search_text", pattern="needle").result
+    assert '"nl\\nname.txt":1: needle' in found and "plain.txt:1: needle" in found

@@ -10,7 +10,7 @@ from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.listing import matches_glob, workspace_files
-from workspace_tools.paths import Workspace
+from workspace_tools.paths import Workspace, shown_name
 from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import os_errors
 
@@ -54,7 +54,7 @@ def list_files_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
         if total == 0:
             text = f"No files{what} in {where}.\n"
         else:
-            text = f"{total} file{'s' if total != 1 else ''}{what} in {where}:\n" + "".join(f + "\n" for f in files[:MAX_SHOWN])
+            text = f"{total} file{'s' if total != 1 else ''}{what} in {where}:\n" + "".join(shown_name(f) + "\n" for f in files[:MAX_SHOWN])
             if total > MAX_SHOWN:
                 text += f"… and {total - MAX_SHOWN} more not shown; narrow the list with path or pattern.\n"
         if secret:

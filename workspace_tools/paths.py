@@ -7,7 +7,9 @@ that leads outside, or (for writes) points into ``.git/``.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
@@ -129,3 +131,14 @@ class Workspace:
 
 def _is_within(path: Path, base: Path) -> bool:
     return path == base or base in path.parents
+
+
+_CONTROL_IN_NAME = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def shown_name(rel: str) -> str:
+    """A workspace path as a line of a tool's text shows it: as it is, or JSON-quoted when it
+    holds a newline or another control character (``"nl\\nname.txt"``), so one name never reads
+    as two, as git quotes such names."""
+    return json.dumps(rel, ensure_ascii=False) if _CONTROL_IN_NAME.search(rel) else rel
+

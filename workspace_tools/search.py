@@ -28,7 +28,7 @@ from workspace_tools.envdirs import is_cog_state
 from workspace_tools.linear_regex import LinePattern, compile_pattern, required_literal
 from workspace_tools.gitrun import GitNotFound, one_config_read, start_git
 from workspace_tools.listing import Listing, StagedListing, matches_glob
-from workspace_tools.paths import Workspace
+from workspace_tools.paths import Workspace, shown_name
 from workspace_tools.secret_files import SecretPolicy
 from workspace_tools.textfile import BOM, NotText, SNIFF_BYTES, detect_encoding, open_in_workspace, os_errors
 
@@ -183,7 +183,7 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
         if not matches:
             content = f"No matches for {params.pattern!r} in {searched} file{'s' if searched != 1 else ''}.\n"
         else:
-            content = "".join(f"{m['path']}:{m['line']}: {m['text']}\n" for m in matches)
+            content = "".join(f"{shown_name(m['path'])}:{m['line']}: {m['text']}\n" for m in matches)
             if total > len(matches):
                 content += f"… {at_least}{total - len(matches)} more matches not shown; narrow with path, glob or a stricter pattern.\n"
         if secret:
