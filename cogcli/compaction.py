@@ -312,25 +312,36 @@ def mechanical_summary(messages: Sequence[Message], describe: Describe = describ
 
 _WORDS_HEAD = "What the user asked, in their words:\n"
 _SUMMARY_HEAD = "\n\nSummary of the work so far:\n"
+_NOTES_HEAD = "Instructions for parts of the project (AGENTS.md files met so far):\n"
 
 
 def summary_message(replaced: Sequence[Message], summary: str) -> Message:
     """The one user message that stands for ``replaced``: the user's own words (also those an
-    earlier summary among ``replaced`` carried), then the summary."""
+    earlier summary among ``replaced`` carried), the instruction notes of subdirectories' AGENTS.md
+    files that came with the replaced results (the model is told each only once), then the summary."""
     words: list[str] = []
+    notes: list[str] = []
     for m in replaced:
+        if m.role == "tool":
+            note = instruction_note(m.content)
+            if note and note not in notes:
+                notes.append(note)
         if m.role != "user":
             continue
-        if m.content.startswith(SUMMARY_MARK):  # an earlier summary: keep the user's words it carried
-            start = m.content.find(_WORDS_HEAD)
-            end = m.content.find(_SUMMARY_HEAD)
-            if start >= 0 and end > start:
-                words.append(m.content[start + len(_WORDS_HEAD) : end])
+        if m.content.startswith(SUMMARY_MARK):  # an earlier summary: keep the user's words and notes it carried
+            body = m.content[: m.content.find(_SUMMARY_HEAD)] if _SUMMARY_HEAD in m.content else m.content
+            words_at, notes_at = body.find(_WORDS_HEAD), body.find(_NOTES_HEAD)
+            if words_at >= 0:
+                words.append(body[words_at + len(_WORDS_HEAD) : notes_at - 2 if notes_at > words_at else len(body)])
+            if notes_at >= 0:
+                notes.extend(n for n in [body[notes_at + len(_NOTES_HEAD) :]] if n and n not in notes)
         else:
             words.append(m.content)
     parts = [f"{SUMMARY_MARK}, written to save context. Every full result is kept in the thread; call the tools again if you need exact text.]"]
     if words:
         parts.append(_WORDS_HEAD + "\n\n".join(words))
+    if notes:
+        parts.append(_NOTES_HEAD + "\n\n".join(notes))
     return Message(role="user", content="\n\n".join(parts) + _SUMMARY_HEAD + summary.strip())
 
 

@@ -280,3 +280,21 @@ def test_a_second_summary_keeps_the_users_words_the_first_carried() -> None:
     assert "Fix the parser" in second.content and "Also add a test" in second.content
     assert second.content.index("Fix the parser") < second.content.index("Also add a test") < second.content.index("fixed a.py")
     assert "read a.py" not in second.content  # the old summary itself is folded into the new one by the model
+
+
+def test_a_summary_keeps_the_subdirectory_instructions_the_replaced_results_carried() -> None:
+    """A subdirectory's AGENTS.md is told once, with the first result that touches it; when that
+    result is summarized away, the summary carries the note on (and so does a later summary)."""
+    from cogcli.compaction import summary_message
+
+    note = f"{NOTE_PREFIX}pkg/AGENTS.md: they apply to pkg/ …]\nuse tabs in pkg/"
+    replaced = [
+        Message(role="user", content="Fix pkg"),
+        Message(role="assistant", tool_calls=[ToolCallRequest(id="a", name="read_file", arguments={"path": "pkg/a.py"})]),
+        Message(role="tool", tool_call_id="a", name="read_file", content="x = 1\n\n" + note),
+    ]
+    first = summary_message(replaced, "read pkg/a.py")
+    assert note in first.content and "Fix pkg" in first.content
+    again = summary_message([first, Message(role="user", content="and tests")], "more")
+    assert again.content.count(note) == 1 and "Fix pkg" in again.content and "and tests" in again.content
+    assert "in their words:\nFix pkg\n\nand tests\n\nInstructions for parts of the project" in again.content
