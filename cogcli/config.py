@@ -178,6 +178,14 @@ def _env_number(name: str, kind: type[int] | type[float]) -> Any:
     return value
 
 
+def _context_window_env() -> int | None:
+    """``COG_CONTEXT_WINDOW``, held to the same floor as ``--context-window`` and ``[tool.cog]``."""
+    window = _env_number("COG_CONTEXT_WINDOW", int)
+    if window is not None and window < 1024:
+        raise ConfigError(f"COG_CONTEXT_WINDOW must be at least 1024 (tokens), got {window}")
+    return window
+
+
 def load_settings(
     root: Path,
     *,
@@ -222,7 +230,7 @@ def load_settings(
         runner=config.runner,
         instruction_files=tuple(config.instruction_files),
         instruction_budget=(config.instruction_budget if config.instruction_budget is not None else 32 * 1024) if instructions else 0,
-        context_window=context_window or _env_number("COG_CONTEXT_WINDOW", int) or config.context_window,
+        context_window=context_window or _context_window_env() or config.context_window,
     )
 
 

@@ -168,6 +168,21 @@ def test_known_windows() -> None:
     assert known_window("openai:anthropic/claude-3.5-sonnet") == 200_000  # OpenRouter names
     assert known_window("openai:gpt-4") == 8_192
     assert known_window("openai:my-finetune") is None and known_window("replay:x.jsonl") is None
+    # names that used to fall through to a shorter prefix with another window
+    assert known_window("openai:gpt-4.5-preview") == 128_000 and known_window("openai:gpt-4-32k") == 32_768
+    assert known_window("openai:o1-mini") == 128_000 and known_window("openai:chatgpt-4o-latest") == 128_000
+    assert known_window("openai:ft:gpt-4o-mini-2024-07-18:acme::a1b2") == 128_000  # a fine-tune has its base's window
+
+
+def test_cog_context_window_is_held_to_the_flags_floor(tmp_path, monkeypatch) -> None:
+    from cogcli.config import load_settings
+    from cogcli.errors import ConfigError
+
+    monkeypatch.setenv("COG_CONTEXT_WINDOW", "100")
+    with pytest.raises(ConfigError, match="at least 1024"):
+        load_settings(tmp_path)
+    monkeypatch.setenv("COG_CONTEXT_WINDOW", "32768")
+    assert load_settings(tmp_path).context_window == 32768
 
 
 def test_window_from_a_servers_model_list() -> None:

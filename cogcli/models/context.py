@@ -28,8 +28,15 @@ WINDOWS: dict[str, int] = {
     "gpt-4.1": 1_047_576,
     "gpt-4o": 128_000,
     "gpt-4-turbo": 128_000,
+    "gpt-4.5": 128_000,
+    "gpt-4-32k": 32_768,
+    "gpt-4-1106": 128_000,
+    "gpt-4-0125": 128_000,
     "gpt-4": 8_192,
+    "chatgpt-4o": 128_000,
     "gpt-3.5-turbo": 16_385,
+    "o1-mini": 128_000,
+    "o1-preview": 128_000,
     "o1": 200_000,
     "o3": 200_000,
     "o4-mini": 200_000,
@@ -70,6 +77,8 @@ def known_window(spec: str | None) -> int | None:
     if not spec or spec.lower().startswith(("replay:", "ollama:")):  # Ollama serves its own num_ctx, often far less
         return None
     name = model_id(spec)
+    if name.startswith("ft:"):  # a fine-tuned model has its base model's window: ft:gpt-4o-mini-…:org::id
+        name = name[3:]
     best = max((p for p in WINDOWS if name.startswith(p)), key=len, default=None)
     return WINDOWS[best] if best is not None else None
 
