@@ -62,10 +62,19 @@ def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, model: str 
         reason = getattr(exc, "strerror", None) or str(exc)
         return _fail(f"cannot listen on {host}:{port}: {reason}; pick another --port (0 lets the system choose) or --host")
     if not is_loopback(host):
-        sys.stderr.write(
-            f"cog: warning: listening on {host}, not only on this machine: anyone who can reach it and has the "
-            "token can run the agent in this workspace. Use --host 127.0.0.1 unless you mean that.\n"
-        )
+        from cogcli.server.auth import WILDCARDS
+
+        if host.strip("[]").lower() in WILDCARDS:
+            # a request must name a host the server knows (DNS rebinding): a wildcard names none
+            sys.stderr.write(
+                f"cog: warning: listening on {host}, but only requests addressed to a loopback name are answered; "
+                "to serve other machines, pass --host with this machine's own address or name\n"
+            )
+        else:
+            sys.stderr.write(
+                f"cog: warning: listening on {host}, not only on this machine: anyone who can reach it and has the "
+                "token can run the agent in this workspace. Use --host 127.0.0.1 unless you mean that.\n"
+            )
     token = new_token()
     app = create_app(root, token=token, host=host, default_model=model)
     registry = app.registry  # type: ignore[attr-defined]
