@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from cogcli.errors import ConfigError, ErrorCode, ToolCallError
-from workspace_tools.hostbin import host_program, is_host_file
+from workspace_tools.hostbin import host_program, in_virtualenv, is_host_file
 
 log = logging.getLogger("cogcli")
 
@@ -173,9 +173,10 @@ def _net_setup() -> list[str]:
     isolated; cog's own when it can), or [] when there is none (then no capability is ever added)."""
     # it runs with capabilities: never a file the tests could have written (cog installed in the
     # project's own virtualenv: its python is a workspace file, so the interpreter it links to)
-    python = os.path.realpath(sys.executable)
-    if not (os.access(python, os.X_OK) and is_host_file(python)):
-        python = host_program("python3") or ""
+    own = os.path.realpath(sys.executable)
+    python = own if os.access(own, os.X_OK) and is_host_file(own) else host_program("python3") or ""
+    if not python and os.access(own, os.X_OK) and not in_virtualenv(own):
+        python = own  # e.g. pyenv's interpreter (a git checkout in the home, which no test can write)
     if not python or not os.access(python, os.X_OK):
         return []
     return [python, "-I", "-S", "-c", NET_SETUP, host_program("ip") or ""]

@@ -49,3 +49,10 @@ def _trusted_dir(entry: str) -> bool:
         if os.path.lexists(folder / ".git") or os.path.lexists(folder / "pyvenv.cfg"):
             return False
     return True
+
+
+def in_virtualenv(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` lies in a virtualenv (a folder above it holds ``pyvenv.cfg``)."""
+    here = Path(os.path.realpath(path))
+    return any(os.path.lexists(folder / "pyvenv.cfg") for folder in here.parents)
+
