@@ -1,12 +1,19 @@
 """What the reliability tests check after a fault: the thread database opens, passes SQLite's
-integrity check and holds whole steps; a JSON-lines stream is valid and ends in one finish."""
+integrity check and holds whole steps; a JSON-lines stream is valid and ends in one finish. And
+:func:`run_while`, which runs the tools while another thread keeps changing the files under them."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import anyio
+
+T = TypeVar("T")
 
 from cogcli.events import parse_event
 
@@ -50,3 +57,31 @@ def events_of(stdout: str) -> list[dict[str, Any]]:
 
 def results_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in events if e["type"] == "tool-result"]
+
+
+def run_while(step: Callable[[int], None], work: Callable[[], Awaitable[T]]) -> tuple[T, int]:
+    """``anyio.run(work)`` while a thread repeats ``step(n)`` (n = 1, 2, …) until the work is
+    done; an ``OSError`` in a step is a race the step lost, and is ignored. Returns the work's
+    result and how many steps ran."""
+    stop = threading.Event()
+    steps = 0
+
+    def repeat() -> None:
+        nonlocal steps
+        while not stop.is_set():
+            steps += 1
+            try:
+                step(steps)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=repeat, daemon=True)
+    thread.start()
+    try:
+        result = anyio.run(work)
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+    return result, steps
+

@@ -6,12 +6,12 @@ swap with the file opened by its checked path (what read_file did) returns the o
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
+from rel_helpers import run_while
 
 from cogcli import invoke_tool
 from workspace_tools.paths import Workspace
@@ -35,6 +35,13 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
 def _swap(root: Path, outside: Path) -> None:
     os.rename(root / "sub", root / "sub.real")
     os.symlink(outside, root / "sub")
+
+
+def _flip(root: Path, outside: Path) -> None:
+    """``sub`` a link to the outside for a moment, then the folder again."""
+    _swap(root, outside)
+    os.unlink(root / "sub")
+    os.rename(root / "sub.real", root / "sub")
 
 
 def test_the_attack_opening_a_checked_path_after_a_swap_reads_outside(layout: tuple[Path, Path]) -> None:
@@ -87,20 +94,6 @@ def test_a_fifo_in_the_workspace_does_not_hang_read_file(tmp_path: Path) -> None
 def test_a_folder_flipping_during_3000_reads_never_returns_outside_content(layout: tuple[Path, Path]) -> None:
     root, outside = layout
     tool = read_file_tool(Workspace(root))
-    stop = threading.Event()
-    flips = 0
-
-    def flip() -> None:
-        nonlocal flips
-        while not stop.is_set():
-            flips += 1
-            try:
-                os.rename(root / "sub", root / "sub.real")
-                os.symlink(outside, root / "sub")
-                os.unlink(root / "sub")
-                os.rename(root / "sub.real", root / "sub")
-            except OSError:
-                pass
 
     async def reads() -> tuple[int, int, set[str | None]]:
         leaked = ok = 0
@@ -112,13 +105,7 @@ def test_a_folder_flipping_during_3000_reads_never_returns_outside_content(layou
             ok += r.ok
         return leaked, ok, codes
 
-    flipper = threading.Thread(target=flip, daemon=True)
-    flipper.start()
-    try:
-        leaked, ok, codes = anyio.run(reads)
-    finally:
-        stop.set()
-        flipper.join(timeout=30)
+    (leaked, ok, codes), flips = run_while(lambda _: _flip(root, outside), reads)
     assert leaked == 0
     assert flips > 100 and ok > 0 and codes <= {None, "PATH_OUTSIDE_WORKSPACE", "FILE_NOT_FOUND", "TOOL_ERROR"}, codes  # mid-flip confusion, never outside bytes
 
@@ -155,16 +142,6 @@ def test_a_folder_flipping_during_300_searches_never_returns_outside_content(lay
         (root / "sub" / f"f{i}.py").write_text(INSIDE)
         (outside / f"f{i}.py").write_text(OUTSIDE)
     tool = search_text_tool(Workspace(root))
-    stop = threading.Event()
-
-    def flip() -> None:
-        while not stop.is_set():
-            try:
-                _swap(root, outside)
-                os.unlink(root / "sub")
-                os.rename(root / "sub.real", root / "sub")
-            except OSError:
-                pass
 
     async def searches() -> int:
         leaked = 0
@@ -173,11 +150,5 @@ def test_a_folder_flipping_during_300_searches_never_returns_outside_content(lay
             leaked += "OUTSIDE-SECRET" in str(r.result)  # (the pattern itself says OUTSIDE)
         return leaked
 
-    flipper = threading.Thread(target=flip, daemon=True)
-    flipper.start()
-    try:
-        leaked = anyio.run(searches)
-    finally:
-        stop.set()
-        flipper.join(timeout=30)
+    leaked, _ = run_while(lambda _: _flip(root, outside), searches)
     assert leaked == 0

@@ -6,11 +6,11 @@ symlinks, so it is refused and nothing — file, temp file or folder — appears
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import anyio
 import pytest
+from rel_helpers import run_while
 
 from cogcli import invoke_tool
 from workspace_tools.edit import edit_file_tool
@@ -80,27 +80,19 @@ def test_a_folder_flipping_between_real_and_symlink_never_lets_a_write_out(layou
     root, outside = layout
     ws = Workspace(root)
     edit, write = edit_file_tool(ws), write_file_tool(ws)
-    stop = threading.Event()
-    flips = 0
 
-    def flip() -> None:
-        nonlocal flips
-        while not stop.is_set():
-            flips += 1
-            try:  # the writer may re-make sub/ as a folder at any moment: each step may lose a race
-                if (root / "sub").is_dir() and not (root / "sub").is_symlink():
-                    os.rename(root / "sub", root / "sub.real")
-                os.symlink(outside, root / "sub")
-            except OSError:
-                pass
-            try:
-                if (root / "sub").is_symlink():
-                    os.unlink(root / "sub")
-                elif (root / "sub").exists():
-                    os.rename(root / "sub", root / f"stray{flips}")  # made by the writer mid-flip
-                os.rename(root / "sub.real", root / "sub")
-            except OSError:
-                pass
+    def flip(n: int) -> None:  # the writer may re-make sub/ as a folder at any moment: each step may lose a race
+        try:
+            if (root / "sub").is_dir() and not (root / "sub").is_symlink():
+                os.rename(root / "sub", root / "sub.real")
+            os.symlink(outside, root / "sub")
+        except OSError:
+            pass
+        if (root / "sub").is_symlink():
+            os.unlink(root / "sub")
+        elif (root / "sub").exists():
+            os.rename(root / "sub", root / f"stray{n}")  # made by the writer mid-flip
+        os.rename(root / "sub.real", root / "sub")
 
     async def calls() -> list[str | None]:
         codes = []
@@ -115,14 +107,7 @@ def test_a_folder_flipping_between_real_and_symlink_never_lets_a_write_out(layou
             codes.append(r.error_code)
         return codes
 
-    flipper = threading.Thread(target=flip, daemon=True)
-    flipper.start()
-    try:
-        codes = anyio.run(calls)
-    finally:
-        stop.set()
-        flipper.join(timeout=30)
-    assert not flipper.is_alive()
+    codes, flips = run_while(flip, calls)
     assert everything_under(outside) == [], "a write went through the symlink"
     # done, refused by the boundary check or the write's own, or confused by the flipping — never a crash
     assert set(codes) <= {None, "PATH_OUTSIDE_WORKSPACE", "FILE_NOT_FOUND", "FILE_CHANGED", "EDIT_NO_MATCH", "INVALID_ARGUMENTS", "TOOL_ERROR"}, codes
