@@ -406,7 +406,10 @@ def redact_result(result: ToolResult) -> ToolResult:
 
 def redact_update(update: ToolUpdate, *, environ: Mapping[str, str] | None = None) -> ToolUpdate:
     """A ``context.update()`` as anyone may see it: content, details and presentation redacted."""
-    forms = env_forms(environ)
+    return _redact_update(update, env_forms(environ))
+
+
+def _redact_update(update: ToolUpdate, forms: tuple[str, ...]) -> ToolUpdate:
     content, in_content = redact_value(update.content, forms=forms)
     details, in_details = redact_value(update.details, forms=forms)
     presentation, in_presentation = redact_value(update.presentation, forms=forms)
@@ -429,9 +432,7 @@ def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolU
     Most of an update's strings recur (its keys, the label, the icon): short strings already
     found clean are remembered (a bounded set) and not scanned again, so the scan reads only
     what is new."""
-    env = os.environ if environ is None else environ
-    secret_env = {k: v for k, v in env.items() if _SECRET_ENV_NAME.search(k)}
-    forms = env_forms(secret_env)
+    forms = env_forms(environ)
     clean: set[str] = set()
 
     def redact_one(update: ToolUpdate) -> ToolUpdate:
@@ -447,7 +448,7 @@ def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolU
                     clean.clear()
                 clean.update(t for t in fresh if len(t) <= _CLEAN_MEMO_CHARS)
                 return update
-        return redact_update(update, environ=secret_env)
+        return _redact_update(update, forms)
 
     return redact_one
 
@@ -475,14 +476,7 @@ def _strings(value: Any, out: list[str]) -> bool:
     return True
 
 
-
-
 def _holds_secret(text: str, forms: tuple[str, ...]) -> bool:
     """Whether :func:`redact` would find anything in ``text`` (no pattern spans a newline, so a
     joined text answers for its parts)."""
-    if "PRIVATE KEY" in text or any(f in text for f in forms):
-        return True
-    for trigger in [t for t in _TRIGGER_TEXTS if t in text]:
-        if any(_compiled(_TOKEN_RULES[i][1]).search(text) for i in _RULES_OF[trigger]):
-            return True
-    return False
+    return "PRIVATE KEY" in text or any(scanner.search(text) for scanner, _ in _scanners(text, forms))
