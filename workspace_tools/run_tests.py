@@ -356,8 +356,8 @@ def run_tests_tool(
 
 
 def _recall(args: Mapping[str, Any]) -> tuple[str, str]:
-    """``run_tests {"paths": ["tests/a.py"]}``: what an old run was, for its stub in a compacted history."""
-    given = {k: v for k, v in args.items() if v not in (None, "", [], {})}
-    shown = " ".join(json.dumps(given, ensure_ascii=False).split())
-    shown = shown if len(shown) <= 60 else shown[:59] + "…"
-    return "run_tests" + (f" {shown}" if given else ""), "run the tests again if needed"
+    """``run_tests {"paths": ["tests/a.py"]}``: what an old run was (the plain description), and
+    how to get its result again, for its stub in a compacted history."""
+    from cogcli.compaction import describe_call
+
+    return describe_call("run_tests", dict(args))[0], "run the tests again if needed"
