@@ -322,21 +322,18 @@ def summary_message(replaced: Sequence[Message], summary: str) -> Message:
     words: list[str] = []
     notes: list[str] = []
     for m in replaced:
+        note = ""
         if m.role == "tool":
             note = instruction_note(m.content)
-            if note and note not in notes:
-                notes.append(note)
-        if m.role != "user":
-            continue
-        if m.content.startswith(SUMMARY_MARK):  # an earlier summary: keep the user's words and notes it carried
-            body = m.content[: m.content.find(_SUMMARY_HEAD)] if _SUMMARY_HEAD in m.content else m.content
-            words_at, notes_at = body.find(_WORDS_HEAD), body.find(_NOTES_HEAD)
-            if words_at >= 0:
-                words.append(body[words_at + len(_WORDS_HEAD) : notes_at - 2 if notes_at > words_at else len(body)])
-            if notes_at >= 0:
-                notes.extend(n for n in [body[notes_at + len(_NOTES_HEAD) :]] if n and n not in notes)
-        else:
+        elif m.role == "user" and m.content.startswith(SUMMARY_MARK):  # an earlier summary: what it carried
+            head, _, note = m.content.partition(_SUMMARY_HEAD)[0].partition("\n\n" + _NOTES_HEAD)
+            _, found, said = head.partition(_WORDS_HEAD)
+            if found:
+                words.append(said)
+        elif m.role == "user":
             words.append(m.content)
+        if note and note not in notes:
+            notes.append(note)
     parts = [f"{SUMMARY_MARK}, written to save context. Every full result is kept in the thread; call the tools again if you need exact text.]"]
     if words:
         parts.append(_WORDS_HEAD + "\n\n".join(words))
