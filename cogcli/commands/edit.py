@@ -130,7 +130,7 @@ def run_edit(opts: EditOptions) -> int:
         if opts.commit:
             from cogcli.commands.gitcommit import ensure_committable
 
-            hooks = ensure_committable(settings.root, allow_dirty=opts.allow_dirty)  # hooks as before the run
+            hooks = ensure_committable(settings.root, allow_dirty=opts.allow_dirty, hooks=opts.commit_hooks)  # as before the run
         if settings.mcp_source == "pyproject.toml":  # the workspace's commands: only once the person approved them
             from cogcli.trust import require_trusted
 
@@ -324,8 +324,7 @@ def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int, hook
         return code
     try:
         sha, subject = commit_changes(
-            settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id, hooks=hooks,
-            run_hooks=opts.commit_hooks,
+            settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id, hooks=hooks
         )
     except CogError as exc:
         sys.stderr.write(f"cog: commit failed: {exc.message}\n")

@@ -81,23 +81,24 @@ def snapshot_hooks(root: Path) -> HookSnapshot:
     return HookSnapshot(folder, found)
 
 
-def ensure_committable(root: Path, *, allow_dirty: bool) -> HookSnapshot:
+def ensure_committable(root: Path, *, allow_dirty: bool, hooks: bool = False) -> HookSnapshot | None:
     """Raise :class:`ConfigError` when ``root`` is no git repo, or has uncommitted changes and
-    ``allow_dirty`` is off. Returns the hooks as they are now (before the run)."""
+    ``allow_dirty`` is off. With ``hooks`` (``--commit-hooks``), returns the hooks as they are now
+    (before the run); without, None: the commit will run none."""
     try:
         dirty = _git(root, "status", "--porcelain", "--untracked-files=all").splitlines()
     except CogError as exc:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"--commit: git status failed: {exc.message}") from None
-    hooks = snapshot_hooks(root)
+    before = snapshot_hooks(root) if hooks else None
     if dirty and not allow_dirty:
         shown = ", ".join(line[3:] for line in dirty[:5]) + (", …" if len(dirty) > 5 else "")
         raise ConfigError(
             f"--commit refuses to run on a working tree with uncommitted changes ({shown}); "
             "commit or stash them first, or pass --allow-dirty (only the files the run changes are committed)"
         )
-    return hooks
+    return before
 
 
 def commit_message(instruction: str, *, model: str | None = None, thread_id: str | None = None) -> str:
@@ -112,11 +113,11 @@ def commit_message(instruction: str, *, model: str | None = None, thread_id: str
     return subject + "\n\n" + "\n\n".join(body) + "\n"
 
 
-def _approved_hooks(root: Path, before: HookSnapshot | None, staging: Path) -> tuple[Path | None, list[str]]:
+def _approved_hooks(root: Path, before: HookSnapshot, staging: Path) -> tuple[Path | None, list[str]]:
     """A folder holding copies of the hooks unchanged since ``before`` (None: run none), and the
     names of the hooks skipped because the run added or changed them."""
     now = snapshot_hooks(root)
-    allowed = before.hooks if before is not None else {}
+    allowed = before.hooks
     skipped = sorted(name for name, digest in now.hooks.items() if allowed.get(name) != digest)
     keep = [name for name, digest in now.hooks.items() if allowed.get(name) == digest]
     if not keep or now.folder is None:
@@ -140,15 +141,14 @@ def commit_changes(
     model: str | None = None,
     thread_id: str | None = None,
     hooks: HookSnapshot | None = None,
-    run_hooks: bool = False,
 ) -> tuple[str, str]:
-    """Stage and commit ``paths`` (and only them); return (commit sha, subject). With
-    ``run_hooks``, the hooks in ``hooks`` (taken before the run) that are unchanged run and the
-    others are named on stderr; without it none runs, and stderr says so when there are some."""
+    """Stage and commit ``paths`` (and only them); return (commit sha, subject). The hooks in
+    ``hooks`` (taken before the run, with ``--commit-hooks``) that are unchanged run and the
+    others are named on stderr; with no snapshot none runs, and stderr says so when there are some."""
     message = commit_message(instruction, model=model, thread_id=thread_id)
     staging = Path(tempfile.mkdtemp(prefix="cog-hooks-"))
     try:
-        if run_hooks:
+        if hooks is not None:
             folder, skipped = _approved_hooks(root, hooks, staging)
         else:
             folder, skipped = None, []
