@@ -27,7 +27,7 @@ from workspace_tools.gitrun import GitNotFound, run_git, start_git
 from workspace_tools.listing import untracked_files
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
-from workspace_tools.textfile import BOM, NotText, TextFile, new_file_mode
+from workspace_tools.textfile import BOM, NotText, TextFile, new_file_mode, read_bytes
 
 #: the id of git's empty tree: the base of a repository without commits
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -357,10 +357,11 @@ def _hide_key_lines(workspace: Workspace, diff: str, base: str) -> str:
             continue  # (most diffs: no line that could be a key's body, nothing to read)
         key_lines: set[str] = set()
         texts: list[bytes] = []
-        try:
-            with open(workspace.root / rel, "rb") as f:  # (a link: what it names inside the workspace, as git shows it)
-                texts.append(f.read(8_000_000))
-        except OSError:
+        try:  # opened as the tools open files: no link followed out, a pipe refused (not waited on)
+            path = workspace.resolve(rel)
+            if path.stat().st_size <= MAX_KEY_SCAN_BYTES:
+                texts.append(read_bytes(path, rel, root=workspace.root))
+        except (ToolCallError, OSError):
             pass
         old = _run(["show", f"{base}:./{rel}"], workspace)
         if old.returncode == 0:
@@ -387,6 +388,8 @@ def _hide_line(line: str, key_lines: set[str], marker: str) -> str:
     return line
 
 
+#: a file bigger than this is not read to find its key lines (key files are a few KB)
+MAX_KEY_SCAN_BYTES = 8_000_000
 #: a diff line that may be a line of a key's body: a long run of base64 and little else
 _KEY_BODY_LINE = re.compile(r"(?m)^[+\- ][\s\"'`#*/;>|]*[A-Za-z0-9+/]{40,}={0,2}[\s\"'`,;+)\\n]*$")
 
