@@ -39,6 +39,8 @@ log = logging.getLogger("cogcli")
 
 DEFAULT_MAX_STEPS = 25
 SANDBOX_MODES = ("auto", "on", "off")
+#: the smallest context window cog takes (--context-window says the same: cli.py keeps the number to import nothing)
+MIN_CONTEXT_WINDOW = 1024
 SandboxSetting = Literal["auto", "on", "off"]
 RunnerSetting = Literal["pytest", "go", "vitest", "jest", "node", "cargo"]
 
@@ -70,7 +72,7 @@ class CogConfig(BaseModel):
     instruction_files: list[str] = []
     #: at most 1 MiB: a workspace's own settings must not fill the model's context with instructions
     instruction_budget: int | None = Field(default=None, ge=0, le=1024 * 1024)
-    context_window: int | None = Field(default=None, ge=1024)
+    context_window: int | None = Field(default=None, ge=MIN_CONTEXT_WINDOW)
 
     @field_validator("instruction_files")
     @classmethod
@@ -181,8 +183,8 @@ def _env_number(name: str, kind: type[int] | type[float]) -> Any:
 def _context_window_env() -> int | None:
     """``COG_CONTEXT_WINDOW``, held to the same floor as ``--context-window`` and ``[tool.cog]``."""
     window = _env_number("COG_CONTEXT_WINDOW", int)
-    if window is not None and window < 1024:
-        raise ConfigError(f"COG_CONTEXT_WINDOW must be at least 1024 (tokens), got {window}")
+    if window is not None and window < MIN_CONTEXT_WINDOW:
+        raise ConfigError(f"COG_CONTEXT_WINDOW must be at least {MIN_CONTEXT_WINDOW} (tokens), got {window}")
     return window
 
 

@@ -55,4 +55,3 @@ def in_virtualenv(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` lies in a virtualenv (a folder above it holds ``pyvenv.cfg``)."""
     here = Path(os.path.realpath(path))
     return any(os.path.lexists(folder / "pyvenv.cfg") for folder in here.parents)
-

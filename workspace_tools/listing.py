@@ -84,7 +84,7 @@ class StagedListing:
         try:
             with one_config_read():
                 self._runs = (
-                        start_git(self.base, ["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", "."]),
+                    start_git(self.base, ["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", "."]),
                     # tagged: "H path" for every tracked file ("S", "M": sparse, unmerged), "R path" again for one deleted since
                     start_git(self.base, ["ls-files", "--cached", "--deleted", "-t", "-z", "--", "."]),
                 )

@@ -141,4 +141,3 @@ def shown_name(rel: str) -> str:
     holds a newline or another control character (``"nl\\nname.txt"``), so one name never reads
     as two, as git quotes such names."""
     return json.dumps(rel, ensure_ascii=False) if _CONTROL_IN_NAME.search(rel) else rel
-

@@ -24,12 +24,13 @@ from cogcli.events import (
     ToolResultEvent,
     ToolUpdateEvent,
 )
+from cogcli.details import failed_file_change, file_change_diff
 from cogcli.render.details import diff_text, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import visible
 from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, error_lines, error_text, failure_lines, row_text, update_text
-from cogcli.details import failed_file_change, file_change_diff
 from cogcli.render.text import compaction_text, instructions_text
+
 
 def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -137,9 +138,11 @@ class GithubRenderer:
             result = call.result
             if not isinstance(path, str) or result is None:
                 continue
-            if result.error is None and file_change_diff(result.details) is not None:
-                last_edit[path] = call
-            elif result.error is not None and failed_file_change(call.arguments, result.error_code):
+            if result.error is None:
+                touched = file_change_diff(result.details) is not None
+            else:
+                touched = failed_file_change(call.arguments, result.error_code)
+            if touched:
                 last_edit[path] = call
         for path, call in last_edit.items():
             if call.result is not None and call.result.error is not None:
