@@ -19,9 +19,9 @@ top to bottom. Colour only on a terminal, and never with ``NO_COLOR`` set.
 What is cut and what is not, per kind of line: the live row and progress lines are shortened
 (one line each, the terminal's width in place); a failing test's line shows its message's first
 160 characters (the whole report is in ``--json``); an error, the rest of its message and a hint
-are never cut: on a terminal (or with ``COLUMNS`` set) they are wrapped to its width, with the
-continuation lines indented, and a word longer than that — a path, a command — keeps a line of
-its own, whole. Rows are printed as they are.
+are never cut: on a terminal they are wrapped to its width (``COLUMNS`` first), with the
+continuation lines indented, and a word or a command in parentheses or backticks longer than
+that keeps a line of its own, whole; off a terminal each is one line. Rows are printed whole.
 """
 
 from __future__ import annotations
@@ -354,12 +354,11 @@ class TextRenderer:
 
     def _wrap_width(self) -> int | None:
         """The width errors and hints are wrapped to: the terminal's (``COLUMNS`` first, as
-        :func:`shutil.get_terminal_size` reads it); off a terminal only when ``COLUMNS`` says."""
+        :func:`shutil.get_terminal_size` reads it). Off a terminal (a log, a pipe) none: each
+        stays one line, whole, for the viewer to fold."""
         if self.width:
             return self.width
-        if self.tty or os.environ.get("COLUMNS", "").strip().isdigit():
-            return shutil.get_terminal_size((100, 24)).columns
-        return None
+        return shutil.get_terminal_size((100, 24)).columns if self.tty else None
 
     def _diff_style(self, line: str) -> str:
         if line.startswith(("+++", "---")):
