@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_helpers import REPLAY, cog_argv, cog_env, run_cog
+from browser_helpers import browser  # noqa: F401 (fixture)
 from render_helpers import call
 
 from cogcli.events import BaseEvent, FinishEvent, StartEvent, ToolCallStartEvent, ToolResultEvent
@@ -207,3 +208,54 @@ def test_cog_tool_git_status_on_2000_untracked_files_prints_a_line_per_folder(ma
     assert "    +line one of 7" in one.stdout.splitlines() and "full diff" not in one.stdout
     as_json = run_cog(["tool", "git_status", "--json"], repo)
     assert as_json.stdout.count("+line two") == 2000
+    # in a GitHub log the same summary; the job summary counts no file as changed by looking at it
+    summary = repo.parent / "summary.md"
+    github = run_cog(["tool", "git_status", "--format", "github"], repo, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert github.stdout.splitlines() == ["::group::Git status", *lines[1:], "::endgroup::", "Git status"]
+    assert summary.read_text() == "### cog tool git_status\n\nGit status\n\n"
+
+
+# --- 5. in Studio ---------------------------------------------------------------------------------
+
+
+def test_studio_lists_the_failures_kept_and_counts_the_rest_from_the_total(make_repo, tmp_path: Path, browser: Any) -> None:
+    from browser_helpers import wait_for
+    from serve_helpers import Served, write_cassette
+
+    # Studio draws every failure the details kept (each opens to its text); the rest it counts
+    details = {**_many_failures(485), "report_file": ".cog/test-reports/run-1.json"}
+    model = write_cassette(tmp_path / "hi.jsonl", [{"text": "Hello."}])
+    with Served(make_repo("calc"), model=model) as srv:
+        run = srv.start("Say hello", approval="auto")
+        srv.events(run["runId"])
+        browser.get(f"{srv.base}/threads/{run['threadId']}?token={srv.token}")
+        wait_for(browser, lambda d: d.execute_script("return !!window.cogView && document.querySelectorAll('[data-block=finish]').length === 1"))
+        browser.execute_script("""
+            const view = window.cogView;
+            view.handle({type: 'tool-call-start', id: 'big', toolName: 'run_tests', presentation: {label: 'Run tests', detail: 'all'}});
+            view.handle({type: 'tool-result', id: 'big', toolCallId: 'big', toolName: 'run_tests', result: '485 failed', details: arguments[0]});
+        """, details)
+        shown = wait_for(browser, lambda d: d.execute_script("""
+            const block = document.querySelector('section.call[data-call-id="big"] [data-block=tests]');
+            return block && {failures: block.querySelectorAll('details.failure').length,
+                             more: block.querySelector('.more-failures') && block.querySelector('.more-failures').textContent};"""))
+    assert shown == {"failures": 100, "more": "… and 385 more (all of them: .cog/test-reports/run-1.json)"}
+
+
+def test_in_a_run_a_view_of_changes_draws_what_the_model_read_and_counts_no_file_changed() -> None:
+    diff = "".join(f"diff --git a/n{i}.txt b/n{i}.txt\nnew file mode 100644\n--- /dev/null\n+++ b/n{i}.txt\n@@ -0,0 +1 @@\n+x\n" for i in range(3))
+    files = [{"path": f"n{i}.txt", "status": "untracked", "added": 1, "removed": 0, "binary": False} for i in range(3)]
+    view = {"branch": "main", "diff": diff, "files": files, "added": 3, "removed": 0, "files_total": 3}
+    stat = "On branch main. 3 files changed, +3 -0 since HEAD:\n  ?? n0.txt  +1 -0\n  ?? n1.txt  +1 -0\n  ?? n2.txt  +1 -0\n"
+    events = [
+        StartEvent(message_id="m", thread_id="t"),
+        *call("c1", "git_status", {}, result=stat, details=view, presentation={"label": "Git status"}),
+        *call("c2", "git_diff", {}, result=stat + "\n" + diff, details=view, presentation={"label": "Git diff"}),
+        FinishEvent(message_id="m", thread_id="t", status="completed"),
+    ]
+    renderer = TextRenderer(io.StringIO(), tty=False, color=False)
+    lines = _draw(renderer, events).splitlines()
+    status_rows = lines[lines.index("Git status") + 1 : lines.index("Git diff")]
+    assert status_rows == ["    " + line for line in stat.splitlines()] + ["    (the full diff, 18 lines: --json, or cog tool git_diff path=… for a part)"]
+    assert "    +++ b/n2.txt" in lines and lines.count("    (the full diff, 18 lines: --json, or cog tool git_diff path=… for a part)") == 1
+    assert renderer.summary.files == {} and "changed" not in renderer.summary.line()

@@ -129,7 +129,7 @@ class GithubRenderer:
         many = changes_view_diff(result.details)
         if many is not None:  # many files' changes: what the model read of them, not every line
             for line in changes_view_lines(content_text(result.result) if result.result is not None else "", many):
-                self._line(DETAIL_INDENT + line)
+                self._line(DETAIL_INDENT + line if line else "")
         elif diff is not None:
             for line in diff.rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + line)

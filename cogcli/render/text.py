@@ -319,7 +319,7 @@ class TextRenderer:
         if many is not None:
             # many files' changes (every line of every untracked file): what the model read of them
             for line in changes_view_lines(content_text(result.result) if result.result is not None else "", many):
-                self._line(DETAIL_INDENT + self._diff_style(line))
+                self._line(DETAIL_INDENT + self._diff_style(line) if line else "")
         elif diff is not None:
             for line in diff.rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + self._diff_style(line))

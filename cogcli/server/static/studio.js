@@ -247,7 +247,7 @@
     const notListed = isInt(details.failures_total) ? details.failures_total - failures.length : 0;
     if (notListed > 0) {
       const where = typeof details.report_file === 'string' ? ' (all of them: ' + details.report_file + ')' : '';
-      append(block, [el('div', { class: 'more-failures' }, '… and ' + notListed + ' more' + where)]);
+      append(block, [el('div', { class: 'more-failures muted' }, '… and ' + notListed + ' more' + where)]);
     }
     if (details.output_tail) append(block, [el('details', {}, el('summary', {}, 'Output'), el('pre', {}, details.output_tail))]);
     if (details.command) append(block, [el('div', { class: 'command' }, '$ ' + details.command)]);
