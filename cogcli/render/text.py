@@ -137,6 +137,8 @@ def update_text(event: ToolUpdateEvent, call: Call) -> str:
 #: such as ``(…/python -m pip install pytest)`` or `` `npm ci` ``) up to MAX_KEPT_SPAN characters
 _ATOM = re.compile(r"(\s*)(\S*\([^()]*\)\S*|\S*`[^`]*`\S*|\S+)")
 MAX_KEPT_SPAN = 200
+#: a line longer than this (a minified file in an output tail) is left for the terminal to fold
+MAX_WRAPPED = 20_000
 
 
 def wrap_line(text: str, width: int | None, indent: str) -> list[str]:
@@ -146,7 +148,7 @@ def wrap_line(text: str, width: int | None, indent: str) -> list[str]:
     folds and copies as one). Control characters come out escaped, as :func:`visible` writes
     them. Without a width (a pipe, a log) the line as it is."""
     text = visible(text.rstrip())
-    if width is None or len(text) <= width:
+    if width is None or len(text) <= width or len(text) > MAX_WRAPPED:
         return [text]
     width = max(width, MIN_WRAP_WIDTH)
     atoms: list[tuple[str, str]] = []
