@@ -76,6 +76,8 @@ class TestReportDetails(_RunDetails):
     collected: int | None = None
     duration_s: float = 0.0
     tests: list[TestCaseRecord] = []
+    #: failed tests and errors in all; ``failures`` keeps the first of them (renderers say "… and N more")
+    failures_total: int | None = None
     output_tail: str = ""
     output_dropped_bytes: int = 0
 
@@ -188,11 +190,19 @@ class TestReport:
     failed: int = 0
     errors: int = 0
     skipped: int = 0
+    #: the failures the details kept (run_tests keeps the first 100 of them)
     failures: tuple[Failure, ...] = field(default_factory=tuple)
+    #: how many there were in all (``failures_total``; else the failed and errored tests counted)
+    failures_total: int = 0
 
     @property
     def ok(self) -> bool:
         return self.failed == 0 and self.errors == 0
+
+    @property
+    def failures_not_listed(self) -> int:
+        """Failures the details did not keep: what a renderer says after the ones it shows."""
+        return max(0, self.failures_total - len(self.failures))
 
     def counts(self) -> dict[str, int]:
         return {"passed": self.passed, "failed": self.failed, "errors": self.errors, "skipped": self.skipped}
@@ -238,11 +248,16 @@ def read_test_report(details: Any) -> TestReport | None:
     if raw is None:
         raw = [t for t in details.get("tests", []) or [] if isinstance(t, dict) and t.get("outcome") in ("failed", "error")]
     failures = tuple(f for f in (_failure(item) for item in raw or []) if f is not None)
+    errors = _int(counts.get("errors")) or _int(counts.get("error")) or 0
+    total = _int(details.get("failures_total"))
+    if total is None:  # a shape without the total: the counts say how many failed
+        total = failed + errors
     return TestReport(
         passed=passed,
         failed=failed,
-        errors=_int(counts.get("errors")) or _int(counts.get("error")) or 0,
+        errors=errors,
         skipped=_int(counts.get("skipped")) or 0,
         failures=failures,
+        failures_total=max(total, len(failures)),
     )
 

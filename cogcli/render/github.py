@@ -5,6 +5,10 @@
   ``::error file=…,line=…::`` annotations on the pull request;
 - with ``$GITHUB_STEP_SUMMARY`` set, a Markdown summary of the run is appended to that file.
 
+A run ends them with its ``finish`` event; a stream without one (``cog tool NAME``: calls, no run)
+ends them at :meth:`GithubRenderer.close`, so ``cog tool run_tests --format github`` annotates the
+same failures as ``cog edit --format github``.
+
 Workflow command syntax: https://docs.github.com/actions/reference/workflow-commands-for-github-actions
 """
 
@@ -25,11 +29,12 @@ from cogcli.events import (
     ToolUpdateEvent,
 )
 from cogcli.details import failed_file_change, file_change_diff
-from cogcli.render.details import diff_text, first_line, read_test_report
+from cogcli.output import content_text
+from cogcli.render.details import changes_view_diff, diff_text, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import visible
-from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, error_lines, error_text, failure_lines, row_text, update_text
-from cogcli.render.text import compaction_text, instructions_text
+from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, changes_view_lines, error_lines, error_text, failure_lines, row_text
+from cogcli.render.text import compaction_text, instructions_text, update_text
 
 
 def escape_data(text: str) -> str:
@@ -52,17 +57,30 @@ def _plain(text: str) -> str:
 
 
 class GithubRenderer:
-    def __init__(self, out: TextIO, *, step_summary: str | Path | None = None, title: str = "cog edit") -> None:
+    def __init__(self, out: TextIO, *, step_summary: str | Path | None = None, title: str | None = None) -> None:
         self.out = out
         self.step_summary = Path(step_summary) if step_summary else None
-        self.title = title
+        #: the job summary's heading; by default ``cog edit`` for a run, ``cog tool NAME`` for a call
+        self._title = title
         self.summary = RunSummary()
         self.broken = False
         self._open: str | None = None  # the call whose group is open
         self._printed_texts: set[str] = set()
+        self._run = False  # a run's start event came: this is a run, not a call by hand
+        self._concluded = False  # annotations and job summary written
+
+    @property
+    def title(self) -> str:
+        if self._title is not None:
+            return self._title
+        if self._run or self.summary.finish is not None or not self.summary.calls:
+            return "cog edit"
+        return "cog tool " + next(iter(self.summary.calls.values())).tool_name
 
     def handle(self, event: BaseEvent) -> None:
         self.summary.add(event)
+        if isinstance(event, StartEvent):
+            self._run = True
         if isinstance(event, TextEndEvent):
             self._print_text(event.id)
         elif isinstance(event, ToolCallStartEvent):
@@ -92,6 +110,8 @@ class GithubRenderer:
     def close(self) -> None:
         self._print_texts()
         self._end_group()
+        if not self._concluded and self.summary.finish is None and self.summary.calls:
+            self._finish()  # calls without a run (``cog tool``): the same annotations and job summary
 
     # --- pieces --------------------------------------------------------------------------
 
@@ -106,7 +126,11 @@ class GithubRenderer:
         for line in error_lines(call):
             self._line(DETAIL_INDENT + line)
         diff = diff_text(result.details)
-        if diff is not None:
+        many = changes_view_diff(result.details)
+        if many is not None:  # many files' changes: what the model read of them, not every line
+            for line in changes_view_lines(content_text(result.result) if result.result is not None else "", many):
+                self._line(DETAIL_INDENT + line if line else "")
+        elif diff is not None:
             for line in diff.rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + line)
         report = read_test_report(result.details)
@@ -116,17 +140,30 @@ class GithubRenderer:
         self._end_group()
 
     def _finish(self) -> None:
+        self._concluded = True
         self._print_texts()
         self._end_group()
         for line in self._annotations():
             self._line(line)
-        status = self.summary.status
-        if status not in ("completed", None):
-            self._line(command("error", f"{self.title}: {self.summary.line()}", title="cog"))
-        self._line(self.summary.line())
+        if self._failed():
+            self._line(command("error", f"{self.title}: {self.headline()}", title="cog"))
+        self._line(self.headline())
         if self.step_summary is not None:
             with self.step_summary.open("a", encoding="utf-8") as f:
                 f.write(visible(self.markdown()))
+
+    def headline(self) -> str:
+        """A run's status line; for calls without a run, their rows (``Run tests  all · 1 failed, 2 passed``)."""
+        if self._run or self.summary.finish is not None:
+            return self.summary.line()
+        rows = ["✗ " + error_text(c) if c.result.error is not None else row_text(c) for c in self.summary.calls.values() if c.result is not None]
+        return " · ".join(rows) or self.summary.line()
+
+    def _failed(self) -> bool:
+        """A run that did not complete, or a call by hand that failed (its failing tests are annotated)."""
+        if self._run or self.summary.finish is not None:
+            return self.summary.status not in ("completed", None)
+        return any(c.result is not None and c.result.error is not None for c in self.summary.calls.values())
 
     def _annotations(self) -> list[str]:
         lines = []
@@ -156,7 +193,7 @@ class GithubRenderer:
     def markdown(self) -> str:
         """The job summary: status line, files changed, failing tests, the assistant's final text."""
         s = self.summary
-        out = [f"### {self.title}", "", s.line(), ""]
+        out = [f"### {self.title}", "", self.headline(), ""]
         files = s.file_stats()
         if files:
             out += ["| File | + | - |", "|---|---:|---:|"]
@@ -165,6 +202,8 @@ class GithubRenderer:
         if s.tests is not None and s.tests.failures:
             out.append("**Failing tests**")
             out += [f"- `{f.name}` — {first_line(f.message)}" for f in s.tests.failures]
+            if s.tests.failures_not_listed:  # the details keep the first failures, the total counts them all
+                out.append(f"- … and {s.tests.failures_not_listed} more")
             out.append("")
         if s.final_text.strip():
             out += ["<details><summary>Final message</summary>", "", s.final_text.strip(), "", "</details>", ""]

@@ -25,7 +25,7 @@ from cogcli.events import (
 )
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE  # noqa: F401 (re-exported)
 from cogcli.presentation import ToolPresentation
-from cogcli.render.details import TestReport, diff_stats, diff_text, read_test_report
+from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, read_test_report
 
 STATUS_WORDS = {
     RunStatus.COMPLETED: "Done",
@@ -117,7 +117,8 @@ class RunSummary:
         c = self.call(event.tool_call_id or event.id, event.tool_name)
         c.result = event
         diff = diff_text(event.details)
-        if diff is not None and event.error is None:
+        # a view of many files' changes (git_status, git_diff) shows them; it did not make them
+        if diff is not None and event.error is None and changes_view_diff(event.details) is None:
             for stat in diff_stats(diff):
                 path = stat.path or _path_argument(c.arguments) or "?"
                 f = self.files.setdefault(path, FileStat())

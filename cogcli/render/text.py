@@ -15,12 +15,20 @@ of a saved ``--json`` stream and ``cog thread show``::
 On a terminal a running call's row shows its latest update in place (at most 10 redraws a
 second); anywhere else (a CI log, a pipe) each update is its own indented line so the log reads
 top to bottom. Colour only on a terminal, and never with ``NO_COLOR`` set.
+
+What is cut and what is not, per kind of line: the live row and progress lines are shortened
+(one line each, the terminal's width in place); a failing test's line shows its message's first
+160 characters (the whole report is in ``--json``); an error, the rest of its message and a hint
+are never cut: on a terminal they are wrapped to its width (``COLUMNS`` first), with the
+continuation lines indented, and a word or a command in parentheses or backticks longer than
+that keeps a line of its own, whole; off a terminal each is one line. Rows are printed whole.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -40,7 +48,15 @@ from cogcli.events import (
     ToolUpdateEvent,
 )
 from cogcli.output import content_text
-from cogcli.render.details import MAX_FAILURES_SHOWN, TestReport, diff_text, first_line, read_test_report
+from cogcli.render.details import (
+    ERROR_LINE_LIMIT,
+    MAX_FAILURES_SHOWN,
+    TestReport,
+    changes_view_diff,
+    diff_text,
+    first_line,
+    read_test_report,
+)
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import visible
 
@@ -48,6 +64,8 @@ from cogcli.render.visible import visible
 REDRAW_INTERVAL = 0.1
 DETAIL_INDENT = "    "
 UPDATE_PREFIX = "  … "
+#: the narrowest width an error is wrapped to, whatever the terminal says
+MIN_WRAP_WIDTH = 30
 
 _RESET = "\x1b[0m"
 _STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b[32m", "cyan": "\x1b[36m"}
@@ -78,7 +96,7 @@ def row_text(call: Call) -> str:
 def error_text(call: Call) -> str:
     """``label  detail — CODE: message`` (without the ✗)."""
     result = call.result
-    message = first_line(result.error or "") if result is not None else ""
+    message = first_line(result.error or "", ERROR_LINE_LIMIT) if result is not None else ""
     code = result.error_code if result is not None else None
     return f"{row_text(call)} — {code}: {message}" if code else f"{row_text(call)} — {message}"
 
@@ -115,13 +133,63 @@ def update_text(event: ToolUpdateEvent, call: Call) -> str:
     return f"{label}  {text}" if text else label
 
 
+#: what wrapping keeps on one line: a word, or a span in parentheses or backticks (a command
+#: such as ``(…/python -m pip install pytest)`` or `` `npm ci` ``) up to MAX_KEPT_SPAN characters
+_ATOM = re.compile(r"(\s*)(\S*\([^()]*\)\S*|\S*`[^`]*`\S*|\S+)")
+MAX_KEPT_SPAN = 200
+#: a line longer than this (a minified file in an output tail) is left for the terminal to fold
+MAX_WRAPPED = 20_000
+
+
+def wrap_line(text: str, width: int | None, indent: str) -> list[str]:
+    """An error or a hint as lines of at most ``width`` columns, continuation lines indented by
+    ``indent``: never cut, no word broken, and a command in parentheses or backticks kept on one
+    line (a path or a command wider than ``width`` gets a line of its own, whole, which a terminal
+    folds and copies as one). Control characters come out escaped, as :func:`visible` writes
+    them. Without a width (a pipe, a log) the line as it is."""
+    text = visible(text.rstrip())
+    if width is None or len(text) <= width or len(text) > MAX_WRAPPED:
+        return [text]
+    width = max(width, MIN_WRAP_WIDTH)
+    atoms: list[tuple[str, str]] = []
+    for m in _ATOM.finditer(text):
+        space, word = m.group(1), m.group(2)
+        if len(word) > MAX_KEPT_SPAN and " " in word:  # a long aside: words like any other
+            first, *rest = word.split(" ")
+            atoms += [(space, first), *((" ", w) for w in rest if w)]
+        else:
+            atoms.append((space, word))
+    lines: list[str] = []
+    current = ""
+    for space, word in atoms:
+        if current.strip() and len(current) + len(space) + len(word) > width:
+            lines.append(current)
+            current = indent + word
+        else:
+            current += space + word
+    lines.append(current)
+    return lines
+
+
+def changes_view_lines(content: str, diff: str) -> list[str]:
+    """What to draw of a view of many files' changes: what the model read of it (a line per file or
+    folder, the notes) and, when the diff is not all in there, one closing line saying where it is."""
+    lines = content.rstrip("\n").splitlines()
+    if diff.strip() not in content:
+        n = diff.count("\n") + (0 if diff.endswith("\n") else 1)
+        lines.append(f"(the full diff, {n:,} line{'s' if n != 1 else ''}: --json, or cog tool git_diff path=… for a part)")
+    return lines
+
+
 def failure_lines(report: TestReport) -> list[str]:
     lines = []
     for f in report.failures[:MAX_FAILURES_SHOWN]:
         message = first_line(f.message)
         lines.append(f"FAILED {f.name} — {message}" if message else f"FAILED {f.name}")
-    hidden = len(report.failures) - MAX_FAILURES_SHOWN
-    if hidden > 0:
+    # counted from the run's total, not from the failures its details kept
+    # (a report that lists none: its row's counts say it all)
+    hidden = report.failures_total - min(len(report.failures), MAX_FAILURES_SHOWN)
+    if hidden > 0 and lines:
         lines.append(f"… and {hidden} more")
     return lines
 
@@ -199,7 +267,7 @@ class TextRenderer:
             elif isinstance(event, ErrorEvent):
                 self._print_texts()
                 label = f"{event.code}: {event.message}" if event.code else event.message
-                self._line(self._style("✗ ", "red") + label)
+                self._error("✗ " + label, lambda first: self._style("✗ ", "red") + first[2:])
             elif isinstance(event, StartEvent) and event.instructions:  # which AGENTS.md the model got
                 self._line(self._style(instructions_text(event), "dim"))
             elif isinstance(event, CompactionEvent):  # one quiet line
@@ -242,19 +310,27 @@ class TextRenderer:
         result = call.result
         assert result is not None
         if result.error is not None:
-            self._line(self._style("✗ ", "red") + self._row_words(error_text(call), call))
+            self._error("✗ " + error_text(call), lambda first: self._style("✗ ", "red") + self._row_words(first[2:], call))
             for line in error_lines(call):
-                self._line(DETAIL_INDENT + line)
+                for part in self._wrap(DETAIL_INDENT + line, DETAIL_INDENT + "  "):
+                    self._line(part)
         else:
             self._line(self._row_words(row_text(call), call))
         diff = diff_text(result.details)
-        if diff is not None:
+        many = changes_view_diff(result.details)
+        if many is not None:
+            # many files' changes (every line of every untracked file): what the model read of them
+            for line in changes_view_lines(content_text(result.result) if result.result is not None else "", many):
+                self._line(DETAIL_INDENT + self._diff_style(line) if line else "")
+        elif diff is not None:
             for line in diff.rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + self._diff_style(line))
         report = read_test_report(result.details)
         note = result.details.get("sandbox_note") if isinstance(result.details, dict) else None
         if isinstance(note, str) and note:  # failures that look like the sandbox: the person reads it too
-            self._line(DETAIL_INDENT + self._style(note, "bold"))
+            for part in self._wrap(DETAIL_INDENT + note, DETAIL_INDENT):
+                words = part.lstrip(" ")
+                self._line(part[: len(part) - len(words)] + self._style(words, "bold"))
         if report is not None:
             for line in failure_lines(report):
                 self._line(DETAIL_INDENT + self._style(line, "red" if line.startswith("FAILED") else "dim"))
@@ -263,9 +339,28 @@ class TextRenderer:
                 self._line(DETAIL_INDENT + line)
 
     def _row_words(self, text: str, call: Call) -> str:
-        if not self.color:
+        label = visible(call.label)
+        if not self.color or not text.startswith(label):
             return text
-        return self._style(call.label, "bold") + text[len(call.label) :]
+        return self._style(label, "bold") + text[len(label) :]
+
+    def _error(self, text: str, first_style: Callable[[str], str]) -> None:
+        """An error line, wrapped (never cut); ``first_style`` colours its first line."""
+        lines = [part for i, line in enumerate(text.splitlines() or [""]) for part in self._wrap(line, DETAIL_INDENT if i == 0 else DETAIL_INDENT + "  ")]
+        self._line(first_style(lines[0]))
+        for line in lines[1:]:
+            self._line(line)
+
+    def _wrap(self, text: str, indent: str) -> list[str]:
+        return wrap_line(text, self._wrap_width(), indent)
+
+    def _wrap_width(self) -> int | None:
+        """The width errors and hints are wrapped to: the terminal's (``COLUMNS`` first, as
+        :func:`shutil.get_terminal_size` reads it). Off a terminal (a log, a pipe) none: each
+        stays one line, whole, for the viewer to fold."""
+        if self.width:
+            return self.width
+        return shutil.get_terminal_size((100, 24)).columns if self.tty else None
 
     def _diff_style(self, line: str) -> str:
         if line.startswith(("+++", "---")):

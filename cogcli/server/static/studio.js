@@ -243,6 +243,12 @@
       const long = typeof f === 'object' ? f.longrepr || f.message || f.error || '' : '';
       append(block, [el('details', { class: 'failure' }, el('summary', {}, name, el('span', { class: 'msg' }, firstLine(message, 140))), long ? el('pre', {}, asText(long)) : null)]);
     }
+    // the details keep the first failures; failures_total counts them all
+    const notListed = isInt(details.failures_total) ? details.failures_total - failures.length : 0;
+    if (notListed > 0) {
+      const where = typeof details.report_file === 'string' ? ' (all of them: ' + details.report_file + ')' : '';
+      append(block, [el('div', { class: 'more-failures muted' }, '… and ' + notListed + ' more' + where)]);
+    }
     if (details.output_tail) append(block, [el('details', {}, el('summary', {}, 'Output'), el('pre', {}, details.output_tail))]);
     if (details.command) append(block, [el('div', { class: 'command' }, '$ ' + details.command)]);
     return block;
