@@ -136,15 +136,27 @@ SandboxWritableOption = Annotated[
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print ``cog: message`` on stderr and exit with ``code`` (2: usage or configuration)."""
-    sys.stderr.write(f"cog: {message}\n")
-    sys.stderr.flush()
+    """Print ``cog: message`` on stderr (control characters escaped: it may name a workspace path)
+    and exit with ``code`` (2: usage or configuration)."""
+    from cogcli.shown import say
+
+    say(message)
     raise typer.Exit(code)
+
+
+class _VisibleFormatter(logging.Formatter):
+    """``cog: message``, every control character escaped (log lines carry names and paths from
+    the workspace, the model and MCP servers)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from cogcli.shown import visible
+
+        return visible(super().format(record))
 
 
 def _setup_logging(verbose: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("cog: %(message)s"))
+    handler.setFormatter(_VisibleFormatter("cog: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.DEBUG if verbose else logging.WARNING)
     log.propagate = False
@@ -433,7 +445,9 @@ def render_command(
             fail(f"cannot read {file}: {exc.strerror}")
 
     def problem(number: int, message: str) -> None:
-        sys.stderr.write(f"cog render: line {number}: {message}; skipped\n")
+        from cogcli.shown import say
+
+        say(f"line {number}: {message}; skipped", prefix="cog render: ")
 
     renderer = _renderer(fmt, False)
     with stream:
@@ -520,8 +534,9 @@ def trust_command(
     approve them: asked one by one on a terminal, or all with --approve.
 
     \b
-    A workspace's commands start only once approved, by their exact command line; approvals are
-    kept in ~/.config/cog/trusted-commands.json and asked again when a command changes.
+    A workspace's commands start only once approved, by their exact command line and the sha256
+    of each workspace file they run (script, package, program); approvals are kept in
+    ~/.config/cog/trusted-commands.json and asked again when a command or one of its files changes.
     Exit codes: 0 all approved, 1 some left unapproved, 2 bad configuration.
     """
     from cogcli.commands.trust import trust
