@@ -529,6 +529,7 @@ def undo_cmd(
 def trust_command(
     directory: DirectoryOption = None,
     approve_all: Annotated[bool, typer.Option("--approve", help="Approve every listed command without asking.")] = False,
+    list_only: Annotated[bool, typer.Option("--list", help="Only list the commands, the files they run and whether they are approved; ask nothing.")] = False,
 ) -> None:
     """List the commands this workspace's [tool.cog] would run on this machine (mcp_servers) and
     approve them: asked one by one on a terminal, or all with --approve.
@@ -541,7 +542,9 @@ def trust_command(
     """
     from cogcli.commands.trust import trust
 
-    raise typer.Exit(trust(_workspace(directory), approve_all=approve_all))
+    if approve_all and list_only:
+        fail("--list only lists; it cannot go with --approve")
+    raise typer.Exit(trust(_workspace(directory), approve_all=approve_all, list_only=list_only))
 
 
 # --- cog mcp -------------------------------------------------------------------------------

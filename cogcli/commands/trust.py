@@ -34,7 +34,8 @@ def _line(state: str, setting: str, checked: Review) -> str:
     return line + files + "\n"
 
 
-def trust(root: Path, *, approve_all: bool = False) -> int:
+def trust(root: Path, *, approve_all: bool = False, list_only: bool = False) -> int:
+    """0 all approved, 1 some left unapproved, 2 bad configuration. ``list_only``: ask nothing."""
     try:
         config = read_config(root)
         store = load_store()
@@ -47,7 +48,7 @@ def trust(root: Path, *, approve_all: bool = False) -> int:
             f"{visible(str(root), one_line=True)}/pyproject.toml names no commands to run ([tool.cog] mcp_servers); nothing to approve.\n"
         )
         return 0
-    interactive = _terminal()
+    interactive = _terminal() and not list_only
     left = 0
     changed = False
     for setting, command in listed:
@@ -55,7 +56,7 @@ def trust(root: Path, *, approve_all: bool = False) -> int:
         if checked.approved:
             sys.stdout.write(_line("approved", setting, checked))
             continue
-        if approve_all or (interactive and _ask_on_terminal(question(root, setting, command, checked))):
+        if (approve_all and not list_only) or (interactive and _ask_on_terminal(question(root, setting, command, checked))):
             if command_files(root, command) != checked.files:  # changed while the person read the question
                 left += 1
                 sys.stdout.write(_line("NOT approved", setting, checked))
@@ -70,7 +71,10 @@ def trust(root: Path, *, approve_all: bool = False) -> int:
     if changed:
         save_store(store)
     if left:
-        how = "answer y" if interactive else "run cog trust on a terminal, or cog trust --approve"
+        how = (
+            "answer y" if interactive else "run cog trust to approve" if list_only
+            else "run cog trust on a terminal, or cog trust --approve"
+        )
         say(f"{left} command(s) not approved; cog will not start them ({how}). Approvals: {store_path()}")
         return 1
     return 0

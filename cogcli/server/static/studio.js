@@ -1,6 +1,7 @@
 // cog Studio: draws cog's wire events (the lines `cog edit --json` writes) as a list of steps.
 // Plain JavaScript, no build step, no network but this server. Every piece of text that comes
-// from a file, a model or a tool goes into the page with textContent / text nodes, never as HTML.
+// from a file, a model or a tool goes into the page with text nodes, never as HTML, its control characters
+// drawn as escapes (visible(), below).
 'use strict';
 (() => {
   const query = new URLSearchParams(location.search);
@@ -338,7 +339,7 @@
       }
       const waiting = this.approval && this.approval.state === 'pending';
       if (this.stoppedRunning || waiting) clear(e.state);
-      e.took.textContent = waiting ? 'waiting for you' : '';
+      setText(e.took, waiting ? 'waiting for you' : '');
       clear(e.body);
       if (this.approval) e.body.append(this.approvalCard());
       if (this.update) e.body.append(this.progress());
@@ -405,7 +406,7 @@
       clear(e.state).append(failed ? '✕' : '✓');
       e.state.className = 'state ' + (failed ? 'bad' : 'ok');
       e.state.title = failed ? 'failed' : 'done';
-      e.took.textContent = ms(r.durationMs);
+      setText(e.took, ms(r.durationMs));
       this.node.dataset.status = failed ? 'error' : 'ok';
       clear(e.body);
       if (this.approval && this.approval.state !== 'pending') e.body.append(this.approvalCard());
@@ -527,7 +528,7 @@
   function setConn(state) {
     conn.hidden = false;
     conn.className = 'conn ' + state;
-    conn.textContent = { live: 'live', reconnecting: 'reconnecting…', done: 'finished', error: 'disconnected' }[state] || state;
+    setText(conn, { live: 'live', reconnecting: 'reconnecting…', done: 'finished', error: 'disconnected' }[state] || state);
   }
   function fatal(err) {
     clear(app);
