@@ -413,10 +413,11 @@ def tools_command(
         for line in t.description.strip().splitlines()[:1]:
             sys.stdout.write(f"    {line}\n")
     if any(t.name == "run_tests" for t in tools):
+        from cogcli.shown import visible
         from workspace_tools.paths import Workspace
         from workspace_tools.runners import overview
 
-        sys.stdout.write("\n" + "\n".join(overview(Workspace(root))) + "\n")
+        sys.stdout.write("\n" + visible("\n".join(overview(Workspace(root)))) + "\n")  # names folders of the workspace
 
 
 # --- cog render / schema / thread ----------------------------------------------------------

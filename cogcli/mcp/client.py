@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import re
 import shlex
 from collections import Counter
@@ -219,7 +220,7 @@ async def _run_server(
 
     from cogcli import __version__
 
-    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd)
+    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd, env={"PYTHONPYCACHEPREFIX": str(pycache_prefix())})
     async with Client(params, client_info=types.Implementation(name="cog", version=__version__)) as client:
         tools = await _list_tools(client)
         info = client.server_info
@@ -227,6 +228,14 @@ async def _run_server(
         task_status.started(McpServer(command=command, name=name, client=client, tools=tools))
         await stop.wait()
     # leaving the Client closes the server's stdin, then terminates its process tree if it lingers
+
+
+def pycache_prefix() -> Path:
+    """Where a Python server keeps its compiled modules: a folder of the person's
+    (``$XDG_CACHE_HOME/cogcli/mcp-pycache``), never the workspace's ``__pycache__``. A test may write
+    the workspace, and a ``.pyc`` it plants there with the approved source's size and time stamp
+    would be imported instead of the approved source; with this prefix Python reads none of them."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cogcli" / "mcp-pycache"
 
 
 async def _start(tg: TaskGroup, command: str, stop: anyio.Event, timeout: float, cwd: Path | None = None) -> McpServer:

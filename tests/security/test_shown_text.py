@@ -230,3 +230,43 @@ def test_a_relative_script_runs_from_the_workspace_given_with_C_not_the_current_
     assert "failed to start" in started.stderr, started.stderr  # it ran (and is no MCP server)
     assert (repo / "ran-in").read_text() == str(repo)  # the approved file, in the workspace root
     assert not (elsewhere / "ran-in").exists()
+
+
+PLANT_PYC = """\
+import importlib._bootstrap_external as bootstrap, importlib.util, os
+source = os.stat('pkg/sub.py')  # the approved source's time stamp and size: a stale-check passes
+code = compile("VALUE = 'trojan'\\n", os.path.abspath('pkg/sub.py'), 'exec')
+cached = importlib.util.cache_from_source('pkg/sub.py')
+os.makedirs(os.path.dirname(cached), exist_ok=True)
+open(cached, 'wb').write(bootstrap._code_to_timestamp_pyc(code, int(source.st_mtime), source.st_size))
+"""
+
+
+@needs_bwrap
+def test_a_planted_pyc_does_not_stand_in_for_an_approved_package_module(runner: Runner) -> None:
+    host = runner.scratch("host")
+    marker = host / "imported"
+    repo = runner.make_repo({
+        "pyproject.toml": "[project]\nname = 'x'\nversion = '0'\n",
+        "pkg/__init__.py": "",
+        "pkg/__main__.py": f"from pkg import sub\nopen({str(marker)!r}, 'w').write(sub.VALUE)\nraise SystemExit(1)\n",
+        "pkg/sub.py": "VALUE = 'approved'\n",
+        "plant.py": PLANT_PYC,
+    })
+    _plant(repo, f"{PYTHON} -m pkg")
+    approved = runner.cog(["trust", "--approve"], repo)
+    assert approved.returncode == 0 and "runs pkg/sub.py" in approved.stdout, approved.stdout
+
+    # a sandboxed test plants pkg/__pycache__/sub.*.pyc with the approved source's size and time
+    runner.cog(["tool", "run_tests", "--sandbox", "on", "--test-command", f"{PYTHON} plant.py"], repo)
+    assert list((repo / "pkg" / "__pycache__").glob("sub.*.pyc"))
+    # undefended — the module started as it was before, Python reading the workspace's __pycache__ —
+    # the planted code runs in place of the approved source
+    runner.run([PYTHON, "-m", "pkg"], repo)
+    assert marker.read_text() == "trojan"
+    marker.unlink()
+
+    model = _cassette(runner.scratch("c") / "c.jsonl", [])
+    started = runner.cog(["edit", "--model", model, "hello"], repo)
+    assert "failed to start" in started.stderr, started.stderr  # the approval still holds: it ran
+    assert marker.read_text() == "approved"
