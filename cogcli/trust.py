@@ -167,14 +167,14 @@ class _Files:
             self.add(name, script=True)
             return
         for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
-            candidate = os.path.join(self.root, folder or ".", name)
-            inside = self._key(os.path.normpath(candidate), os.path.realpath(candidate)) is not None
+            candidate = os.path.normpath(os.path.join(self.root, folder or ".", name))
+            key = self._key(candidate, os.path.realpath(candidate))
             if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                if inside:
+                if key is not None:
                     self.add(candidate)
                 return
-            if inside:  # a file of that name planted here later would run instead
-                self.add(candidate, script=True)
+            if key is not None:  # one planted here later (or made executable) would run instead
+                self.found[key] = "not executable" if os.path.lexists(candidate) else ABSENT
 
     def words(self, words: Sequence[str], depth: int = 0) -> None:
         for word in words:

@@ -95,6 +95,10 @@ def test_a_link_out_of_the_workspace_is_not_read_but_its_target_is_approved(tmp_
     monkeypatch.setenv("PATH", f"{root / '.venv' / 'bin'}:/usr/bin:/bin")
     assert trust.command_files(root, "python fifo.py")[".venv/bin/python"] == f"outside:{theirs}"
     assert trust.command_files(root, "sh -c true") == {".venv/bin/sh": "absent"}
+    (root / ".venv" / "bin" / "sh").write_text("planted\n")
+    assert trust.command_files(root, "sh -c true") == {".venv/bin/sh": "not executable"}
+    (root / ".venv" / "bin" / "sh").chmod(0o755)  # now it is the sh that runs
+    assert trust.command_files(root, "sh -c true") == {".venv/bin/sh": _sha(b"planted\n")}
 
 
 def test_a_changed_file_names_itself_and_an_old_approval_does_not_cover_files(tmp_path: Path) -> None:
@@ -113,7 +117,7 @@ def test_a_changed_file_names_itself_and_an_old_approval_does_not_cover_files(tm
     # an approval written before files were covered holds the command line only: asked again
     legacy = trust.TrustStore.model_validate({"commands": [{"workspace": str(root.resolve()), "setting": "mcp_servers", "command": "python3 srv.py"}]})
     assert trust.review(legacy, root, "mcp_servers", "python3 srv.py").changed == ("srv.py",)
-    assert trust.is_trusted(legacy, root, "mcp_servers", "true")  is False  # never approved at all
+    assert trust.is_trusted(legacy, root, "mcp_servers", "true") is False  # never approved at all
 
 
 def test_cog_serve_escapes_the_workspace_command_in_its_error_message(make_repo, tmp_path: Path) -> None:
