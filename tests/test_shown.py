@@ -129,3 +129,33 @@ def test_cog_serve_escapes_the_workspace_command_in_its_error_message(make_repo,
     assert refused.status_code == 400
     message = refused.json()["error"]
     assert "\\u202e\\x1b[2Kharmless" in message and "\x1b" not in message and "\u202e" not in message
+
+
+def test_the_studio_page_draws_a_bidi_override_from_the_model_as_an_escape(make_repo, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    from browser_helpers import chromium, wait_for
+    from serve_helpers import write_cassette
+
+    repo = make_repo("calc")
+    name = "notes\u202etxt.exe"  # drawn raw, the override shows it as notes"exe.txt"
+    model = write_cassette(tmp_path / "bidi.jsonl", [
+        {"text": f"Writing {name}.", "toolCalls": [{"id": "w1", "name": "write_file", "arguments": {"path": name, "content": "x"}}]},
+        {"text": "Done \x1b[2J."},
+    ])
+    driver = chromium(tmp_path / "profile")
+    try:
+        with Served(repo, model=model) as srv:
+            run = srv.start("Write the notes", approval="auto")
+            driver.get(f"{srv.base}/runs/{run['runId']}?token={srv.token}")
+            wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=finish]"))
+            text = driver.execute_script("return document.getElementById('steps').textContent")
+            title = driver.find_element(By.CSS_SELECTOR, 'section.call[data-call-id="w1"] .detail').get_attribute("title")
+            # the DOM itself keeps the character: a plain text node would hand it to the layout
+            raw = driver.execute_script("const n = document.createElement('div'); n.textContent = arguments[0]; return n.textContent", name)
+    finally:
+        driver.quit()
+    assert "\u202e" in raw
+    assert "Writing notes\\u202etxt.exe." in text and "Done \\x1b[2J." in text
+    assert "\u202e" not in text and "\x1b" not in text
+    assert title == "notes\\u202etxt.exe"
