@@ -359,7 +359,7 @@ def describe_file(path: str, fingerprint: str) -> str:
     if fingerprint.startswith(OUTSIDE):
         return f"{shown} -> {visible(fingerprint[len(OUTSIDE):], one_line=True)}  (outside the workspace: yours, not read)"
     if fingerprint == ABSENT:
-        return f"{shown}  (does not exist: approved as absent)"
+        return f"{shown}  (does not exist; if it appears, cog asks again)"
     return f"{shown}  ({fingerprint})"
 
 
