@@ -294,7 +294,6 @@ class Review:
     command: str
     files: dict[str, str]
     approved: bool
-    known: bool = False
     changed: tuple[str, ...] = field(default=())
 
 
@@ -310,7 +309,7 @@ def review(store: TrustStore, workspace: Path, setting: str, command: str) -> Re
         return Review(command, now, approved=False)
     before = entry.files if entry.files is not None else {}
     changed = tuple(sorted(k for k in {*before, *now} if before.get(k) != now.get(k)))
-    return Review(command, now, approved=not changed, known=True, changed=changed)
+    return Review(command, now, approved=not changed, changed=changed)
 
 
 def is_trusted(store: TrustStore, workspace: Path, setting: str, command: str) -> bool:
