@@ -136,15 +136,27 @@ SandboxWritableOption = Annotated[
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print ``cog: message`` on stderr and exit with ``code`` (2: usage or configuration)."""
-    sys.stderr.write(f"cog: {message}\n")
-    sys.stderr.flush()
+    """Print ``cog: message`` on stderr (control characters escaped: it may name a workspace path)
+    and exit with ``code`` (2: usage or configuration)."""
+    from cogcli.shown import say
+
+    say(message)
     raise typer.Exit(code)
+
+
+class _VisibleFormatter(logging.Formatter):
+    """``cog: message``, every control character escaped (log lines carry names and paths from
+    the workspace, the model and MCP servers)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from cogcli.shown import visible
+
+        return visible(super().format(record))
 
 
 def _setup_logging(verbose: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("cog: %(message)s"))
+    handler.setFormatter(_VisibleFormatter("cog: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.DEBUG if verbose else logging.WARNING)
     log.propagate = False
@@ -401,10 +413,11 @@ def tools_command(
         for line in t.description.strip().splitlines()[:1]:
             sys.stdout.write(f"    {line}\n")
     if any(t.name == "run_tests" for t in tools):
+        from cogcli.shown import visible
         from workspace_tools.paths import Workspace
         from workspace_tools.runners import overview
 
-        sys.stdout.write("\n" + "\n".join(overview(Workspace(root))) + "\n")
+        sys.stdout.write("\n" + visible("\n".join(overview(Workspace(root)))) + "\n")  # names folders of the workspace
 
 
 # --- cog render / schema / thread ----------------------------------------------------------
@@ -433,7 +446,9 @@ def render_command(
             fail(f"cannot read {file}: {exc.strerror}")
 
     def problem(number: int, message: str) -> None:
-        sys.stderr.write(f"cog render: line {number}: {message}; skipped\n")
+        from cogcli.shown import say
+
+        say(f"line {number}: {message}; skipped", prefix="cog render: ")
 
     renderer = _renderer(fmt, False)
     with stream:
@@ -515,18 +530,22 @@ def undo_cmd(
 def trust_command(
     directory: DirectoryOption = None,
     approve_all: Annotated[bool, typer.Option("--approve", help="Approve every listed command without asking.")] = False,
+    list_only: Annotated[bool, typer.Option("--list", help="Only list the commands, the files they run and whether they are approved; ask nothing.")] = False,
 ) -> None:
     """List the commands this workspace's [tool.cog] would run on this machine (mcp_servers) and
     approve them: asked one by one on a terminal, or all with --approve.
 
     \b
-    A workspace's commands start only once approved, by their exact command line; approvals are
-    kept in ~/.config/cog/trusted-commands.json and asked again when a command changes.
+    A workspace's commands start only once approved, by their exact command line and the sha256
+    of each workspace file they run (script, package, program); approvals are kept in
+    ~/.config/cog/trusted-commands.json and asked again when a command or one of its files changes.
     Exit codes: 0 all approved, 1 some left unapproved, 2 bad configuration.
     """
     from cogcli.commands.trust import trust
 
-    raise typer.Exit(trust(_workspace(directory), approve_all=approve_all))
+    if approve_all and list_only:
+        fail("--list only lists; it cannot go with --approve")
+    raise typer.Exit(trust(_workspace(directory), approve_all=approve_all, list_only=list_only))
 
 
 # --- cog mcp -------------------------------------------------------------------------------

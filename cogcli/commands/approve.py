@@ -27,6 +27,7 @@ import anyio
 from cogcli.approvals import Approve, Decision, Decisions, summarize
 from cogcli.errors import ConfigError
 from cogcli.events import Approval
+from cogcli.shown import say, visible
 
 log = logging.getLogger("cogcli")
 
@@ -115,12 +116,9 @@ class Refuser:
     async def __call__(self, approvals: list[Approval]) -> Decisions:
         if not self.told:
             self.told = True
-            sys.stderr.write(
-                f"cog: refused {summarize(approvals)}: it needs approval and there is no terminal to ask.\n"
-                "cog: pass --yes (or --approval auto) to allow calls that write files or run code, "
-                "or --approval stdin to answer from another program\n"
-            )
-            sys.stderr.flush()
+            say(f"refused {summarize(approvals)}: it needs approval and there is no terminal to ask.")
+            say("pass --yes (or --approval auto) to allow calls that write files or run code, "
+                "or --approval stdin to answer from another program")
         return {a.tool_call_id: Decision(False, NO_ONE_TO_ASK) for a in approvals}
 
 
@@ -188,11 +186,13 @@ class TerminalApprover:
         return decisions
 
     async def _ask(self, a: Approval) -> str | None:
-        effects = ", ".join(a.side_effects or [])
-        shown = f"\n  {_short_arguments(a.arguments)}" if a.arguments else ""
-        self._write(f"\ncog wants to: {a.description} ({effects}){shown}\n")
+        # the description, the arguments, even the tool's name come from the model (or an MCP
+        # server): every control character shown escaped, so none redraws the question
+        effects = visible(", ".join(a.side_effects or []), one_line=True)
+        shown = f"\n  {visible(_short_arguments(a.arguments), one_line=True)}" if a.arguments else ""
+        self._write(f"\ncog wants to: {visible(a.description, one_line=True)} ({effects}){shown}\n")
         while True:
-            self._write(f"Allow? [y]es, [n]o, [a]lways for {a.tool_name} in this run: ")
+            self._write(f"Allow? [y]es, [n]o, [a]lways for {visible(a.tool_name, one_line=True)} in this run: ")
             line = await self.reader.readline()
             if line is None:
                 self._write("\n")

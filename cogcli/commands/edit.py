@@ -22,6 +22,7 @@ from cogcli.errors import CogError, ConfigError, ErrorCode
 from cogcli.events import ErrorEvent, EventEmitter, FinishEvent
 from cogcli.render import Renderer, make_renderer
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.shown import say
 
 log = logging.getLogger("cogcli")
 
@@ -75,7 +76,7 @@ class RunNotStarted(CogError):
 
 
 def _usage_error(message: str) -> int:
-    sys.stderr.write(f"cog: {message}\n")
+    say(message)
     return EXIT_USAGE
 
 
@@ -83,7 +84,7 @@ def _failed_before_run(fmt: str, message: str, code: str | None, exit_code: int 
     """A failure before the run started: said on stderr, and with ``--json`` also as an ``error``
     and a ``finish`` line (status ``error``, no thread), so a reader of the stream always learns
     what went wrong."""
-    sys.stderr.write(f"cog: {message}\n")
+    say(message)
     if fmt == "jsonl":
         _end_stream(make_renderer(fmt), EventEmitter(), message, code)
     return exit_code
@@ -153,7 +154,7 @@ def run_edit(opts: EditOptions) -> int:
         journal.close()
     if isinstance(result, CogError) and output.start is None:  # found before the run started: nothing ran
         exit_code = EXIT_USAGE if isinstance(result, ConfigError) else EXIT_TASK_FAILED
-        sys.stderr.write(f"cog: {result.message}\n")
+        say(result.message)
         if opts.format == "jsonl":
             _end_stream(renderer, EventEmitter(), result.message, result.code)
         else:
@@ -161,7 +162,7 @@ def run_edit(opts: EditOptions) -> int:
         return exit_code
     if output.finish is None:  # the run broke off without its finish (it never should): end the stream
         message = result.message if isinstance(result, CogError) else "the run ended unexpectedly"
-        sys.stderr.write(f"cog: {message}\n")
+        say(message)
         emitter = EventEmitter()
         emitter.seq = output.next_seq
         start = output.start
@@ -179,7 +180,7 @@ def run_edit(opts: EditOptions) -> int:
         code = EXIT_OUTPUT_CLOSED
     thread_id = getattr(result, "thread_id", None) or summary.thread_id
     if thread_id and opts.format != "jsonl":
-        sys.stderr.write(f'cog: thread {thread_id} (continue it: cog edit --thread {thread_id} "…")\n')
+        say(f'thread {thread_id} (continue it: cog edit --thread {thread_id} "…")')
     if opts.commit:
         code = _commit(settings, opts, summary, code, hooks)
     return leave_lingering_tools(code)
@@ -290,12 +291,14 @@ async def _run_agent(
         if settings.mcp_servers:
             from cogcli.mcp.client import mcp_tools
 
-            tools = [*tools, *await stack.enter_async_context(mcp_tools(settings.mcp_servers, {t.name for t in tools}))]
+            # the workspace's servers start in its root: the files their approval covers are the ones that run
+            cwd = (opts.cwd or settings.root) if settings.mcp_source == "--mcp" else settings.root
+            tools = [*tools, *await stack.enter_async_context(mcp_tools(settings.mcp_servers, {t.name for t in tools}, cwd=cwd))]
         store = stack.enter_context(default_store(settings.root))
         thread_id = thread_to_continue(store, opts.thread, opts.last)
         project = await project_context(settings, opts.cwd, model)  # AGENTS.md files, the context window
         for note in project.notes:
-            sys.stderr.write(f"cog: {note}\n")
+            say(note)
         prompt = coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command)
         agent = Agent(
             name="cog",
@@ -327,7 +330,7 @@ def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int, hook
             settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id, hooks=hooks
         )
     except CogError as exc:
-        sys.stderr.write(f"cog: commit failed: {exc.message}\n")
+        say(f"commit failed: {exc.message}")
         return EXIT_TASK_FAILED
-    sys.stderr.write(f"cog: committed {sha[:10]} {subject}\n")
+    say(f"committed {sha[:10]} {subject}")
     return code

@@ -18,7 +18,9 @@ from cogcli.render.summary import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 
 def _fail(message: str) -> int:
-    sys.stderr.write(f"cog: {message}\n")
+    from cogcli.shown import say
+
+    say(message)
     return EXIT_USAGE
 
 
@@ -97,7 +99,9 @@ def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, model: str 
     bound = sock.getsockname()[1]
     sys.stdout.write(url_for(host, bound, token) + "\n")
     sys.stdout.flush()
-    sys.stderr.write(f"cog: serving {root} (Ctrl-C to stop)\n")
+    from cogcli.shown import say
+
+    say(f"serving {root} (Ctrl-C to stop)")
     sys.stderr.flush()
     try:
         server.run(sockets=[sock])

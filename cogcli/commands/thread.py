@@ -11,10 +11,11 @@ from pathlib import Path
 from cogcli.errors import ConfigError
 from cogcli.render import Renderer
 from cogcli.exit_codes import EXIT_OK, EXIT_USAGE
+from cogcli.shown import say
 
 
 def _fail(message: str) -> int:
-    sys.stderr.write(f"cog: {message}\n")
+    say(message)
     return EXIT_USAGE
 
 
@@ -35,7 +36,7 @@ def list_command(root: Path, as_json: bool) -> int:
         sys.stdout.write(json.dumps([t.model_dump(mode="json") for t in threads], indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
     if not threads:
-        sys.stderr.write(f"cog: no threads yet in {root} (cog edit starts one)\n")
+        say(f"no threads yet in {root} (cog edit starts one)")
         return EXIT_OK
     from cogcli.render.visible import visible
 

@@ -1,4 +1,5 @@
-"""``cog trust``: list the workspace's start-up commands and approve them."""
+"""``cog trust``: list the workspace's start-up commands, with the workspace files each runs, and
+approve them. Every command, path and file name is shown with its control characters escaped."""
 
 from __future__ import annotations
 
@@ -7,40 +8,73 @@ from pathlib import Path
 
 from cogcli.config import read_config
 from cogcli.errors import ConfigError
-from cogcli.trust import _ask_on_terminal, _terminal, approve, is_trusted, load_store, question, save_store, store_path
+from cogcli.shown import say, visible
+from cogcli.trust import (
+    Review,
+    _ask_on_terminal,
+    _terminal,
+    approve,
+    command_files,
+    describe_file,
+    load_store,
+    question,
+    review,
+    save_store,
+    store_path,
+)
 
 SETTINGS = ("mcp_servers",)
 
 
-def trust(root: Path, *, approve_all: bool = False) -> int:
+def _line(state: str, setting: str, checked: Review) -> str:
+    line = f"{state:<13} {setting}: {visible(checked.command, one_line=True)}"
+    if checked.changed:
+        line += f"  (changed since approved: {', '.join(visible(p, one_line=True) for p in checked.changed)})"
+    files = "".join(f"\n                runs {describe_file(path, fp)}" for path, fp in checked.files.items())
+    return line + files + "\n"
+
+
+def trust(root: Path, *, approve_all: bool = False, list_only: bool = False) -> int:
+    """0 all approved, 1 some left unapproved, 2 bad configuration. ``list_only``: ask nothing."""
     try:
         config = read_config(root)
         store = load_store()
     except ConfigError as exc:
-        sys.stderr.write(f"cog: {exc.message}\n")
+        say(exc.message)
         return 2
     listed = [(setting, command) for setting in SETTINGS for command in getattr(config, setting)]
     if not listed:
-        sys.stdout.write(f"{root}/pyproject.toml names no commands to run ([tool.cog] mcp_servers); nothing to approve.\n")
+        sys.stdout.write(
+            f"{visible(str(root), one_line=True)}/pyproject.toml names no commands to run ([tool.cog] mcp_servers); nothing to approve.\n"
+        )
         return 0
-    interactive = _terminal()
+    interactive = _terminal() and not list_only
     left = 0
     changed = False
     for setting, command in listed:
-        if is_trusted(store, root, setting, command):
-            sys.stdout.write(f"approved      {setting}: {command}\n")
+        checked = review(store, root, setting, command)
+        if checked.approved:
+            sys.stdout.write(_line("approved", setting, checked))
             continue
-        if approve_all or (interactive and _ask_on_terminal(question(root, setting, command))):
-            approve(store, root, setting, command)
+        if (approve_all and not list_only) or (interactive and _ask_on_terminal(question(root, setting, command, checked))):
+            if command_files(root, command) != checked.files:  # changed while the person read the question
+                left += 1
+                sys.stdout.write(_line("NOT approved", setting, checked))
+                say(f"the files {command!r} runs changed while you were asked; run cog trust again to review them")
+                continue
+            approve(store, root, setting, command, checked.files)
             changed = True
-            sys.stdout.write(f"approved now  {setting}: {command}\n")
+            sys.stdout.write(_line("approved now", setting, checked))
         else:
             left += 1
-            sys.stdout.write(f"NOT approved  {setting}: {command}\n")
+            sys.stdout.write(_line("NOT approved", setting, checked))
     if changed:
         save_store(store)
     if left:
-        how = "answer y" if interactive else "run cog trust on a terminal, or cog trust --approve"
-        sys.stderr.write(f"cog: {left} command(s) not approved; cog will not start them ({how}). Approvals: {store_path()}\n")
+        how = (
+            "answer y" if interactive else "run cog trust to approve" if list_only
+            else "run cog trust on a terminal, or cog trust --approve"
+        )
+        say(f"{left} command(s) not approved; cog will not start them ({how}). Approvals: {store_path()}")
         return 1
     return 0

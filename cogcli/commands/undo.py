@@ -8,10 +8,11 @@ from pathlib import Path
 
 from cogcli.errors import ConfigError
 from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.shown import say, visible
 
 
 def _say(message: str) -> None:
-    sys.stderr.write(f"cog: {message}\n")
+    say(message)  # paths and names from the workspace: control characters escaped
 
 
 def undo_command(root: Path, thread_id: str | None, *, dry_run: bool = False) -> int:
@@ -34,7 +35,8 @@ def undo_command(root: Path, thread_id: str | None, *, dry_run: bool = False) ->
                 thread = store.last_thread()
             plan = plan_undo(root, thread)
             if dry_run:
-                sys.stdout.write(plan.reverse_diff())
+                diff = plan.reverse_diff()  # as it is for a pipe (git apply); escaped for a person's terminal
+                sys.stdout.write(visible(diff) if sys.stdout.isatty() else diff)
                 sys.stdout.flush()
                 _say(f"dry run: undoing thread {plan.thread_id} would revert {_files(plan)}; nothing was written")
                 return EXIT_OK

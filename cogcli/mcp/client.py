@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import re
 import shlex
 from collections import Counter
@@ -211,7 +212,7 @@ async def _list_tools(client: Client) -> tuple[types.Tool, ...]:
 
 
 async def _run_server(
-    command: str, argv: list[str], stop: anyio.Event, *, task_status: TaskStatus[McpServer]
+    command: str, argv: list[str], stop: anyio.Event, cwd: Path | None = None, *, task_status: TaskStatus[McpServer]
 ) -> None:
     """Start one server, hand its :class:`McpServer` to the starter, keep it up until ``stop``."""
     import mcp_types as types
@@ -219,7 +220,7 @@ async def _run_server(
 
     from cogcli import __version__
 
-    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd, env={"PYTHONPYCACHEPREFIX": str(pycache_prefix())})
     async with Client(params, client_info=types.Implementation(name="cog", version=__version__)) as client:
         tools = await _list_tools(client)
         info = client.server_info
@@ -229,7 +230,15 @@ async def _run_server(
     # leaving the Client closes the server's stdin, then terminates its process tree if it lingers
 
 
-async def _start(tg: TaskGroup, command: str, stop: anyio.Event, timeout: float) -> McpServer:
+def pycache_prefix() -> Path:
+    """Where a Python server keeps its compiled modules: a folder of the person's
+    (``$XDG_CACHE_HOME/cogcli/mcp-pycache``), never the workspace's ``__pycache__``. A test may write
+    the workspace, and a ``.pyc`` it plants there with the approved source's size and time stamp
+    would be imported instead of the approved source; with this prefix Python reads none of them."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cogcli" / "mcp-pycache"
+
+
+async def _start(tg: TaskGroup, command: str, stop: anyio.Event, timeout: float, cwd: Path | None = None) -> McpServer:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -238,7 +247,7 @@ async def _start(tg: TaskGroup, command: str, stop: anyio.Event, timeout: float)
         raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
     try:
         with anyio.fail_after(timeout):
-            server: McpServer = await tg.start(_run_server, command, argv, stop)
+            server: McpServer = await tg.start(_run_server, command, argv, stop, cwd)
     except TimeoutError:
         raise ConfigError(f"MCP server `{command}` did not start within {timeout:g} s") from None
     except Exception as exc:
@@ -253,9 +262,15 @@ async def mcp_tools(
     existing_names: Iterable[str] = (),
     *,
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+    cwd: Path | None = None,
 ) -> AsyncIterator[list[Tool[Any]]]:
     """Start each server command (shell-like, e.g. ``"npx -y @scope/server /tmp"``) and yield their
     tools as cog tools, named to avoid ``existing_names``. Every server is stopped on exit.
+
+    ``cwd`` is each server's working directory (None: cog's own), so a relative path in a command
+    (``python srv.py``, ``./bin/server``) names a file there: ``cog edit`` passes the workspace
+    root for the workspace's ``[tool.cog] mcp_servers`` — the files their approval fingerprints
+    (:mod:`cogcli.trust`) — and the directory it runs in (``-C DIR``) for ``--mcp``.
 
     Raises :class:`ConfigError` naming the command when a server cannot be started or listed.
     """
@@ -266,7 +281,7 @@ async def mcp_tools(
     try:
         async with anyio.create_task_group() as tg:
             try:
-                servers = [await _start(tg, command, stop, startup_timeout) for command in commands]
+                servers = [await _start(tg, command, stop, startup_timeout, cwd) for command in commands]
                 yield wrap_tools(servers, existing_names)
             finally:
                 stop.set()

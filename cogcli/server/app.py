@@ -32,6 +32,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cogcli.errors import ConfigError
+from cogcli.shown import visible
 from cogcli.server.auth import Guard, allowed_hosts
 from cogcli.server.runs import RunError, RunRegistry
 from cogcli.server.sse import list_stream, parse_last_event_id, run_stream
@@ -71,7 +72,9 @@ class Answer(_Body):
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": message, "code": code}, status_code=status)
+    """An error response; its message (which may name workspace paths, commands, thread ids) has
+    its control characters escaped, as every message cog shows a person."""
+    return JSONResponse({"error": visible(message), "code": code}, status_code=status)
 
 
 #: the largest request body the API reads (an instruction, an answer)

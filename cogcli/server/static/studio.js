@@ -1,6 +1,7 @@
 // cog Studio: draws cog's wire events (the lines `cog edit --json` writes) as a list of steps.
 // Plain JavaScript, no build step, no network but this server. Every piece of text that comes
-// from a file, a model or a tool goes into the page with textContent / text nodes, never as HTML.
+// from a file, a model or a tool goes into the page with text nodes, never as HTML, its control characters
+// drawn as escapes (visible(), below).
 'use strict';
 (() => {
   const query = new URLSearchParams(location.search);
@@ -13,13 +14,25 @@
   document.getElementById('home').href = withToken('/');
 
   // --- DOM helpers: strings become text nodes, never markup -----------------------------------
+  // Every control character is drawn as its escape (\x1b, \u202e): a bidi override in a file name
+  // or a model's reply must not reorder what the page shows. The same characters as cog's
+  // visible() (cogcli/shown.py); tests/security/test_shown_text.py holds the two equal.
+  // visible:begin
+  const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  function visible(text) {
+    return String(text).replace(CONTROL, (c) => {
+      const code = c.charCodeAt(0);
+      return code < 0x100 ? '\\x' + code.toString(16).padStart(2, '0') : '\\u' + code.toString(16).padStart(4, '0');
+    });
+  }
+  // visible:end
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [key, value] of Object.entries(attrs || {})) {
       if (value === undefined || value === null || value === false) continue;
       if (key === 'class') node.className = value;
       else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
-      else node.setAttribute(key, value === true ? '' : String(value));
+      else node.setAttribute(key, value === true ? '' : visible(value));
     }
     append(node, children);
     return node;
@@ -27,10 +40,12 @@
   function append(node, children) {
     for (const child of children.flat()) {
       if (child === null || child === undefined || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+      node.append(child instanceof Node ? child : document.createTextNode(visible(child)));
     }
     return node;
   }
+  // text set on a node that is already drawn: the same escapes
+  function setText(node, text) { node.textContent = visible(text); }
   function clear(node) { while (node.firstChild) node.firstChild.remove(); return node; }
 
   // Icons (Lucide names, as presentations use them), drawn here as small stroked shapes.
@@ -275,7 +290,7 @@
     }
     render() {
       if (this.parts.length > 1) this.parts = [this.parts.join('')];
-      this.node.textContent = this.parts[0] || '';
+      setText(this.node, this.parts[0] || '');
       this.node.classList.toggle('streaming', this.open);
     }
   }
@@ -314,10 +329,10 @@
       const p = (this.result && this.result.presentation) || this.presentation;
       const iconName = (p && p.icon) || 'tool';
       if (this.drawnIcon !== iconName) { clear(e.icon).append(icon(iconName)); this.drawnIcon = iconName; }
-      e.label.textContent = p ? p.label : this.toolName;
+      setText(e.label, p ? p.label : this.toolName);
       const detail = p ? p.detail || '' : shortArgs(this.arguments);
-      e.detail.textContent = detail;
-      e.detail.title = detail;
+      setText(e.detail, detail);
+      e.detail.title = visible(detail);
       this.node.classList.toggle('waiting', !!(this.approval && this.approval.state === 'pending' && !this.result));
       if (this.result) this.renderResult();
       else this.renderRunning();
@@ -330,7 +345,7 @@
       }
       const waiting = this.approval && this.approval.state === 'pending';
       if (this.stoppedRunning || waiting) clear(e.state);
-      e.took.textContent = waiting ? 'waiting for you' : '';
+      setText(e.took, waiting ? 'waiting for you' : '');
       clear(e.body);
       if (this.approval) e.body.append(this.approvalCard());
       if (this.update) e.body.append(this.progress());
@@ -397,7 +412,7 @@
       clear(e.state).append(failed ? '✕' : '✓');
       e.state.className = 'state ' + (failed ? 'bad' : 'ok');
       e.state.title = failed ? 'failed' : 'done';
-      e.took.textContent = ms(r.durationMs);
+      setText(e.took, ms(r.durationMs));
       this.node.dataset.status = failed ? 'error' : 'ok';
       clear(e.body);
       if (this.approval && this.approval.state !== 'pending') e.body.append(this.approvalCard());
@@ -519,7 +534,7 @@
   function setConn(state) {
     conn.hidden = false;
     conn.className = 'conn ' + state;
-    conn.textContent = { live: 'live', reconnecting: 'reconnecting…', done: 'finished', error: 'disconnected' }[state] || state;
+    setText(conn, { live: 'live', reconnecting: 'reconnecting…', done: 'finished', error: 'disconnected' }[state] || state);
   }
   function fatal(err) {
     clear(app);
@@ -531,8 +546,8 @@
   async function loadWorkspace() {
     try {
       const ws = await api('/api/workspace');
-      document.getElementById('workspace').textContent = ws.name;
-      document.title = ws.name + ' · cog Studio';
+      setText(document.getElementById('workspace'), ws.name);
+      document.title = visible(ws.name) + ' · cog Studio';
       return ws;
     } catch (err) { fatal(err); throw err; }
   }
@@ -558,7 +573,7 @@
         const run = await api('/api/runs', { method: 'POST', body: JSON.stringify(body) });
         location.href = withToken('/runs/' + encodeURIComponent(run.runId));
       } catch (err) {
-        problem.textContent = err.message;
+        setText(problem, err.message);
         problem.hidden = false;
         start.disabled = false;
       }
@@ -610,9 +625,9 @@
     const view = new RunView(app, { live: true, runId });
     abort.addEventListener('click', async () => {
       abort.disabled = true;
-      try { await api('/api/runs/' + encodeURIComponent(runId) + '/abort', { method: 'POST' }); } catch (err) { abort.textContent = err.message; }
+      try { await api('/api/runs/' + encodeURIComponent(runId) + '/abort', { method: 'POST' }); } catch (err) { setText(abort, err.message); }
     });
-    view.onFinish = (ev) => { badge.textContent = ev.status; badge.className = 'badge ' + ev.status; abort.remove(); };
+    view.onFinish = (ev) => { setText(badge, ev.status); badge.className = 'badge ' + ev.status; abort.remove(); };
     window.cogView = view;
     await streamEvents('/api/runs/' + encodeURIComponent(runId) + '/events', (ev) => view.handle(ev), (state, err) => {
       setConn(state);

@@ -1,0 +1,61 @@
+"""Text shown to a person: every control character in it escaped, through one function.
+
+A file, a model's reply, a tool's output, a workspace's ``[tool.cog]`` settings or a path in the
+workspace may hold terminal control sequences — ``ESC ] 52`` (OSC 52) writes the clipboard,
+``ESC [ 2J`` clears the screen, ``\\r ESC [ 2K`` wipes the line so far (an approval prompt shows
+only a command's harmless tail), a bidi override reverses what follows. Everything cog shows a
+person — the renderers (text, GitHub, the job summary), the ``cog trust`` prompt and list, the
+approval question of ``cog edit``, ``cog: …`` lines on stderr (:func:`say`), ``cog serve``'s error
+messages — passes through :func:`visible`, so such a character is printed as its escape
+(``\\x1b``, ``\\x0d``, ``\\u202e``) and nothing but the text reaches the terminal. ``keep`` lets the
+caller's own sequences through (cog's colours, on a terminal only). The Studio page draws with the
+same character class (``studio.js`` ``visible``; a test holds the two equal).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import TextIO
+
+#: C0 controls but tab and newline, DEL, C1 controls, the bidi embeddings/overrides/isolates, and
+#: line/paragraph separators (terminals and viewers act on them)
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+_PLAIN = re.compile(_CONTROL)
+#: the same and the newline: for a field shown on one line (a command, a path), where a newline
+#: would start a line that looks like cog's own
+_ONE_LINE = re.compile(_CONTROL.replace("\x0b", "\x0a\x0b"))
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+@lru_cache(maxsize=8)
+def _pattern(keep: tuple[str, ...]) -> re.Pattern[str]:
+    if not keep:
+        return _PLAIN
+    return re.compile("(" + "|".join(re.escape(k) for k in sorted(keep, key=len, reverse=True)) + ")|" + _CONTROL)
+
+
+def visible(text: str, keep: Iterable[str] = (), *, one_line: bool = False) -> str:
+    """``text`` with each control character written as a visible escape (``\\x1b``); the exact
+    sequences in ``keep`` are left as they are. ``one_line``: the newline too (a command, a path
+    shown inside a line of cog's own). Idempotent: escapes are printable."""
+    if one_line:
+        return _ONE_LINE.sub(_escape, text)
+    pattern = _pattern(tuple(keep))
+    if pattern is _PLAIN:
+        return _PLAIN.sub(_escape, text)
+    return pattern.sub(lambda m: m.group() if m.group(1) else _escape(m), text)
+
+
+def say(message: str, *, prefix: str = "cog: ", stream: TextIO | None = None) -> None:
+    """Write ``cog: message`` and a newline on stderr (or ``stream``), the message made
+    :func:`visible`: it may carry a path, a command or a name from the workspace or the model."""
+    out = stream if stream is not None else sys.stderr
+    out.write(prefix + visible(message) + "\n")
+    out.flush()
