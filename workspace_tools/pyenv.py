@@ -17,8 +17,8 @@ Found the way people have it, first match wins, in the runner's folder and then 
 What the sandbox shows (:func:`sandbox_paths`) is never taken from a workspace file's text (a
 ``home =`` in ``pyvenv.cfg`` is an attacker's to write): it is the base installation that the
 env's interpreter, resolved on the host (``os.path.realpath``), reports when run isolated by its
-real path — and only when that real path is a host file (outside every work tree and virtualenv)
-named like a Python. An interpreter that is a file in the workspace (``venv --copies``) is never
+real path — and only when that real path is named like a Python, lies in no virtualenv and is a
+host file (outside every work tree) or an installation of pyenv or asdf (git checkouts themselves). An interpreter that is a file in the workspace (``venv --copies``) is never
 run on the host. Whatever is bound passes :func:`bind_allowed`: never ``$HOME``, ``/tmp``,
 ``/run``, ``/var/tmp``, ``/dev/shm`` or a folder above one of them.
 """
@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workspace_tools.hostbin import host_path, host_program, is_host_file
+from workspace_tools.hostbin import host_path, host_program, in_virtualenv, is_host_file
 
 #: in-project folders tried first, in this order
 VENV_NAMES = (".venv", "venv")
@@ -349,6 +349,25 @@ def _within(path: str | os.PathLike[str], folder: Path) -> bool:
     return here == top or top in here.parents
 
 
+def _manager_roots() -> list[Path]:
+    """Where the person's interpreter managers keep their installations, which are git checkouts
+    themselves (pyenv, asdf), so :func:`~workspace_tools.hostbin.is_host_file` alone refuses them."""
+    home = Path(os.path.expanduser("~"))
+    roots = [os.environ.get("PYENV_ROOT") or home / ".pyenv", os.environ.get("ASDF_DATA_DIR") or home / ".asdf"]
+    return [Path(os.path.realpath(r)) for r in roots if os.path.isabs(r)]
+
+
+def _host_interpreter(real: str) -> bool:
+    """Whether the file at ``real`` (links followed) may be run on the host to ask its base
+    installation: named like a Python, in no virtualenv, and a host file (outside every work
+    tree) or one of pyenv's or asdf's installations."""
+    if not _PYTHON_NAME.match(os.path.basename(real)) or in_virtualenv(real):
+        return False
+    if not os.path.isfile(real) or not os.access(real, os.X_OK):
+        return False
+    return is_host_file(real) or any(_within(real, root / sub) for root in _manager_roots() for sub in ("versions", "installs"))
+
+
 def sandbox_paths(project: ProjectPython, workspace: Path) -> tuple[list[Path], list[str]]:
     """(host folders the sandbox must show read-only for ``project``'s interpreter to start,
     notes when its base installation cannot be shown). Every folder passes :func:`bind_allowed`."""
@@ -365,7 +384,7 @@ def sandbox_paths(project: ProjectPython, workspace: Path) -> tuple[list[Path], 
             "cog does not run it on the host to learn its base installation, so the sandbox shows that only when it "
             f"is outside $HOME and /tmp. If it cannot start there, recreate the environment with links: {FIX}"
         )
-    elif not is_host_file(real) or not _PYTHON_NAME.match(os.path.basename(real)):
+    elif not _host_interpreter(real):
         notes.append(
             f"The project's Python ({project.python}) resolves to {real}, which is not an interpreter installed on the "
             "host (it lies in a work tree or virtualenv, or is not named like python): cog does not run it to learn "
