@@ -327,3 +327,25 @@ def test_the_project_s_own_env_runs_the_tests_with_its_package_installed_editabl
     assert result["details"]["outcome"] == "passed" and result["details"]["passed"] == 1
     assert str(repo / ".venv" / "bin" / "python") in result["details"]["command"]
     assert "No project environment found" not in result["result"]
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+def test_a_package_imported_only_inside_a_test_is_checked_at_the_end(tmp_path: Path, xdist: bool) -> None:
+    """unidiff (installed with cog, never imported by pytest) is imported by the test itself: the
+    check at the session's end (on each xdist worker, reported through the controller) finds it."""
+    import unidiff
+
+    repo = make_repo(tmp_path / "proj", {
+        "pyproject.toml": "[project]\nname = 'unidiff'\nversion = '0'\n",
+        "src/unidiff/__init__.py": "raise RuntimeError('the workspace copy of unidiff was imported')\n",
+        "tests/test_diff.py": "def test_lazy():\n    import unidiff\n    assert unidiff.PatchSet\n",
+    })
+    env = {"PYTEST_ADDOPTS": "-n 2" if xdist else "-p no:xdist"}
+    done = run_cog(["tool", "run_tests", "--json", "--sandbox", "off"], repo, env=env)
+    result = json.loads(done.stdout.splitlines()[-1])
+    details = result["details"]
+    assert done.returncode != 0
+    assert details["outcome"] == "error", details
+    assert details["passed"] == 1  # it ran (the import came late), and its pass is not the verdict
+    assert any(f["id"] == "src/unidiff" and os.path.realpath(unidiff.__file__) in f["text"] for f in details["failures"])
+    assert "the tests imported unidiff from" in result["result"].split("\n\n")[1]
