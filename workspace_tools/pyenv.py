@@ -233,8 +233,10 @@ def _poetry(base: Path, notes: list[str]) -> ProjectPython | None:
 
 
 def _hatch(base: Path, notes: list[str]) -> ProjectPython | None:
+    if host_program("hatch") is None:
+        return None
     config = _hatch_config(base)
-    if config is None or host_program("hatch") is None:
+    if config is None:
         return None
     env_config = config.get("env")
     if (base / "hatch_plugins.py").exists() or (isinstance(env_config, dict) and (env_config.get("requires") or env_config.get("collectors"))):
@@ -357,13 +359,22 @@ def _manager_roots() -> list[Path]:
     return [Path(os.path.realpath(r)) for r in roots if os.path.isabs(r)]
 
 
+def _owned(path: str) -> bool:
+    """Owned by root or this user and writable by no one else (no other user planted or can swap it)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return st.st_uid in (0, os.geteuid()) and not st.st_mode & 0o022
+
+
 def _host_interpreter(real: str) -> bool:
     """Whether the file at ``real`` (links followed) may be run on the host to ask its base
-    installation: named like a Python, in no virtualenv, and a host file (outside every work
-    tree) or one of pyenv's or asdf's installations."""
+    installation: named like a Python, in no virtualenv, owned by root or this user and writable by
+    no one else, and a host file (outside every work tree) or one of pyenv's or asdf's installations."""
     if not _PYTHON_NAME.match(os.path.basename(real)) or in_virtualenv(real):
         return False
-    if not os.path.isfile(real) or not os.access(real, os.X_OK):
+    if not os.path.isfile(real) or not os.access(real, os.X_OK) or not (_owned(real) and _owned(os.path.dirname(real))):
         return False
     return is_host_file(real) or any(_within(real, root / sub) for root in _manager_roots() for sub in ("versions", "installs"))
 

@@ -180,3 +180,30 @@ def test_an_interpreter_inside_the_workspace_is_never_run_on_the_host(tmp_path: 
     assert shown == []
     assert len(notes) == 1 and "inside the workspace" in notes[0] and "not run it on the host" in notes[0]
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o755])
+def test_an_interpreter_others_can_write_is_not_run_and_what_one_reports_is_guarded(
+    tmp_path: Path, fake_home: Path, mode: int
+) -> None:
+    """The workspace's ``.venv/bin/python`` links to a file named ``python3`` outside any repository.
+    In a folder anyone can write, it is not run (another user could have put it there); in the
+    person's own folder it is, and what it reports (here: the home) is still refused."""
+    host = tmp_path / "host-bin"
+    host.mkdir()
+    marker = tmp_path / "ran"
+    fake = host / "python3"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\necho {fake_home}\n")
+    fake.chmod(0o755)
+    host.chmod(mode)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / ".venv" / "bin" / "python").symlink_to(fake)
+    shown, notes = pyenv.sandbox_paths(pyenv.find_project_python(repo, repo), repo)
+    if mode == 0o777:
+        assert not marker.exists() and shown == [] and "not an interpreter installed on the host" in notes[0]
+    else:
+        assert marker.exists() and notes == []
+        # it said "the home"; the folder above its bin/ (the other guess) holds the home: neither is shown
+        assert shown == []
