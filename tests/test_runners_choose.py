@@ -79,7 +79,8 @@ async def test_every_project_runs_as_its_own_section_and_paths_pick_one(tmp_path
     assert "frontend/test/a.test.mjs::front passes" in run.outcomes()
     assert "backend/tests/test_ops.py::test_add" in run.outcomes()
     content = run.result.result
-    assert content.startswith("pytest in backend/ (all tests): 1 failed, 2 passed")
+    assert content.startswith("No project environment found")  # no .venv: said first (cog's own Python ran them)
+    assert "\npytest in backend/ (all tests): 1 failed, 2 passed" in content
     assert "\n\nnode in frontend/ (all tests): 1 passed" in content
     assert run.result.presentation.detail == "all · pytest: 1 failed, 2 passed; node: 1 passed"
 

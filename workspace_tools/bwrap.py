@@ -362,26 +362,12 @@ def _linked_git_dir(workspace: Path) -> Path | None:
 
 
 def _interpreter_homes(workspace: Path) -> list[Path]:
-    """The base installation of the workspace's virtualenv (``home =`` in ``pyvenv.cfg``), which
-    may live in a hidden folder (``~/.pyenv``, ``/tmp/...``)."""
-    found = []
-    for venv in (".venv", "venv"):
-        cfg = workspace / venv / "pyvenv.cfg"
-        try:
-            text = cfg.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            key, _, value = line.partition("=")
-            if key.strip() == "home" and value.strip():
-                home = Path(value.strip())
-                try:
-                    prefix = home.resolve().parent  # .../bin -> the installation
-                except OSError:
-                    continue
-                if prefix != Path("/") and prefix.exists():
-                    found.append(prefix)
-    return found
+    """The base installation of the workspace's Python, which may live in a hidden folder
+    (``~/.pyenv``): as the interpreter resolved on the host reports it, never read from a workspace
+    file (``pyvenv.cfg`` is the workspace's to write), and never the home, /tmp or a folder above them."""
+    from workspace_tools.pyenv import interpreter_homes
+
+    return interpreter_homes(workspace)
 
 
 # -- telling people when a failure looks like the sandbox ------------------------------------

@@ -117,13 +117,14 @@ def _toolchain_homes(argv0: str) -> list[Path]:
 
 
 def _venv_env(runner: Runner) -> dict[str, str]:
-    """The project's virtualenv first on PATH, as an activated venv would put it."""
-    for base in dict.fromkeys([runner.root, runner.workspace.root]):
-        for name in (".venv", "venv"):
-            venv = base / name
-            if (venv / "bin").is_dir() and (venv / "pyvenv.cfg").is_file():
-                return {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(venv)}
-    return {}
+    """The project's environment (:func:`workspace_tools.pyenv.find_project_python`) first on PATH,
+    as an activated venv would put it; nothing when there is none (cog's own)."""
+    from workspace_tools.pyenv import find_project_python
+
+    env = find_project_python(runner.root, runner.workspace.root).env
+    if env is None or not (env / "bin").is_dir():
+        return {}
+    return {"PATH": f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(env)}
 
 
 def _sandbox_argv(prefix: list[str], chdir: Path, writable: list[tuple[Path, str]]) -> list[str]:

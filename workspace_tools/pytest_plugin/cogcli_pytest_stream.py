@@ -15,6 +15,12 @@ Each line is one JSON object, written with one ``os.write`` loop (no buffering):
   call and teardown reports (a test has finished at its teardown report; a setup failure or
   skip counts) and pytest 9 subtests (a failed subtest fails its test).
 - ``{"event": "collect_error", "id": "tests/test_b.py", "outcome": "error", "message": …, "longrepr": …}``
+- ``{"event": "foreign_package", "package": "iniconfig", "workspace_path": "/ws/src/iniconfig",
+  "imported_from": "/venv/…/site-packages/iniconfig/__init__.py", "stopped": true}``: a package of the
+  workspace's own (``COGCLI_WORKSPACE_PACKAGES``: JSON ``{"packages": {name: [folders]}}``, set by the
+  runner) was imported, by the time the tests start or the session ends, from somewhere else (an
+  installed copy): the tests would not test the workspace's code. Found before the tests start, the
+  run stops there (``stopped``); under xdist each worker's finding reaches the controller at its end.
 - ``{"event": "finish", "exitstatus": 1, "warnings": 2}`` (warnings: how many pytest recorded)
 """
 
@@ -22,12 +28,16 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from typing import Any
 
 import pytest
 
 REPORT_FD_ENV = "COGCLI_PYTEST_REPORT_FD"
+PACKAGES_ENV = "COGCLI_WORKSPACE_PACKAGES"
+#: the key of an xdist worker's findings in its ``workeroutput``
+WORKER_KEY = "cogcli_foreign_packages"
 #: a failure's text is cut to its last this many characters (the end holds the assertion and location)
 MAX_LONGREPR = 20_000
 
@@ -100,6 +110,62 @@ def _subtest_description(report: Any) -> str:
         return ""
 
 
+def _workspace_packages() -> dict[str, list[str]]:
+    """The workspace's own top-level packages and their folders, as the runner passed them."""
+    try:
+        data = json.loads(os.environ.get(PACKAGES_ENV) or "{}")
+    except ValueError:
+        return {}
+    packages = data.get("packages") if isinstance(data, dict) else None
+    if not isinstance(packages, dict):
+        return {}
+    return {str(name): [str(p) for p in paths if isinstance(p, str)]
+            for name, paths in packages.items() if isinstance(paths, list)}
+
+
+def _module_files(module: Any) -> list[str]:
+    where = getattr(module, "__file__", None)
+    if isinstance(where, str) and where:
+        return [where]
+    try:
+        return [str(p) for p in getattr(module, "__path__", None) or ()]  # a namespace package
+    except Exception:
+        return []
+
+
+def _inside(path: str, folder: str) -> bool:
+    here, top = os.path.realpath(path), os.path.realpath(folder)
+    return here == top or here.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def foreign_packages(packages: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The workspace's packages that are imported (in ``sys.modules``) from outside their folders."""
+    found = []
+    for name, folders in packages.items():
+        module = sys.modules.get(name)
+        if module is None or not folders:
+            continue
+        files = _module_files(module)
+        if not files or any(_inside(f, d) for f in files for d in folders):
+            continue
+        found.append({"event": "foreign_package", "id": name, "package": name, "workspace_path": folders[0],
+                      "imported_from": os.path.realpath(files[0]), "outcome": "error"})
+    return found
+
+
+class _WorkerCheck:
+    """On an xdist worker: its findings go to the controller with the worker's output."""
+
+    def __init__(self, config: Any, packages: dict[str, list[str]]) -> None:
+        self.config = config
+        self.packages = packages
+
+    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+        found = foreign_packages(self.packages)
+        if found:
+            self.config.workeroutput[WORKER_KEY] = found
+
+
 class _Pending:
     __slots__ = ("setup", "call", "teardown", "subtests", "duration")
 
@@ -135,8 +201,10 @@ def _combine(p: _Pending) -> tuple[str, str, Any]:
 class CogStream:
     """Registered on the controller only; turns pytest's reports into JSON lines."""
 
-    def __init__(self, writer: _Writer) -> None:
+    def __init__(self, writer: _Writer, packages: dict[str, list[str]] | None = None) -> None:
         self.writer = writer
+        self.packages = packages or {}
+        self.foreign_sent: set[str] = set()
         self.pending: dict[str, _Pending] = {}
         self.collect_errors: set[str] = set()
         self.collected_sent = False
@@ -243,13 +311,44 @@ class CogStream:
             }
         )
 
+    # -- the workspace's own packages, imported from elsewhere -----------------------------------
+
+    def _report_foreign(self, found: list[dict[str, Any]], stopped: bool) -> list[str]:
+        sent = []
+        for event in found:
+            if event["package"] not in self.foreign_sent:
+                self.foreign_sent.add(event["package"])
+                self.writer.emit({**event, "stopped": stopped, "stop": time.time()})
+                sent.append(event["package"])
+        return sent
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: Any) -> None:
+        sent = self._report_foreign(foreign_packages(self.packages), stopped=True)
+        if sent:
+            raise session.Interrupted(
+                f"the workspace's {', '.join(sent)} imported from an installed copy, not the workspace: "
+                "install the project editable (pip install -e .) into the environment that runs the tests"
+            )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        found = output.get(WORKER_KEY) if isinstance(output, dict) else None
+        if isinstance(found, list):
+            self._report_foreign([e for e in found if isinstance(e, dict) and "package" in e], stopped=False)
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+        self._report_foreign(foreign_packages(self.packages), stopped=False)
         self.writer.emit({"event": "finish", "exitstatus": int(exitstatus), "warnings": self.warnings})
 
 
 def pytest_configure(config: Any) -> None:
     if hasattr(config, "workerinput"):  # an xdist worker: the controller streams
+        packages = _workspace_packages()
+        if packages and hasattr(config, "workeroutput"):
+            config.pluginmanager.register(_WorkerCheck(config, packages), "cogcli-worker-check")
         return
     # taken out of the environment: the tests' own subprocesses (a nested pytest) must not write to it
     raw = os.environ.pop(REPORT_FD_ENV, None)
@@ -265,7 +364,7 @@ def pytest_configure(config: Any) -> None:
     except OSError:
         pass
     writer = _Writer(fd)
-    config.pluginmanager.register(CogStream(writer), "cogcli-stream")
+    config.pluginmanager.register(CogStream(writer, _workspace_packages()), "cogcli-stream")
     config._cogcli_stream_writer = writer
     writer.emit({"event": "start", "pytest": pytest.__version__, "rootdir": str(config.rootpath), "pid": os.getpid()})
 

@@ -1,9 +1,13 @@
 """pytest, driven through cog's plugin (:mod:`workspace_tools.pytest_plugin`): one JSON line per
-finished test on an inherited pipe. It runs with the workspace's own Python (``.venv`` or ``venv``
-in the runner's folder or the workspace, else cog's own)."""
+finished test on an inherited pipe. It runs with the project's own Python
+(:func:`workspace_tools.pyenv.find_project_python`: ``.venv``, ``venv``, uv, ``$VIRTUAL_ENV``, Poetry,
+Hatch, PDM; else cog's own, and then the result's first line says so). The plugin checks that the
+workspace's own packages (``src/<name>``, ``<name>/``) the tests import came from the workspace, not
+from an installed copy: when one did not, the run is an ``error`` naming both places."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -11,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cogcli.errors import ErrorCode, ToolCallError
+from workspace_tools.pyenv import FIX, PACKAGES_ENV, ProjectPython, find_project_python, sandbox_paths, workspace_packages
 from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
 from workspace_tools.runners.base import Invocation, Runner, Selection
 from workspace_tools.runners.report import Report, python_location
@@ -29,14 +34,9 @@ MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "
 
 
 def workspace_python(root: Path, workspace_root: Path | None = None) -> str:
-    """The project's own interpreter (``.venv`` or ``venv`` in ``root``, then in the workspace),
-    else the one running cog."""
-    for base in dict.fromkeys([root, workspace_root or root]):
-        for venv in (".venv", "venv"):
-            candidate = base / venv / "bin" / "python"
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return str(candidate)
-    return sys.executable
+    """The project's own interpreter (:func:`workspace_tools.pyenv.find_project_python`), else
+    the one running cog."""
+    return find_project_python(root, workspace_root).python
 
 
 class PytestRunner(Runner):
@@ -54,17 +54,21 @@ class PytestRunner(Runner):
         self.base_args = base_argv or []
 
     def invocation(self, selection: Selection) -> Invocation:
-        python = workspace_python(self.root, self.workspace.root)
+        project = find_project_python(self.root, self.workspace.root)
+        python = project.python
         pythonpath = os.pathsep.join(p for p in (str(PLUGIN_DIR), os.environ.get("PYTHONPATH", "")) if p)
         args = [*self.base_args, *selection.args, *selection.paths]
         if selection.keyword is not None:
             args += ["-k", selection.keyword]
         self.python = python
+        self.project = project
+        shown, self.interpreter_notes = sandbox_paths(project, self.workspace.root)
+        packages = workspace_packages([self.root, self.workspace.root])
         return Invocation(
             argv=[python, "-m", "pytest", "-p", PLUGIN_MODULE, *args],
-            env={"PYTHONPATH": pythonpath},
+            env={"PYTHONPATH": pythonpath, PACKAGES_ENV: json.dumps({"packages": packages})},
             report_fd_env=REPORT_FD_ENV,
-            readable=[PLUGIN_DIR, Path(sys.prefix), Path(sys.base_prefix)],
+            readable=[PLUGIN_DIR, Path(sys.prefix), Path(sys.base_prefix), *shown],
         )
 
     def on_event(self, event: dict[str, Any], report: Report) -> None:
@@ -86,6 +90,8 @@ class PytestRunner(Runner):
             report.warnings += 1
         elif kind == "finish":
             report.warnings = max(report.warnings, int(event.get("warnings") or 0))
+        elif kind == "foreign_package":
+            self._foreign(event, report)
         elif kind in ("test", "collect_error"):
             longrepr = event.get("longrepr")
             raw_id = str(event.get("id"))
@@ -111,24 +117,57 @@ class PytestRunner(Runner):
                 record["subtests"] = event["subtests"]
             report.add_test(record)
 
+    def _foreign(self, event: dict[str, Any], report: Report) -> None:
+        """A workspace package the tests imported came from somewhere else: an error record (the
+        section's outcome is ``error``) and the result's first line."""
+        name = str(event.get("package") or "?")
+        shown = self.rel_file(str(event.get("workspace_path") or "")) or str(event.get("workspace_path"))
+        elsewhere = str(event.get("imported_from") or "?")
+        python = getattr(self, "python", "python")
+        fix = (f"install the project into its environment in editable mode ({python} -m pip install -e .)"
+               if not getattr(self, "project", None) or not self.project.fallback
+               else f"create the project's environment and install it there editable ({FIX})")
+        if event.get("stopped"):
+            message = (f"the tests import {name} from {elsewhere}, not from the workspace's {shown}/: they would test "
+                       "another copy of the code, so they were not run")
+        else:
+            message = (f"the tests imported {name} from {elsewhere}, not from the workspace's {shown}/: they ran "
+                       "against another copy of the code, so their outcomes say nothing about the workspace's")
+        report.headline.append(f"ERROR: {message}. Fix: {fix}, then run the tests again.")
+        report.add_test({
+            "id": shown, "outcome": "error", "when": "collect", "check": "workspace-package", "message": message,
+            "longrepr": f"{message}.\n  the workspace's {name}: {event.get('workspace_path')}\n  imported instead: "
+                        f"{elsewhere}\nFix: {fix}.",
+            "file": None, "line": None, "duration": 0.0,
+        })
+
     def finish(self, exit_code: int, report: Report, output: str) -> None:
         python = getattr(self, "python", "python")
+        project: ProjectPython | None = getattr(self, "project", None)
+        if project is not None and project.fallback:
+            report.headline.insert(0, project.fallback_note())
+        if project is not None:
+            report.notes += project.notes
         if not report.started and exit_code != 0:
-            raise ToolCallError(_not_started(python, exit_code, output), code=ErrorCode.TOOL_ERROR)
+            message = _not_started(python, exit_code, output)
+            for note in getattr(self, "interpreter_notes", []):
+                message += "\n" + note
+            raise ToolCallError(message, code=ErrorCode.TOOL_ERROR)
         if exit_code in (3, 4):
             raise ToolCallError(
                 f"pytest exit {exit_code}: {PYTEST_EXIT_MEANING[exit_code]}\n{output[-3000:]}", code=ErrorCode.TOOL_ERROR
             )
-        if report.collect_errors:
+        collect_errors = [t for t in report.tests if t.get("when") == "collect" and t["outcome"] == "error"
+                          and t.get("check") != "workspace-package"]
+        if collect_errors:
             not_run = report.collected or 0
             where = []
-            for t in report.tests:
-                if t.get("when") == "collect" and t["outcome"] == "error":
-                    f, line = python_location(t.get("longrepr"))
-                    if f:
-                        t["file"], t["line"] = self.rel_file(f), line
-                    where.append(f"{t['id']}" + (f" (line {line})" if line else ""))
-            n = report.collect_errors
+            for t in collect_errors:
+                f, line = python_location(t.get("longrepr"))
+                if f:
+                    t["file"], t["line"] = self.rel_file(f), line
+                where.append(f"{t['id']}" + (f" (line {line})" if line else ""))
+            n = len(collect_errors)
             report.notes.append(
                 f"pytest stopped at {n} collection error{'s' if n > 1 else ''} in {', '.join(where)}: "
                 + (f"the {not_run} tests collected elsewhere did not run. " if not_run and exit_code == 2 else "")

@@ -60,6 +60,9 @@ class Report:
         self.subtests = {"passed": 0, "failed": 0, "skipped": 0}
         #: lines the runner wants the model to read first (a missing install, a hint)
         self.notes: list[str] = []
+        #: lines the result opens with: the verdict is not about the workspace's code (cog's own
+        #: Python ran the tests, or they imported an installed copy of a workspace package)
+        self.headline: list[str] = []
 
     def add_test(self, record: dict[str, Any]) -> dict[str, Any]:
         record.setdefault("duration", 0.0)

@@ -143,7 +143,7 @@ def _section_text(s: Section) -> list[str]:
 
 def model_text(sections: list[Section], sandboxed: bool) -> str:
     blocks = ["\n".join(_section_text(s)) for s in sections]
-    text = "\n\n".join(blocks)
+    text = "\n\n".join([*dict.fromkeys(n for s in sections for n in s.report.headline), *blocks])
     if sandboxed:
         text += (
             "\n(ran in a sandbox: no network beyond loopback; writable: the workspace except .git/ and .cog/, "
@@ -189,7 +189,7 @@ def details(sections: list[Section], sandbox: str, workspace_root: Path, *, forc
     if d["tests_dropped"]:  # every test's time is in ``tests`` otherwise
         d["slowest"] = [{"id": t["id"], "duration": t.get("duration") or 0.0}
                         for t in sorted(tests, key=lambda t: -(t.get("duration") or 0.0))[:SLOWEST]]
-    d["notes"] = [n for s in sections for n in s.report.notes]
+    d["notes"] = [n for s in sections for n in (*s.report.headline, *s.report.notes)]
     d["sections"] = [_section_summary(s) for s in sections]
     d["output_tail"] = "\n".join(s.output for s in sections) if len(sections) > 1 else sections[0].output
     d["output_dropped_bytes"] = sum(s.output_dropped for s in sections)
