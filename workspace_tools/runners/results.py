@@ -73,6 +73,8 @@ def _meaning(s: Section) -> str:
         return f"{s.runner} was killed by {signal_name(s.exit_code)}"
     if s.runner == "pytest" and s.exit_code in PYTEST_EXIT_MEANING:
         return PYTEST_EXIT_MEANING[s.exit_code]
+    if s.outcome == "failed" and not s.report.problems():  # a test script whose other commands failed
+        return "it failed, though no test it counted did"
     return OUTCOME_MEANING.get(s.outcome, "ended with an unexpected exit code")
 
 
