@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_cog
+from cogcli import ErrorCode
 from run_tests_helpers import run_tool
 from runner_fixtures import copy_project, need
 from workspace_tools import bwrap
@@ -126,6 +127,20 @@ async def test_paths_run_the_one_runner_inside_the_script_directly_and_say_so(sc
     assert {k: v for k, v in run.outcomes().items() if v != "skipped"} == {MATH + "adds": "passed"}
     assert "ran node directly for the selection: the package's test script (`npm run test:unit && node check.js`)" \
            in run.result.result
+
+
+@pytest.mark.anyio
+async def test_paths_for_a_script_that_runs_two_runners_ask_which_one(script_package: Path) -> None:
+    set_test_script(script_package, "node --test && jest")
+    refused = await run_tool(script_package, {"paths": ["test/math.test.mjs"]})
+    assert refused.result.error_code == ErrorCode.INVALID_ARGUMENTS
+    assert ("the test script in the workspace root (`node --test && jest`) runs as written, whole, and runs node and "
+            "jest: paths, keyword and args cannot go to it") in (refused.result.error or "")
+    assert "set runner to one of node, jest" in (refused.result.error or "")
+
+    chosen = await run_tool(script_package, {"paths": ["test/math.test.mjs"]}, runner="node")
+    assert chosen.result.ok, chosen.result.error
+    assert (chosen.details["runner"], chosen.details["passed"]) == ("node", 2)
 
 
 @pytest.mark.anyio

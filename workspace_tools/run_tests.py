@@ -302,8 +302,8 @@ def _for_selection(workspace: Workspace, runner: Runner) -> Runner:
     if len(script.inside) != 1:
         known = f"runs {' and '.join(script.inside)}" if script.inside else "runs no runner cog knows"
         raise ToolCallError(
-            f"the test script of {runner.label().removeprefix('npm test').strip() or 'the package'} (`{shown}`) runs as "
-            f"written, whole, and {known}: paths, keyword and args cannot go to it. Call run_tests without them"
+            f"the test script in {runner.rel_root or 'the workspace root'} (`{shown}`) runs as written, whole, "
+            f"and {known}: paths, keyword and args cannot go to it. Call run_tests without them"
             + (f", or set runner to one of {', '.join(script.inside)} to run its tests directly." if script.inside else "."),
             code=ErrorCode.INVALID_ARGUMENTS,
         )

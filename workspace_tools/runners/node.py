@@ -397,8 +397,8 @@ class ScriptRunner(NodeRunner):
             env["NODE_OPTIONS"] = _node_options()
             env[REPORT_PATH_ENV] = str(fifo)
             inv.report_fifo = fifo
-            inv.writable = [(self._fifo_dir, str(self._fifo_dir))]
-            inv.readable = [REPORTER_DIR, *inv.readable]
+            # read-only in the sandbox: a named pipe opens for writing there all the same
+            inv.readable = [REPORTER_DIR, self._fifo_dir, *inv.readable]
         return inv
 
     def on_line(self, line: bytes, report: Report) -> None:
