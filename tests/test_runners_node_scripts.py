@@ -90,6 +90,12 @@ async def test_a_script_with_no_node_test_in_it_is_judged_by_its_exit_code_and_s
     assert (failing.details["outcome"], failing.details["exit_code"], failing.details["counted"]) == ("failed", 1, False)
     assert failing.result.presentation.detail == "all · failed (exit 1), no counts"
 
+    (script_package / "check.fail").unlink()
+    set_test_script(script_package, "node --test --test-reporter=dot && node check.js")  # its own reporter: left alone
+    own = await run_tool(script_package)
+    assert (own.details["outcome"], own.details["counted"]) == ("passed", False)
+    assert "(its node --test runs are not counted: the package sets node's test reporters itself)" in own.result.result
+
 
 @pytest.mark.anyio
 async def test_a_node_test_script_runs_node_even_with_jest_in_dev_dependencies(tmp_path: Path) -> None:
@@ -151,7 +157,8 @@ async def test_a_runner_missing_inside_the_script_is_an_error_naming_it_and_npm_
     assert run.result.ok, run.result.error
     d = run.details
     assert (d["outcome"], d["exit_code"], d["passed"]) == ("error", 127, 2)  # the node --test part ran
-    assert ("command not found: jest — no test ran. The test script runs it from node_modules/.bin, which is not "
+    assert "(jest takes cog's reporter only on the command line, so its tests are not counted here)" in run.result.result
+    assert ("command not found: jest — the test script runs it from node_modules/.bin, which is not "
             "installed: run `npm ci` (or `npm install`) in the workspace outside cog") in run.result.result
 
 
@@ -163,7 +170,7 @@ async def test_a_test_command_that_is_not_installed_is_an_error_not_a_failure(ma
     d = run.details
     assert (d["runner"], d["outcome"], d["exit_code"], d["counted"]) == ("command", "error", 127, False)
     assert run.result.result.startswith("`nosetests` could not run (exit 127)")
-    assert "command not found: nosetests — no test ran. Install it, or set test_command" in run.result.result
+    assert "command not found: nosetests — install it, or set test_command" in run.result.result
     assert run.result.presentation.detail == "all · error (exit 127), no counts"
 
 
@@ -177,7 +184,7 @@ async def test_npm_not_installed_is_an_error_naming_npm(script_package: Path, tm
 
     assert run.result.ok, run.result.error
     assert (run.details["outcome"], run.details["exit_code"]) == ("error", 127)
-    assert "command not found: npm — no test ran. Install Node.js with npm" in run.result.result
+    assert "command not found: npm — install Node.js with npm" in run.result.result
 
 
 def test_cog_tool_exits_1_and_names_the_missing_command(make_repo) -> None:

@@ -40,5 +40,5 @@ class CommandRunner(Runner):
 
 def not_found(program: str) -> str:
     """The note for a program the shell did not find: nothing was tested."""
-    return (f"command not found: {program} — no test ran. Install it, or set test_command "
+    return (f"command not found: {program} — install it, or set test_command "
             "([tool.cog] test_command, --test-command or COG_TEST_COMMAND) to the command that runs the tests.")

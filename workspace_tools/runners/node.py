@@ -1,8 +1,12 @@
-"""Node: vitest, jest and ``node --test``, each with cog's own reporter on its command line.
+"""Node: vitest, jest and ``node --test``, each with cog's own reporter on its command line, and
+a package's test script run as written.
 
-Which one is read from ``package.json``: its ``test`` script (``vitest``, ``jest``, ``node
---test``), else its devDependencies. vitest and jest run from the project's ``node_modules``
-(a missing install is an error naming ``npm ci``); ``node --test`` needs only Node. The reporters
+Which one is read from ``package.json`` (:func:`test_script`): a ``test`` script that is exactly
+one ``vitest``, ``jest`` or ``node --test`` invocation is driven by cog; any other test script
+(chained commands, ``npm run``, ``pretest``/``posttest``, ``c8``/``nyc``, another program) runs as
+written with ``npm test`` (:class:`ScriptRunner`), judged by its exit code; with no test script,
+the runner in devDependencies. vitest and jest run from the project's ``node_modules`` (a missing
+install is an error naming ``npm ci``); ``node --test`` needs only Node. The reporters
 (:mod:`workspace_tools.runners.node_reporters`) write one JSON line per finished test to the
 inherited report pipe, as the pytest plugin does. ``keyword`` is ``-t`` (vitest, jest) or
 ``--test-name-pattern`` (node).
@@ -36,8 +40,6 @@ def read_package_json(root: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-#: the runners cog drives itself when the test script is exactly one invocation of them
-DRIVEN = ("vitest", "jest", "node")
 #: ``npm init``'s placeholder: the package has no tests
 _NO_TESTS = re.compile(r"""^\s*echo\s+["']?Error: no test specified["']?\s*&&\s*exit 1\s*$""")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -138,12 +140,6 @@ def _runners_in(words: list[str]) -> list[str]:
                     found.append("node")
                     break
     return found
-
-
-def node_kind(root: Path) -> str | None:
-    """``vitest``, ``jest`` or ``node`` when cog drives the package's tests itself, ``npm`` when its
-    test script runs as written, None when it has no tests."""
-    return test_script(root).kind
 
 
 _RUNNER_FRAME = re.compile(r"^\s+at .*(node_modules/|node:internal|node:async_hooks|\(<anonymous>\)|new Promise)")
@@ -366,7 +362,8 @@ class ScriptRunner(NodeRunner):
         self.script = script if script is not None else test_script(root)
         self.lines = 0
         self.reported = False
-        self.injected = False
+        #: why cog's node --test reporter is not set for the script ("" when it is)
+        self.not_injected = ""
         self._fifo_dir: Path | None = None
 
     def label(self) -> str:
@@ -389,8 +386,13 @@ class ScriptRunner(NodeRunner):
                "npm_config_audit": "false"}
         inv = Invocation(argv=argv, env=env, shown=shown, readable=linked_modules(self.root, self.workspace.root))
         node = shutil.which("node")
-        self.injected = bool(node and not self.script.own_reporter and reporters_in_node_options(node))
-        if self.injected:
+        if self.script.own_reporter:
+            self.not_injected = "the package sets node's test reporters itself"
+        elif node is None or not reporters_in_node_options(node):
+            self.not_injected = "this node takes no --test-reporter in NODE_OPTIONS"
+        else:
+            self.not_injected = ""
+        if not self.not_injected:
             self._fifo_dir = Path(tempfile.mkdtemp(prefix="cog-report-"))
             fifo = self._fifo_dir / "report"
             os.mkfifo(fifo, 0o600)
@@ -432,26 +434,29 @@ class ScriptRunner(NodeRunner):
                                     "command in it failed (its output is below).")
         why = "it is the test_command" if self.command is not None else self.script.why
         if counted:
-            report.notes.append(f"{what} ran as written because {why}: its exit code is the verdict; the counts "
-                                "are those of the node --test runs in it.")
+            note = (f"{what} ran as written because {why}: its exit code is the verdict; the counts are those of "
+                    "the node --test runs in it")
         else:
-            unseen = [k for k in self.script.inside if k in ("vitest", "jest")]
-            report.notes.append(
-                f"counts unavailable: {what} ran as written because {why}; judged by its exit code."
-                + (f" ({' and '.join(unseen)} take{'s' if len(unseen) == 1 else ''} cog's reporter only on "
-                   "the command line, so their tests are not counted here.)" if unseen else ""))
+            note = f"counts unavailable: {what} ran as written because {why}; judged by its exit code"
+        unseen = [k for k in self.script.inside if k in ("vitest", "jest")]
+        if unseen:
+            note += (f" ({' and '.join(unseen)} take{'s' if len(unseen) == 1 else ''} cog's reporter only on the "
+                     f"command line, so {'its' if len(unseen) == 1 else 'their'} tests are not counted here)")
+        if "node" in self.script.inside and self.not_injected:
+            note += f" (its node --test runs are not counted: {self.not_injected})"
+        report.notes.append(note + ".")
         return outcome, counted
 
     def not_found(self, program: str) -> str:
         where = self.rel_root or "the workspace"
         if program == "npm":
-            return ("command not found: npm — no test ran. Install Node.js with npm (apt install nodejs npm), or set "
-                    "test_command to the command that runs the tests.")
+            return ("command not found: npm — install Node.js with npm (apt install nodejs npm), or set test_command "
+                    "to the command that runs the tests.")
         data = read_package_json(self.root)
         deps = {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})} if all(
             isinstance(data.get(k, {}), dict) for k in ("dependencies", "devDependencies")) else {}
         if program in deps or program in self.script.inside:
-            return (f"command not found: {program} — no test ran. The test script runs it from node_modules/.bin, "
+            return (f"command not found: {program} — the test script runs it from node_modules/.bin, "
                     f"which is not installed: run `npm ci` (or `npm install`) in {where} outside cog, then run the "
                     "tests again.")
         return not_found(program)
