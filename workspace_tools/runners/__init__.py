@@ -59,8 +59,8 @@ _SKIP_DIRS = {"node_modules", "target", "vendor", "venv", "env", "build", "dist"
 DETECTION = {
     "pytest": "pyproject.toml, setup.py, setup.cfg, pytest.ini, tox.ini or conftest.py (and when nothing else is found)",
     "go": "go.mod",
-    "vitest": "package.json: vitest in the test script or devDependencies",
-    "jest": "package.json: jest in the test script or devDependencies",
+    "vitest": "package.json: a `vitest run` test script (or none, and vitest in devDependencies)",
+    "jest": "package.json: a `jest` test script (or none, and jest in devDependencies)",
     "node": "package.json: a `node --test` test script",
     "npm": "package.json: any other test script (chained commands, pre/post scripts, c8, another program): "
            "`npm test` as written, its exit code the verdict",
