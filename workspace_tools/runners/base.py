@@ -59,7 +59,7 @@ class Invocation:
     sandbox_env: dict[str, str] = field(default_factory=dict)
     #: the command as people should see it, when argv is not it (a shell command)
     shown: str | None = None
-    #: a named pipe the reporters open by path (set in ``report_path_env``), for a command that
+    #: a named pipe the reporters open by path (the runner names it in ``env``), for a command that
     #: does not hand an inherited fd down to them (``npm test``: npm passes only stdin, stdout, stderr)
     report_fifo: Path | None = None
 
