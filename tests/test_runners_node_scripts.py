@@ -98,6 +98,37 @@ async def test_a_script_with_no_node_test_in_it_is_judged_by_its_exit_code_and_s
 
 
 @pytest.mark.anyio
+async def test_a_script_that_runs_node_test_and_jest_runs_both_as_written(script_package: Path) -> None:
+    """The shape of issue 24: ``npm run test:unit && npm run test:jest``. jest must not run the
+    node --test files; its own tests run, uncounted, and its exit code counts."""
+    modules = script_package.parents[1] / "node_jest_modules"
+    installed = Path(__file__).resolve().parents[1] / "fixtures" / "node_jest" / "node_modules"
+    if not installed.is_dir():
+        pytest.skip("NOT TESTED: fixtures/node_jest/node_modules is missing: run `npm ci` in fixtures/node_jest")
+    modules.symlink_to(installed)
+    (script_package / "node_modules").symlink_to(modules)
+    (script_package / "jest").mkdir()
+    (script_package / "jest" / "sum.test.js").write_text(
+        'test("sums", () => { expect(1 + 1).toBe(require("node:fs").existsSync("jest.fail") ? 3 : 2); });\n')
+    data = json.loads((script_package / "package.json").read_text())
+    data["scripts"].update({"test": "npm run test:unit && npm run test:jest", "test:unit": "node --test test/",
+                            "test:jest": "jest --rootDir jest"})
+    (script_package / "package.json").write_text(json.dumps(data))
+
+    run = await run_tool(script_package)
+    assert run.result.ok, run.result.error
+    d = run.details
+    assert (d["runner"], d["outcome"], d["exit_code"], d["passed"], d["errors"]) == ("npm", "passed", 0, 2, 0)
+    assert "Tests:       1 passed, 1 total" in d["output_tail"]  # jest ran its one file, not the node --test ones
+    assert "(jest takes cog's reporter only on the command line, so its tests are not counted here)" in run.result.result
+
+    (script_package / "jest.fail").touch()
+    failing = await run_tool(script_package)
+    assert (failing.details["outcome"], failing.details["exit_code"], failing.details["passed"]) == ("failed", 1, 2)
+    assert "Expected: 3" in failing.result.result  # jest's own failure text, in the output's end
+
+
+@pytest.mark.anyio
 async def test_a_node_test_script_runs_node_even_with_jest_in_dev_dependencies(tmp_path: Path) -> None:
     need("node", "apt install nodejs npm")
     root = copy_project("node_test_jest_devdep", tmp_path)  # jest is not even installed: node needs nothing
