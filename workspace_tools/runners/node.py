@@ -99,7 +99,9 @@ def _read_script(scripts: dict[str, Any], text: str) -> TestScript:
                           "with it", inside=inside)
     words = split_command(text)
     if words is None:
-        return TestScript("npm", text, why="it chains commands", inside=inside)
+        chained = any(op in text for op in ("&&", "||", ";", "|"))
+        why = "it chains commands" if chained else "it uses the shell (variables, redirections or subshells)"
+        return TestScript("npm", text, why=why, inside=inside)
     env: dict[str, str] = {}
     while words and (_ASSIGNMENT.match(words[0]) or words[0] == "cross-env"):
         if words[0] != "cross-env":
