@@ -39,9 +39,9 @@ from cogcli.tools import Tool, tool
 from workspace_tools.bwrap import SandboxMode, failure_hint, sandbox_prefix
 from workspace_tools.paths import Workspace
 from workspace_tools.procs import LineSplitter, OutputTail, run_process_group
-from workspace_tools.runners import RUNNER_NAMES, check_args, detect, forced, from_command, route
+from workspace_tools.runners import RUNNER_NAMES, RUNNERS, check_args, detect, forced, from_command, route
 from workspace_tools.runners.base import Invocation, Runner, Selection
-from workspace_tools.runners.command import CommandRunner
+from workspace_tools.runners.node import ScriptRunner, shown_script
 from workspace_tools.runners.pytest import workspace_python  # noqa: F401 (kept importable from here)
 from workspace_tools.runners.report import Report, Section, counts_text
 from workspace_tools.runners.results import details as make_details
@@ -163,6 +163,12 @@ class _Runs:
         )
 
     async def run(self, runner: Runner, selection: Selection) -> Section:
+        try:
+            return await self._run(runner, selection)
+        finally:
+            runner.close()
+
+    async def _run(self, runner: Runner, selection: Selection) -> Section:
         import anyio.to_thread  # anyio is imported when tests run, not when the tool is listed
 
         inv: Invocation = runner.invocation(selection)
@@ -176,9 +182,10 @@ class _Runs:
                 host.mkdir(parents=True, exist_ok=True)
             prefix = _sandbox_argv(prefix, runner.root, inv.writable)
         report = Report(runner.name, on_test=self._on_test)
+        report.notes += runner.notes
         self.current = report
         output = OutputTail(OUTPUT_TAIL_BYTES)
-        plain = isinstance(runner, CommandRunner)
+        plain = runner.by_exit_code  # a command judged by its exit code: each output line is an update
         out_lines = LineSplitter(max_line=8192 if plain else 1 << 20)
         pipe_lines = LineSplitter(max_line=1 << 20)
         presentation = {"label": LABEL, "icon": ICON, "detail": inv.shown}
@@ -187,14 +194,17 @@ class _Runs:
         from cogcli.secrets import REDACTED, KeyLines
 
         is_key = KeyLines()
+        lines = 0
 
         def on_output(chunk: bytes) -> None:
+            nonlocal lines
             output.feed(chunk)
             for line in out_lines.feed(chunk):
                 runner.on_line(line, report)
                 if plain:
+                    lines += 1
                     text = REDACTED if is_key(line) else line.decode("utf-8", "replace")
-                    self.context.update(content=text, details={"line": runner.lines}, presentation=presentation)
+                    self.context.update(content=text, details={"line": lines}, presentation=presentation)
 
         def on_pipe(chunk: bytes) -> None:
             for raw in pipe_lines.feed(chunk):
@@ -206,7 +216,13 @@ class _Runs:
                     runner.on_event(event, report)
 
         extra_pipe = None
-        if inv.report_fd_env:
+        if inv.report_fifo is not None:
+            # the reporters open the named pipe by path; cog holds a write end too (passed to the
+            # command, closed here once it started) so the reader sees no end before the command's
+            read_fd = os.open(inv.report_fifo, os.O_RDONLY | os.O_NONBLOCK)
+            write_fd = os.open(inv.report_fifo, os.O_WRONLY)
+            extra_pipe = (read_fd, write_fd, on_pipe)
+        elif inv.report_fd_env:
             read_fd, write_fd = os.pipe()
             extra[inv.report_fd_env] = str(write_fd)
             extra_pipe = (read_fd, write_fd, on_pipe)
@@ -218,13 +234,15 @@ class _Runs:
             runner.on_line(line, report)
         duration = time.perf_counter() - started
         runner.finish(exit_code, report, output.text())
+        if plain:
+            outcome, counted = runner.judge(exit_code, report, output.text())
+        else:
+            outcome, counted = report.outcome(exit_code, no_tests_codes=runner.no_tests_codes), True
         section = Section(
             runner=runner.name, root=runner.rel_root, command=inv.shown or shlex.join(inv.argv), exit_code=exit_code, duration=duration,
             report=report, output=output.text(), output_dropped=output.dropped, selection=selection.describe(),
-            counted=not plain,
+            counted=counted, outcome=outcome,
         )
-        section.outcome = ("passed" if exit_code == 0 else "failed") if not section.counted else report.outcome(
-            exit_code, no_tests_codes=runner.no_tests_codes)
         self.sections.append(section)
         return section
 
@@ -252,7 +270,7 @@ class _Runs:
 def _plan(workspace: Workspace, params: RunTestsParams, test_command: str | None, runner_name: str | None) -> list[tuple[Runner, list[str]]]:
     if test_command is not None:
         runners = [from_command(workspace, test_command)]
-        if isinstance(runners[0], CommandRunner) and params.keyword is not None:
+        if runners[0].by_exit_code and params.keyword is not None:
             raise ToolCallError(
                 f"keyword works only with a runner cog knows; this workspace runs its tests with {test_command!r}, "
                 "which cog runs as a plain command. Leave keyword out, or pass paths.",
@@ -263,6 +281,8 @@ def _plan(workspace: Workspace, params: RunTestsParams, test_command: str | None
     else:
         runners = detect(workspace)
     plan = route(runners, workspace, list(params.paths or []))
+    if params.keyword is not None or params.args or params.paths:
+        plan = [(_for_selection(workspace, r), paths) for r, paths in plan]
     if params.args and len(plan) > 1:
         names = ", ".join(r.label() for r, _ in plan)
         raise ToolCallError(
@@ -270,6 +290,29 @@ def _plan(workspace: Workspace, params: RunTestsParams, test_command: str | None
             code=ErrorCode.INVALID_ARGUMENTS,
         )
     return plan
+
+
+def _for_selection(workspace: Workspace, runner: Runner) -> Runner:
+    """The runner for some tests only. A package's test script runs as written only whole (``npm
+    test`` hands paths to the last of its commands alone): for a selection, the one runner cog
+    knows inside it runs directly, and the result says so."""
+    if not isinstance(runner, ScriptRunner) or runner.command is not None:
+        return runner
+    script = runner.script
+    shown = shown_script(script.text)
+    if len(script.inside) != 1:
+        known = f"runs {' and '.join(script.inside)}" if script.inside else "runs no runner cog knows"
+        raise ToolCallError(
+            f"the test script in {runner.rel_root or 'the workspace root'} (`{shown}`) runs as written, whole, "
+            f"and {known}: paths, keyword and args cannot go to it. Call run_tests without them"
+            + (f", or set runner to one of {', '.join(script.inside)} to run its tests directly." if script.inside else "."),
+            code=ErrorCode.INVALID_ARGUMENTS,
+        )
+    chosen = forced(workspace, script.inside[0])
+    direct = next((r for r in chosen if r.root == runner.root), None) or RUNNERS[script.inside[0]](workspace, runner.root)
+    direct.notes.append(f"ran {direct.name} directly for the selection: the package's test script (`{shown}`) runs "
+                        "as written only when run_tests is called without paths, keyword or args.")
+    return direct
 
 
 def run_tests_tool(

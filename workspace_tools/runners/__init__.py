@@ -9,8 +9,17 @@ go         go.mod                                   ``go test -json``
 vitest     package.json: test script or devDeps     cog's vitest reporter
 jest       package.json: test script or devDeps     cog's jest reporter
 node       package.json: ``node --test`` script     cog's ``node --test`` reporter
+npm        package.json: any other test script      ``npm test`` as written, its exit code the
+                                                    verdict; cog's ``node --test`` reporter
+                                                    through NODE_OPTIONS for the counts
 cargo      Cargo.toml                               ``cargo test``'s per-test lines
 =========  =======================================  ===========================================
+
+A package's test script is driven through a runner's stream only when it is exactly one
+invocation of it (``vitest run``, ``jest --ci``, ``node --test test/``, maybe after ``NAME=value``
+or ``cross-env``); a script that chains commands, has ``pretest``/``posttest``, runs the tests
+under ``c8``/``nyc``, or runs any other program runs as written (:class:`~.node.ScriptRunner`).
+devDependencies decide only when there is no test script.
 
 The workspace root and its folders down to :data:`MAX_DEPTH` are looked at (not hidden folders,
 ``node_modules``, ``target``, ``vendor``, virtualenvs, or the folders where sample projects live:
@@ -30,7 +39,7 @@ from workspace_tools.runners.base import Runner, Selection, check_args, split_co
 from workspace_tools.runners.cargo import CargoRunner
 from workspace_tools.runners.command import CommandRunner
 from workspace_tools.runners.go import GoRunner
-from workspace_tools.runners.node import JestRunner, NodeTestRunner, VitestRunner, node_kind
+from workspace_tools.runners.node import JestRunner, NodeRunner, NodeTestRunner, ScriptRunner, VitestRunner, test_script
 from workspace_tools.runners.pytest import MARKERS as PYTHON_MARKERS
 from workspace_tools.runners.pytest import PytestRunner
 
@@ -50,9 +59,11 @@ _SKIP_DIRS = {"node_modules", "target", "vendor", "venv", "env", "build", "dist"
 DETECTION = {
     "pytest": "pyproject.toml, setup.py, setup.cfg, pytest.ini, tox.ini or conftest.py (and when nothing else is found)",
     "go": "go.mod",
-    "vitest": "package.json: vitest in the test script or devDependencies",
-    "jest": "package.json: jest in the test script or devDependencies",
+    "vitest": "package.json: a `vitest run` test script (or none, and vitest in devDependencies)",
+    "jest": "package.json: a `jest` test script (or none, and jest in devDependencies)",
     "node": "package.json: a `node --test` test script",
+    "npm": "package.json: any other test script (chained commands, pre/post scripts, c8, another program): "
+           "`npm test` as written, its exit code the verdict",
     "cargo": "Cargo.toml",
 }
 
@@ -63,6 +74,7 @@ REQUIREMENTS = {
     "vitest": "Node.js and the project's node_modules (npm ci)",
     "jest": "Node.js and the project's node_modules (npm ci)",
     "node": "Node.js 20 or newer",
+    "npm": "Node.js and npm on PATH, and the project's node_modules (npm ci)",
     "cargo": "cargo (rustup or the distribution's package) and the crates in its cache (cargo fetch)",
 }
 
@@ -70,7 +82,7 @@ REQUIREMENTS = {
 def overview(workspace: Workspace) -> list[str]:
     """Lines for ``cog tools``: the runners, how each is found, what it needs, and what runs here."""
     lines = ["run_tests runners (found from the project's files; [tool.cog] runner or test_command override):"]
-    for name in RUNNERS:
+    for name in DETECTION:
         lines.append(f"    {name:<7} {DETECTION[name]}; needs {REQUIREMENTS[name]}")
     try:
         found = ", ".join(r.label() for r in detect(workspace))
@@ -87,7 +99,7 @@ def _kinds_in(folder: Path) -> list[str]:
     if (folder / "go.mod").is_file():
         kinds.append("go")
     if (folder / "package.json").is_file():
-        kind = node_kind(folder)
+        kind = test_script(folder).kind
         if kind:
             kinds.append(kind)
     if (folder / "Cargo.toml").is_file():
@@ -103,7 +115,7 @@ def detect(workspace: Workspace) -> list[Runner]:
     """Every project in the workspace, shallowest first."""
     found: list[Runner] = []
     seen_roots: dict[str, list[Path]] = {}  # a kind -> folders where it was found
-    family = {"vitest": "node", "jest": "node", "node": "node"}
+    family = {"vitest": "node", "jest": "node", "node": "node", "npm": "node"}
 
     def walk(folder: Path, depth: int) -> None:
         for kind in _kinds_in(folder):
@@ -111,7 +123,7 @@ def detect(workspace: Workspace) -> list[Runner]:
             if any(folder == r or r in folder.parents for r in seen_roots.get(fam, [])):
                 continue
             seen_roots.setdefault(fam, []).append(folder)
-            found.append(RUNNERS[kind](workspace, folder))
+            found.append(_runner(workspace, folder, kind))
         if depth >= MAX_DEPTH:
             return
         try:
@@ -129,11 +141,24 @@ def detect(workspace: Workspace) -> list[Runner]:
     return found
 
 
+def _runner(workspace: Workspace, folder: Path, kind: str) -> Runner:
+    """The runner for a project of ``kind`` in ``folder`` (a Node package's with its test script's words)."""
+    if kind == "npm":
+        return ScriptRunner(workspace, folder)
+    if kind in ("vitest", "jest", "node"):
+        script = test_script(folder)
+        runner_class: type[NodeRunner] = RUNNERS[kind]  # type: ignore[assignment]
+        return runner_class(workspace, folder, base_args=script.args, env=script.env)
+    return RUNNERS[kind](workspace, folder)
+
+
 def forced(workspace: Workspace, name: str) -> list[Runner]:
-    """``runner = NAME``: the projects of that kind, else that runner at the workspace root."""
+    """``runner = NAME``: the projects of that kind (a package whose test script runs it among
+    other commands too), else that runner at the workspace root."""
     if name not in RUNNERS:
         raise ToolCallError(f"unknown runner {name!r}: use one of {', '.join(RUNNERS)}", code=ErrorCode.TOOL_ERROR)
-    chosen = [r for r in detect(workspace) if r.name == name]
+    chosen = [r if r.name == name else RUNNERS[name](workspace, r.root) for r in detect(workspace)
+              if r.name == name or (isinstance(r, ScriptRunner) and name in r.script.inside)]
     return chosen or [RUNNERS[name](workspace, workspace.root)]
 
 
@@ -141,14 +166,18 @@ def from_command(workspace: Workspace, command: str) -> Runner:
     """The runner a ``test_command`` names, so cog can still read its results; else a plain command.
 
     ``pytest -q -x``, ``python -m pytest …``, ``go test ./...``, ``cargo test``, ``npx vitest run``,
-    ``npx jest``, ``node --test`` and ``npm test`` (the package's own runner) are recognised; a
-    command with pipes, ``&&``, redirections or variables is run as it is, by the shell.
+    ``npx jest`` and ``node --test`` are recognised. ``npm test``, ``npm run X``, ``yarn test``,
+    ``pnpm run X`` run the package's script as written (:class:`~.node.ScriptRunner`: its exit code
+    the verdict, counts from the ``node --test`` runs in it); a command with pipes, ``&&``,
+    redirections or variables is run as it is, by the shell.
     """
     root = workspace.root
     argv = split_command(command)
     if not argv:
         return CommandRunner(workspace, root, command)
     words = list(argv)
+    if _runs_a_script(words):
+        return ScriptRunner(workspace, root, command=command)
     if words[0] in ("npx", "pnpm", "yarn") and len(words) > 1 and words[1] in ("exec",):
         words = words[1:]
     if words[0] in ("npx", "exec", "pnpm", "yarn", "bunx") and len(words) > 1:
@@ -170,11 +199,18 @@ def from_command(workspace: Workspace, command: str) -> Runner:
         return JestRunner(workspace, root, base_args=rest)
     if head == "node" and "--test" in rest:
         return NodeTestRunner(workspace, root, base_args=rest)
-    if head == "npm" and rest[:1] in (["test"], ["t"]) and len(rest) == 1:
-        kind = node_kind(root)
-        if kind:
-            return RUNNERS[kind](workspace, root)
     return CommandRunner(workspace, root, command)
+
+
+def _runs_a_script(words: list[str]) -> bool:
+    """``npm test``, ``npm run X``, ``yarn test``, ``yarn X``, ``pnpm run X``…: a package script,
+    not a runner (``npx jest``, ``yarn jest``, ``pnpm exec vitest`` name the runner itself)."""
+    head = os.path.basename(words[0])
+    if head == "npm":
+        return len(words) > 1 and words[1] not in ("exec", "x")
+    if head in ("yarn", "pnpm"):
+        return len(words) > 1 and words[1] not in ("exec", "dlx", "x", "vitest", "jest", "node")
+    return False
 
 
 _GO_VALUE_FLAGS = {"-run", "-skip", "-count", "-timeout", "-tags", "-p", "-parallel", "-bench", "-benchtime", "-cpu",
@@ -228,5 +264,5 @@ def route(runners: list[Runner], workspace: Workspace, paths: list[str]) -> list
     return [(r, chosen[id(r)]) for r in runners if id(r) in chosen]
 
 
-__all__ = ["DETECTION", "overview", "RUNNERS", "RUNNER_NAMES", "REQUIREMENTS", "Runner", "Selection", "check_args", "detect", "forced",
+__all__ = ["DETECTION", "overview", "RUNNERS", "ScriptRunner", "RUNNER_NAMES", "REQUIREMENTS", "Runner", "Selection", "check_args", "detect", "forced",
            "from_command", "route"]

@@ -12,6 +12,7 @@ they only fill a :class:`~workspace_tools.runners.report.Report`.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -58,6 +59,9 @@ class Invocation:
     sandbox_env: dict[str, str] = field(default_factory=dict)
     #: the command as people should see it, when argv is not it (a shell command)
     shown: str | None = None
+    #: a named pipe the reporters open by path (the runner names it in ``env``), for a command that
+    #: does not hand an inherited fd down to them (``npm test``: npm passes only stdin, stdout, stderr)
+    report_fifo: Path | None = None
 
 
 class Runner:
@@ -71,11 +75,15 @@ class Runner:
     refused_options: ClassVar[tuple[str, ...]] = ()
     #: whether a one-letter option may have its value glued on (``-pfoo``); Go's flags are words (``-count``)
     glued_short_options: ClassVar[bool] = True
+    #: True for a command judged by its exit code (each output line is an update); see :meth:`judge`
+    by_exit_code: ClassVar[bool] = False
 
     def __init__(self, workspace: Workspace, root: Path) -> None:
         self.workspace = workspace
         self.root = root
         self._rel_files: dict[str, str | None] = {}
+        #: lines for the report's notes, decided before the run (why this runner runs)
+        self.notes: list[str] = []
 
     @property
     def rel_root(self) -> str:
@@ -97,6 +105,14 @@ class Runner:
     def finish(self, exit_code: int, report: Report, output: str) -> None:
         """The run ended: complete the report (pending build errors, notes) or raise a
         :class:`ToolCallError` when the runner could not run the tests at all."""
+
+    def judge(self, exit_code: int, report: Report, output: str) -> tuple[str, bool]:
+        """``(outcome, counted)`` of a run judged by its exit code (:attr:`by_exit_code`): counted
+        when per-test results came anyway. Only called for those runners."""
+        return ("passed" if exit_code == 0 else "failed"), False
+
+    def close(self) -> None:
+        """The run is over (or never started): remove what :meth:`invocation` made."""
 
     def test_id(self, path_in_root: str, name: str = "") -> str:
         """A test id relative to the workspace: ``backend/tests/test_a.py::test_x``."""
@@ -130,6 +146,17 @@ def find_tool(name: str, root: Path, workspace_root: Path) -> str | None:
         if here == workspace_root or here.parent == here:
             return None
         here = here.parent
+
+
+_NOT_FOUND = re.compile(r"(?:^|: )([\w.+@/-]{1,200}): (?:command )?not found\s*$", re.MULTILINE)
+
+
+def missing_command(exit_code: int, output: str) -> str | None:
+    """The program the shell could not find (exit 127: ``sh: 1: jest: not found``), else None."""
+    if exit_code != 127:
+        return None
+    found = _NOT_FOUND.findall(output[-4000:])
+    return found[-1] if found else None
 
 
 def not_installed(what: str, fix: str) -> ToolCallError:

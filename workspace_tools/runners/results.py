@@ -73,6 +73,8 @@ def _meaning(s: Section) -> str:
         return f"{s.runner} was killed by {signal_name(s.exit_code)}"
     if s.runner == "pytest" and s.exit_code in PYTEST_EXIT_MEANING:
         return PYTEST_EXIT_MEANING[s.exit_code]
+    if s.outcome == "failed" and not s.report.problems():  # a test script whose other commands failed
+        return "it failed, though no test it counted did"
     return OUTCOME_MEANING.get(s.outcome, "ended with an unexpected exit code")
 
 
@@ -89,7 +91,7 @@ def summary_words(sections: list[Section]) -> str:
     parts = []
     for s in sections:
         if not s.counted:
-            words = "passed" if s.exit_code == 0 else f"failed (exit {s.exit_code}), no counts"
+            words = "passed" if s.exit_code == 0 else f"{'error' if s.outcome == 'error' else 'failed'} (exit {s.exit_code}), no counts"
         elif s.outcome == "build-failed":
             words = "build failed" + (f", {counts_text(s.report.counts)}" if s.report.tests else "")
         else:
@@ -108,10 +110,12 @@ def _short(text: str) -> str:
 def _section_text(s: Section) -> list[str]:
     if not s.counted:
         verdict = "passed (exit 0)" if s.exit_code == 0 else (
-            f"was killed by {signal_name(s.exit_code)}" if s.exit_code < 0 else f"failed (exit {s.exit_code})")
+            f"was killed by {signal_name(s.exit_code)}" if s.exit_code < 0 else
+            f"{'could not run' if s.outcome == 'error' else 'failed'} (exit {s.exit_code})")
         return [
-            f"`{s.command}` {verdict} in {s.duration:.2f} s. cog cannot read per-test results from this command, "
-            "so there are no counts: its exit code is the verdict.",
+            f"`{s.command}` {verdict} in {s.duration:.2f} s. " + (s.report.notes[0] if s.report.notes else
+            "cog cannot read per-test results from this command, so there are no counts: its exit code is the verdict."),
+            *s.report.notes[1:],
             "Output (end):",
             s.output[-6000:],
         ]

@@ -1,9 +1,17 @@
 // cogcli's reporter for jest (--reporters=<this file>): one JSON line per finished test to the
 // pipe fd in COGCLI_REPORT_FD. Standalone: Node's standard library only.
 "use strict";
-const { writeSync } = require("node:fs");
+const { fstatSync, writeSync } = require("node:fs");
 
-const fd = Number.parseInt(process.env.COGCLI_REPORT_FD ?? "", 10);
+const fd = (() => {
+  // only the pipe cog passed: a stray number may be one of node's own descriptors
+  const inherited = Number.parseInt(process.env.COGCLI_REPORT_FD ?? "", 10);
+  try {
+    return fstatSync(inherited).isFIFO() ? inherited : NaN;
+  } catch {
+    return NaN;
+  }
+})();
 delete process.env.COGCLI_REPORT_FD;
 
 class CogJestReporter {

@@ -1,9 +1,30 @@
 // cogcli's reporter for `node --test` (--test-reporter=<this file>): one JSON line per finished
-// test to the pipe fd in COGCLI_REPORT_FD. Standalone: Node's standard library only.
-import { writeSync } from "node:fs";
+// test to the pipe fd in COGCLI_REPORT_FD, or to the named pipe at COGCLI_REPORT_PATH (a test
+// script run by npm, which hands its scripts no inherited fd). Standalone: Node's standard library only.
+import { fstatSync, openSync, writeSync } from "node:fs";
 
-const fd = Number.parseInt(process.env.COGCLI_REPORT_FD ?? "", 10);
-delete process.env.COGCLI_REPORT_FD;
+function reportFd() {
+  const path = process.env.COGCLI_REPORT_PATH;
+  delete process.env.COGCLI_REPORT_PATH; // a node --test that a test starts reports nothing here
+  if (path) {
+    try {
+      const opened = openSync(path, "w");
+      if (fstatSync(opened).isFIFO()) return opened;
+    } catch {}
+    return NaN;
+  }
+  const inherited = Number.parseInt(process.env.COGCLI_REPORT_FD ?? "", 10);
+  delete process.env.COGCLI_REPORT_FD;
+  // only the pipe cog passed: a number that reached a process cog did not start (through npm,
+  // which passes no fd down) may be one of node's own descriptors, which must not be written to
+  try {
+    return fstatSync(inherited).isFIFO() ? inherited : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+const fd = reportFd();
 let broken = Number.isNaN(fd);
 
 function emit(obj) {

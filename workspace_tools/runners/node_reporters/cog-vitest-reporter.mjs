@@ -1,8 +1,16 @@
 // cogcli's reporter for vitest 3+ (--reporter=<this file>): one JSON line per finished test to the
 // pipe fd in COGCLI_REPORT_FD. Standalone: Node's standard library only.
-import { writeSync } from "node:fs";
+import { fstatSync, writeSync } from "node:fs";
 
-const fd = Number.parseInt(process.env.COGCLI_REPORT_FD ?? "", 10);
+const fd = (() => {
+  // only the pipe cog passed: a stray number may be one of node's own descriptors
+  const inherited = Number.parseInt(process.env.COGCLI_REPORT_FD ?? "", 10);
+  try {
+    return fstatSync(inherited).isFIFO() ? inherited : NaN;
+  } catch {
+    return NaN;
+  }
+})();
 delete process.env.COGCLI_REPORT_FD;
 
 function names(testCase) {
