@@ -510,8 +510,12 @@ def sandbox_prefix(
     for path in extra_writable:
         args += ["--bind", str(path), str(path)]
     shown = [*bound, *extra_writable]
-    for link, target in dict.fromkeys(links_out):
-        if notes is not None and not any(_is_within(target, s) for s in shown):
+    for link, target in dict(reversed(links_out)).items():  # one note a link, about where the link itself leads
+        if notes is not None and not _covered(target, shown):
+            try:
+                target = link.resolve()
+            except (OSError, RuntimeError):
+                pass
             note = _link_note(link, target, workspace)
             if note not in notes:
                 notes.append(note)

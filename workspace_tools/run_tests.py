@@ -237,7 +237,12 @@ class _Runs:
         for line in out_lines.flush():
             runner.on_line(line, report)
         duration = time.perf_counter() - started
-        runner.finish(exit_code, report, output.text())
+        try:
+            runner.finish(exit_code, report, output.text())
+        except ToolCallError as exc:  # a runner that could not start: what the sandbox did not show may be why
+            if notes:
+                raise ToolCallError("\n".join([exc.message, *notes]), code=exc.code) from None
+            raise
         section = Section(
             runner=runner.name, root=runner.rel_root, command=inv.shown or shlex.join(inv.argv), exit_code=exit_code, duration=duration,
             report=report, output=output.text(), output_dropped=output.dropped, selection=selection.describe(),
