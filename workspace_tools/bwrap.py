@@ -538,8 +538,10 @@ def sandbox_prefix(
     ]
     for sock in sockets:
         args += ["--ro-bind", "/dev/null", str(sock)]  # a socket file outside the sandbox: unreachable
-    for secret in _shown_credentials(bound, hidden, [workspace, *extra_writable]):
-        args += ["--ro-bind", "/dev/null", str(secret)]  # a credential file a bound folder would show: empty
+    secrets = _shown_credentials(bound, hidden, [workspace, *extra_writable])
+    empty = _empty_file() if secrets else "/dev/null"
+    for secret in secrets:
+        args += ["--ro-bind", empty, str(secret)]  # a credential file the sandbox would show: empty
     if home is not None:
         args += ["--setenv", "HOME", str(home), "--setenv", "XDG_CACHE_HOME", str(home / ".cache")]
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(workspace), "--", *setup]
@@ -564,6 +566,24 @@ def _shown_credentials(bound: Sequence[Path], hidden: Sequence[Path], skip: Sequ
             if top.is_dir() and not _covered(top, skip) and (not _covered(top, hidden) or _covered(top, bound)):
                 found += _credential_files(top, 2, CREDENTIAL_SCAN_LIMIT, skip)
     return [f for f in dict.fromkeys(found) if not _covered(f, skip)]
+
+
+def _empty_file() -> str:
+    """An empty regular file of the person's (in cog's cache, which the sandbox hides) to lay over a
+    credential file: tests read it as empty (``/dev/null``, the fallback, is a device they may not
+    open there)."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cogcli"
+    path = folder / "empty"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        info = os.lstat(path) if os.path.lexists(path) else None
+        if info is None or not stat.S_ISREG(info.st_mode) or info.st_size:
+            path.unlink(missing_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444)
+            os.close(fd)
+        return str(path)
+    except OSError:
+        return "/dev/null"
 
 
 def _linked_git_dir(workspace: Path) -> Path | None:

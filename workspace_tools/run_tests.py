@@ -124,8 +124,8 @@ def _toolchain_homes(runner: str) -> list[Path]:
         rustup_home = Path(os.environ.get("RUSTUP_HOME") or home / ".rustup")
         paths += [cargo_home / part for part in ("bin", "registry", "git")]
         paths += [rustup_home / part for part in ("toolchains", "settings.toml", "update-hashes")]
-        if (installation / "lib" / "rustlib").is_dir():  # a standalone install (no rustup)
-            paths.append(installation)
+        if (installation / "lib" / "rustlib").is_dir():  # a standalone install (no rustup), perhaps in ~/.local
+            paths += [installation / part for part in ("bin", "lib", "libexec")]
     elif program_name == "go":
         goroot = Path(os.environ["GOROOT"]) if os.environ.get("GOROOT") else installation
         paths.append(goroot if (goroot / "src" / "runtime").is_dir() else program.parent)

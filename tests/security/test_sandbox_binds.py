@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -197,4 +198,35 @@ def test_credential_files_in_a_bound_folder_are_covered(tmp_path: Path) -> None:
     prefix = bwrap.sandbox_prefix("on", workspace, [tool])
     boxed = subprocess.run([*prefix, "sh", "-c", f"cd {tool} && {script}"], capture_output=True, text=True, timeout=60)
     assert "lib.txt=needed" in boxed.stdout, boxed.stdout + boxed.stderr  # the folder is shown
-    assert "_authToken" not in boxed.stdout, boxed.stdout  # its credential files are empty
+    for path in paths[1:]:
+        assert f"{path}=\n" in boxed.stdout, boxed.stdout  # its credential files are there, and empty
+
+
+def test_credentials_at_the_top_of_a_toolchain_home_the_sandbox_shows_are_covered(tmp_path: Path, monkeypatch) -> None:
+    # a CARGO_HOME the sandbox shows without a bind (as /usr/local/cargo in a Rust image): here a
+    # folder of the real home while the sandbox hides another home
+    cargo_home = Path(tempfile.mkdtemp(prefix=".cog-cargo-home-", dir=Path.home()))
+    try:
+        (cargo_home / "bin").mkdir()
+        (cargo_home / "credentials.toml").write_text('[registry]\ntoken = "cio' + uuid.uuid4().hex + '"\n')
+        (tmp_path / "home").mkdir()
+        (tmp_path / "ws").mkdir()
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        monkeypatch.setenv("CARGO_HOME", str(cargo_home))
+        read = ["cat", str(cargo_home / "credentials.toml")]
+        assert "token" in subprocess.run(read, capture_output=True, text=True).stdout
+        prefix = bwrap.sandbox_prefix("on", tmp_path / "ws", [])
+        boxed = subprocess.run([*prefix, *read], capture_output=True, text=True, timeout=60)
+        assert boxed.returncode == 0 and boxed.stdout == "", boxed.stdout + boxed.stderr  # there, and empty
+    finally:
+        shutil.rmtree(cargo_home)
+
+
+def test_the_go_module_cache_is_the_one_part_of_gopath_bound(tmp_path: Path, monkeypatch) -> None:
+    from workspace_tools.runners.go import module_cache
+
+    monkeypatch.delenv("GOMODCACHE", raising=False)
+    monkeypatch.setenv("GOPATH", f"{tmp_path / 'first'}{os.pathsep}{tmp_path / 'second'}")
+    assert module_cache() == tmp_path / "first" / "pkg" / "mod"
+    monkeypatch.setenv("GOMODCACHE", str(tmp_path / "cache"))
+    assert module_cache() == tmp_path / "cache"
