@@ -428,6 +428,10 @@ def _credential_files(top: Path, depth: int, limit: int, skip: Sequence[Path]) -
     """Regular files under ``top`` (not following links, at most ``depth`` levels down, through at
     most ``limit`` entries, not into ``skip``) whose path ends as one of :data:`CREDENTIAL_FILES`."""
     names = {suffix[-1] for suffix in CREDENTIAL_FILES}
+    if top.name in names and top.is_file() and not top.is_symlink():  # a file bound by itself
+        if any(top.parts[-len(suffix):] == suffix for suffix in CREDENTIAL_FILES):
+            yield top
+        return
     level = [str(top)]
     seen = 0
     for _ in range(depth):
@@ -510,14 +514,14 @@ def sandbox_prefix(
     for path in extra_writable:
         args += ["--bind", str(path), str(path)]
     shown = [*bound, *extra_writable]
-    for link, target in dict(reversed(links_out)).items():  # one note a link, about where the link itself leads
-        if notes is not None and not _covered(target, shown):
+    for link, wanted_target in links_out:
+        if notes is not None and not _covered(wanted_target, shown):
             try:
-                target = link.resolve()
+                target = link.resolve()  # the note says where the link itself leads
             except (OSError, RuntimeError):
-                pass
+                target = wanted_target
             note = _link_note(link, target, workspace)
-            if note not in notes:
+            if note not in notes:  # one note a link
                 notes.append(note)
     for name in READ_ONLY_IN_WORKSPACE:
         inside = workspace / name
