@@ -47,10 +47,6 @@ NEGATIVE_TTL = 30.0
 SCAN_LIMIT = 500
 #: the environment variable the runner passes the workspace's packages to the pytest plugin in
 PACKAGES_ENV = "COGCLI_WORKSPACE_PACKAGES"
-#: host folders that hold sockets, runtime state or the person's files: never bound, nor a folder above one
-NEVER_BIND = ("/tmp", "/run", "/var/run", "/var/tmp", "/dev/shm")
-#: folders of the home that hold the person's data or keys: never bound, nor a folder above one
-HOME_NEVER_BIND = (".local", ".local/share", ".config", ".cache", ".ssh", ".gnupg", ".aws", ".docker", ".kube")
 #: what an interpreter's file name looks like (only such a host file is run to ask its base)
 _PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -294,37 +290,16 @@ def find_project_python(root: Path, workspace_root: Path | None = None) -> Proje
 # -- what the sandbox shows ----------------------------------------------------------------------
 
 
-def _home() -> Path | None:
-    raw = os.environ.get("HOME") or str(Path.home())
-    if not raw or not os.path.isabs(raw):
-        return None
-    return Path(os.path.realpath(raw))
+def bind_allowed(path: str | os.PathLike[str], workspace: Path | None = None) -> bool:
+    """Whether the sandbox may show the folder ``path`` read-only: the sandbox's one guard
+    (:func:`workspace_tools.bwrap.bind_refusal`: never the home, ``/tmp``, ``/run``, ``/var/tmp``,
+    ``/dev/shm``, the home's ``.ssh``/``.config``/…, nor a folder above one of them)."""
+    from workspace_tools.bwrap import bind_refusal
 
-
-def _protected() -> list[Path]:
-    found = [Path(os.path.realpath(p)) for p in NEVER_BIND]
-    found += [Path(p) for p in NEVER_BIND]
-    home = _home()
-    if home is not None:
-        found.append(home)
-        found += [home / sub for sub in HOME_NEVER_BIND]
-    return list(dict.fromkeys(found))
-
-
-def bind_allowed(path: str | os.PathLike[str]) -> bool:
-    """Whether the sandbox may show ``path`` read-only: an existing absolute folder that is none of
-    ``$HOME``, ``/tmp``, ``/run``, ``/var/run``, ``/var/tmp``, ``/dev/shm`` (nor the home's
-    ``.ssh``, ``.config``, ``.local``…) and no folder above one of them (``/``, ``/root``…)."""
     raw = os.fspath(path)
-    if not raw or not os.path.isabs(raw) or _CONTROL.search(raw):
+    if not raw or not os.path.isabs(raw) or _CONTROL.search(raw) or not os.path.isdir(raw):
         return False
-    real = Path(os.path.realpath(raw))
-    if real == Path("/") or not real.is_dir():
-        return False
-    for guarded in _protected():
-        if real == guarded or real in guarded.parents:
-            return False
-    return True
+    return not bind_refusal(Path(raw), workspace)
 
 
 @functools.lru_cache(maxsize=32)
@@ -412,7 +387,7 @@ def sandbox_paths(project: ProjectPython, workspace: Path) -> tuple[list[Path], 
         install = Path(real).parent.parent  # …/bin/python3.11 -> its installation
         if base is None or not _within(real, Path(base)):
             found.append(install)
-    shown = [p for p in dict.fromkeys(found) if bind_allowed(p) and not _within(p, workspace)]
+    shown = [p for p in dict.fromkeys(found) if bind_allowed(p, workspace)]
     return shown, notes
 
 

@@ -22,6 +22,7 @@ process tree (:mod:`workspace_tools.procs`); a timeout reports the counts reache
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
@@ -37,6 +38,7 @@ from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import ToolOutputResult, tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.bwrap import SandboxMode, failure_hint, sandbox_prefix
+from workspace_tools.hostbin import host_program
 from workspace_tools.paths import Workspace
 from workspace_tools.procs import LineSplitter, OutputTail, run_process_group
 from workspace_tools.runners import RUNNER_NAMES, RUNNERS, check_args, detect, forced, from_command, route
@@ -99,21 +101,37 @@ def _child_env(extra: dict[str, str], sandbox: Sequence[str]) -> dict[str, str]:
     return env
 
 
-def _toolchain_homes(argv0: str) -> list[Path]:
-    """Where the runner's program is installed when that is under the person's home (``~/.cargo``,
-    ``~/.rustup``, ``~/.nvm``, ``~/go``…), which the sandbox replaces with an empty one: bound read-only."""
-    import shutil
+def _toolchain_homes(runner: str) -> list[Path]:
+    """What the runner's toolchain needs to build and run offline, when it lies in a folder the
+    sandbox hides (the home): bound read-only, each through :func:`~workspace_tools.bwrap.bindable`.
 
-    found: list[Path] = []
-    program = shutil.which(argv0)
-    if program is not None:
-        for path in (Path(program), Path(program).resolve()):
-            found.append(path.parent.parent)  # …/bin/cargo -> the installation
+    Found from the program on the person's ``PATH`` and their environment (``CARGO_HOME``, ``GOROOT``
+    …), never from a workspace file. Only the parts a build reads, not the toolchain's home: cargo's
+    ``bin/``, ``registry/`` and ``git/`` and rustup's ``toolchains/``, ``settings.toml`` and
+    ``update-hashes/`` (not ``credentials.toml``); Go's root (its module cache is the Go runner's);
+    Node's installation (``bin/``, ``lib/node_modules/``, ``include/node/``), for vitest and jest too.
+    """
+    program_name = {"cargo": "cargo", "go": "go", "node": "node", "vitest": "node", "jest": "node"}.get(runner)
+    found = host_program(program_name) if program_name else None
+    if found is None:
+        return []
     home = Path.home()
-    for variable, default in (("CARGO_HOME", home / ".cargo"), ("RUSTUP_HOME", home / ".rustup")):
-        if argv0 == "cargo":
-            found.append(Path(os.environ.get(variable) or default))
-    return [p for p in dict.fromkeys(found) if p.is_dir() and p != Path("/") and p.is_relative_to(home)]
+    program = Path(found).resolve()
+    installation = program.parent.parent  # …/bin/cargo -> the installation
+    paths: list[Path] = []
+    if program_name == "cargo":
+        cargo_home = Path(os.environ.get("CARGO_HOME") or home / ".cargo")
+        rustup_home = Path(os.environ.get("RUSTUP_HOME") or home / ".rustup")
+        paths += [cargo_home / part for part in ("bin", "registry", "git")]
+        paths += [rustup_home / part for part in ("toolchains", "settings.toml", "update-hashes")]
+        if (installation / "lib" / "rustlib").is_dir():  # a standalone install (no rustup), perhaps in ~/.local
+            paths += [installation / part for part in ("bin", "lib", "libexec")]
+    elif program_name == "go":
+        goroot = Path(os.environ["GOROOT"]) if os.environ.get("GOROOT") else installation
+        paths.append(goroot if (goroot / "src" / "runtime").is_dir() else program.parent)
+    else:
+        paths += [program.parent, installation / "lib" / "node_modules", installation / "include" / "node"]
+    return [p for p in dict.fromkeys(paths) if p.is_absolute() and os.path.lexists(p)]
 
 
 def _venv_env(runner: Runner) -> dict[str, str]:
@@ -172,8 +190,10 @@ class _Runs:
         import anyio.to_thread  # anyio is imported when tests run, not when the tool is listed
 
         inv: Invocation = runner.invocation(selection)
-        readable = [*inv.readable, *_toolchain_homes(inv.argv[0])] if self.sandbox != "off" and inv.argv else inv.readable
-        prefix = await anyio.to_thread.run_sync(sandbox_prefix, self.sandbox, self.workspace.root, readable)
+        readable = [*inv.readable, *_toolchain_homes(runner.name)] if self.sandbox != "off" else inv.readable
+        notes: list[str] = []  # what the sandbox does not show that the runner asked for (a link out)
+        prefix = await anyio.to_thread.run_sync(
+            functools.partial(sandbox_prefix, self.sandbox, self.workspace.root, readable, notes=notes))
         extra = {**_venv_env(runner), **inv.env}
         if prefix:
             self.sandboxed = True
@@ -182,7 +202,7 @@ class _Runs:
                 host.mkdir(parents=True, exist_ok=True)
             prefix = _sandbox_argv(prefix, runner.root, inv.writable)
         report = Report(runner.name, on_test=self._on_test)
-        report.notes += runner.notes
+        report.notes += [*runner.notes, *notes]
         self.current = report
         output = OutputTail(OUTPUT_TAIL_BYTES)
         plain = runner.by_exit_code  # a command judged by its exit code: each output line is an update
@@ -233,7 +253,12 @@ class _Runs:
         for line in out_lines.flush():
             runner.on_line(line, report)
         duration = time.perf_counter() - started
-        runner.finish(exit_code, report, output.text())
+        try:
+            runner.finish(exit_code, report, output.text())
+        except ToolCallError as exc:  # a runner that could not start: what the sandbox did not show may be why
+            if notes:
+                raise ToolCallError("\n".join([exc.message, *notes]), code=exc.code) from None
+            raise
         if plain:
             outcome, counted = runner.judge(exit_code, report, output.text())
         else:

@@ -121,8 +121,8 @@ def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_bind_guard_refuses_home_tmp_run_and_every_folder_above_them(fake_home: Path) -> None:
     refused = [fake_home, fake_home.parent, fake_home.parent.parent, Path("/"), Path("/tmp"), Path("/run"),
                Path("/var/tmp"), Path("/dev/shm"), Path("/var"), Path("/dev"), fake_home / ".ssh", fake_home / ".config",
-               fake_home / ".local"]
-    for sub in (".ssh", ".config", ".local"):
+               fake_home / ".gnupg"]
+    for sub in (".ssh", ".config", ".gnupg"):
         (fake_home / sub).mkdir()
     for path in refused:
         assert path.is_dir(), path  # a folder that exists: refused for what it is, not for being absent

@@ -48,6 +48,16 @@ class _Test:
         self.subtests: list[dict[str, Any]] = []
 
 
+def module_cache() -> Path:
+    """Go's module cache as the person's environment places it (``GOMODCACHE``, else the first
+    ``GOPATH`` entry's ``pkg/mod``, else ``~/go/pkg/mod``): the one part of ``GOPATH`` an offline
+    build reads, so the sandbox shows it (read-only) and not the rest of ``GOPATH``."""
+    if os.environ.get("GOMODCACHE"):
+        return Path(os.environ["GOMODCACHE"])
+    first = next((p for p in os.environ.get("GOPATH", "").split(os.pathsep) if p), "")
+    return Path(first or Path.home() / "go") / "pkg" / "mod"
+
+
 class GoRunner(Runner):
     name = "go"
     glued_short_options = False
@@ -94,8 +104,7 @@ class GoRunner(Runner):
         goflags = " ".join(f for f in os.environ.get("GOFLAGS", "").split() if f != "-mod=mod")
         env = {"GOPROXY": "off", "GOFLAGS": goflags, "GOTOOLCHAIN": "local", "GOSUMDB": "off"}
         inv = Invocation(argv=argv, env=env)
-        modcache = os.environ.get("GOMODCACHE") or str(Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")
-        inv.readable.append(Path(modcache))
+        inv.readable.append(module_cache())
         # the sandbox's build cache: cog's own, one per workspace (a hostile repo cannot poison the
         # person's own builds through it), bound writable at the same place inside
         digest = hashlib.sha256(str(self.workspace.root).encode()).hexdigest()[:16]

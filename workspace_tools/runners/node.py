@@ -148,13 +148,18 @@ _RUNNER_FRAME = re.compile(r"^\s+at .*(node_modules/|node:internal|node:async_ho
 
 
 def linked_modules(root: Path, workspace: Path) -> list[Path]:
-    """Where the project's ``node_modules`` really is when it is a link out of the workspace (a
-    shared install, a pnpm store): the sandbox must show it, read-only, or nothing starts."""
+    """The project's ``node_modules`` when it is a link out of the workspace (a shared install, a
+    committed ``node_modules -> /root``), for the sandbox to decide on: it shows what the link leads
+    to only when that is in a folder it shows anyway (the installation of the ``node`` found on the
+    person's ``PATH``), never because of the link; else the run's result says the link was not shown."""
     modules = root / "node_modules"
     if not modules.is_symlink():
         return []
-    target = modules.resolve()
-    return [target] if target.is_dir() and not target.is_relative_to(workspace.resolve()) else []
+    try:
+        target = modules.resolve()
+    except (OSError, RuntimeError):
+        return []
+    return [modules] if target.is_dir() and not target.is_relative_to(workspace.resolve()) else []
 
 
 def _trim_stack(text: Any) -> str | None:
