@@ -116,3 +116,23 @@ def test_a_link_out_of_the_workspace_is_not_followed_and_is_named(runner: Runner
     assert set(left) == {"AGENTS.md", "NOTES.md"}
     assert all("outside the workspace: not followed" in why for why in left.values())
     assert "cog: AGENTS.md not read: it is a link to" in out.stderr
+
+
+def test_a_subdirectorys_env_is_not_told_when_a_tool_first_reads_there(runner: Runner) -> None:
+    from model_servers import ToolCall
+
+    repo = runner.make_repo({
+        "svc/.env": ENV_FILE,
+        "svc/app.py": "x = 1\n",
+        "cog.toml": 'instruction_files = [".env"]\n',
+    })
+
+    def read_svc(*flags: str) -> str:
+        with OpenAIServer([Reply("", [ToolCall("r1", "read_file", {"path": "svc/app.py"})]), Reply("done")]) as server:
+            out = _edit(runner, repo, server, *flags)
+            assert out.returncode == 0, out.stderr
+            assert len(server.requests) == 2, out.stdout
+            return _sent(server)
+
+    assert PASSWORD in read_svc("--allow-secret", "svc/.env")  # undefended: told with the read's result
+    assert PASSWORD not in read_svc()
