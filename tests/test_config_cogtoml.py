@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from cli_helpers import json_lines, run_cog
-from cogcli.config import MAX_CONTEXT_WINDOW, config_source, load_settings, read_config
+from cogcli.config import MAX_CONTEXT_WINDOW, config_source, describe_source, load_settings, read_config
 from cogcli.errors import ConfigError
 from runner_fixtures import need
 
@@ -106,6 +106,9 @@ def test_the_workspaces_cog_toml_is_as_distrusted_as_its_pyproject(tmp_path: Pat
     s = load_settings(repo)
     assert s.sandbox == "auto" and s.mcp_source == "cog.toml" and s.mcp_needs_approval
     assert config_source(repo, "mcp_servers") == "cog.toml" and config_source(repo, "model") is None
+    # how messages (cog trust, the approval prompt) can name it
+    assert describe_source("cog.toml", "mcp_servers") == "cog.toml mcp_servers"
+    assert describe_source("pyproject.toml", "mcp_servers") == "pyproject.toml [tool.cog] mcp_servers"
 
     # the start-up command waits for approval, whichever file names it
     cassette = tmp_path / "c.jsonl"
