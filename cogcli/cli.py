@@ -236,7 +236,7 @@ def edit(
     instruction_file: Annotated[Optional[Path], typer.Option("--file", metavar="PATH", help="Read the instruction from PATH (instead of INSTRUCTION).", show_default=False)] = None,
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
     no_instructions: Annotated[bool, typer.Option("--no-instructions", help="Read no AGENTS.md (nor ~/.config/cog/AGENTS.md).")] = False,
-    context_window: Annotated[Optional[int], typer.Option("--context-window", min=1024, metavar="TOKENS", help="The model's context window (default: COG_CONTEXT_WINDOW, [tool.cog] context_window, else known models' own or what the server reports).", show_default=False)] = None,
+    context_window: Annotated[Optional[int], typer.Option("--context-window", min=1024, max=10_000_000, metavar="TOKENS", help="The model's context window, 1024 to 10,000,000 tokens (default: COG_CONTEXT_WINDOW, context_window in cog.toml or [tool.cog], else known models' own or what the server reports).", show_default=False)] = None,
 ) -> None:
     """Run the coding agent on INSTRUCTION in this repository.
 

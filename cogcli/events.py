@@ -82,11 +82,14 @@ class BaseEvent(WireModel):
 
 class InstructionFileInfo(WireModel):
     """An instruction file (AGENTS.md, …) the model was given: its path and size in bytes;
-    ``cut`` bytes were left out when the instruction budget ran out."""
+    ``cut`` bytes were left out when the instruction budget ran out. With ``left_out`` the model
+    was not given the file at all, and it says why (it looks like a secret, it links out of the
+    workspace)."""
 
     path: str
     size: int
     cut: int | None = None
+    left_out: str | None = None
 
 
 class StartEvent(BaseEvent):
@@ -94,7 +97,8 @@ class StartEvent(BaseEvent):
     message_id: str
     thread_id: str
     schema_version: int = SCHEMA_VERSION
-    #: the instruction files loaded for this run, personal first, then root → current directory
+    #: the instruction files loaded for this run, personal first, then root → current directory;
+    #: then those found but left out (``left_out``)
     instructions: list[InstructionFileInfo] | None = None
     #: the model's context window in tokens, when cog knows it
     context_window: int | None = None

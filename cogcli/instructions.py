@@ -12,18 +12,28 @@ model about it once, the first time a tool touches a path under that directory (
 wins for its subtree).
 
 Everything read here is redacted like any file a tool returns: a token pasted into an
-``AGENTS.md`` never reaches the model.
+``AGENTS.md`` never reaches the model. And an instruction file is a workspace file like any other:
+one the tools keep away from (``.env``, keys, ``secret_globs``: :mod:`workspace_tools.secret_files`,
+decided by the same :meth:`SecretPolicy.check <workspace_tools.secret_files.SecretPolicy.check>` as
+``read_file``; ``--allow-secret`` lets one through) is left out, so is a link that leads out of the
+workspace; :attr:`ProjectInstructions.left_out` and the notes say which and why.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
+from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.secrets import redact
+
+if TYPE_CHECKING:
+    from workspace_tools.paths import Workspace
+    from workspace_tools.secret_files import SecretPolicy
 
 #: per directory, the first of these that exists is read (then the configured extra names)
 DEFAULT_NAMES = ("AGENTS.override.md", "AGENTS.md")
@@ -52,12 +62,17 @@ class InstructionFile:
     directory: str | None = None
     #: credentials replaced by ``[REDACTED]``
     redacted: int = 0
+    #: why the model was not given it (None: it was): it looks like a secret, or leads out of the workspace
+    left_out: str | None = None
 
     def info(self) -> dict[str, Any]:
-        """What the ``start`` event says about it: ``{path, size}`` and ``cut`` when cut."""
+        """What the ``start`` event says about it: ``{path, size}``, ``cut`` when cut, ``left_out``
+        (why) when the model was not given it."""
         out: dict[str, Any] = {"path": self.path, "size": self.size}
         if self.cut:
             out["cut"] = self.cut
+        if self.left_out:
+            out["left_out"] = self.left_out
         return out
 
 
@@ -66,6 +81,8 @@ class ProjectInstructions:
     files: list[InstructionFile] = field(default_factory=list)
     #: notes for the model and for people (a file cut, a file skipped)
     notes: list[str] = field(default_factory=list)
+    #: files found but not given to the model, each with its ``left_out`` reason (no text)
+    left_out: list[InstructionFile] = field(default_factory=list)
 
     def prompt_section(self) -> str:
         """The instructions as they follow the system prompt ("" when there are none)."""
@@ -96,21 +113,67 @@ def instruction_names(extra: Iterable[str] = ()) -> tuple[str, ...]:
     return tuple(names)
 
 
-def find_in(directory: Path, names: Sequence[str], within: Path | None = None) -> Path | None:
-    """The first of ``names`` that is a non-empty regular file in ``directory``. With ``within``,
-    a file (or symlink) that resolves outside ``within`` is skipped: a hostile repository's
-    ``AGENTS.md -> ~/.ssh/id_rsa`` must not reach the model."""
-    for name in names:
-        candidate = directory / name
-        try:
-            if not (candidate.is_file() and candidate.stat().st_size > 0):
+class _Gate:
+    """The rules a workspace's instruction file passes before it is read, as ``read_file``'s:
+    resolved by :meth:`Workspace.resolve` (a link out of the workspace is refused) and checked by
+    :meth:`SecretPolicy.check` (the name as found and the file it leads to)."""
+
+    def __init__(self, root: Path, secrets: SecretPolicy | None) -> None:
+        from workspace_tools.paths import Workspace
+        from workspace_tools.secret_files import SecretPolicy
+
+        self.workspace: Workspace = Workspace(root)
+        self.secrets = secrets if secrets is not None else SecretPolicy()
+
+    def pick(self, directory: Path, names: Sequence[str]) -> tuple[tuple[Path, Path] | None, list[InstructionFile]]:
+        """(the first of ``names`` in ``directory`` that may be read: its path as found and
+        resolved, or None) and the files before it that were left out, each saying why."""
+        from workspace_tools.paths import shown_name
+
+        left_out: list[InstructionFile] = []
+        where = self.workspace.relative(directory)
+        governs = "" if where == "." else where
+        for name in names:
+            candidate = directory / name
+            try:
+                if not os.path.lexists(candidate):
+                    continue
+                rel = self.workspace.relative(candidate)
+                try:
+                    real = self.workspace.resolve(rel)
+                except ToolCallError:
+                    target = shown_name(os.path.realpath(candidate))  # the link's text is the workspace's: escaped
+                    left_out.append(InstructionFile(
+                        path=rel, size=0, text="", directory=governs, left_out=f"it is a link to {target}, outside the workspace: not followed"
+                    ))
+                    continue
+                if not (real.is_file() and real.stat().st_size > 0):
+                    continue
+                try:
+                    self.secrets.check(self.workspace, rel, real)
+                except ToolCallError as exc:
+                    if exc.code != ErrorCode.SECRET_FILE:
+                        raise
+                    left_out.append(InstructionFile(path=rel, size=real.stat().st_size, text="", directory=governs, left_out=(
+                        f"it looks like a secret (.env files, keys, tokens, secret_globs), so the model is not given it; "
+                        f"--allow-secret {shown_name(rel)} lets it through"
+                    )))
+                    continue
+            except (OSError, ValueError):
                 continue
-            if within is not None and not candidate.resolve().is_relative_to(within):
-                continue
-        except OSError:
-            continue
-        return candidate
-    return None
+            return (candidate, real), left_out
+        return None, left_out
+
+    def read(self, real: Path, limit: int, environ: Mapping[str, str] | None) -> tuple[str, int, int, int]:
+        """:func:`_read` of a workspace file, opened without following a link (a folder or the
+        file swapped for one after the check is refused: ``ToolCallError``, an ``OSError``)."""
+        from workspace_tools.textfile import open_in_workspace
+
+        fd = open_in_workspace(real, self.workspace.root)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise OSError(0, "not a regular file")
+            return _read_open(fh, limit, environ)
 
 
 def chain(root: Path, cwd: Path) -> list[Path]:
@@ -129,9 +192,13 @@ def chain(root: Path, cwd: Path) -> list[Path]:
 def _read(path: Path, limit: int, environ: Mapping[str, str] | None) -> tuple[str, int, int, int]:
     """(text, size, bytes cut, credentials redacted) of ``path``, reading at most ``limit`` bytes;
     the cut falls on a line boundary when one is near, never inside a UTF-8 character."""
-    size = path.stat().st_size
     with path.open("rb") as fh:
-        data = fh.read(limit)
+        return _read_open(fh, limit, environ)
+
+
+def _read_open(fh: BinaryIO, limit: int, environ: Mapping[str, str] | None) -> tuple[str, int, int, int]:
+    size = os.fstat(fh.fileno()).st_size
+    data = fh.read(limit)
     cut = max(0, size - len(data))
     if cut:
         newline = data.rfind(b"\n")
@@ -169,23 +236,33 @@ def load_instructions(
     budget: int = DEFAULT_BUDGET,
     personal: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    secrets: SecretPolicy | None = None,
 ) -> ProjectInstructions:
     """The instruction files for a run in ``cwd`` (default: ``root``) of the workspace ``root``:
-    ``personal`` first, then root → ``cwd``, ``budget`` bytes in all (0: none at all)."""
+    ``personal`` first, then root → ``cwd``, ``budget`` bytes in all (0: none at all).
+
+    The workspace's files pass ``read_file``'s rules first: ``secrets`` (default: the built-in
+    secret files) decides which look like secrets, and a link out of the workspace is not
+    followed; such a file is left out (``left_out``, a note) and the next name in its directory
+    is looked for."""
     found = ProjectInstructions()
     if budget <= 0:
         return found
     root = root.resolve()
-    candidates: list[tuple[Path, str | None]] = []
+    gate = _Gate(root, secrets)
+    candidates: list[tuple[Path, Path | None, str | None]] = []  # (path found, resolved in the workspace, directory)
     if personal is not None and personal.is_file():
-        candidates.append((personal, None))
+        candidates.append((personal, None, None))
     for directory in chain(root, cwd or root):
-        path = find_in(directory, names, within=root)
-        if path is not None:
+        picked, left_out = gate.pick(directory, names)
+        for f in left_out:
+            found.left_out.append(f)
+            found.notes.append(f"{f.path} not read: {f.left_out}")
+        if picked is not None:
             rel = directory.relative_to(root).as_posix()
-            candidates.append((path, "" if rel == "." else rel))
+            candidates.append((picked[0], picked[1], "" if rel == "." else rel))
     left = budget
-    for path, directory in candidates:
+    for path, real, directory in candidates:
         shown = _show(path, root)
         if left <= 0:
             size = _size(path)
@@ -193,9 +270,9 @@ def load_instructions(
             found.notes.append(f"{shown} ({size:,} bytes) not read: the {budget:,}-byte instruction budget was spent")
             continue
         try:
-            text, size, cut, redacted = _read(path, left, environ)
-        except OSError as exc:
-            found.notes.append(f"{shown} could not be read: {exc.strerror or exc}")
+            text, size, cut, redacted = _read(path, left, environ) if real is None else gate.read(real, left, environ)
+        except (OSError, ToolCallError) as exc:
+            found.notes.append(f"{shown} could not be read: {getattr(exc, 'strerror', None) or exc}")
             continue
         left = 0 if cut else left - size  # a file cut spends the rest: nothing deeper is read
         found.files.append(InstructionFile(path=shown, size=size, text=text, cut=cut, directory=directory, redacted=redacted))
@@ -228,8 +305,12 @@ class NearbyInstructions:
         names: Sequence[str] = DEFAULT_NAMES,
         budget: int = DEFAULT_BUDGET,
         environ: Mapping[str, str] | None = None,
+        secrets: SecretPolicy | None = None,
     ) -> None:
         self.root = root.resolve()
+        self._gate = _Gate(self.root, secrets)
+        #: files found below the start but not told (secret-looking, links out), each saying why
+        self.left_out: list[InstructionFile] = []
         self.names = tuple(names)
         self.budget = budget
         self.environ = environ
@@ -256,12 +337,14 @@ class NearbyInstructions:
             if rel in self._seen:
                 continue
             self._seen.add(rel)
-            path = find_in(d, self.names, within=self.root)
-            if path is None:
+            picked, left_out = self._gate.pick(d, self.names)
+            self.left_out += left_out
+            if picked is None:
                 continue
+            path = picked[0]
             try:
-                text, size, cut, redacted = _read(path, self.budget, self.environ)
-            except OSError:
+                text, size, cut, redacted = self._gate.read(picked[1], self.budget, self.environ)
+            except (OSError, ToolCallError):
                 continue
             loaded = InstructionFile(path=_show(path, self.root), size=size, text=text, cut=cut, directory=rel, redacted=redacted)
             self.known.add(rel)

@@ -14,7 +14,10 @@ What is found:
   the blank line and the body after it), SSH2 (``---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----``);
   a block cut by a line range loses its visible key lines too;
 - token formats with a fixed prefix, as gitleaks and detect-secrets document them: AWS access key
-  ids (``AKIA``/``ASIA``/``ABIA``/``ACCA`` + 16), ``aws_secret_access_key = …`` values, OpenAI and
+  ids (``AKIA``/``ASIA``/``ABIA``/``ACCA`` + 16), AWS secret keys (40 characters) after a
+  ``secret_access_key`` name in any of its spellings (``aws_secret_access_key = …`` in ini,
+  ``AWS_SECRET_ACCESS_KEY=…``, ``Aws_Secret_Access_Key: …``, ``"SecretAccessKey": "…"`` as ``aws sts``
+  prints it, ``secretAccessKey``; each word lower, Title or UPPER case), OpenAI and
   Anthropic keys (``sk-…``), GitHub (``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``, ``github_pat_``),
   GitLab (``glpat-``, ``glptt-``, ``gldt-``, ``glrt-``, ``glcbt-``, ``glimt-``, ``glft-``,
   ``glsoat-``, ``glagent-``, ``gloas-``, ``GR1348941``), Slack (``xoxb-``/``xoxa-``/``xoxp-``/
@@ -22,7 +25,8 @@ What is found:
   (``AIza…``) and OAuth client secrets (``GOCSPX-``), Stripe (``sk_live_``, ``sk_test_``,
   ``rk_live_``, ``rk_test_``, ``whsec_``), npm (``npm_``), PyPI (``pypi-Ag…``), Hugging Face
   (``hf_``), SendGrid (``SG.…``), DigitalOcean (``dop_v1_``/``doo_v1_``), Shopify (``shpat_``,
-  ``shpss_``, ``shpca_``, ``shppa_``), JSON Web Tokens (``eyJ….eyJ….…``);
+  ``shpss_``, ``shpca_``, ``shppa_``), crates.io (``cio`` + 32 letters and digits, ``cio_tp_`` + 32),
+  JSON Web Tokens (``eyJ….eyJ….…``);
 - the password of a URL with credentials (``https://user:PASSWORD@host``: ``.git-credentials``,
   ``DATABASE_URL``), the user name kept;
 - the values (8+ characters) of this process's environment variables named ``*_API_KEY``,
@@ -91,7 +95,12 @@ def _keep_name(match: re.Match[str]) -> str:
     return match.group()[:-40] + REDACTED
 
 
-_AWS_SECRET_VALUE = r"[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"
+#: after the name: its closing quote, ``=``, ``:`` or ``=>`` on the same line, the value's quote, the
+#: 40 characters of an AWS secret key
+_AWS_SECRET_VALUE = r"[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"
+#: ``secret_access_key`` after its first word (``secret``, ``Secret`` or ``SECRET``, each rule's fixed
+#: text): the rest in any case, with ``_``, ``-``, ``.`` or nothing between the words
+_AWS_SECRET_REST = r"(?i:[_.-]?access[_.-]?key)"
 
 #: token formats: (short fixed texts one of which every match contains, the pattern, what to keep).
 #: A text with none of the fixed texts is not scanned for the format. Each pattern starts with
@@ -99,8 +108,9 @@ _AWS_SECRET_VALUE = r"[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])
 #: to that text; an alternation of many patterns would try each at every position (ten times slower).
 _TOKEN_RULES: tuple[tuple[tuple[str, ...], str, Callable[[re.Match[str]], str] | None], ...] = (
     (("AKIA", "ASIA", "ABIA", "ACCA"), _word("A", 1) + r"(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])", None),
-    (("ccess", "CCESS"), r"aws_?secret_?access_?key" + _AWS_SECRET_VALUE, _keep_name),
-    (("CCESS",), r"AWS_?SECRET_?ACCESS_?KEY" + _AWS_SECRET_VALUE, _keep_name),
+    (("secret",), "secret" + _AWS_SECRET_REST + _AWS_SECRET_VALUE, _keep_name),
+    (("Secret",), "Secret" + _AWS_SECRET_REST + _AWS_SECRET_VALUE, _keep_name),
+    (("SECRET",), "SECRET" + _AWS_SECRET_REST + _AWS_SECRET_VALUE, _keep_name),
     (("sk-",), _word("sk-") + r"[A-Za-z0-9_-]{20,}", None),
     (("gh",), _word("gh") + r"[pousr]_[A-Za-z0-9]{30,255}", None),
     (("_pat_",), _word("github_pat_") + r"[A-Za-z0-9_]{22,255}", None),
@@ -120,6 +130,7 @@ _TOKEN_RULES: tuple[tuple[tuple[str, ...], str, Callable[[re.Match[str]], str] |
     (("SG.",), _word("SG.") + r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", None),
     (("_v1_",), _word("do", 2) + r"[opr]_v1_[a-f0-9]{64}", None),
     (("shp",), _word("shp") + r"(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", None),
+    (("cio",), _word("cio") + r"(?:_tp_)?[A-Za-z0-9]{32}(?![A-Za-z0-9_])", None),
     (("eyJ",), _word("eyJ") + r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", None),
     # a URL's password: ``scheme://user:`` is kept, the password up to the ``@`` goes
     (("://",), r"://[^\s:/@\"'<>]{1,256}:(?!\[REDACTED\]@)[^\s@/\"'<>]{1,512}(?=@)", _keep_user),

@@ -89,6 +89,117 @@ def test_a_megabyte_of_text_is_scanned_in_one_pass() -> None:
     assert n == 1 and out.endswith(f"key={REDACTED}\n") and len(out) == len(text) - len(AWS) + len(REDACTED)
 
 
+# --- AWS secret keys in every spelling, crates.io tokens (issue 23.3) ------------------------
+
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+CRATES = "cio" + "tgp8BGZBlX192iExSQPm0SrUlBunG8zd"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (f"[default]\naws_secret_access_key = {AWS_SECRET}\n", "aws_secret_access_key = "),  # ~/.aws/credentials
+        (f'{{"Credentials": {{"AccessKeyId": "ASIA…", "SecretAccessKey": "{AWS_SECRET}"}}}}', '"SecretAccessKey": "'),  # aws sts
+        (f"Aws_Secret_Access_Key: {AWS_SECRET}\n", "Aws_Secret_Access_Key: "),
+        (f"export AWS_SECRET_ACCESS_KEY={AWS_SECRET}", "AWS_SECRET_ACCESS_KEY="),
+        (f"secret_access_key={AWS_SECRET}", "secret_access_key="),
+        (f"SECRET_ACCESS_KEY='{AWS_SECRET}'", "SECRET_ACCESS_KEY='"),
+        (f"Secret-Access-Key: {AWS_SECRET}", "Secret-Access-Key: "),
+        (f"const creds = {{ secretAccessKey: '{AWS_SECRET}' }}", "secretAccessKey: '"),
+        (f"  :secret_access_key => \"{AWS_SECRET}\",", ":secret_access_key => \""),
+        (f"cargo login {CRATES}", "cargo login "),
+        (f'[registry]\ntoken = "{CRATES}"\n', 'token = "'),
+        (f"CARGO_REGISTRY_TOKEN={CRATES}", "CARGO_REGISTRY_TOKEN="),
+    ],
+)
+def test_aws_secret_keys_in_every_spelling_and_crates_io_tokens_are_redacted(text: str, kept: str) -> None:
+    out, n = redact(text, environ={})
+    assert AWS_SECRET not in out and CRATES not in out and n == 1, out
+    assert kept + REDACTED in out  # the name stays: a reader sees which value was taken out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "secret_access_key = os.environ['AWS_SECRET_ACCESS_KEY']",
+        "secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY,",
+        "aws_secret_access_key = None  # read from the profile",
+        "SecretAccessKey: !Ref SecretAccessKeyParameterForTheDeploymentRole",
+        "secret_access_key = " + "x" * 39,  # one short of a key
+        "secret_access_key = " + "x" * 41,  # one too many
+        "the precision" + "a" * 32 + " and ciopa" + "b" * 31,  # cio inside a word, or one short
+        "cio" + "a" * 33,  # too long for a crates.io token
+    ],
+)
+def test_names_without_a_key_shaped_value_and_cio_inside_words_are_left_alone(text: str) -> None:
+    assert redact(text, environ={}) == (text, 0)
+
+
+_B64 = string.ascii_letters + string.digits + "/+"
+
+
+@st.composite
+def aws_secret_lines(draw: st.DrawFn) -> tuple[str, str]:
+    """A line that sets an AWS secret key: any spelling of the name (with or without ``aws``, each
+    word lower/Title/UPPER, any separator), any assignment style, quoted or not."""
+    words = ["secret", "access", "key"]
+    if draw(st.booleans()):
+        words.insert(0, "aws")
+    case = st.sampled_from([str.lower, str.title, str.upper])
+    shaped = [draw(case)(w) for w in words]
+    sep = draw(st.sampled_from(["_", "-", ".", ""]))
+    name = sep.join(shaped)
+    value = draw(st.text(alphabet=_B64, min_size=40, max_size=40))
+    quote = draw(st.sampled_from(["", '"', "'"]))
+    style = draw(st.sampled_from(["{n} = {q}{v}{q}", "{n}={q}{v}{q}", "{n}: {q}{v}{q}", '"{n}": "{v}"', "{n} => {q}{v}{q}", "'{n}':{q}{v}{q}"]))
+    return style.format(n=name, v=value, q=quote), value
+
+
+@settings(max_examples=200, deadline=None)
+@given(line=aws_secret_lines(), before=st.text(alphabet=string.ascii_letters + " #;,()", max_size=60), after=st.sampled_from(["", "\n", ",", " }", "\nnext = 1\n"]))
+def test_property_an_aws_secret_key_is_redacted_whatever_the_spelling(line: tuple[str, str], before: str, after: str) -> None:
+    text, value = line
+    out, n = redact(f"{before}\n{text}{after}", environ={})
+    assert value not in out and n >= 1, out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    body=st.text(alphabet=string.ascii_letters + string.digits, min_size=32, max_size=32),
+    trusted=st.booleans(),
+    left=st.sampled_from([" ", "=", '"', "'", "\n", "(", ":", "token = \"", "Bearer "]),  # a token starts a word
+    right=st.sampled_from([" ", '"', "'", "\n", ")", ",", ";"]),
+    filler=st.text(alphabet=string.ascii_letters + " .,;:()#=\n", max_size=80),
+)
+def test_property_a_crates_io_token_is_redacted_where_it_stands(body: str, trusted: bool, left: str, right: str, filler: str) -> None:
+    token = ("cio_tp_" if trusted else "cio") + body
+    out, n = redact(f"{filler}{left}{token}{right}{filler}", environ={})
+    assert token not in out and n >= 1, out
+
+
+def test_the_new_formats_find_nothing_in_ordinary_source() -> None:
+    """The false-positive budget: Python's standard library (13 MB of ordinary source, tests left
+    out: they hold sample keys) and cog's own code come out of redaction as they went in."""
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    files = [p for p in stdlib.rglob("*.py") if not {"test", "tests", "site-packages", "idlelib"} & set(p.parts)]
+    ours = Path(__file__).resolve().parents[1]
+    files += [*ours.joinpath("cogcli").rglob("*.py"), *ours.joinpath("workspace_tools").rglob("*.py")]
+    files.remove(ours / "cogcli" / "secrets.py")  # it shows each format it finds
+    assert len(files) > 500
+    found: dict[str, int] = {}
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        _, n = redact(text, environ={})
+        if n:
+            found[str(path)] = n
+    assert found == {}
+
+
 # --- the run loop -------------------------------------------------------------------------
 
 

@@ -132,7 +132,7 @@ def run_edit(opts: EditOptions) -> int:
             from cogcli.commands.gitcommit import ensure_committable
 
             hooks = ensure_committable(settings.root, allow_dirty=opts.allow_dirty, hooks=opts.commit_hooks)  # as before the run
-        if settings.mcp_source == "pyproject.toml":  # the workspace's commands: only once the person approved them
+        if settings.mcp_needs_approval:  # the workspace's commands (cog.toml, pyproject.toml): only once the person approved them
             from cogcli.trust import require_trusted
 
             require_trusted(settings.root, "mcp_servers", settings.mcp_servers)

@@ -82,6 +82,7 @@ class ProjectContext:
 
     #: what follows the system prompt ("" when there are no files)
     section: str = ""
+    #: the files the model got, then those left out (``left_out`` says why): the start event names them
     files: list[InstructionFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     nearby: NearbyInstructions | None = None
@@ -98,12 +99,24 @@ async def project_context(settings: Settings, cwd: Path | None, model: Any) -> P
 
     budget = settings.instruction_budget
     names = instruction_names(settings.instruction_files)
-    project = load_instructions(settings.root, cwd, names=names, budget=budget, personal=personal_file())
-    nearby = NearbyInstructions(settings.root, project.files, names=names, budget=budget) if budget > 0 else None
+    secrets = _secret_policy(settings) if budget > 0 else None
+    project = load_instructions(settings.root, cwd, names=names, budget=budget, personal=personal_file(), secrets=secrets)
+    nearby = NearbyInstructions(settings.root, project.files, names=names, budget=budget, secrets=secrets) if budget > 0 else None
     # a replayed run has the window its recording had (unless one is given)
     window = settings.context_window or getattr(model, "context_window", None) or known_window(settings.model)
     if window is None:
         window = await reported_window(getattr(model, "inner", model))
     if isinstance(model, RecordingModel):  # the cassette keeps the window for its replays
         model.context_window = window
-    return ProjectContext(section=project.prompt_section(), files=project.files, notes=project.notes, nearby=nearby, window=window)
+    # the start event names the files left out too (each saying why), after those the model got
+    files = [*project.files, *project.left_out]
+    return ProjectContext(section=project.prompt_section(), files=files, notes=project.notes, nearby=nearby, window=window)
+
+
+def _secret_policy(settings: Settings) -> Any:
+    """The secret-file rules of the run's tools (``secret_globs``, ``--allow-secret``): instruction
+    files are workspace files, kept from the model exactly as ``read_file`` keeps them."""
+    from workspace_tools.paths import Workspace
+    from workspace_tools.secret_files import SecretPolicy
+
+    return SecretPolicy.for_workspace(Workspace(settings.root), settings.secret_globs, settings.allow_secrets)

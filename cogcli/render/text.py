@@ -203,7 +203,7 @@ def instructions_text(event: StartEvent) -> str:
     parts = []
     for f in event.instructions or []:
         cut = f", {_bytes(f.cut)} cut" if f.cut else ""
-        parts.append(f"{f.path} ({_bytes(f.size)}{cut})")
+        parts.append(f"{f.path} left out: {f.left_out}" if f.left_out else f"{f.path} ({_bytes(f.size)}{cut})")
     return "Instructions  " + " · ".join(parts)
 
 

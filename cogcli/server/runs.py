@@ -203,7 +203,7 @@ class RunRegistry:
             settings = load_settings(self.root, model=model or self.default_model)
             if settings.model is None:
                 raise ConfigError(NO_MODEL_MESSAGE.replace("cog edit --model", 'POST /api/runs {"model": …} or cog serve --model'))
-            if settings.mcp_source == "pyproject.toml":  # the workspace's commands: only once the person approved them
+            if settings.mcp_needs_approval:  # the workspace's commands (cog.toml, pyproject.toml): only once the person approved them
                 from cogcli.trust import require_trusted
 
                 require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=False)  # never a prompt here
