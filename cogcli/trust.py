@@ -47,6 +47,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from cogcli.config import describe_source
 from cogcli.errors import ConfigError
 from cogcli.shown import visible
 
@@ -368,7 +369,7 @@ def question(workspace: Path, setting: str, command: str, checked: Review | None
     precedes it)."""
     checked = checked or Review(command, command_files(workspace, command), approved=False)
     lines = [
-        f"cog: {visible(str(workspace), one_line=True)}/{source} [tool.cog] {setting} wants to run this command on "
+        f"cog: {visible(str(workspace), one_line=True)}/{describe_source(source, setting)} wants to run this command on "
         "this machine, outside the sandbox:",
         f"    {visible(command, one_line=True)}",
     ]
@@ -383,7 +384,7 @@ def question(workspace: Path, setting: str, command: str, checked: Review | None
 
 def refusal(workspace: Path, setting: str, checked: Review, *, source: str = "pyproject.toml") -> str:
     """Why ``checked.command`` does not start off a terminal, and what to do."""
-    where = f"[tool.cog] {setting} in {workspace}/{source}"
+    where = (f"[tool.cog] {setting}" if source == "pyproject.toml" else setting) + f" in {workspace}/{source}"
     if checked.changed:
         return (
             f"not starting {checked.command!r} from {where}: {', '.join(checked.changed)} changed since you approved it "

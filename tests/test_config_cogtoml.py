@@ -115,6 +115,7 @@ def test_the_workspaces_cog_toml_is_as_distrusted_as_its_pyproject(tmp_path: Pat
     cassette.write_text(json.dumps({"type": "cassette", "schemaVersion": 1, "model": "t"}) + "\n" + json.dumps({"type": "turn", "text": "Done."}) + "\n")
     refused = run_cog(["edit", "--yes", "--model", f"replay:{cassette}", "hello"], repo)
     assert refused.returncode == 2 and command in refused.stderr and "cog trust" in refused.stderr
+    assert f"mcp_servers in {repo}/cog.toml" in refused.stderr  # the file it came from, not pyproject.toml
     assert not marker.exists()
     listed = run_cog(["trust"], repo, env={"XDG_CONFIG_HOME": str(tmp_path / "cfg")})
     assert listed.returncode == 1 and f"NOT approved  mcp_servers: {command}" in listed.stdout

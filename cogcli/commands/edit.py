@@ -135,7 +135,7 @@ def run_edit(opts: EditOptions) -> int:
         if settings.mcp_needs_approval:  # the workspace's commands (cog.toml, pyproject.toml): only once the person approved them
             from cogcli.trust import require_trusted
 
-            require_trusted(settings.root, "mcp_servers", settings.mcp_servers)
+            require_trusted(settings.root, "mcp_servers", settings.mcp_servers, source=settings.sources.get("mcp_servers", "pyproject.toml"))
         model = _make_model(settings, opts.record)
         from workspace_tools.journal import Journal
 

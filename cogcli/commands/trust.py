@@ -45,7 +45,7 @@ def trust(root: Path, *, approve_all: bool = False, list_only: bool = False) -> 
     listed = [(setting, command) for setting in SETTINGS for command in getattr(config, setting)]
     if not listed:
         sys.stdout.write(
-            f"{visible(str(root), one_line=True)}/pyproject.toml names no commands to run ([tool.cog] mcp_servers); nothing to approve.\n"
+            f"{visible(str(root), one_line=True)}: neither cog.toml nor pyproject.toml ([tool.cog]) names commands to run (mcp_servers); nothing to approve.\n"
         )
         return 0
     interactive = _terminal() and not list_only
@@ -56,7 +56,7 @@ def trust(root: Path, *, approve_all: bool = False, list_only: bool = False) -> 
         if checked.approved:
             sys.stdout.write(_line("approved", setting, checked))
             continue
-        if (approve_all and not list_only) or (interactive and _ask_on_terminal(question(root, setting, command, checked))):
+        if (approve_all and not list_only) or (interactive and _ask_on_terminal(question(root, setting, command, checked, source=config.sources.get(setting, "pyproject.toml")))):
             if command_files(root, command) != checked.files:  # changed while the person read the question
                 left += 1
                 sys.stdout.write(_line("NOT approved", setting, checked))

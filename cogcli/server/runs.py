@@ -206,7 +206,7 @@ class RunRegistry:
             if settings.mcp_needs_approval:  # the workspace's commands (cog.toml, pyproject.toml): only once the person approved them
                 from cogcli.trust import require_trusted
 
-                require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=False)  # never a prompt here
+                require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=False, source=settings.sources.get("mcp_servers", "pyproject.toml"))  # never a prompt here
             from workspace_tools.journal import Journal
 
             journal = Journal(settings.root)  # bound to the run by its start event, for cog undo
