@@ -148,3 +148,20 @@ def test_a_name_with_a_newline_reads_as_one_quoted_name(tmp_path: Path) -> None:
     assert '"nl\\nname.txt"\n' in listed and "\nname.txt\n" not in listed and "plain.txt\n" in listed
     found = call(tools, "search_text", pattern="needle").result
     assert '"nl\\nname.txt":1: needle' in found and "plain.txt:1: needle" in found
+
+
+def test_a_glob_with_many_wildcards_matches_a_long_name_in_linear_time(repo: Path) -> None:
+    """``*a*a*a*a*b`` against a 255-character name backtracked for minutes with Python's re (a
+    model's list_files pattern, or a workspace's secret_globs); on RE2 it is one linear pass."""
+    import time
+
+    from workspace_tools.secret_files import SecretPolicy
+
+    name = "a" * 250 + ".txt"
+    (repo / name).write_text("x\n")
+    started = time.monotonic()
+    assert not matches_glob(name, "*a*a*a*a*a*a*a*b")
+    assert SecretPolicy(("*a*a*a*a*a*a*a*b",), ()).matches(name) is False
+    found = call(workspace_tools(repo), "list_files", pattern="*a*a*a*a*a*a*a*b").details["files"]
+    assert found == []
+    assert time.monotonic() - started < 30  # the backtracking engine took minutes on the first line alone

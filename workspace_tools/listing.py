@@ -10,6 +10,7 @@ import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from workspace_tools.envdirs import EnvDirs, LeftOut, count_files, is_cog_state
 from workspace_tools.gitrun import GitNotFound, one_config_read, run_git, start_git
@@ -236,9 +237,14 @@ def _walk_listing(workspace: Workspace, base: Path, prefix: str, envs: EnvDirs) 
 
 
 @lru_cache(maxsize=64)
-def glob_regex(pattern: str) -> re.Pattern[str]:
+@lru_cache(maxsize=512)
+def glob_regex(pattern: str, *, ignore_case: bool = False) -> Any:
     """A glob as a regex over posix paths: ``*`` and ``?`` stay within one folder, ``**`` spans
-    folders (``**/`` may match none), ``[...]`` is a character class."""
+    folders (``**/`` may match none), ``[...]`` is a character class.
+
+    Compiled for RE2, so matching is linear in the name: with Python's backtracking engine
+    ``*a*a*a*a*b`` (a model's ``list_files`` pattern, or a workspace's ``secret_globs``) took
+    minutes on one 255-character file name. A glob RE2 cannot read raises :class:`re.error`."""
     out: list[str] = []
     i = 0
     while i < len(pattern):
@@ -269,7 +275,21 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + r"\Z")
+    return linear_regex("".join(out) + r"\z", ignore_case=ignore_case)
+
+
+def linear_regex(source: str, *, ignore_case: bool = False) -> Any:
+    """``source`` (RE2 syntax: ``\\z`` for the end) compiled for RE2, whose matching is linear in the
+    text; :class:`re.error` when RE2 cannot read it. Glob regexes are joined with ``|`` through here."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern on stderr
+    options.case_sensitive = not ignore_case
+    try:
+        return re2.compile(source, options)
+    except re2.error as exc:
+        raise re.error(f"not a glob cog can read: {exc}") from None
 
 
 def matches_glob(rel: str, pattern: str, *, base: str = "") -> bool:

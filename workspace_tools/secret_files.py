@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from cogcli.errors import ErrorCode, ToolCallError
-from workspace_tools.listing import glob_regex
+from workspace_tools.listing import glob_regex, linear_regex
 
 if TYPE_CHECKING:
     from workspace_tools.paths import Workspace
@@ -91,7 +91,7 @@ class SecretPolicy:
         thousands of files asks once per path and once per distinct name."""
         def union(kind: str) -> re.Pattern[str] | None:
             parts = [regex.pattern for k, regex in self._rules if k == kind]
-            return re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE) if parts else None
+            return linear_regex("|".join(f"(?:{p})" for p in parts), ignore_case=True) if parts else None
 
         return union("path"), union("folder"), union("name")
 
@@ -158,7 +158,7 @@ def refusal(rel: str) -> str:
 
 
 def _compile(glob: str) -> re.Pattern[str]:
-    return re.compile(glob_regex(glob).pattern, re.IGNORECASE)
+    return glob_regex(glob, ignore_case=True)
 
 
 def _given_relative(workspace: Workspace, given: str) -> str | None:
