@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from cogcli.errors import ConfigError
+from cogcli.errors import CogError, ConfigError
 
 log = logging.getLogger("cogcli")
 
@@ -444,6 +444,26 @@ def _context_window(flag: int | None) -> int | None:
     return window
 
 
+def _workspace_model(root: Path, spec: str, file: str) -> str:
+    """A workspace's ``model``: a ``replay:`` cassette it names must be a file inside the workspace
+    (resolved from its root, no link out): a workspace file never decides which of the host's
+    files cog reads."""
+    provider, _, path = spec.partition(":")
+    if provider != "replay" or not path:
+        return spec
+    from workspace_tools.paths import Workspace
+
+    try:
+        inside = Workspace(root).resolve(path)
+    except CogError as exc:
+        raise ConfigError(
+            f"{describe_source(file, 'model')} names the cassette {path!r}, which is not in the workspace "
+            f"({exc.message}): a workspace's settings may replay only a cassette inside it. Pass it yourself with "
+            "--model replay:PATH or COG_MODEL"
+        ) from None
+    return f"replay:{inside}"
+
+
 def load_settings(
     root: Path,
     *,
@@ -468,7 +488,7 @@ def load_settings(
     elif env_model:
         chosen, source = env_model, "COG_MODEL"
     elif config.model:
-        chosen, source = config.model, sources.get("model", PYPROJECT)
+        chosen, source = _workspace_model(root, config.model, sources.get("model", PYPROJECT)), sources.get("model", PYPROJECT)
     else:
         chosen, source = None, None
     if max_steps is not None:

@@ -4,6 +4,7 @@ and by loopback HTTP model servers; stdout asserted exactly, exit codes for ever
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -196,7 +197,8 @@ def test_the_step_limit_exits_1(make_repo) -> None:
 def test_max_steps_from_config_and_env(make_repo) -> None:
     repo = make_repo("calc")
     pyproject = repo / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text() + f'\n[tool.cog]\nmodel = "{REPLAY}"\nmax_steps = 1\n')
+    shutil.copy(REPLAY.removeprefix("replay:"), repo / "run.cassette.jsonl")  # a workspace replays only its own
+    pyproject.write_text(pyproject.read_text() + '\n[tool.cog]\nmodel = "replay:run.cassette.jsonl"\nmax_steps = 1\n')
     out = run_cog(["edit", "--json", FIX], repo)  # the model and the limit both from [tool.cog]
     assert out.returncode == 1, out.stderr
     assert json_lines(out.stdout)[-1]["status"] == "max_steps" and json_lines(out.stdout)[-1]["steps"] == 1

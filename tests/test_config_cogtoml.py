@@ -241,3 +241,20 @@ def test_the_context_window_has_one_ceiling_for_flag_environment_and_files(tmp_p
     repo = repo_with(tmp_path, {"README.md": "x\n"})
     out = run_cog(["edit", "--context-window", "999999999999999999", "--model", "ollama:x", "hi"], repo)
     assert out.returncode == 2 and "--context-window" in out.stderr and "10000000" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("path", ["/etc/hostname", "../outside.jsonl", "link.jsonl"])
+def test_a_workspace_model_replays_only_a_cassette_inside_the_workspace(tmp_path: Path, path: str) -> None:
+    """A workspace file never decides which host file cog reads: ``model = "replay:…"`` in the
+    settings must name a cassette in the workspace (no link out); the person's --model may name any."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (tmp_path / "outside.jsonl").write_text("{}\n")
+    (repo / "link.jsonl").symlink_to(tmp_path / "outside.jsonl")
+    (repo / "cog.toml").write_text(f'model = "replay:{path}"\n')
+    with pytest.raises(ConfigError, match=r"cog.toml model names the cassette .* which is not in the workspace.*--model replay:PATH"):
+        load_settings(repo)
+    assert load_settings(repo, model=f"replay:{tmp_path / 'outside.jsonl'}").model_source == "--model"
+    (repo / "own.jsonl").write_text("{}\n")
+    (repo / "cog.toml").write_text('model = "replay:own.jsonl"\n')
+    assert load_settings(repo).model == f"replay:{repo.resolve() / 'own.jsonl'}"
