@@ -38,6 +38,7 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger("cogcli")
 
@@ -149,31 +150,49 @@ _decided_lock = threading.Lock()
 
 def repository(path: str | Path) -> Repository | None:
     """The repository whose work tree holds ``path``, None when there is none (or the ``.git``
-    found is refused: see the module). Decided once per process: the first look at a folder (or
-    at a folder above it) is the answer for it and everything under it from then on, whatever a
-    test writes there later."""
+    found is refused: see the module). Decided once per process: the first look at a folder (the
+    workspace, when its :class:`Workspace` is made) is the answer for it from then on, whatever a
+    test writes there later. A folder under it with a ``.git`` of its own (a nested checkout, a
+    submodule) is that repository, when its ``.git`` passes the same rule."""
     here = Path(path).resolve()
     with _decided_lock:
-        for folder in (here, *here.parents):
-            if folder in _decided:
-                return _decided[folder]
-        found = _find_repository(here)
-        _decided[here] = found
-        return found
+        decided_at = next((f for f in (here, *here.parents) if f in _decided), None)
+        if decided_at is None:
+            found = _find_repository(here, stop=None)
+            _decided[here] = found
+            return found
+        decision = _decided[decided_at]
+    if decided_at == here:
+        return decision
+    nested = _find_repository(here, stop=decided_at)
+    return decision if nested is _NOT_FOUND else nested
 
 
-def _find_repository(here: Path) -> Repository | None:
+class _NotFound:
+    pass
+
+
+_NOT_FOUND: Any = _NotFound()
+_warned: set[Path] = set()
+
+
+def _find_repository(here: Path, *, stop: Path | None) -> Repository | None:
+    """The repository of the first ``.git`` from ``here`` up (None when it is refused), up to but
+    not including ``stop``; :data:`_NOT_FOUND` when ``stop`` was reached without one."""
     for folder in (here, *here.parents):
+        if folder == stop:
+            return _NOT_FOUND
         dot_git = folder / ".git"
         try:
             info = os.lstat(dot_git)
         except OSError:
             continue
         found, why = _accept(folder, dot_git, info)
-        if found is None:
+        if found is None and dot_git not in _warned:
+            _warned.add(dot_git)
             log.warning("%s is not used as a git repository: %s", _shown(dot_git), why)
         return found
-    return None
+    return None if stop is None else _NOT_FOUND
 
 
 def _accept(tree: Path, dot_git: Path, info: os.stat_result) -> tuple[Repository | None, str]:

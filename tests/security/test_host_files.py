@@ -164,6 +164,36 @@ def test_a_worktree_git_made_is_still_a_repository(runner: Runner) -> None:
     assert runner.git(tree, "status", "--porcelain").stdout.strip() == "M a.py"  # .cog/ is excluded
 
 
+def test_a_gitdir_file_planted_in_a_subfolder_shows_nothing_of_the_other_repository(runner: Runner) -> None:
+    other = runner.make_repo({"secret.txt": "another repository's file\n"}, name="other")
+    repo = runner.make_repo({"sub/a.py": "x = 1\n"})
+    (repo / "sub" / ".git").write_text(f"gitdir: {other}/.git\n")
+    runner.own(repo)
+    plain = runner.git(repo / "sub", "ls-files")
+    assert "secret.txt" in plain.stdout, "plain git did not take the planted .git: the attack proves nothing"
+
+    out = runner.cog(["tool", "list_files", "path=sub", "--json"], repo)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert "sub/a.py" in result["details"]["files"] and "secret.txt" not in out.stdout, result
+
+
+def test_a_submodule_git_made_is_still_a_repository(runner: Runner) -> None:
+    """The other legitimate ``.git`` file naming a git dir outside its folder: a submodule's."""
+    lib = runner.make_repo({"lib.py": "v = 1\n"}, name="lib")
+    top = runner.make_repo({"a.py": "x = 1\n"}, name="super")
+    added = runner.run(["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib"], top)
+    assert added.returncode == 0, added.stderr
+    sub = top / "lib"
+    assert (sub / ".git").read_text().startswith("gitdir: ../.git/modules/lib")
+    (sub / "lib.py").write_text("v = 2\n")
+    runner.own(top)
+
+    out = runner.cog(["tool", "git_diff", "--json"], sub)
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert "+v = 2" in result["result"], result
+
+
 # --- .cog/ --------------------------------------------------------------------------------------
 
 
@@ -222,9 +252,14 @@ def test_a_link_in_dot_cog_stops_cog_edit_and_nothing_is_written_outside(runner:
     assert not (repo / "b.py").exists(), "the run went on"
 
 
+WRITE_REPORT = (
+    "from pathlib import Path; from workspace_tools.runners.results import write_report; "
+    "print(write_report(Path('.').resolve(), {'outcome': 'failed'}, [{'id': 't', 'outcome': 'failed'}], []))"
+)
+
+
 def test_test_reports_as_a_link_is_not_written_through(runner: Runner) -> None:
-    body = "import pytest\n\n\n@pytest.mark.parametrize('i', range(120))\ndef test_many(i):\n    assert False\n"
-    repo = runner.make_repo({"pytest.ini": "[pytest]\n", "tests/test_many.py": body})
+    repo = runner.make_repo({"a.py": "x = 1\n"})
     outside = link_in_cog(runner, repo, "test-reports")
 
     # the plain primitive (a report written by path, as cog did) lands outside
@@ -233,12 +268,17 @@ def test_test_reports_as_a_link_is_not_written_through(runner: Runner) -> None:
     assert (outside / "run-x.json").exists(), "the plain write did not land outside: the attack proves nothing"
     (outside / "run-x.json").unlink()
 
-    out = runner.cog(["tool", "run_tests", "--sandbox", "off", "--json"], repo)
-    result = json.loads(out.stdout.splitlines()[-1])
-    assert result["details"]["failed"] == 120, result  # more failures than a result keeps: a report file is due
-    assert result["details"].get("report_file") is None
+    # what run_tests calls when a run has more results than it keeps, run as this user
+    out = runner.run([runner.python, "-c", WRITE_REPORT], repo)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "None"
     assert list(outside.iterdir()) == [], "cog wrote the report outside the workspace"
     assert ".cog/test-reports is a symbolic link" in out.stderr, out.stderr
+    # and with the link gone, the report is written in the workspace
+    (repo / ".cog" / "test-reports").unlink()
+    written = runner.run([runner.python, "-c", WRITE_REPORT], repo)
+    assert written.stdout.strip().startswith(".cog/test-reports/run-"), written.stderr
+    assert (repo / written.stdout.strip()).is_file()
 
 
 @needs_bwrap
