@@ -254,16 +254,18 @@ def find_workspace(start: Path | str | None = None) -> Path:
     """The git top level of ``start`` (default: the current directory).
 
     Found by looking for ``.git`` (a directory, or a file in a worktree) upwards, so no git
-    process and no gitpython are needed to answer. A folder given explicitly (``-C DIR``) that
+    process and no gitpython are needed to answer (:func:`workspace_tools.hostfiles.repository`). A folder given explicitly (``-C DIR``) that
     is in no repository is the workspace itself; the current directory outside a repository is
     a :class:`ConfigError` that offers ``-C`` and ``git init``, rather than quietly making
     whatever folder cog was started in a workspace."""
     here = Path(start or os.getcwd()).expanduser().resolve()
     if not here.is_dir():
         raise ConfigError(f"workspace directory {str(here)!r} does not exist (check -C)")
-    for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
-            return candidate
+    from workspace_tools.hostfiles import repository
+
+    found = repository(here)  # the one decision of which repository (a .git naming another one is none)
+    if found is not None:
+        return found.work_tree
     if start is not None:
         return here
     raise ConfigError(

@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sqlite3
+import stat
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -348,52 +350,101 @@ def default_store_path(workspace: Path) -> Path:
     return Path(workspace) / COG_DIR / STORE_NAME
 
 
+#: what cog keeps in ``.cog/``: the store (and SQLite's files beside it), the undo journal, test reports
+COG_STATE = (STORE_NAME, f"{STORE_NAME}-wal", f"{STORE_NAME}-shm", f"{STORE_NAME}-journal", "journal", "test-reports")
+
+
 def default_store(workspace: Path) -> ThreadStore:
     """The workspace's own store, ``<workspace>/.cog/threads.db``. When the workspace is a git
     repo, ``.cog/`` is added to ``.git/info/exclude`` (never to ``.gitignore``) so it stays out
-    of ``git status`` without touching a tracked file."""
+    of ``git status`` without touching a tracked file.
+
+    ``.cog`` is opened (made) without following a link, and neither the store, SQLite's files
+    beside it, nor the journal and report folders may be links: a link there (committed, or left
+    by a test run without the sandbox) would make cog write outside the workspace, so it is a
+    :class:`ConfigError` naming it, and nothing is written."""
     workspace = Path(workspace)
     exclude_from_git(workspace)
-    return ThreadStore(default_store_path(workspace), workspace=workspace.resolve())
+    root = workspace.resolve()
+    check_cog_dir(root)
+    return ThreadStore(default_store_path(root), workspace=root)
 
 
-def exclude_from_git(workspace: Path, pattern: str = f"/{COG_DIR}/") -> bool:
-    """Add ``pattern`` to the repo's ``info/exclude`` once; False when ``workspace`` is no git repo."""
-    git_dir = _git_dir(Path(workspace))
-    if git_dir is None:
-        return False
-    exclude = git_dir / "info" / "exclude"
+def check_cog_dir(root: Path) -> None:
+    """Make ``root/.cog`` (not through a link) and check that nothing cog writes in it is a link.
+    Raises :class:`ConfigError` naming the link; ``NotADirectoryError`` when ``.cog`` is a file."""
+    from workspace_tools import hostfiles
+
     try:
-        text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-        lines = {line.strip() for line in text.splitlines()}
-        if pattern in lines or pattern.strip("/") + "/" in lines:
-            return True
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        with exclude.open("a", encoding="utf-8") as f:
-            f.write(("" if not text or text.endswith("\n") else "\n") + pattern + "\n")
+        fd = hostfiles.open_dir(root / COG_DIR, root, create=True)
+        try:
+            for name in COG_STATE:
+                hostfiles.refuse_link(fd, name, where=f"{COG_DIR}/{name}")
+        finally:
+            os.close(fd)
+    except hostfiles.LinkRefused as exc:
+        raise ConfigError(link_in_cog_dir(root, exc)) from None
+
+
+def link_in_cog_dir(root: Path, exc: Any) -> str:
+    """The words for a link where cog keeps its state (``exc``: a :class:`workspace_tools.hostfiles.LinkRefused`)."""
+    return (
+        f"{root / exc.where} is a symbolic link{f' (to {exc.target})' if exc.target else ''}; cog keeps its threads, "
+        "undo records and test reports there and does not write through a link (it would write outside the workspace): "
+        "nothing was written. Remove the link and run again"
+    )
+
+
+def exclude_from_git(workspace: Path, pattern: str | None = None) -> bool:
+    """Add ``pattern`` (by default the workspace's ``.cog/``, as a path from the top of the work
+    tree) to the repository's ``info/exclude`` once; False when ``workspace`` is in no git repository
+    (:func:`workspace_tools.hostfiles.repository`: decided once per process, a ``.git`` naming
+    another repository is none) or the file cannot be written. The file and the folders on the way
+    are opened without following links: a link there is refused with a one-line warning and
+    nothing is written through it."""
+    from workspace_tools import hostfiles
+
+    root = Path(workspace).resolve()
+    repo = hostfiles.repository(root)
+    if repo is None:
+        return False
+    if pattern is None:
+        pattern = _exclude_pattern(root.relative_to(repo.work_tree).as_posix())
+        if pattern is None:
+            return False
+    common = repo.common_dir
+    # the walk starts at the work tree when the git dir is in it (so a .git link is not followed);
+    # a worktree's or submodule's git dir outside it was checked to be one git made
+    base = repo.work_tree if repo.work_tree in (common, *common.parents) else common
+    exclude = common / "info" / "exclude"
+    shown = exclude.relative_to(base).as_posix() if base == repo.work_tree else str(exclude)
+    try:
+        os.close(hostfiles.open_dir(common, base))  # the git dir itself is never made here
+        fd = hostfiles.open_file(exclude, base, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, create_dirs=True)
+        with os.fdopen(fd, "r+b") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise OSError(f"{shown} is not a regular file")
+            text = f.read().decode("utf-8", "replace")
+            lines = {line.strip() for line in text.splitlines()}
+            if pattern in lines or pattern.strip("/") + "/" in lines:
+                return True
+            f.write((("" if not text or text.endswith("\n") else "\n") + pattern + "\n").encode("utf-8"))
+    except hostfiles.LinkRefused as exc:
+        where = exc.where if base == repo.work_tree else str(base / exc.where)
+        log.warning("not adding %s to %s: %s is a symbolic link; cog writes in .git/ only without following links", pattern, shown, where)
+        return False
     except OSError as exc:
-        log.warning("could not add %s to %s: %s", pattern, exclude, exc)
+        log.warning("could not add %s to %s: %s", pattern, shown, exc.strerror or exc)
         return False
     return True
 
 
-def _git_dir(workspace: Path) -> Path | None:
-    dot_git = workspace / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"; excludes live in the common dir
-        try:
-            text = dot_git.read_text(encoding="utf-8").strip()
-        except OSError:
-            return None
-        if not text.startswith("gitdir:"):
-            return None
-        git_dir = (workspace / text.split(":", 1)[1].strip()).resolve()
-        common = git_dir / "commondir"
-        if common.is_file():
-            try:
-                return (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
-            except OSError:
-                return git_dir
-        return git_dir
-    return None
+def _exclude_pattern(rel: str) -> str | None:
+    """``/<rel>/.cog/`` as a gitignore line matching only that folder; None when ``rel`` holds a
+    control character (a line break would make two lines)."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in rel):
+        return None
+    if rel == ".":
+        return f"/{COG_DIR}/"
+    escaped = "".join("\\" + c if c in "\\*?[" else c for c in rel)
+    return f"/{escaped}/{COG_DIR}/"

@@ -534,14 +534,21 @@ def sandbox_prefix(
             note = _link_note(link, target, workspace)
             if note not in notes:  # one note a link
                 notes.append(note)
+    from workspace_tools import hostfiles
+
     for name in READ_ONLY_IN_WORKSPACE:
         inside = workspace / name
-        if name == ".cog" and not inside.exists():
-            try:
-                inside.mkdir()  # else a test could create it and plant a thread store
-            except OSError:
-                pass
-        if inside.exists() or inside.is_symlink():
+        try:  # .cog made now (else a test could create it and plant a thread store), neither through a link
+            os.close(hostfiles.open_dir(inside, workspace, create=name == ".cog"))
+        except hostfiles.LinkRefused as exc:  # binding it would bind what it points to
+            raise ToolCallError(
+                f"{inside} is a symbolic link (to {exc.target}); the tests were not run, as the sandbox keeps {name}/ "
+                "read-only and a link there leads outside the workspace. Remove the link and run again",
+                code=ErrorCode.TOOL_ERROR,
+            ) from None
+        except OSError:
+            pass
+        if inside.exists():
             args += ["--ro-bind", str(inside), str(inside)]
     linked = _linked_git_dir(workspace)
     if linked is not None and _is_within(linked, workspace):
@@ -602,18 +609,14 @@ def _empty_file() -> str:
 
 
 def _linked_git_dir(workspace: Path) -> Path | None:
-    """Where a ``.git`` file (``gitdir: …``, a worktree or submodule) points, if it is one."""
-    dot_git = workspace / ".git"
-    if not dot_git.is_file():
+    """Where the workspace's ``.git`` file (``gitdir: …``, a worktree or submodule) points, if it
+    is one the repository decision accepted (:func:`workspace_tools.hostfiles.repository`)."""
+    from workspace_tools.hostfiles import repository
+
+    found = repository(workspace)
+    if found is None or found.work_tree != workspace or found.git_dir == workspace / ".git":
         return None
-    try:
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    target = (workspace / text.split(":", 1)[1].strip()).resolve()
-    return target if target.is_dir() else None
+    return found.git_dir
 
 
 def _interpreter_homes(workspace: Path) -> list[Path]:

@@ -3,7 +3,9 @@ names.
 
 The workspace's files (a folder shaped like a repository included) and whatever a test or a
 model wrote are not trusted. So git is started from the workspace root with the git dir and the
-work tree named explicitly (no discovery: ``vendor/lib/{HEAD,config,objects}`` is just files),
+work tree named explicitly (no discovery: ``vendor/lib/{HEAD,config,objects}`` is just files;
+which repository, if any, is decided once per process by :func:`workspace_tools.hostfiles.repository`,
+so a ``.git`` a test writes later, or one naming another repository, is just a file),
 with no ``GIT_*`` variable of cog's environment (but the person's identity), and with everything off that runs a configured
 command: fsmonitor, hooks (unless the caller passes an approved hooks folder), external diff,
 textconv, filter drivers (``clean``/``smudge``/``process`` of every driver configured), pager,
@@ -22,6 +24,7 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from workspace_tools.hostbin import host_path, host_program
+from workspace_tools.hostfiles import repository
 
 #: settings that run a program, turned off for every git cog starts
 SAFE_CONFIG: tuple[tuple[str, str], ...] = (
@@ -71,32 +74,18 @@ def _git() -> str:
 
 
 def git_dir(workspace: Path) -> Path | None:
-    """The git dir of the repository whose work tree holds ``workspace``, found by looking for a
-    ``.git`` entry (a folder, or a ``gitdir:`` file) in it and its parents. Only ``.git`` counts: a
-    folder that merely looks like a repository is not one."""
-    here = Path(workspace).resolve()
-    for candidate in (here, *here.parents):
-        dot_git = candidate / ".git"
-        if dot_git.is_dir():
-            return dot_git
-        if dot_git.is_file():
-            try:
-                text = dot_git.read_text(encoding="utf-8").strip()
-            except OSError:
-                return None
-            if not text.startswith("gitdir:"):
-                return None
-            return (candidate / text.split(":", 1)[1].strip()).resolve()
-    return None
+    """The git dir of the repository whose work tree holds ``workspace`` (None: none), as
+    :func:`workspace_tools.hostfiles.repository` decided it once for this process: only a ``.git``
+    counts (a folder that merely looks like a repository is not one), and only one that stays in
+    its work tree or is a worktree or submodule git made for it."""
+    found = repository(workspace)
+    return None if found is None else found.git_dir
 
 
 def work_tree(workspace: Path) -> Path | None:
-    """The top folder of the work tree holding ``workspace`` (where its ``.git`` is)."""
-    here = Path(workspace).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
+    """The top folder of the work tree holding ``workspace`` (where its ``.git`` is), as :func:`git_dir` decides."""
+    found = repository(workspace)
+    return None if found is None else found.work_tree
 
 
 def _environment(gitdir: Path, tree: Path, base: Mapping[str, str], *, literal_pathspecs: bool = True) -> dict[str, str]:
@@ -193,10 +182,10 @@ def git_command(
     the caller passes must then carry its own ``:(literal)``). Raises :class:`LookupError` when
     ``workspace`` is in no repository."""
     workspace = Path(workspace).resolve()
-    gitdir, tree = git_dir(workspace), work_tree(workspace)
-    if gitdir is None or tree is None:
+    repo = repository(workspace)
+    if repo is None:
         raise LookupError(f"{workspace} is not in a git repository")
-    env = _environment(gitdir, tree, os.environ if environ is None else environ, literal_pathspecs=literal_pathspecs)
+    env = _environment(repo.git_dir, repo.work_tree, os.environ if environ is None else environ, literal_pathspecs=literal_pathspecs)
     safe = [arg for key, value in SAFE_CONFIG for arg in ("-c", f"{key}={value}")]
     if hooks is not None:
         safe += ["-c", f"core.hooksPath={hooks}"]

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogcli.errors import ErrorCode, ToolCallError
+from workspace_tools import hostfiles
 
 JOURNAL_DIR = (".cog", "journal")
 #: runs whose journal is kept; older ones are removed when a run begins
@@ -195,28 +196,15 @@ def read_journal(root: str | Path, message_id: str) -> list[Change] | None:
 
 
 def _open_dirs(root: Path, parts: tuple[str, ...], *, create: bool) -> int:
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    """``root/parts`` opened as :func:`workspace_tools.hostfiles.open_dir` opens a folder: no link
+    followed, so no record is ever written outside the workspace through a ``.cog`` link."""
     try:
-        for part in parts:
-            if create:
-                try:
-                    os.mkdir(part, 0o700, dir_fd=fd)
-                except FileExistsError:
-                    pass
-            try:
-                inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except NotADirectoryError:
-                raise JournalError(f"{'/'.join(parts[: parts.index(part) + 1])} is not a folder") from None
-            except OSError as exc:
-                if exc.errno == 40:  # ELOOP: a symlink
-                    raise JournalError(f"{'/'.join(parts[: parts.index(part) + 1])} is a symlink") from None
-                raise
-            os.close(fd)
-            fd = inner
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        return hostfiles.open_dir(root.joinpath(*parts), root, create=create, mode=0o700)
+    except hostfiles.LinkRefused as exc:
+        raise JournalError(f"{exc}: remove the link") from None
+    except NotADirectoryError:
+        where = next((parts[: i + 1] for i in range(len(parts)) if root.joinpath(*parts[: i + 1]).is_file()), parts)
+        raise JournalError(f"{'/'.join(where)} is not a folder") from None
 
 
 def _write_file(dir_fd: int, name: str, data: bytes) -> None:

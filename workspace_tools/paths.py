@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
 from cogcli.errors import ConfigError, ErrorCode, ToolCallError
+from workspace_tools.hostfiles import repository
 
 #: the longest path Linux accepts; a longer one is refused before it is resolved (and never echoed whole)
 PATH_MAX = 4096
@@ -32,6 +33,9 @@ class Workspace:
         # the root as the caller spelled it (absolute): an absolute path under it is inside too,
         # even when the root itself sits behind a symlink (macOS /tmp, a symlinked checkout)
         self._given = Path(os.path.abspath(given))
+        # whether it is a git repository is decided now, before any test ran, and kept (a .git
+        # a test writes later is just a file): see workspace_tools.hostfiles
+        repository(self.root)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"

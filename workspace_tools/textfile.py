@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cogcli.errors import ErrorCode, ToolCallError
+from workspace_tools import hostfiles
 
 log = logging.getLogger("cogcli")
 
@@ -310,50 +311,25 @@ def _sweep_stale_temps(name: str, dir_fd: int) -> None:
         log.debug("could not sweep stale temp files of %s", name, exc_info=True)
 
 
-def _is_symlink(name: str, dir_fd: int) -> bool:
-    try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-
-
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 def open_dir(directory: Path, root: Path | None = None, *, create: bool = False) -> int:
-    """A descriptor of ``directory``. Under ``root``, every folder below the root is opened with
-    ``O_NOFOLLOW`` one at a time (``create`` makes missing ones), so the descriptor is the folder
-    the path names and never a symlink's target: a symlink in the way raises
-    :class:`ToolCallError` (PATH_OUTSIDE_WORKSPACE), a file in the way ``NotADirectoryError``."""
+    """A descriptor of ``directory``. Under ``root``, opened as :func:`workspace_tools.hostfiles.open_dir`
+    opens it (every folder below the root with ``O_NOFOLLOW``, ``create`` makes missing ones), so
+    the descriptor is the folder the path names and never a symlink's target: a symlink in the way
+    raises :class:`ToolCallError` (PATH_OUTSIDE_WORKSPACE), a file in the way ``NotADirectoryError``."""
     if root is None:
         if create:
             directory.mkdir(parents=True, exist_ok=True)
         return os.open(directory, _DIR_FLAGS)
-    parts = directory.relative_to(root).parts
-    fd = os.open(root, _DIR_FLAGS)
     try:
-        for i, part in enumerate(parts):
-            try:
-                if create:
-                    try:
-                        os.mkdir(part, dir_fd=fd)
-                    except FileExistsError:
-                        pass
-                inner = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno not in (errno.ELOOP, errno.ENOTDIR) or not _is_symlink(part, fd):
-                    raise
-                where = Path(*parts[: i + 1]).as_posix()
-                raise ToolCallError(
-                    f"{where} became a symlink after the path was checked; it was not followed and nothing was written",
-                    code=ErrorCode.PATH_OUTSIDE_WORKSPACE,
-                ) from None
-            os.close(fd)
-            fd = inner
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        return hostfiles.open_dir(directory, root, create=create)
+    except hostfiles.LinkRefused as exc:
+        raise ToolCallError(
+            f"{exc.where} became a symlink after the path was checked; it was not followed and nothing was written",
+            code=ErrorCode.PATH_OUTSIDE_WORKSPACE,
+        ) from None
 
 
 def write_failed(shown: str, exc: OSError) -> ToolCallError:

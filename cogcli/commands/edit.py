@@ -262,8 +262,11 @@ async def _run(
 
 
 def _store_problem(root: Path, exc: BaseException) -> str:
-    from cogcli.memory import COG_DIR, default_store_path
+    from cogcli.memory import COG_DIR, default_store_path, link_in_cog_dir
+    from workspace_tools.hostfiles import LinkRefused
 
+    if isinstance(exc, LinkRefused):  # a link in .cog/ met after the start's check
+        return link_in_cog_dir(root, exc)
     cog_dir = root / COG_DIR
     if cog_dir.exists() and not cog_dir.is_dir():
         return f"{cog_dir} is a file; cog keeps its threads in a folder of that name: move the file away and run again"

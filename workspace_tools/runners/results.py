@@ -205,24 +205,45 @@ def details(sections: list[Section], sandbox: str, workspace_root: Path, *, forc
 def write_report(workspace_root: Path, summary: dict[str, Any], tests: list[dict[str, Any]],
                  problems: list[dict[str, Any]]) -> str | None:
     """The whole report (every test) as JSON under ``.cog/test-reports/``; its path relative to the
-    workspace, or None when it could not be written. Only the last :data:`REPORTS_KEPT` stay."""
-    folder = workspace_root / REPORTS_DIR
+    workspace, or None when it could not be written. Only the last :data:`REPORTS_KEPT` stay.
+    The folders are opened (made) without following a link, and every file is written, renamed
+    and removed in that folder's descriptor: a link at ``.cog`` or ``.cog/test-reports`` (which
+    would lead outside the workspace) is refused with a warning naming it, and nothing is written."""
+    import logging
+    import re
+
+    from workspace_tools import hostfiles
+
+    root = Path(workspace_root).resolve()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        fd = hostfiles.open_dir(root / REPORTS_DIR, root, create=True)
+    except hostfiles.LinkRefused as exc:
+        logging.getLogger("cogcli").warning("the test report was not written: %s (remove the link)", exc)
+        return None
+    except OSError:
+        return None
+    try:
         try:
             from cogcli.memory import exclude_from_git
 
-            exclude_from_git(workspace_root)
+            exclude_from_git(root)
         except Exception:  # a report is worth writing even when git's exclude file is not
             pass
         name = f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{int(time.time() * 1000) % 1000:03d}.json"
         full = {**{k: v for k, v in summary.items() if k not in ("tests", "failures", "report_file")},
                 "failures": [_failure_entry(t) for t in problems], "tests": tests}
-        tmp = folder / (name + ".tmp")
-        tmp.write_text(json.dumps(full, ensure_ascii=False, default=str), encoding="utf-8")
-        tmp.replace(folder / name)
-        for old in sorted(folder.glob("run-*.json"))[:-REPORTS_KEPT]:
-            old.unlink(missing_ok=True)
+        tmp = name + ".tmp"
+        out = hostfiles.open_at(fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666, where=f"{REPORTS_DIR}/{tmp}")
+        with os.fdopen(out, "wb") as f:
+            f.write(json.dumps(full, ensure_ascii=False, default=str).encode("utf-8"))
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        for old in sorted(n for n in os.listdir(fd) if re.fullmatch(r"run-.*\.json", n))[:-REPORTS_KEPT]:
+            try:
+                os.unlink(old, dir_fd=fd)
+            except FileNotFoundError:
+                pass
         return f"{REPORTS_DIR}/{name}"
     except OSError:
         return None
+    finally:
+        os.close(fd)
