@@ -165,3 +165,11 @@ def test_a_glob_with_many_wildcards_matches_a_long_name_in_linear_time(repo: Pat
     found = call(workspace_tools(repo), "list_files", pattern="*a*a*a*a*a*a*a*b").details["files"]
     assert found == []
     assert time.monotonic() - started < 30  # the backtracking engine took minutes on the first line alone
+
+
+def test_a_glob_matches_a_name_that_is_not_utf8() -> None:
+    """RE2 takes only encodable text; a file name with an undecodable byte (``os.fsdecode``'s
+    surrogate) is matched with that character as one unknown character, never an error."""
+    assert matches_glob("key\udce9.pem", "*.pem")
+    assert matches_glob("caf\udce9.txt", "caf?.txt")
+    assert not matches_glob("caf\udce9.txt", "*.pem")

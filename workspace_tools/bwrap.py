@@ -401,7 +401,7 @@ def _shown(path: Path) -> str:
 
 def _ro_bind_args(path: Path, workspace: Path, hidden: Sequence[Path], bound: list[Path],
                   links_out: list[tuple[Path, Path]]) -> list[str]:
-    """The ``--ro-bind`` that shows ``path`` inside the sandbox: none when the sandbox shows it
+    """The bwrap ``--ro-bind`` that shows ``path`` inside the sandbox: none when the sandbox shows it
     anyway (not hidden, in the workspace, in a folder already bound) or :func:`bindable` refuses
     it. ``bound`` gets what is bound; ``links_out`` each refused (workspace link, target)."""
     path = Path(path)

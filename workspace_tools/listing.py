@@ -287,9 +287,27 @@ def linear_regex(source: str, *, ignore_case: bool = False) -> Any:
     options.log_errors = False  # RE2 would print every refused pattern on stderr
     options.case_sensitive = not ignore_case
     try:
-        return re2.compile(source, options)
+        return _LinearPattern(re2.compile(source, options))
     except re2.error as exc:
         raise re.error(f"not a glob cog can read: {exc}") from None
+
+
+class _LinearPattern:
+    """An RE2 pattern that also matches names which are not UTF-8 (``caf\\udce9.txt``, as
+    ``os.fsdecode`` gives them): RE2 takes only encodable text, so each such character is matched
+    as a ``?`` (one character for one: ``?`` and ``*`` in a glob still line up)."""
+
+    __slots__ = ("_re", "pattern")
+
+    def __init__(self, compiled: Any) -> None:
+        self._re = compiled
+        self.pattern: str = compiled.pattern
+
+    def match(self, text: str) -> Any:
+        try:
+            return self._re.match(text)
+        except UnicodeEncodeError:
+            return self._re.match(text.encode("utf-8", "replace").decode("utf-8"))
 
 
 def matches_glob(rel: str, pattern: str, *, base: str = "") -> bool:
