@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workspace_tools.bwrap import failure_hint
+from workspace_tools.sandbox_hints import failure_hint
 from workspace_tools.testenv import child_environment, is_credential_name
 
 HOST = {

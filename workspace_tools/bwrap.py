@@ -11,31 +11,35 @@ usual places are covered), the workspace writable except ``.git/`` and ``.cog/``
 ``COG_SANDBOX_WRITABLE`` (paths separated by ``:``; ``--sandbox-writable PATH`` sets it) names
 more paths the person lets tests write. It is the person's setting, never the workspace's.
 
-Nothing in the workspace decides what the sandbox shows. Every folder bound back read-only (what a
-runner needs, a toolchain, an interpreter) goes through :func:`bindable`, which refuses the home,
-``/tmp``, ``/run``, ``/var/run``, ``/var/tmp``, ``/dev/shm``, ``/`` and every folder above them,
-and any path reached through a link that lies in the workspace (a committed ``node_modules ->
-/root``): such a link is not shown, and the run's result says so. Credential files
-(:data:`CREDENTIAL_FILES`) in a bound folder, or at the top of a toolchain home the person's
-environment names, are covered with an empty file.
+What the sandbox shows of the host, and the one guard of every bind: :mod:`workspace_tools.sandbox_view`.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
-import re
 import stat
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
 from cogcli.errors import ConfigError, ErrorCode, ToolCallError
 from workspace_tools.hostbin import host_program, in_virtualenv, is_host_file
+from workspace_tools.sandbox_view import (
+    HIDDEN_DIRS,
+    WRITABLE_ENV,
+    _covered,
+    _empty_file,
+    _is_within,
+    _link_note,
+    _ro_bind_args,
+    _shown_credentials,
+    home_dir,
+    workspace_link,
+)
 
 log = logging.getLogger("cogcli")
 
@@ -43,30 +47,12 @@ SandboxMode = Literal["auto", "on", "off"]
 SANDBOX_MODES: tuple[str, ...] = ("auto", "on", "off")
 
 INSTALL_HINT = "apt install bubblewrap"
-#: the person's extra writable paths (``:``-separated); ``--sandbox-writable`` sets it
-WRITABLE_ENV = "COG_SANDBOX_WRITABLE"
-#: host places that hold sockets and per-user runtime state: replaced by empty ones inside
-HIDDEN_DIRS = ("/run", "/var/run", "/var/tmp", "/dev/shm")
 #: host folders searched for unix socket files to cover (the hidden ones need no search)
 SOCKET_SEARCH = ("/var", "/srv", "/opt", "/mnt", "/media", "/home", "/etc")
 #: workspace folders whose contents the sandbox may only read
 READ_ONLY_IN_WORKSPACE = (".git", ".cog")
 #: at most this many directory entries are searched for sockets in the workspace per run
 SOCKET_SCAN_LIMIT = 200_000
-#: files that hold credentials, as the last parts of their path (``("etc", "npmrc")``: the global
-#: npmrc of a Node installation); covered with an empty file wherever a bound folder would show them
-CREDENTIAL_FILES: tuple[tuple[str, ...], ...] = (
-    ("credentials",), ("credentials.toml",), ("credentials.json",), ("application_default_credentials.json",),
-    (".npmrc",), ("etc", "npmrc"), (".yarnrc.yml",), (".netrc",), ("_netrc",), (".git-credentials",),
-    (".pypirc",), (".pgpass",), (".vault-token",), (".docker", "config.json"), ("gh", "hosts.yml"),
-    ("composer", "auth.json"), (".m2", "settings.xml"), (".m2", "settings-security.xml"),
-)
-#: how deep below a bound folder, and through how many entries, credential files are searched
-CREDENTIAL_SCAN_DEPTH = 4
-CREDENTIAL_SCAN_LIMIT = 20_000
-#: variables of the person's environment naming toolchain homes whose top may hold credential files
-#: (``$CARGO_HOME/credentials.toml``), covered even where the sandbox shows them without a bind
-TOOLCHAIN_HOME_VARS = ("CARGO_HOME", "RUSTUP_HOME", "GOPATH", "NVM_DIR", "NPM_CONFIG_PREFIX", "DOCKER_CONFIG")
 
 USERNS_HELP = (
     "the kernel refuses user namespaces to this user. Allow them: sysctl -w kernel.unprivileged_userns_clone=1 "
@@ -222,21 +208,6 @@ def _base_mounts() -> list[str]:
     return mounts
 
 
-def home_dir() -> Path | None:
-    """The home directory the sandbox replaces with an empty one (None: none that can be)."""
-    raw = os.environ.get("HOME") or str(Path.home())
-    home = Path(raw)
-    if not home.is_absolute() or home == Path("/"):
-        return None
-    try:
-        resolved = home.resolve()
-    except OSError:
-        return None
-    if resolved == Path("/") or not resolved.is_dir():
-        return None
-    return resolved
-
-
 def writable_paths() -> list[Path]:
     """The person's extra writable paths from ``COG_SANDBOX_WRITABLE`` (those that exist)."""
     found = []
@@ -248,10 +219,6 @@ def writable_paths() -> list[Path]:
             else:
                 log.warning("%s: %s does not exist; not made writable", WRITABLE_ENV, path)
     return found
-
-
-def _is_within(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents
 
 
 def _iter_sockets(top: Path, limit: int) -> Iterator[Path]:
@@ -287,187 +254,6 @@ def _host_sockets() -> tuple[Path, ...]:
         if path.is_dir() and not path.is_symlink():
             found += _iter_sockets(path, 100_000)
     return tuple(found)
-
-
-def _covered(path: Path, hidden: Sequence[Path]) -> bool:
-    return any(_is_within(path, h) for h in hidden)
-
-
-# -- what may be bound back: the one guard ------------------------------------------------------
-
-
-def hiding_places() -> list[Path]:
-    """The folders the sandbox replaces with empty ones: the home, ``/tmp``, ``/run``, ``/var/run``,
-    ``/var/tmp``, ``/dev/shm`` (as written and resolved)."""
-    places = [Path("/tmp"), *(Path(h) for h in HIDDEN_DIRS)]
-    raw_home = os.environ.get("HOME") or str(Path.home())
-    if os.path.isabs(raw_home):
-        places.append(Path(raw_home))
-    home = home_dir()
-    if home is not None:
-        places.append(home)
-    for place in list(places):
-        try:
-            places.append(place.resolve())
-        except (OSError, RuntimeError):
-            continue
-    return list(dict.fromkeys(places))
-
-
-def _links_followed(path: Path, limit: int = 40) -> list[Path]:
-    """The symbolic links met, in order, while resolving the absolute ``path`` (where each lies)."""
-    met: list[Path] = []
-    pending = list(path.parts[1:])
-    current = Path("/")
-    while pending:
-        part = pending.pop(0)
-        if part in ("", "."):
-            continue
-        if part == "..":
-            current = current.parent
-            continue
-        candidate = current / part
-        try:
-            target = os.readlink(candidate)
-        except OSError:  # not a link (or not there): one plain step
-            current = candidate
-            continue
-        met.append(candidate)
-        if len(met) > limit:
-            break
-        if os.path.isabs(target):
-            current = Path("/")
-        pending[:0] = [p for p in target.split("/") if p]
-    return met
-
-
-def workspace_link(path: Path, workspace: Path) -> Path | None:
-    """The first link lying in the workspace that resolving ``path`` goes through, or None."""
-    root = Path(workspace).resolve()
-    return next((link for link in _links_followed(Path(path)) if _is_within(link, root)), None)
-
-
-#: folders of the home that hold keys and credentials: never shown, even as part of a toolchain
-#: (``~/.local`` itself is not one: uv's and pipx's Pythons live in ``~/.local/share``)
-HOME_SECRETS = (".config", ".cache", ".ssh", ".gnupg", ".aws", ".docker", ".kube", ".local/share/keyrings", ".password-store")
-
-
-def bind_refusal(path: Path, workspace: Path | None) -> str:
-    """Why ``path`` must not be bound into the sandbox ("" when it may be): it would show a folder
-    the sandbox hides (the home, ``/tmp``, ``/run``, ``/var/run``, ``/var/tmp``, ``/dev/shm``, ``/``
-    or a folder above one of them; the home's ``.ssh``, ``.config``, … or a folder in one), or a link
-    in the workspace decides where it leads. The one guard of every read-only bind."""
-    path = Path(path)
-    if not path.is_absolute():
-        return "it is not an absolute path"
-    try:
-        real = path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return "it does not exist"
-    if workspace is not None:
-        link = workspace_link(path, workspace)
-        if link is not None:
-            return f"it is reached through {_shown(link)}, a link in the workspace: no workspace file decides what the sandbox shows"
-        if _is_within(real, Path(workspace).resolve()):
-            return "it is in the workspace, which the sandbox shows as it is"
-    if real == Path("/"):
-        return "it is /, above every folder the sandbox hides"
-    for place in hiding_places():
-        if _is_within(place, real):
-            what = "it is" if place == real else "it holds"
-            return f"{what} {_shown(place)}, which the sandbox hides"
-    home = home_dir()
-    for secret in (home / sub for sub in HOME_SECRETS) if home is not None else ():
-        if _is_within(real, secret) or _is_within(secret, real):
-            return f"it is or holds {_shown(secret)}, where keys and credentials live"
-    return ""
-
-
-def bindable(path: Path, workspace: Path) -> bool:
-    """Whether ``path`` may be bound read-only into the sandbox of ``workspace``; a refusal is
-    logged (see :func:`bind_refusal`). Every bind of a runner's, toolchain's or interpreter's
-    folder goes through here."""
-    why = bind_refusal(path, workspace)
-    if why:
-        log.warning("sandbox: %s is not shown to the tests: %s", _shown(Path(path)), why)
-    return not why
-
-
-def _shown(path: Path) -> str:
-    """A path as a message shows it: JSON-quoted when it holds a control character."""
-    text = str(path)
-    return json.dumps(text, ensure_ascii=False) if re.search(r"[\x00-\x1f\x7f-\x9f]", text) else text
-
-
-def _ro_bind_args(path: Path, workspace: Path, hidden: Sequence[Path], bound: list[Path],
-                  links_out: list[tuple[Path, Path]]) -> list[str]:
-    """The bwrap ``--ro-bind`` that shows ``path`` inside the sandbox: none when the sandbox shows it
-    anyway (not hidden, in the workspace, in a folder already bound) or :func:`bindable` refuses
-    it. ``bound`` gets what is bound; ``links_out`` each refused (workspace link, target)."""
-    path = Path(path)
-    if not path.is_absolute() or not os.path.lexists(path):
-        return []
-    try:
-        real = path.resolve()
-    except (OSError, RuntimeError):
-        return []
-    if not real.exists() or _is_within(real, workspace) or not _covered(real, hidden) or _covered(real, bound):
-        return []  # the sandbox shows it as it is (or there is nothing to show)
-    if not bindable(path, workspace):
-        link = workspace_link(path, workspace)
-        if link is not None:
-            links_out.append((link, real))
-        return []
-    bound.append(real)
-    return ["--ro-bind", str(real), str(real)]
-
-
-def _link_note(link: Path, target: Path, workspace: Path) -> str:
-    try:
-        shown = str(link.relative_to(workspace))
-    except ValueError:
-        shown = str(link)
-    return (
-        f"Sandbox: {_shown(Path(shown))} is a link out of the workspace to {_shown(target)}, which the sandbox does "
-        "not show (no workspace file decides what the sandbox shows), so the tests see nothing there. To show it "
-        f"to them, the person can run cog with --sandbox-writable {_shown(target)} ({WRITABLE_ENV}; it is then "
-        "writable too) or --sandbox off."
-    )
-
-
-def _credential_files(top: Path, depth: int, limit: int, skip: Sequence[Path]) -> Iterator[Path]:
-    """Regular files under ``top`` (not following links, at most ``depth`` levels down, through at
-    most ``limit`` entries, not into ``skip``) whose path ends as one of :data:`CREDENTIAL_FILES`."""
-    names = {suffix[-1] for suffix in CREDENTIAL_FILES}
-    if top.name in names and top.is_file() and not top.is_symlink():  # a file bound by itself
-        if any(top.parts[-len(suffix):] == suffix for suffix in CREDENTIAL_FILES):
-            yield top
-        return
-    level = [str(top)]
-    seen = 0
-    for _ in range(depth):
-        following: list[str] = []
-        for folder in level:
-            try:
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        seen += 1
-                        if seen > limit:
-                            log.warning("searched %d entries under %s for credential files and stopped", limit, top)
-                            return
-                        try:
-                            if entry.is_dir(follow_symlinks=False):
-                                if not any(_is_within(Path(entry.path), s) for s in skip):
-                                    following.append(entry.path)
-                            elif entry.name in names and entry.is_file(follow_symlinks=False):
-                                parts = Path(entry.path).parts
-                                if any(parts[-len(suffix):] == suffix for suffix in CREDENTIAL_FILES):
-                                    yield Path(entry.path)
-                        except OSError:
-                            continue
-            except OSError:
-                continue
-        level = following
 
 
 def sandbox_prefix(
@@ -570,44 +356,6 @@ def sandbox_prefix(
     return args
 
 
-def _shown_credentials(bound: Sequence[Path], hidden: Sequence[Path], skip: Sequence[Path]) -> list[Path]:
-    """Credential files the sandbox would show: in the folders bound back, and at the top of the
-    toolchain homes the person's environment names (:data:`TOOLCHAIN_HOME_VARS`) where the sandbox
-    shows them (not hidden, or bound back). Never one in the workspace or a writable path."""
-    found: list[Path] = []
-    for top in bound:
-        found += _credential_files(top, CREDENTIAL_SCAN_DEPTH, CREDENTIAL_SCAN_LIMIT, skip)
-    for variable in TOOLCHAIN_HOME_VARS:
-        for raw in os.environ.get(variable, "").split(os.pathsep):
-            if not raw or not os.path.isabs(raw):
-                continue
-            try:
-                top = Path(raw).resolve()
-            except (OSError, RuntimeError):
-                continue
-            if top.is_dir() and not _covered(top, skip) and (not _covered(top, hidden) or _covered(top, bound)):
-                found += _credential_files(top, 2, CREDENTIAL_SCAN_LIMIT, skip)
-    return [f for f in dict.fromkeys(found) if not _covered(f, skip)]
-
-
-def _empty_file() -> str:
-    """An empty regular file of the person's (in cog's cache, which the sandbox hides) to lay over a
-    credential file: tests read it as empty (``/dev/null``, the fallback, is a device they may not
-    open there)."""
-    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cogcli"
-    path = folder / "empty"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        info = os.lstat(path) if os.path.lexists(path) else None
-        if info is None or not stat.S_ISREG(info.st_mode) or info.st_size:
-            path.unlink(missing_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444)
-            os.close(fd)
-        return str(path)
-    except OSError:
-        return "/dev/null"
-
-
 def _linked_git_dir(workspace: Path) -> Path | None:
     """Where the workspace's ``.git`` file (``gitdir: …``, a worktree or submodule) points, if it
     is one the repository decision accepted (:func:`workspace_tools.hostfiles.repository`)."""
@@ -626,45 +374,3 @@ def _interpreter_homes(workspace: Path) -> list[Path]:
     from workspace_tools.pyenv import interpreter_homes
 
     return interpreter_homes(workspace)
-
-
-# -- telling people when a failure looks like the sandbox ------------------------------------
-
-_READ_ONLY = re.compile(r"Read-only file system(?:: '([^']+)')?")
-_NO_NETWORK = re.compile(
-    r"Name or service not known|Temporary failure in name resolution|gaierror|Network is unreachable|"
-    r"No address associated with hostname|getaddrinfo failed|Could not resolve host|nodename nor servname"
-)
-_DENIED = re.compile(r"Permission denied: '(/[^']+)'")
-
-
-def failure_hint(workspace: Path, texts: Iterable[str]) -> str:
-    """One line saying that failures look like the sandbox (and what to do), or "" when none do."""
-    workspace = Path(workspace)
-    read_only: list[str] = []
-    network = denied = 0
-    for text in texts:
-        if not text:
-            continue
-        for match in _READ_ONLY.finditer(text):
-            read_only.append(match.group(1) or "")
-        if _NO_NETWORK.search(text):
-            network += 1
-        for match in _DENIED.finditer(text):
-            path = Path(match.group(1))
-            if not _is_within(path, workspace):
-                denied += 1
-                read_only.append(str(path))
-    if not (read_only or network or denied):
-        return ""
-    reasons = []
-    if read_only:
-        shown = next((p for p in read_only if p), "")
-        reasons.append("a write outside the workspace was refused" + (f" ({shown})" if shown else " (read-only file system)"))
-    if network:
-        reasons.append("a host name did not resolve or the network was unreachable (only loopback works inside)")
-    return (
-        f"Sandbox: some failures may come from the sandbox, not the code: {'; '.join(reasons)}. "
-        f"If the tests need that, rerun with --sandbox off, or let them write a path with --sandbox-writable PATH "
-        f"({WRITABLE_ENV})."
-    )

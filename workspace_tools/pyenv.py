@@ -292,9 +292,9 @@ def find_project_python(root: Path, workspace_root: Path | None = None) -> Proje
 
 def bind_allowed(path: str | os.PathLike[str], workspace: Path | None = None) -> bool:
     """Whether the sandbox may show the folder ``path`` read-only: the sandbox's one guard
-    (:func:`workspace_tools.bwrap.bind_refusal`: never the home, ``/tmp``, ``/run``, ``/var/tmp``,
+    (:func:`workspace_tools.sandbox_view.bind_refusal`: never the home, ``/tmp``, ``/run``, ``/var/tmp``,
     ``/dev/shm``, the home's ``.ssh``/``.config``/…, nor a folder above one of them)."""
-    from workspace_tools.bwrap import bind_refusal
+    from workspace_tools.sandbox_view import bind_refusal
 
     raw = os.fspath(path)
     if not raw or not os.path.isabs(raw) or _CONTROL.search(raw) or not os.path.isdir(raw):

@@ -37,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import ToolOutputResult, tool_output
 from cogcli.tools import Tool, tool
-from workspace_tools.bwrap import SandboxMode, failure_hint, sandbox_prefix
+from workspace_tools.bwrap import SandboxMode, sandbox_prefix
+from workspace_tools.sandbox_hints import failure_hint
 from workspace_tools.hostbin import host_program
 from workspace_tools.paths import Workspace
 from workspace_tools.procs import LineSplitter, OutputTail, run_process_group
@@ -103,7 +104,7 @@ def _child_env(extra: dict[str, str], sandbox: Sequence[str]) -> dict[str, str]:
 
 def _toolchain_homes(runner: str) -> list[Path]:
     """What the runner's toolchain needs to build and run offline, when it lies in a folder the
-    sandbox hides (the home): bound read-only, each through :func:`~workspace_tools.bwrap.bindable`.
+    sandbox hides (the home): bound read-only, each through :func:`~workspace_tools.sandbox_view.bindable`.
 
     Found from the program on the person's ``PATH`` and their environment (``CARGO_HOME``, ``GOROOT``
     …), never from a workspace file. Only the parts a build reads, not the toolchain's home: cargo's

@@ -6,7 +6,7 @@ credentials. Through the real ``cog tool run_tests``, as root and as an unprivil
   says the link was not shown;
 - a cargo test reads ``$CARGO_HOME/credentials.toml`` with ``--sandbox off``; sandboxed, cargo
   still builds and runs it offline, and the file is not there;
-- the guard every read-only bind goes through (``bwrap.bindable``) refuses the hidden folders, the
+- the guard every read-only bind goes through (``sandbox_view.bindable``) refuses the hidden folders, the
   folders above them and paths reached through a link in the workspace; credential files in a
   folder it binds are covered.
 """
@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from workspace_tools import bwrap
+from workspace_tools import sandbox_view
 
 from .conftest import Runner, needs_bwrap
 
@@ -157,19 +158,19 @@ def test_the_guard_refuses_the_hidden_folders_those_above_them_and_links_in_the_
     (workspace / "node_modules").symlink_to(outside)  # a link in the workspace, out of it
     (tmp_path / "via").symlink_to(workspace / "node_modules")  # a link outside that passes through it
     (workspace / "inner").mkdir()
-    home = bwrap.home_dir()
+    home = sandbox_view.home_dir()
     refused = ["/", "/tmp", "/run", "/var/run", "/var/tmp", "/dev/shm", "/var", "/dev",
                str(workspace / "node_modules"), str(workspace / "node_modules" / "lib"), str(tmp_path / "via" / "lib"),
                str(workspace / "inner"), str(workspace), str(tmp_path / "missing"), "relative/path"]
     if home is not None:
         refused += [str(home), *(str(p) for p in home.parents)]
     for path in refused:
-        assert not bwrap.bindable(Path(path), workspace), path
-        assert bwrap.bind_refusal(Path(path), workspace), path
-    assert "a link in the workspace" in bwrap.bind_refusal(tmp_path / "via" / "lib", workspace)
+        assert not sandbox_view.bindable(Path(path), workspace), path
+        assert sandbox_view.bind_refusal(Path(path), workspace), path
+    assert "a link in the workspace" in sandbox_view.bind_refusal(tmp_path / "via" / "lib", workspace)
     for path in (outside, outside / "lib", Path("/usr/lib"), *([home / ".cargo"] if home is not None else [])):
         if path.exists():
-            assert bwrap.bindable(path, workspace), (path, bwrap.bind_refusal(path, workspace))
+            assert sandbox_view.bindable(path, workspace), (path, sandbox_view.bind_refusal(path, workspace))
 
     # and in the sandbox's command line: none of them is bound back, and the link is in the notes
     notes: list[str] = []
