@@ -107,7 +107,7 @@ class Turn:
         """The indexes of the calls whose arguments the output limit cut: in a turn stopped at the
         limit, each call whose argument text is not a whole JSON object (an object closes only at
         its end, so a whole one was not cut; several calls streamed interleaved cannot be told
-        apart otherwise). None in any other turn."""
+        apart otherwise). Empty in any other turn."""
         if not self.at_output_limit:
             return []
         return [i for i, call in enumerate(self.calls) if call.problem is not None]
