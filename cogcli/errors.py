@@ -15,6 +15,8 @@ class ErrorCode(StrEnum):
     INVALID_OUTPUT = "INVALID_OUTPUT"
     RESULT_NOT_SERIALIZABLE = "RESULT_NOT_SERIALIZABLE"
     DENIED = "DENIED"
+    #: the model reached its output limit while writing the call's arguments: nothing ran
+    OUTPUT_CUT = "OUTPUT_CUT"
     # workspace tools
     PATH_OUTSIDE_WORKSPACE = "PATH_OUTSIDE_WORKSPACE"
     FILE_NOT_FOUND = "FILE_NOT_FOUND"

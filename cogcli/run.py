@@ -14,8 +14,8 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -120,6 +120,8 @@ class Run:
                 return await self._cut(turn)
             calls = await self._step(turn)
             if not calls:
+                if turn.at_output_limit:
+                    log.warning("the model's last reply was cut at its output limit (stop reason %s)", turn.stop_reason)
                 self.output = turn.text
                 return RunStatus.DENIED if self.denied_open else RunStatus.COMPLETED
             if self.signal.aborted:
@@ -168,7 +170,7 @@ class Run:
         even when the caller cancels the run (every call then ends ABORTED)."""
         slots = Slots(len(turn.calls))
         try:
-            calls = await self._prepare(turn.calls)
+            calls = await self._prepare(turn)
         except Exception as exc:
             await self._close_calls(turn, slots, ErrorCode.TOOL_ERROR, f"after_model failed ({type(exc).__name__}: {exc})")
             raise
@@ -188,11 +190,17 @@ class Run:
             self._record(turn.text, [c.request() for c in turn.calls], slots.done())
         return calls
 
-    async def _prepare(self, streamed: Sequence[StreamedCall]) -> list[PreparedCall]:
+    async def _prepare(self, turn: Turn) -> list[PreparedCall]:
         """Each call prepared once, with the arguments it runs with: as streamed, or what
-        ``after_model`` returned (a ``tool-update`` with ``arguments`` says so)."""
+        ``after_model`` returned (a ``tool-update`` with ``arguments`` says so). A call whose
+        arguments the output limit cut is never run, nor shown to ``after_model``: it ends
+        ``OUTPUT_CUT``, telling the model to send it again shorter."""
         calls: list[PreparedCall] = []
-        for call in streamed:
+        cut = set(turn.cut_calls())
+        for i, call in enumerate(turn.calls):
+            if i in cut:
+                calls.append(self._output_cut(call))
+                continue
             changed = None
             if self.hooks.after_model is not None:
                 changed = self.hooks.after_model(call.request().model_copy(deep=True))
@@ -204,6 +212,14 @@ class Run:
                 self.emitter.emit(ToolUpdateEvent(tool_call_id=call.id, tool_name=call.name, arguments=changed))
                 calls.append(prepare(call.name, changed, call_id=call.id, tools=self.tools))
         return calls
+
+    def _output_cut(self, call: StreamedCall) -> PreparedCall:
+        unrun = PreparedCall(call.id, call.name, call.arguments, self.tools.get(call.name), presentation=self._static_presentation(call.name))
+        why = (
+            f"your reply was cut at the output limit while writing the arguments of {call.name}; {call.name} was not run: "
+            "send the call again with shorter arguments (e.g. split a long edit or file into several calls)"
+        )
+        return replace(unrun, failed=unrun.outcome(ErrorCode.OUTPUT_CUT, why))
 
     async def _cut(self, turn: Turn) -> RunStatus:
         """The model's stream failed or was aborted: the turn's calls end without running."""

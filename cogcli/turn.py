@@ -4,8 +4,11 @@
 
 Text deltas become ``text-start/-delta/-end``; each tool call ``tool-call-start → tool-call-delta*
 → tool-call-end`` (its arguments parsed once, when they are complete). A stream that fails or is
-aborted leaves a turn marked ``cut``; its unfinished calls are the caller's to close. Testable
-without a run: give it any :class:`~cogcli.models.base.Model` and collect what ``emit`` gets.
+aborted leaves a turn marked ``cut``; its unfinished calls are the caller's to close. A turn the
+model stopped at its output limit (``stop_reason`` ``length`` / ``max_tokens``) completes, but the
+arguments of a call it was writing are cut: :meth:`Turn.cut_calls` names them, and the run concludes
+them without running them. Testable without a run: give it any :class:`~cogcli.models.base.Model`
+and collect what ``emit`` gets.
 """
 
 from __future__ import annotations
@@ -40,11 +43,15 @@ from cogcli.models.base import (
     ToolCallRequest,
     ToolCallStarted,
     ToolSpec,
+    TurnFinished,
     UsageReport,
 )
 from cogcli.presentation import ToolPresentation
 
 log = logging.getLogger("cogcli")
+
+#: the stop reasons with which providers say a turn ended at the output limit (OpenAI, Anthropic)
+OUTPUT_LIMIT_REASONS = frozenset({"length", "max_tokens"})
 
 
 @dataclass
@@ -88,6 +95,22 @@ class Turn:
     #: set when the turn did not complete: "aborted" or "error"
     cut: str | None = None
     error: ModelError | None = None
+    #: why the model ended the turn, as its client said (``TurnFinished.stop_reason``)
+    stop_reason: str | None = None
+
+    @property
+    def at_output_limit(self) -> bool:
+        """The model stopped because it reached its output limit: whatever it was writing is cut."""
+        return self.stop_reason in OUTPUT_LIMIT_REASONS
+
+    def cut_calls(self) -> list[int]:
+        """The indexes of the calls whose arguments the output limit cut: in a turn stopped at the
+        limit, each call whose argument text is not a whole JSON object (an object closes only at
+        its end, so a whole one was not cut; several calls streamed interleaved cannot be told
+        apart otherwise). Empty in any other turn."""
+        if not self.at_output_limit:
+            return []
+        return [i for i, call in enumerate(self.calls) if call.problem is not None]
 
 
 def usage_of(report: UsageReport) -> Usage:
@@ -166,6 +189,8 @@ class _Assembly:
         elif isinstance(event, UsageReport):
             self.turn.usage = self.turn.usage + usage_of(event)
             self.turn.reports.append(event)
+        elif isinstance(event, TurnFinished):
+            self.turn.stop_reason = event.stop_reason
 
     def start_call(self, call_id: str, name: str, *, announce: bool = True) -> StreamedCall:
         if announce:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
 import anyio
 import pytest
 from jsonschema import validate
@@ -75,8 +76,7 @@ async def test_edit_file_returns_structured_content_and_keeps_the_diff_in_meta(c
     assert "return a" not in text and "@@" not in text  # the diff is never in content
     assert result.meta[META_PRESENTATION] == {"label": "Edit file", "icon": "file-pen", "detail": "calc/ops.py"}
     assert "return a + b" in (calc / "calc/ops.py").read_text()
-    if schema is None:
-        pytest.xfail("workspace_tools' edit_file declares no output_schema yet, so cog mcp lists no outputSchema")
+    assert schema is not None  # edit_file declares its output (EditFileResult): cog mcp lists it
     validate(result.structured_content, schema)
 
 

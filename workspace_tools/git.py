@@ -6,14 +6,15 @@ What they leave out, named and counted but never shown: virtualenvs and tool cac
 that look like secrets (:mod:`workspace_tools.secret_files`, also when reached through a link), and
 whatever does not fit the budget (the result names those files and how to see one). Every git
 process goes through :func:`workspace_tools.gitrun.run_git` (no program the repository names
-runs); no gitpython.
+runs); no gitpython. Here: the change against HEAD and the two tools; untracked files as new ones
+are :mod:`workspace_tools.gituntracked`, the key lines hidden in a diff :mod:`workspace_tools.gitkeys`.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,12 +23,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
-from workspace_tools.envdirs import EnvDirs, LeftOut, count_files, is_cog_state
+from workspace_tools.envdirs import EnvDirs, LeftOut, is_cog_state
+from workspace_tools.gitkeys import MAX_KEY_SCAN_BYTES, hide_key_lines, split_files
 from workspace_tools.gitrun import GitNotFound, run_git, start_git
-from workspace_tools.listing import untracked_files
+from workspace_tools.gituntracked import MAX_UNTRACKED_BYTES, untracked_entry, untracked_paths
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
-from workspace_tools.textfile import BOM, NotText, TextFile, new_file_mode, read_bytes
+
+__all__ = [
+    "EMPTY_TREE", "MAX_DETAILS_DIFF", "MAX_DETAILS_FILES", "MAX_DIFF_CHARS", "MAX_DIFF_LINES", "MAX_KEY_SCAN_BYTES",
+    "MAX_STAT_FILES", "MAX_UNTRACKED_BYTES", "Change", "GitDiffParams", "NoParams", "git_diff_tool", "git_failure",
+    "git_status_tool", "session_change",
+]
 
 #: the id of git's empty tree: the base of a repository without commits
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -40,8 +47,6 @@ MAX_STAT_FILES = 200
 MAX_DETAILS_FILES = 5_000
 #: a tracked file with more changed lines than this is named, its diff not produced
 MAX_DIFF_LINES = 20_000
-#: an untracked file bigger than this is counted, not read into the diff
-MAX_UNTRACKED_BYTES = 2_000_000
 
 
 class NoParams(BaseModel):
@@ -217,7 +222,7 @@ def session_change(workspace: Workspace, path: str | None = None, *, secrets: Se
     envs = EnvDirs(workspace.root, inside=inside)
     tracked, left, secret_files = _tracked_changes(status_out, numstat, envs, policy, workspace)
     untracked_raw = _git(["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", spec], workspace, magic=True)
-    untracked, folders = _untracked(workspace, untracked_raw, envs, left, inside)
+    untracked, folders = untracked_paths(workspace, untracked_raw, envs, left, inside)
     shown_untracked = []
     for rel in untracked:
         if policy.is_secret(rel) or _links_to_secret(workspace, rel, policy):
@@ -230,12 +235,12 @@ def session_change(workspace: Workspace, path: str | None = None, *, secrets: Se
     diff_text = ""
     if len(huge) + sum(1 for t in tracked if t["secret"]) < len(tracked):
         diff_text = _git(["diff", base, *common, "--", spec, *excluded], workspace, magic=True).decode("utf-8", errors="replace")
-        diff_text = _hide_key_lines(workspace, diff_text, base)
+        diff_text = hide_key_lines(workspace, diff_text, _committed(workspace, base))
     files = [{k: v for k, v in t.items() if k != "secret"} for t in tracked if not t["secret"]]
     diff, omitted = _bounded(diff_text, MAX_DETAILS_DIFF)
     omitted += huge
     for rel in shown_untracked:
-        entry, text = _untracked_entry(workspace, rel, budget=MAX_DETAILS_DIFF - len(diff))
+        entry, text = untracked_entry(workspace, rel, budget=MAX_DETAILS_DIFF - len(diff))
         files.append(entry)
         if text is None:
             omitted.append(rel)
@@ -282,6 +287,16 @@ def _tracked_changes(
     return tracked, left, secret_files
 
 
+def _committed(workspace: Workspace, base: str) -> Callable[[str], bytes | None]:
+    """A file's text at ``base`` (None when it is not there: a new file)."""
+
+    def read(rel: str) -> bytes | None:
+        old = _run(["show", f"{base}:./{rel}"], workspace)
+        return old.stdout if old.returncode == 0 else None
+
+    return read
+
+
 def _links_to_secret(workspace: Workspace, rel: str, policy: SecretPolicy) -> bool:
     """Whether ``rel`` is a link whose target (inside the workspace) looks like a secret."""
     try:
@@ -290,37 +305,6 @@ def _links_to_secret(workspace: Workspace, rel: str, policy: SecretPolicy) -> bo
         return policy.is_secret(workspace.relative(workspace.resolve(rel)))
     except ToolCallError:
         return False
-
-
-def _untracked(
-    workspace: Workspace, raw: bytes, envs: EnvDirs, left: dict[str, int], inside: str
-) -> tuple[list[str], list[str]]:
-    """Untracked files (environments left out and counted in ``left``) and the untracked
-    folders git collapsed them into."""
-    files: list[str] = []
-    folders: list[str] = []
-    for item in raw.split(b"\0"):
-        if not item:
-            continue
-        rel = os.fsdecode(item)
-        if is_cog_state(rel):
-            continue
-        if rel.endswith("/"):
-            folder = rel.rstrip("/")
-            env = envs.excluded_by(folder)
-            if env is None:
-                folders.append(rel)
-            elif env == folder:
-                left[env] = left.get(env, 0) + count_files(os.path.join(workspace.root, env))
-            continue
-        env = envs.excluded_file(rel)
-        if env is not None:
-            left[env] = left.get(env, 0) + 1
-            continue
-        files.append(rel)
-    if folders:
-        files += [f for f in untracked_files(workspace.root, "", folders, envs, left) if not is_cog_state(f)]
-    return sorted(files), folders
 
 
 def _bounded(diff: str, budget: int) -> tuple[str, list[str]]:
@@ -332,153 +316,13 @@ def _bounded(diff: str, budget: int) -> tuple[str, list[str]]:
     kept: list[str] = []
     omitted: list[str] = []
     size = 0
-    for part in _split_files(diff):
+    for part in split_files(diff):
         if size + len(part) <= budget:
             kept.append(part)
             size += len(part)
         else:
             omitted.extend(f.path for f in PatchSet(part))
     return "".join(kept), omitted
-
-
-def _hide_key_lines(workspace: Workspace, diff: str, base: str) -> str:
-    """``diff`` with the lines of private key blocks replaced by the redaction marker, also where
-    a hunk shows a key's body without its BEGIN or END line (redaction alone could not know them):
-    for each file whose old or new text holds a key, its key lines are worked out from that text."""
-    if not diff:
-        return diff
-    from cogcli.secrets import REDACTED, KeyLines
-
-    pieces = _split_files(diff)
-    for i, piece in enumerate(pieces):
-        header, _, _ = piece.partition("\n")
-        rel = _piece_path(piece)
-        if rel is None or not header.startswith("diff --git ") or not _KEY_BODY_LINE.search(piece):
-            continue  # (most diffs: no line that could be a key's body, nothing to read)
-        key_lines: set[str] = set()
-        texts: list[bytes] = []
-        try:  # opened as the tools open files: no link followed out, a pipe refused (not waited on)
-            path = workspace.resolve(rel)
-            if path.stat().st_size <= MAX_KEY_SCAN_BYTES:
-                texts.append(read_bytes(path, rel, root=workspace.root))
-        except (ToolCallError, OSError):
-            pass
-        old = _run(["show", f"{base}:./{rel}"], workspace)
-        if old.returncode == 0:
-            texts.append(old.stdout)
-        for data in texts:
-            if b"PRIVATE KEY" not in data:
-                continue
-            is_key = KeyLines()
-            key_lines.update(line for line in data.decode("utf-8", "replace").splitlines() if is_key(line) and line.strip())
-        if key_lines:
-            pieces[i] = "".join(_hide_line(line, key_lines, REDACTED) for line in piece.splitlines(keepends=True))
-    return "".join(pieces)
-
-
-def _hide_line(line: str, key_lines: set[str], marker: str) -> str:
-    """One line of a file's diff with a key line in it replaced: a body line, or the line of the
-    file a hunk header repeats after its ``@@`` (git's function context)."""
-    if line[:1] in ("+", "-", " ") and line[1:].rstrip("\n") in key_lines:
-        return line[0] + marker + "\n"
-    if line.startswith("@@"):
-        head, sep, context = line.rstrip("\n").partition(" @@ ")
-        if sep and context in key_lines:
-            return f"{head} @@ {marker}\n"
-    return line
-
-
-#: a file bigger than this is not read to find its key lines (key files are a few KB)
-MAX_KEY_SCAN_BYTES = 8_000_000
-#: a diff line that may be a line of a key's body: a long run of base64 and little else
-_KEY_BODY_LINE = re.compile(r"(?m)^[+\- ][\s\"'`#*/;>|]*[A-Za-z0-9+/]{40,}={0,2}[\s\"'`,;+)\\n]*$")
-
-
-def _piece_path(piece: str) -> str | None:
-    """The workspace-relative path of one file's diff (its ``+++ b/`` or ``--- a/`` line)."""
-    for line in piece.splitlines()[:8]:
-        for prefix in ("+++ b/", "--- a/"):
-            if line.startswith(prefix):
-                return line[len(prefix):].rstrip("\t")
-    return None
-
-
-def _split_files(diff: str) -> list[str]:
-    """``diff`` cut before each ``diff --git`` line: one piece per file."""
-    pieces: list[str] = []
-    start = 0
-    while True:
-        nxt = diff.find("\ndiff --git ", start)
-        if nxt == -1:
-            pieces.append(diff[start:])
-            return pieces
-        pieces.append(diff[start : nxt + 1])
-        start = nxt + 1
-
-
-def _untracked_entry(workspace: Workspace, rel: str, *, budget: int) -> tuple[dict[str, Any], str | None]:
-    """The stat entry of an untracked file and its diff (None when it does not fit ``budget``)."""
-    try:
-        size = os.lstat(os.path.join(workspace.root, rel)).st_size
-    except OSError:
-        size = 0
-    if size > MAX_UNTRACKED_BYTES or size > budget:
-        added = -1
-        try:
-            if size <= MAX_UNTRACKED_BYTES * 10:
-                with open(os.path.join(workspace.root, rel), "rb") as fh:
-                    data = fh.read()
-                added = 0 if b"\0" in data[:8192] else data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-        except OSError:
-            pass
-        return {"path": rel, "status": "untracked", "added": max(added, 0), "removed": 0, "binary": added == 0 and size > 0}, None
-    text = _untracked_diff(workspace, rel)
-    stats = _file_stats(text, {rel}) if text else []
-    entry = stats[0] if stats else {"path": rel, "status": "untracked", "added": 0, "removed": 0, "binary": False}
-    if len(text) > budget:
-        return entry, None
-    return entry, text
-
-
-def _untracked_diff(workspace: Workspace, rel: str) -> str:
-    from workspace_tools.diffs import file_header, format_hunks, quote_path, text_blocks  # when a diff is made
-
-    """An untracked file as git shows a new one (``git add -N`` then ``git diff``)."""
-    try:
-        path = workspace.resolve(rel)
-        data = path.read_bytes()
-    except (ToolCallError, OSError):
-        return ""  # a link out of the workspace, or gone meanwhile: not part of the change we show
-    mode = path.stat().st_mode
-    try:
-        file = TextFile.decode(data)
-    except NotText:
-        a, b = quote_path(f"a/{rel}"), quote_path(f"b/{rel}")
-        return f"diff --git {a} {b}\nnew file mode {'100755' if mode & 0o111 else '100644'}\nBinary files /dev/null and {b} differ\n"
-    text = (BOM if file.bom else "") + file.text
-    hunks = format_hunks(text_blocks("", text), disk_line=file.disk_line)
-    return file_header(rel, new_mode=mode & 0o777 or new_file_mode(), empty=not hunks) + hunks
-
-
-def _file_stats(diff: str, untracked: set[str]) -> list[dict[str, Any]]:
-    if not diff:
-        return []
-    from unidiff import PatchSet
-
-    files = []
-    for f in PatchSet(diff):
-        if f.path in untracked:
-            status = "untracked"
-        elif f.is_added_file:
-            status = "added"
-        elif f.is_removed_file:
-            status = "deleted"
-        else:
-            status = "modified"
-        files.append(
-            {"path": f.path, "status": status, "added": f.added, "removed": f.removed, "binary": bool(f.is_binary_file)}
-        )
-    return files
 
 
 def git_status_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) -> Tool[NoParams]:

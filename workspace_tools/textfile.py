@@ -109,12 +109,6 @@ def detect_encoding(data: bytes) -> str:
     return "latin-1"
 
 
-def read_text_file(path: Path, shown: str, *, root: Path | None = None) -> TextFile:
-    """Read and decode ``path``; missing, a directory or binary become :class:`ToolCallError`.
-    With ``root``, read as :func:`open_in_workspace` opens (no symlink followed)."""
-    return decode_text(read_bytes(path, shown, root=root), shown)
-
-
 def decode_text(data: bytes, shown: str) -> TextFile:
     try:
         return TextFile.decode(data)

@@ -1,7 +1,8 @@
 """Issue 13 §4: reads as safe as writes. A folder swapped for a symlink to the outside after
 read_file checked the path: the read goes through descriptors of the folders opened without
-following symlinks, so it is refused and no outside byte is returned. Reproduced first: the same
-swap with the file opened by its checked path (what read_file did) returns the outside file."""
+following symlinks, so it is refused and no outside byte is returned. Reproduced first: read_file
+itself, with its no-follow opener swapped for an open of the checked path (what read_file did),
+returns the outside file after the same swap."""
 
 from __future__ import annotations
 
@@ -44,13 +45,6 @@ def _flip(root: Path, outside: Path) -> None:
     os.rename(root / "sub.real", root / "sub")
 
 
-def test_the_attack_opening_a_checked_path_after_a_swap_reads_outside(layout: tuple[Path, Path]) -> None:
-    root, outside = layout
-    checked = Workspace(root).resolve("sub/a.py")
-    _swap(root, outside)
-    assert checked.read_text() == OUTSIDE  # what a read by path does: the defence is needed
-
-
 class _SwapAfterCheck(SecretPolicy):
     """The last check before the read (the secret-file check, after the path was resolved) lets
     the attacker's swap happen."""
@@ -62,6 +56,26 @@ class _SwapAfterCheck(SecretPolicy):
     def check(self, workspace: Workspace, given: str, resolved: Path) -> None:
         super().check(workspace, given, resolved)
         self.swap()  # type: ignore[attr-defined]
+
+
+def _open_by_path(path: Path, root: Path) -> int:
+    """The defence switched off: the checked path opened as it is, links followed."""
+    return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK)
+
+
+def test_the_attack_read_file_opening_its_checked_path_after_a_swap_reads_outside(
+    layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """read_file's own path (resolve, check, open, read) with only the opener swapped for one that
+    follows links: the swap after the check hands it the outside file."""
+    from workspace_tools import read
+
+    root, outside = layout
+    monkeypatch.setattr(read, "open_in_workspace", _open_by_path)
+    tool = read_file_tool(Workspace(root), secrets=_SwapAfterCheck(lambda: _swap(root, outside)))
+    result = anyio.run(invoke_tool, tool, {"path": "sub/a.py"})
+    assert (root / "sub").is_symlink(), "the swap did not happen: the test proves nothing"
+    assert result.ok and "OUTSIDE-SECRET" in str(result.result)  # the defence is needed
 
 
 def test_read_file_through_a_folder_swapped_after_the_check_is_refused(layout: tuple[Path, Path]) -> None:

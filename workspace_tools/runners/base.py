@@ -159,10 +159,6 @@ def missing_command(exit_code: int, output: str) -> str | None:
     return found[-1] if found else None
 
 
-def not_installed(what: str, fix: str) -> ToolCallError:
-    return ToolCallError(f"{what}; {fix}", code=ErrorCode.TOOL_ERROR)
-
-
 def split_command(command: str) -> list[str] | None:
     """``command`` as argv when it is one plain command (no pipes, ``&&``, redirections, variables)."""
     if any(ch in command for ch in "|&;<>()$`\n"):
