@@ -9,7 +9,7 @@ the tests that failed), a sandbox note, the file a call changed. Anything else i
 from __future__ import annotations
 
 # the renderers' readers of details and arguments: declared in cogcli.details, nowhere else
-from cogcli.details import (  # noqa: F401
+from cogcli.details import (
     Failure,
     TestReport,
     changes_view_diff,
@@ -19,7 +19,23 @@ from cogcli.details import (  # noqa: F401
     read_test_report,
     sandbox_note,
 )
-from cogcli.diffstat import DiffStat, diff_stats  # noqa: F401 (re-exported for the renderers)
+from cogcli.diffstat import DiffStat, diff_stats
+
+__all__ = [
+    "ERROR_LINE_LIMIT",
+    "MAX_FAILURES_SHOWN",
+    "DiffStat",
+    "Failure",
+    "TestReport",
+    "changes_view_diff",
+    "diff_stats",
+    "diff_text",
+    "file_argument",
+    "file_touched",
+    "first_line",
+    "read_test_report",
+    "sandbox_note",
+]
 
 #: how many failures a test report block lists before "… and N more"
 MAX_FAILURES_SHOWN = 10
