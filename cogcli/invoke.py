@@ -143,7 +143,8 @@ async def run_prepared(
             span.set_attribute("error.type", result.error_code)
             from opentelemetry.trace import Status, StatusCode
 
-            span.set_status(Status(StatusCode.ERROR, result.error))
+            # the code, not the message: the span is exported before the result is redacted
+            span.set_status(Status(StatusCode.ERROR, result.error_code))
     return result
 
 

@@ -126,3 +126,26 @@ async def test_each_call_of_a_run_is_redacted_once_in_every_field_by_its_conclus
     assert all(KEY not in json.dumps(entry.model_dump(mode="json")) for entry in stored)
     (update,) = updates
     assert (update.content, update.details) == (f"found {REDACTED}", {"line": f"key={REDACTED}"})
+
+
+@pytest.mark.anyio
+async def test_a_failed_calls_trace_span_names_its_code_not_its_unredacted_message() -> None:
+    sdk = pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    import cogcli.invoke as invoke_module
+
+    exporter = InMemorySpanExporter()
+    provider = sdk.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    previous = invoke_module._TRACER
+    invoke_module._TRACER = provider.get_tracer("cogcli")
+    try:
+        result = await invoke_tool(broken, {}, call_id="c-key")
+    finally:
+        invoke_module._TRACER = previous
+    (span,) = exporter.get_finished_spans()
+    assert result.error == f"401 for {REDACTED}"
+    assert span.status.description == ErrorCode.TOOL_ERROR
+    assert KEY not in str(span.status.description) and KEY not in str(dict(span.attributes or {}))
