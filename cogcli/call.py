@@ -26,9 +26,13 @@ from cogcli.tools import Tool
 Tools = Sequence[Tool[Any]] | Mapping[str, Tool[Any]]
 
 
-def parse_arguments(args: Mapping[str, Any] | str | None) -> tuple[Any, str | None]:
+def parse_arguments(args: Mapping[str, Any] | str | None, *, option: str | None = None) -> tuple[Any, str | None]:
     """A call's arguments as the model meant them — the object, or the text as sent when it is not
-    a JSON object — and what is wrong with them (None when they are an object). Empty text is ``{}``."""
+    a JSON object — and what is wrong with them (None when they are an object). Empty text is ``{}``.
+
+    The one parse of a call's arguments, whoever sent them: a model's streamed text, and ``cog tool
+    NAME --args '{…}'`` with ``option="--args"``, which words the same problems for a person at the
+    terminal (``--args is not valid JSON (…); pass one JSON object, e.g. --args '{"path": "a.py"}'``)."""
     if args is None:
         return {}, None
     if isinstance(args, str):
@@ -38,15 +42,27 @@ def parse_arguments(args: Mapping[str, Any] | str | None) -> tuple[Any, str | No
             value = json.loads(args)
         except ValueError as exc:
             where = f" ({exc.msg} at position {exc.pos})" if isinstance(exc, json.JSONDecodeError) else ""
-            return args, f"not valid JSON{where}; send the arguments as one JSON object"
+            return args, _problem(option, f"not valid JSON{where}", "one JSON object")
         except RecursionError:
-            return args, "nested too deeply to read; send the arguments as one flat JSON object"
+            return args, _problem(option, "nested too deeply to read", "one flat JSON object")
         if not isinstance(value, dict):
-            return args, f"expected a JSON object, got {type(value).__name__}"
+            return args, _not_an_object(option, value)
         return value, None
     if not isinstance(args, Mapping):
-        return args, f"expected a JSON object, got {type(args).__name__}"
+        return args, _not_an_object(option, args)
     return dict(args), None
+
+
+def _problem(option: str | None, problem: str, fix: str) -> str:
+    if option is None:
+        return f"{problem}; send the arguments as {fix}"
+    return f"{option} is {problem}; pass {fix}, e.g. {option} '{{\"path\": \"a.py\"}}'"
+
+
+def _not_an_object(option: str | None, value: Any) -> str:
+    if option is None:
+        return f"expected a JSON object, got {type(value).__name__}"
+    return f"{option} must be a JSON object, e.g. {option} '{{\"path\": \"a.py\"}}'"
 
 
 def format_validation_error(tool_name: str, exc: ValidationError) -> str:

@@ -2,8 +2,9 @@
 
 Every outcome of a call in a run — it ran, failed, was refused, was aborted, or never ran because
 the model's stream was cut — goes through :meth:`Conclude.__call__`, so each reader sees the same
-redacted :class:`ToolResult` exactly once. :func:`redacted` is also the last step of
-:func:`cogcli.invoke.run_prepared`: ``cog tool``, ``cog mcp`` and the Python API get it too.
+redacted :class:`ToolResult` exactly once. A result is redacted once, by whoever hands it out:
+here for a run's calls, in :func:`cogcli.invoke.invoke_tool` for a call made on its own (``cog
+tool``, ``cog mcp``, the Python API) — both with :func:`redacted`.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ NOTIFY_WHEN_CANCELLED_S = 5.0
 
 
 def redacted(result: ToolResult) -> ToolResult:
-    """``result`` as anyone may read it: credentials in its content and error replaced by
-    ``[REDACTED]`` (``redacted`` says how many). The one redaction of a call's result."""
+    """``result`` as anyone may read it: credentials in its content, details, presentation and
+    error replaced by
+    ``[REDACTED]`` (``redacted`` says how many). The one redaction of a call's result: run once
+    per call, by :class:`Conclude` in a run and by :func:`cogcli.invoke.invoke_tool` outside one."""
     return redact_result(result)
 
 

@@ -10,8 +10,11 @@ extra keys, so a field added later never breaks an older reader.
 - :class:`CommandRunDetails` — ``run_tests`` with a configured command: exit code, output tail;
 - :class:`SearchDetails` — ``search_text``: the matches shown and how many there were.
 
-:func:`diff_text` and :func:`read_test_report` are how the run and the renderers read a call's diff and
-test report; they read these shapes (and the loose shapes other tools, MCP servers say, return).
+Everything the run, memory and the renderers read of a call's details or arguments is read here,
+by the accessors below — :func:`diff_text`, :func:`file_change_diff`, :func:`changes_view_diff`,
+:func:`read_test_report`, :func:`run_outcome`, :func:`sandbox_note`, :func:`file_argument`,
+:func:`file_touched` — from these shapes (and the loose shapes other tools, MCP servers say,
+return). Nothing else sniffs a details dict's keys or an argument's name.
 """
 
 from __future__ import annotations
@@ -62,6 +65,11 @@ class _RunDetails(_Details):
     exit_code: int
     #: bwrap | off
     sandbox: str | None = None
+    #: passed | failed | error | no-tests | build-failed: anything but passed is a failed test run
+    outcome: str | None = None
+    #: one line saying the failures look like the sandbox's doing (no network, a read-only folder):
+    #: the model reads it first, and a person sees it under the row
+    sandbox_note: str | None = None
 
 
 class TestReportDetails(_RunDetails):
@@ -157,10 +165,49 @@ def file_change_diff(details: Any) -> str | None:
     return diff_text(details)
 
 
+def changes_view_diff(details: Any) -> str | None:
+    """The diff of details that describe the changes of many files (a ``files`` list beside the
+    ``diff``, as git_status and git_diff return), or None. Such a diff holds every line of every
+    changed and untracked file; renderers draw what the model read of it (a line per file or
+    folder) and say where the rest is, not all of it."""
+    if isinstance(details, dict) and isinstance(details.get("files"), list):
+        return diff_text(details)
+    return None
+
+
+def sandbox_note(details: Any) -> str | None:
+    """The line a test run's details carry when its failures look like the sandbox's doing
+    (:attr:`TestReportDetails.sandbox_note`), if any."""
+    note = details.get("sandbox_note") if isinstance(details, dict) else None
+    return note if isinstance(note, str) and note else None
+
+
+def run_outcome(details: Any) -> tuple[str | None, int | None]:
+    """(``outcome``, ``exit_code``) of a test run's details (:class:`TestReportDetails`,
+    :class:`CommandRunDetails`): None for what they do not say."""
+    if not isinstance(details, dict):
+        return None, None
+    outcome, exit_code = details.get("outcome"), details.get("exit_code")
+    return (outcome if isinstance(outcome, str) else None), _int(exit_code)
+
+
+#: the argument that names the file a call reads or changes, as every workspace tool names it
+#: (and the default ``ordered_by`` of a tool, :class:`cogcli.tools.Tool`)
+FILE_ARGUMENT = "path"
+
+
+def file_argument(arguments: Any) -> str | None:
+    """The file a call's arguments name (:data:`FILE_ARGUMENT`), if they name one."""
+    value = arguments.get(FILE_ARGUMENT) if isinstance(arguments, dict) else None
+    return value if isinstance(value, str) else None
+
+
 #: error codes that say a call meant to change a file left it as it was
 FILE_CHANGE_FAILURES = frozenset({"EDIT_NO_MATCH", "EDIT_AMBIGUOUS", "FILE_CHANGED"})
 #: error codes that say so of a call whose arguments carry the new text (``new_text``, ``content``)
 _WRITE_FAILURES = frozenset({"FILE_NOT_FOUND", "FILE_NOT_TEXT", "FILE_TOO_LARGE", "SECRET_FILE", "TOOL_ERROR"})
+#: the arguments that carry the text a call writes into a file
+_NEW_TEXT_ARGUMENTS = ("new_text", "content")
 
 
 def failed_file_change(arguments: Any, error_code: str | None) -> bool:
@@ -168,8 +215,19 @@ def failed_file_change(arguments: Any, error_code: str | None) -> bool:
     or its arguments carried the text to write and the file could not be had."""
     if error_code in FILE_CHANGE_FAILURES:
         return True
-    carries_text = isinstance(arguments, dict) and any(isinstance(arguments.get(k), str) for k in ("new_text", "content"))
+    carries_text = isinstance(arguments, dict) and any(isinstance(arguments.get(k), str) for k in _NEW_TEXT_ARGUMENTS)
     return carries_text and error_code in _WRITE_FAILURES
+
+
+def file_touched(arguments: Any, details: Any, *, failed: bool, error_code: str | None = None) -> str | None:
+    """The file a call changed — or meant to change and left as it was — by its shape: a call that
+    ran with one file's change in its details (:func:`file_change_diff`), or a failed change
+    (:func:`failed_file_change`); the file is the one its arguments name. None for any other call."""
+    path = file_argument(arguments)
+    if path is None:
+        return None
+    touched = failed_file_change(arguments, error_code) if failed else file_change_diff(details) is not None
+    return path if touched else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
 
 from cogcli.events import FileChange, RunStatus, Usage
+from cogcli.finished import CallEndFields
 from cogcli.models.base import ToolCallRequest
-from cogcli.presentation import ToolPresentation
+
 
 class _Entry(BaseModel):
     # built on first use (a thread read or written), not when `cog tool` imports this module
@@ -42,20 +43,25 @@ class ModelToolResult(_Entry):
     content: str
 
 
-class ToolResultMetadata(_Entry):
-    """What only clients read of a call. Never part of a model's history."""
+class ToolResultMetadata(_Entry, CallEndFields):
+    """What only clients read of a call: the fields of :class:`~cogcli.finished.CallEndFields`,
+    the whole content and the arguments. Never part of a model's history."""
 
-    details: Any = None
-    presentation: ToolPresentation | None = None
     #: the whole content, before it was cut to ``max_result_length``
     content: Any = None
-    error: str | None = None
-    error_code: str | None = None
     #: the arguments the call ran with (middleware may have changed the streamed ones)
     arguments: Any = None
-    duration_ms: float | None = None
-    #: credentials replaced by ``[REDACTED]`` in what the model read (and in ``content``/``error``)
-    redacted: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _stored(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # the keys in the order threads have always stored them
+        data = dump(self)
+        return {key: data[key] for key in _STORED_ORDER if key in data} | data
+
+
+#: a thread's ``metadata`` keys, in the order stored since the first version: the content after
+#: the presentation, the arguments after the error; any key declared later (or an extra one) after these
+_STORED_ORDER = ("details", "presentation", "content", "error", "error_code", "arguments", "duration_ms", "redacted")
 
 
 class ToolResultEntry(_Entry):

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
+from cogcli.finished import CallEndFields
 from cogcli.presentation import ToolPresentation
 
 if TYPE_CHECKING:
     from cogcli.context import ToolUpdate
-    from cogcli.result import ToolResult
 
 log = logging.getLogger("cogcli")
 
@@ -179,25 +179,21 @@ class ToolUpdateEvent(BaseEvent):
         )
 
 
-class ToolResultEvent(BaseEvent):
+class _ToolResultEventHead(BaseEvent):
     type: Literal["tool-result"] = "tool-result"
     id: str
     tool_call_id: str
     tool_name: str
     #: the whole content (what the model reads, before truncation)
     result: Any = None
-    details: Any = None
-    presentation: ToolPresentation | None = None
-    error: str | None = None
-    error_code: str | None = None
-    duration_ms: float | None = None
-    #: how many credentials were replaced by ``[REDACTED]`` in ``result``/``error`` (absent: none)
-    redacted: int | None = None
 
-    @classmethod
-    def of(cls, result: ToolResult) -> ToolResultEvent:
-        """The wire event of a finished call (:meth:`ToolResult.to_event`)."""
-        return result.to_event()
+
+# A finished call (made by ToolResult.to_event): its names and whole content, then the fields of
+# CallEndFields, in that order as on the wire since version 1 (a base listed first comes last in
+# pydantic's field order; the head's config, camelCase and extra keys, wins). No docstring: it
+# would become a description in `cog schema events`.
+class ToolResultEvent(CallEndFields, _ToolResultEventHead):
+    pass
 
 
 class ErrorEvent(BaseEvent):

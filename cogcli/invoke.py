@@ -3,8 +3,12 @@
     result = await invoke_tool(edit_file, {"path": "a.py", "old_text": "foo", "new_text": "bar"})
 
 The call is prepared once (:func:`cogcli.call.prepare`: looked up, parsed, validated, its
-presentation resolved), run by :func:`run_prepared` under its timeout and the abort signal, and
-its result split (content / details / presentation) and redacted (:func:`cogcli.conclude.redacted`).
+presentation resolved), run by :func:`run_prepared` under its timeout and the abort signal (each
+progress update redacted as it streams), and its result split (content / details / presentation).
+
+A result is redacted exactly once, by whoever hands it out: :func:`invoke_tool` for a call made on
+its own (``cog tool``, ``cog mcp``, the Python API), :class:`cogcli.conclude.Conclude` for the calls
+of a run — both with :func:`cogcli.conclude.redacted`. :func:`run_prepared` does not redact.
 """
 
 from __future__ import annotations
@@ -114,7 +118,8 @@ async def invoke_tool(
     Credentials are taken out of the result and of every update, as in a run.
     """
     call = prepare(tool, args, call_id=call_id or new_call_id(), tools=tools)
-    return await run_prepared(call, on_update=on_update, timeout=timeout, signal=signal)
+    # the one redaction of a call made on its own (a run's calls are redacted when concluded)
+    return redacted(await run_prepared(call, on_update=on_update, timeout=timeout, signal=signal))
 
 
 async def run_prepared(
@@ -124,8 +129,10 @@ async def run_prepared(
     timeout: float | None = None,
     signal: AbortSignal | None = None,
 ) -> ToolResult:
-    """Run a :class:`PreparedCall` (or return the result it already is), redacted: the one path
-    every call takes, from a run, ``cog tool``, ``cog mcp`` or the Python API."""
+    """Run a :class:`PreparedCall` (or return the result it already is): the one path every call
+    takes, from a run, ``cog tool``, ``cog mcp`` or the Python API. Its updates are redacted as they
+    stream; its result is not yet — whoever hands it out redacts it once (:func:`invoke_tool`, or
+    the run's :class:`~cogcli.conclude.Conclude`)."""
     started = time.perf_counter()
     with _span(call.name, call.id) as span:
         if call.failed is not None:
@@ -136,8 +143,9 @@ async def run_prepared(
             span.set_attribute("error.type", result.error_code)
             from opentelemetry.trace import Status, StatusCode
 
-            span.set_status(Status(StatusCode.ERROR, result.error))
-    return redacted(result)
+            # the code, not the message: the span is exported before the result is redacted
+            span.set_status(Status(StatusCode.ERROR, result.error_code))
+    return result
 
 
 def _redacting(on_update: UpdateCallback | None) -> UpdateCallback | None:

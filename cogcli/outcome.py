@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import Field
 
-from cogcli.details import diff_text, read_test_report
+from cogcli.details import diff_text, file_argument, read_test_report, run_outcome
 from cogcli.diffstat import diff_stats
 from cogcli.entries import RunEndEntry, RunEndFields
 from cogcli.events import FileChange, FinishEvent, RunStatus, Usage
@@ -67,8 +67,8 @@ def files_changed(
         if diff is None:
             continue
         for stat in diff_stats(diff):
-            path = stat.path or (r.arguments.get("path") if isinstance(r.arguments, dict) else None)
-            if not isinstance(path, str):
+            path = stat.path or file_argument(r.arguments)
+            if path is None:
                 continue
             change = totals.setdefault(path, FileChange(path=path))
             change.added += stat.added
@@ -103,12 +103,11 @@ _OUTCOME_WORDS = {
 def _not_passed(details: Any, counts: dict[str, int] | None) -> str | None:
     """Why a run whose report counts no failure still did not pass (its ``outcome`` says so:
     a build that failed, no tests, a plain command's exit code), or None."""
-    outcome = details.get("outcome") if isinstance(details, dict) else None
+    outcome, exit_code = run_outcome(details)
     if outcome in (None, "passed") or (outcome == "failed" and counts is not None and counts.get("failed", 0) > 0):
         return None
-    exit_code = details.get("exit_code")
     words = _OUTCOME_WORDS.get(str(outcome), f"the tests ended {outcome}")
-    return words + (f" (exit {exit_code})" if isinstance(exit_code, int) and exit_code != 0 else "")
+    return words + (f" (exit {exit_code})" if exit_code is not None and exit_code != 0 else "")
 
 
 test_outcome.__test__ = False  # type: ignore[attr-defined]  # a function named test_*, not a test

@@ -19,26 +19,29 @@ from pydantic import BaseModel, ConfigDict
 
 from cogcli.entries import ModelToolResult, ToolResultEntry, ToolResultMetadata
 from cogcli.events import ToolResultEvent
+from cogcli.finished import CallEndFields, end_fields, from_end_fields
 from cogcli.output import content_text, truncate_text
-from cogcli.presentation import ToolPresentation
 
 
-class ToolResult(BaseModel):
+class _ToolResultHead(BaseModel):
+    call_id: str
+    name: str
+    #: the arguments the call ran with, as the model meant them (see :func:`cogcli.call.parse_arguments`)
+    arguments: Any = None
+    #: the whole content (what the model reads, before truncation)
+    result: Any = None
+
+
+# the declared fields after the head's (a base listed first comes last in pydantic's field order)
+class ToolResult(CallEndFields, _ToolResultHead):
     """One finished call, as ``on_tool_result`` gets it: ``result`` is the whole content,
-    ``details`` and ``presentation`` sit beside it. Only :meth:`model_text` reaches a model."""
+    ``details`` and ``presentation`` sit beside it (the fields of
+    :class:`~cogcli.finished.CallEndFields`). Only :meth:`model_text` reaches a model."""
 
     model_config = ConfigDict(frozen=True)
 
-    call_id: str
-    name: str
-    arguments: Any = None
-    result: Any = None
-    details: Any = None
-    presentation: ToolPresentation | None = None
-    error: str | None = None
-    error_code: str | None = None
     duration_ms: float = 0.0
-    #: credentials replaced by ``[REDACTED]`` in ``result``/``error`` before anyone read them
+    #: credentials replaced by ``[REDACTED]`` in ``result``/``details``/``presentation``/``error`` before anyone read them
     redacted: int = 0
 
     @property
@@ -55,52 +58,22 @@ class ToolResult(BaseModel):
 
     def to_event(self) -> ToolResultEvent:
         """The ``tool-result`` wire event: the whole content, details and presentation beside it."""
-        return ToolResultEvent(
-            id=self.call_id,
-            tool_call_id=self.call_id,
-            tool_name=self.name,
-            result=self.result,
-            details=self.details,
-            presentation=self.presentation,
-            error=self.error,
-            error_code=self.error_code,
-            duration_ms=self.duration_ms,
-            redacted=self.redacted or None,
-        )
+        return ToolResultEvent(id=self.call_id, tool_call_id=self.call_id, tool_name=self.name, result=self.result, **end_fields(self))
 
     def entry(self, max_length: int | None = None) -> ToolResultEntry:
         """The thread's ``tool_result`` entry: what the model read, and in ``metadata`` the rest."""
         return ToolResultEntry(
             tool_results=[ModelToolResult(call_id=self.call_id, name=self.name, content=self.model_text(max_length))],
-            metadata=ToolResultMetadata(
-                details=self.details,
-                presentation=self.presentation,
-                content=self.result,
-                error=self.error,
-                error_code=self.error_code,
-                arguments=self.arguments,
-                duration_ms=self.duration_ms,
-                redacted=self.redacted or None,
-            ),
+            metadata=ToolResultMetadata(content=self.result, arguments=self.arguments, **end_fields(self)),
         )
 
     @classmethod
     def from_entry(cls, entry: ToolResultEntry) -> list[ToolResult]:
         """The results a stored ``tool_result`` entry was made from (the reverse of :meth:`entry`)."""
         meta = entry.metadata
+        fields = from_end_fields(meta)
         return [
-            cls(
-                call_id=item.call_id,
-                name=item.name,
-                arguments=meta.arguments,
-                result=meta.content,
-                details=meta.details,
-                presentation=meta.presentation,
-                error=meta.error,
-                error_code=meta.error_code,
-                duration_ms=meta.duration_ms or 0.0,
-                redacted=meta.redacted or 0,
-            )
+            cls(call_id=item.call_id, name=item.name, arguments=meta.arguments, result=meta.content, **fields)
             for item in entry.tool_results
         ]
 

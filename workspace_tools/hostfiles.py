@@ -7,9 +7,11 @@ sandbox can put a link where cog writes, or a ``.git`` that names another reposi
 step goes through this module, which follows no link:
 
 - :func:`open_dir` / :func:`open_file`: every folder below a trusted root is opened with
-  ``O_NOFOLLOW``, one at a time, then the file with ``O_NOFOLLOW``; a link on the way raises
-  :class:`LinkRefused` naming it, and nothing is opened (or created) through it. The file tools'
-  writes and reads open their folders this way too (:func:`workspace_tools.textfile.open_dir`).
+  ``O_NOFOLLOW``, one at a time (:func:`open_below`, the one step of every such walk), then the
+  file with ``O_NOFOLLOW``; a link on the way raises :class:`LinkRefused` naming it, and nothing is
+  opened (or created) through it. The file tools' writes and reads open their folders this way too
+  (:func:`workspace_tools.textfile.open_dir`); ``search_text`` keeps the folders it opened in a
+  :class:`FolderCache`.
 - :func:`refuse_link`: for what is opened by path (SQLite's database and its ``-wal`` /
   ``-journal`` siblings), a check with ``lstat`` in the folder's descriptor right before.
 - :func:`repository`: whether a folder is in a git repository, and which, decided once per
@@ -36,6 +38,7 @@ import logging
 import os
 import stat
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,24 +81,81 @@ def open_dir(directory: Path, root: Path, *, create: bool = False, mode: int = 0
     fd = os.open(root, _DIR_FLAGS)
     try:
         for i, part in enumerate(parts):
+            if create:
+                try:
+                    os.mkdir(part, mode, dir_fd=fd)
+                except FileExistsError:
+                    pass
             try:
-                if create:
-                    try:
-                        os.mkdir(part, mode, dir_fd=fd)
-                    except FileExistsError:
-                        pass
-                inner = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError as exc:
-                target = link_target(part, fd) if exc.errno in (errno.ELOOP, errno.ENOTDIR) else None
-                if target is None:
-                    raise
-                raise LinkRefused(Path(*parts[: i + 1]).as_posix(), target) from None
+                inner = open_below(fd, part)
+            except LinkRefused as refused:
+                raise LinkRefused(Path(*parts[: i + 1]).as_posix(), refused.target) from None
             os.close(fd)
             fd = inner
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def open_below(dir_fd: int, name: str) -> int:
+    """The folder ``name`` inside the open folder ``dir_fd``, opened with ``O_NOFOLLOW``: the one
+    step every walk below a trusted root takes (:func:`open_dir`, :class:`FolderCache`). A link
+    raises :class:`LinkRefused`, a file ``NotADirectoryError``."""
+    try:
+        return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError as exc:
+        target = link_target(name, dir_fd) if exc.errno in (errno.ELOOP, errno.ENOTDIR) else None
+        if target is None:
+            raise
+        raise LinkRefused(name, target) from None
+
+
+class FolderCache:
+    """Open descriptors of the folders under a trusted ``root``, for a walk that opens many files
+    (``search_text``): ``get("a/b")`` opens ``a/b`` from ``a``'s descriptor with
+    :func:`open_below` (and ``a`` from the root's), never through a link, and keeps it for the next
+    file there, so a folder costs one ``open`` however many files it holds. At most ``limit`` stay
+    open, the least recently used closed first. A folder swapped for a link after it was opened
+    changes nothing: its descriptor still names the folder that was there."""
+
+    def __init__(self, root: Path, limit: int = 64) -> None:
+        self._root = os.fspath(root)
+        self._limit = limit
+        self._open: OrderedDict[str, int | None] = OrderedDict()
+
+    def get(self, folder: str) -> int | None:
+        """The descriptor of ``folder`` (relative to the root with ``/``, ``""`` for the root); None
+        when a part of it is a link, is not a folder or is gone (and so for the rest of the walk)."""
+        found = self._open.get(folder, _UNSEEN)
+        if found is not _UNSEEN:
+            self._open.move_to_end(folder)
+            return found
+        fd: int | None
+        try:
+            if not folder:
+                fd = os.open(self._root, _DIR_FLAGS)
+            else:
+                parent, _, name = folder.rpartition("/")
+                parent_fd = self.get(parent)
+                fd = None if parent_fd is None else open_below(parent_fd, name)
+        except OSError:
+            fd = None
+        self._open[folder] = fd
+        while len(self._open) > self._limit:
+            _, old = self._open.popitem(last=False)
+            if old is not None:
+                os.close(old)
+        return fd
+
+    def close(self) -> None:
+        for fd in self._open.values():
+            if fd is not None:
+                os.close(fd)
+        self._open.clear()
+
+
+_UNSEEN: Any = object()
 
 
 def open_file(path: Path, root: Path, flags: int, mode: int = 0o666, *, create_dirs: bool = False) -> int:

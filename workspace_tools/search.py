@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from cogcli.tools import Tool, tool
 from workspace_tools.envdirs import is_cog_state
 from workspace_tools.linear_regex import LinePattern, compile_pattern, required_literal
 from workspace_tools.gitrun import GitNotFound, one_config_read, start_git
+from workspace_tools.hostfiles import FolderCache
 from workspace_tools.listing import Listing, StagedListing, matches_glob
 from workspace_tools.paths import Workspace, shown_name
 from workspace_tools.secret_files import SecretPolicy
@@ -262,10 +262,11 @@ def _shown(line: str) -> str:
 
 class _Reader:
     """Reads the listed files as UTF-8 bytes for the engine, fast and without leaving the
-    workspace: each file is opened relative to an open descriptor of its folder, and each folder
-    relative to its parent's, none through a link (``O_NOFOLLOW``). A folder swapped for a link
-    after it was opened changes nothing (the descriptor still names the folder that was there); a
-    link met on the way goes the slow, checked way through :meth:`Workspace.resolve`."""
+    workspace: each file is opened relative to an open descriptor of its folder, kept by a
+    :class:`~workspace_tools.hostfiles.FolderCache` (each folder opened from its parent's, none
+    through a link). A folder swapped for a link after it was opened changes nothing (the
+    descriptor still names the folder that was there); a link met on the way goes the slow,
+    checked way through :meth:`Workspace.resolve`."""
 
     #: folder descriptors kept open at once (files come grouped by folder)
     MAX_OPEN_DIRS = 64
@@ -273,38 +274,15 @@ class _Reader:
     def __init__(self, workspace: Workspace, policy: SecretPolicy) -> None:
         self.workspace = workspace
         self.policy = policy
-        self._root = os.fspath(workspace.root)
-        self._dirs: OrderedDict[str, int | None] = OrderedDict()
+        self._folders = FolderCache(workspace.root, self.MAX_OPEN_DIRS)
 
     def close(self) -> None:
-        for fd in self._dirs.values():
-            if fd is not None:
-                os.close(fd)
-        self._dirs.clear()
+        self._folders.close()
 
     def _dir_fd(self, folder: str) -> int | None:
         """An open descriptor of ``folder`` (workspace-relative, '' for the root), reached with no
         link on the way; None when a part of it is a link (or is gone)."""
-        if folder in self._dirs:
-            self._dirs.move_to_end(folder)
-            return self._dirs[folder]
-        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd: int | None
-        try:
-            if not folder:
-                fd = os.open(self._root, flags)
-            else:
-                parent, _, name = folder.rpartition("/")
-                parent_fd = self._dir_fd(parent)
-                fd = None if parent_fd is None else os.open(name, flags, dir_fd=parent_fd)
-        except OSError:
-            fd = None
-        self._dirs[folder] = fd
-        while len(self._dirs) > self.MAX_OPEN_DIRS:
-            _, old = self._dirs.popitem(last=False)
-            if old is not None:
-                os.close(old)
-        return fd
+        return self._folders.get(folder)
 
     def read(self, rel: str) -> bytes | None:
         """The file's text as UTF-8 bytes (BOM dropped, CRLF as LF, key lines redacted),

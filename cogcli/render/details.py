@@ -1,14 +1,41 @@
 """Reading a call's ``details`` for display: unified diffs and test reports.
 
 Renderers never know a tool's code, only the details shapes of :mod:`cogcli.details` (published
-by ``cog schema details``): a unified diff (a string, or a dict with a ``diff`` string) or a test
-report (``passed`` / ``failed`` counts and the tests that failed). Anything else is not drawn.
+by ``cog schema details``) through its accessors: a unified diff (a string, or a dict with a
+``diff`` string), a view of many files' changes, a test report (``passed`` / ``failed`` counts and
+the tests that failed), a sandbox note, the file a call changed. Anything else is not drawn.
 """
 
 from __future__ import annotations
 
-from cogcli.details import Failure, TestReport, diff_text, read_test_report  # noqa: F401 (the renderers' readers)
-from cogcli.diffstat import DiffStat, diff_stats  # noqa: F401 (re-exported for the renderers)
+# the renderers' readers of details and arguments: declared in cogcli.details, nowhere else
+from cogcli.details import (
+    Failure,
+    TestReport,
+    changes_view_diff,
+    diff_text,
+    file_argument,
+    file_touched,
+    read_test_report,
+    sandbox_note,
+)
+from cogcli.diffstat import DiffStat, diff_stats
+
+__all__ = [
+    "ERROR_LINE_LIMIT",
+    "MAX_FAILURES_SHOWN",
+    "DiffStat",
+    "Failure",
+    "TestReport",
+    "changes_view_diff",
+    "diff_stats",
+    "diff_text",
+    "file_argument",
+    "file_touched",
+    "first_line",
+    "read_test_report",
+    "sandbox_note",
+]
 
 #: how many failures a test report block lists before "… and N more"
 MAX_FAILURES_SHOWN = 10
@@ -24,13 +51,3 @@ def first_line(text: str, limit: int = 160) -> str:
             line = line.strip()
             return line if len(line) <= limit else line[: limit - 1] + "…"
     return ""
-
-
-def changes_view_diff(details: object) -> str | None:
-    """The diff of details that describe the changes of many files (a ``files`` list beside the
-    ``diff``, as git_status and git_diff return), or None. Such a diff holds every line of every
-    changed and untracked file; renderers draw what the model read of it (a line per file or
-    folder) and say where the rest is, not all of it."""
-    if isinstance(details, dict) and isinstance(details.get("files"), list):
-        return diff_text(details)
-    return None

@@ -28,9 +28,8 @@ from cogcli.events import (
     ToolResultEvent,
     ToolUpdateEvent,
 )
-from cogcli.details import failed_file_change, file_change_diff
 from cogcli.output import content_text
-from cogcli.render.details import changes_view_diff, diff_text, first_line, read_test_report
+from cogcli.render.details import changes_view_diff, diff_text, file_touched, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import visible
 from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, changes_view_lines, error_lines, error_text, failure_lines, row_text
@@ -171,15 +170,11 @@ class GithubRenderer:
         # error code, never the tool's name
         last_edit: dict[str, Call] = {}
         for call in self.summary.calls.values():
-            path = call.arguments.get("path") if isinstance(call.arguments, dict) else None
             result = call.result
-            if not isinstance(path, str) or result is None:
+            if result is None:
                 continue
-            if result.error is None:
-                touched = file_change_diff(result.details) is not None
-            else:
-                touched = failed_file_change(call.arguments, result.error_code)
-            if touched:
+            path = file_touched(call.arguments, result.details, failed=result.error is not None, error_code=result.error_code)
+            if path is not None:
                 last_edit[path] = call
         for path, call in last_edit.items():
             if call.result is not None and call.result.error is not None:

@@ -25,7 +25,7 @@ from cogcli.events import (
 )
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE  # noqa: F401 (re-exported)
 from cogcli.presentation import ToolPresentation
-from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, read_test_report
+from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, file_argument, read_test_report
 
 STATUS_WORDS = {
     RunStatus.COMPLETED: "Done",
@@ -120,7 +120,7 @@ class RunSummary:
         # a view of many files' changes (git_status, git_diff) shows them; it did not make them
         if diff is not None and event.error is None and changes_view_diff(event.details) is None:
             for stat in diff_stats(diff):
-                path = stat.path or _path_argument(c.arguments) or "?"
+                path = stat.path or file_argument(c.arguments) or "?"
                 f = self.files.setdefault(path, FileStat())
                 f.added += stat.added
                 f.removed += stat.removed
@@ -214,10 +214,3 @@ def _tokens(usage: Usage) -> str:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _path_argument(arguments: Any) -> str | None:
-    if isinstance(arguments, dict):
-        value = arguments.get("path")
-        return value if isinstance(value, str) else None
-    return None

@@ -56,6 +56,7 @@ from cogcli.render.details import (
     diff_text,
     first_line,
     read_test_report,
+    sandbox_note,
 )
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import visible
@@ -326,8 +327,8 @@ class TextRenderer:
             for line in diff.rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + self._diff_style(line))
         report = read_test_report(result.details)
-        note = result.details.get("sandbox_note") if isinstance(result.details, dict) else None
-        if isinstance(note, str) and note:  # failures that look like the sandbox: the person reads it too
+        note = sandbox_note(result.details)
+        if note is not None:  # failures that look like the sandbox: the person reads it too
             for part in self._wrap(DETAIL_INDENT + note, DETAIL_INDENT):
                 words = part.lstrip(" ")
                 self._line(part[: len(part) - len(words)] + self._style(words, "bold"))
