@@ -70,6 +70,10 @@ class _RunDetails(_Details):
     #: one line saying the failures look like the sandbox's doing (no network, a read-only folder):
     #: the model reads it first, and a person sees it under the row
     sandbox_note: str | None = None
+    #: what the run's verdict rests on, first things first (cog's own Python ran the tests, a
+    #: package came from an installed copy, a link the sandbox did not show, counts unavailable…):
+    #: the model reads them, and a person sees them under the row
+    notes: list[str] = []
 
 
 class TestReportDetails(_RunDetails):
@@ -180,6 +184,12 @@ def sandbox_note(details: Any) -> str | None:
     (:attr:`TestReportDetails.sandbox_note`), if any."""
     note = details.get("sandbox_note") if isinstance(details, dict) else None
     return note if isinstance(note, str) and note else None
+
+
+def run_notes(details: Any) -> list[str]:
+    """The notes a test run's details carry (:attr:`TestReportDetails.notes`), in order."""
+    notes = details.get("notes") if isinstance(details, dict) else None
+    return [n for n in notes if isinstance(n, str) and n] if isinstance(notes, list) else []
 
 
 def run_outcome(details: Any) -> tuple[str | None, int | None]:

@@ -257,3 +257,18 @@ def test_in_a_run_a_view_of_changes_draws_what_the_model_read_and_counts_no_file
     assert status_rows == ["    " + line for line in stat.splitlines()] + ["    (the full diff, 18 lines: --json, or cog tool git_diff path=… for a part)"]
     assert "    +++ b/n2.txt" in lines and lines.count("    (the full diff, 18 lines: --json, or cog tool git_diff path=… for a part)") == 1
     assert renderer.summary.files == {} and "changed" not in renderer.summary.line()
+
+
+def test_a_run_that_gave_no_verdict_shows_what_it_rests_on_and_a_failed_run_only_its_failures() -> None:
+    """The notes of a test run (cog's own Python ran it, a package came from an installed copy, a
+    command was not found) are drawn whole under the row when the run is an error; a run with
+    real failures shows the failures, and the notes stay in the model's text and --json."""
+    notes = ["No project environment found (.venv, venv, …): pytest ran with cog's own Python; create one: "
+             "python -m venv .venv && .venv/bin/pip install -e . pytest"]
+    error = {"outcome": "error", "passed": 0, "failed": 0, "errors": 1, "notes": notes,
+             "failures": [{"id": "src/pkg", "message": "the tests import pkg from site-packages"}]}
+    text = _draw(TextRenderer(io.StringIO(), tty=False, color=False), _run_with(error)).splitlines()
+    assert "    " + notes[0] in text  # one whole line off a terminal: the fix command intact
+    failed = {**error, "outcome": "failed", "failed": 1, "errors": 0}
+    text = _draw(TextRenderer(io.StringIO(), tty=False, color=False), _run_with(failed)).splitlines()
+    assert not any("No project environment" in line for line in text)

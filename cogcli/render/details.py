@@ -17,6 +17,8 @@ from cogcli.details import (
     file_argument,
     file_touched,
     read_test_report,
+    run_notes,
+    run_outcome,
     sandbox_note,
 )
 from cogcli.diffstat import DiffStat, diff_stats
@@ -34,6 +36,8 @@ __all__ = [
     "file_touched",
     "first_line",
     "read_test_report",
+    "run_notes",
+    "run_outcome",
     "sandbox_note",
 ]
 

@@ -56,6 +56,8 @@ from cogcli.render.details import (
     diff_text,
     first_line,
     read_test_report,
+    run_notes,
+    run_outcome,
     sandbox_note,
 )
 from cogcli.render.summary import Call, RunSummary
@@ -328,8 +330,12 @@ class TextRenderer:
                 self._line(DETAIL_INDENT + self._diff_style(line))
         report = read_test_report(result.details)
         note = sandbox_note(result.details)
-        if note is not None:  # failures that look like the sandbox: the person reads it too
-            for part in self._wrap(DETAIL_INDENT + note, DETAIL_INDENT):
+        # failures that look like the sandbox; and when the run gave no verdict on the tests (an
+        # error, none ran), what it rests on (cog's own Python ran them, a package came from an
+        # installed copy, a command was not found): the person reads them too
+        notes = run_notes(result.details) if run_outcome(result.details)[0] in ("error", "no-tests") else []
+        for text in ([note] if note is not None else []) + [n for n in notes if n != note]:
+            for part in self._wrap(DETAIL_INDENT + text, DETAIL_INDENT):
                 words = part.lstrip(" ")
                 self._line(part[: len(part) - len(words)] + self._style(words, "bold"))
         if report is not None:
