@@ -149,3 +149,20 @@ async def test_a_failed_calls_trace_span_names_its_code_not_its_unredacted_messa
     assert result.error == f"401 for {REDACTED}"
     assert span.status.description == ErrorCode.TOOL_ERROR
     assert KEY not in str(span.status.description) and KEY not in str(dict(span.attributes or {}))
+
+
+@tool(parameters=NoParameters)
+async def crashing(params: Any) -> str:
+    """Raise an unexpected error (not a ToolCallError) with the key in its message."""
+    raise RuntimeError(f"could not connect with {KEY}")
+
+
+def test_a_tool_that_raises_logs_its_traceback_without_the_key(caplog: pytest.LogCaptureFixture) -> None:
+    """An unexpected exception is logged with its traceback (for the person debugging a tool), and
+    that text holds the exception's message: it is redacted like any output, never in clear."""
+    with caplog.at_level("ERROR", logger="cogcli"):
+        result = anyio.run(lambda: invoke_tool(crashing, {}))
+    assert result.error_code == ErrorCode.TOOL_ERROR and KEY not in (result.error or "")
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "tool crashing raised" in logged and "RuntimeError" in logged and REDACTED in logged
+    assert KEY not in logged
