@@ -82,9 +82,9 @@ class Session:
         make_tools: ToolMaker = make_tools,
         on_note: Callable[[str], None] = _say,
     ) -> None:
-        """``settings``: the workspace's, or its root (read when a run or a tool first needs
-        them: its threads need none); ``cwd``: where the person is (instruction files are read from the root down to it;
-        ``--mcp`` servers start there); ``record``: record the model's turns to this cassette;
+        """``settings``: the workspace's, or its root (then read when a run or a tool first
+        needs them: its threads need none); ``cwd``: where the person is (instruction files are
+        read from the root down to it; ``--mcp`` servers start there); ``record``: record the model's turns to this cassette;
         ``interactive``: ask on the terminal to approve the workspace's commands (None: when
         there is one; False: never, refuse unapproved ones); ``only``: the direct-call tools are
         just these; ``make_tools``: what makes the workspace tools (a front end adding its own
