@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sqlite3
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,6 +187,8 @@ class Session:
         Raises before the start event, with nothing run: :class:`ConfigError` (an unknown thread,
         an MCP server that does not start), :class:`RunNotStarted` (the thread store cannot be
         written, or anything unforeseen)."""
+        import sqlite3  # here, not at the top: listing the tools (cog tools) opens no store
+
         try:
             return await self._run(instruction, thread, last, approve, on_event, signal)
         except CogError:
