@@ -3,7 +3,8 @@
 The contract in one screen: :func:`tool` defines a tool, :func:`tool_output` splits what it
 returns (``content`` for the model, ``details`` for the application, ``presentation`` for any
 client), ``context.update()`` reports progress, and :func:`invoke_tool` is the one place a call
-is validated, run and split. :class:`Cogitator` runs an :class:`Agent`.
+is validated, run and split. :class:`Cogitator` runs an :class:`Agent`; :class:`Session` starts a
+run in a workspace exactly as ``cog edit`` does (its settings, model, tools, trust, instructions).
 
 Names are imported on first use, so ``cog --help`` does not pay for pydantic and anyio.
 """
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from cogcli.output import ToolOutputResult, is_tool_output_result, tool_output, tool_output_content
     from cogcli.presentation import ToolPresentation, presentation_json_schema
     from cogcli.runtime import Agent, Cogitator, RunResult
+    from cogcli.session import Session
     from cogcli.tools import Tool, tool
 
 _EXPORTS = {
@@ -44,6 +46,7 @@ _EXPORTS = {
     "Agent": "runtime",
     "Cogitator": "runtime",
     "RunResult": "runtime",
+    "Session": "session",
     "Tool": "tools",
     "tool": "tools",
 }

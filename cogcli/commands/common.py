@@ -1,67 +1,25 @@
-"""Pieces several commands share: the workspace tools with the command's limits, and Ctrl-C
-handling that stops a run cleanly."""
+"""Pieces several commands share: Ctrl-C handling that stops a run cleanly, and leaving a tool
+that ignored its abort behind at exit. (The workspace tools are the session's:
+:func:`cogcli.session.make_tools`.)"""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cogcli.config import Settings
-from cogcli.tools import Tool
+from cogcli.session.tools import make_tools  # noqa: F401 (where commands and their tests found it)
 
 if TYPE_CHECKING:
     from cogcli.context import AbortSignal
 
 log = logging.getLogger("cogcli")
-
-
-def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str] | None = None) -> list[Tool[Any]]:
-    """``workspace_tools(root)`` with the test command, the test sandbox and the per-call timeout
-    applied; ``journal`` (a :class:`workspace_tools.journal.Journal`) records file changes for
-    ``cog undo`` before they are made; ``only``: just the tools of those names. Raises
-    :class:`ConfigError` for ``sandbox = "on"`` where bubblewrap is not usable."""
-    from workspace_tools import workspace_tools
-    from workspace_tools.bwrap import check_sandbox
-
-    check_sandbox(settings.sandbox)
-    export_test_settings(settings)
-    options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal, "only": only}
-    options["secret_globs"], options["allow_secrets"] = settings.secret_globs, settings.allow_secrets
-    if settings.test_command:
-        options["test_command"] = settings.test_command
-    if settings.timeout:
-        options["test_timeout"] = settings.timeout
-    if settings.runner:
-        options["test_runner"] = settings.runner
-    tools = workspace_tools(settings.root, **options)
-    if settings.timeout:
-        tools = [dataclasses.replace(t, timeout=settings.timeout) for t in tools]
-    return list(tools)
-
-
-def export_test_settings(settings: Settings) -> None:
-    """Hand what the tests may get to run_tests through cog's environment (its children read it):
-    ``--pass-env`` names, the workspace's ``pass_env`` wishes, ``--sandbox-writable`` paths."""
-    from workspace_tools.bwrap import WRITABLE_ENV
-    from workspace_tools.testenv import PASS_ENV, WORKSPACE_PASS_ENV
-
-    def add(name: str, values: tuple[str, ...], sep: str) -> None:
-        if values:
-            current = [v for v in os.environ.get(name, "").split(sep) if v]
-            os.environ[name] = sep.join([*current, *(v for v in values if v not in current)])
-
-    add(PASS_ENV, settings.pass_env, ",")
-    add(WORKSPACE_PASS_ENV, settings.workspace_pass_env, ",")
-    add(WRITABLE_ENV, tuple(str(Path(p).expanduser().resolve()) for p in settings.sandbox_writable), os.pathsep)
 
 
 @asynccontextmanager

@@ -1,11 +1,11 @@
-"""``cog edit "INSTRUCTION"``: settings → model → tools → agent → run, drawn live; exit code from
-how the run ended; optionally commit what it changed."""
+"""``cog edit "INSTRUCTION"``: parse → :class:`~cogcli.session.Session` → draw. The session makes
+the model, the tools and the run and says what its end means; this command reads the
+instruction, draws the events live, turns a closed output or a signal into its exit code, and
+optionally commits what the run changed."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import sqlite3
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,13 +15,14 @@ import anyio
 
 from cogcli.approvals import Approve
 from cogcli.commands.approve import make_approver
-from cogcli.commands.common import abort_on_signals, leave_lingering_tools, make_tools
-from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
+from cogcli.commands.common import abort_on_signals, leave_lingering_tools
+from cogcli.config import load_settings
 from cogcli.context import AbortSignal
-from cogcli.errors import CogError, ConfigError, ErrorCode
+from cogcli.errors import CogError, ConfigError
 from cogcli.events import ErrorEvent, EventEmitter, FinishEvent
-from cogcli.render import Renderer, make_renderer
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.render import Renderer, make_renderer
+from cogcli.session import RunNotStarted, Session, exit_status, make_tools
 from cogcli.shown import say
 
 log = logging.getLogger("cogcli")
@@ -67,17 +68,6 @@ class EditOptions:
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
 EXIT_OUTPUT_CLOSED = 141
-
-
-class RunNotStarted(CogError):
-    """The run could not start (its thread store cannot be opened or written): nothing ran."""
-
-    code = "RUN_NOT_STARTED"
-
-
-def _usage_error(message: str) -> int:
-    say(message)
-    return EXIT_USAGE
 
 
 def _failed_before_run(fmt: str, message: str, code: str | None, exit_code: int = EXIT_USAGE) -> int:
@@ -126,32 +116,27 @@ def run_edit(opts: EditOptions) -> int:
             context_window=opts.context_window,
             instructions=not opts.no_instructions,
         )
-        if settings.model is None:
-            return _failed_before_run(opts.format, NO_MODEL_MESSAGE, ErrorCode.MODEL_CONFIG_ERROR)
-        if opts.commit:
+        if opts.commit and settings.model is not None:
             from cogcli.commands.gitcommit import ensure_committable
 
             hooks = ensure_committable(settings.root, allow_dirty=opts.allow_dirty, hooks=opts.commit_hooks)  # as before the run
-        if settings.mcp_needs_approval:  # the workspace's commands (cog.toml, pyproject.toml): only once the person approved them
-            from cogcli.trust import require_trusted
-
-            require_trusted(settings.root, "mcp_servers", settings.mcp_servers, source=settings.sources.get("mcp_servers", "pyproject.toml"))
-        model = _make_model(settings, opts.record)
-        from workspace_tools.journal import Journal
-
-        journal = Journal(settings.root)  # bound to the run by its start event (see _RunOutput)
-        tools = make_tools(settings, journal=journal)
+        # the model, trust in the workspace's commands, the tools: checked before anything runs
+        session = Session.open(settings, cwd=opts.cwd, record=opts.record, make_tools=make_tools)
+    except ConfigError as exc:
+        return _failed_before_run(opts.format, exc.message, exc.code)
+    try:
         approve = make_approver(opts.approval)
     except ConfigError as exc:
+        session.close()
         return _failed_before_run(opts.format, exc.message, exc.code)
 
     renderer = make_renderer(opts.format)
-    output = _RunOutput(renderer, journal)
+    output = _RunOutput(renderer)
     try:
-        result, received = anyio.run(_run, opts, settings, model, tools, output, approve)
+        result, received = anyio.run(_run, session, opts, output, approve)
     finally:
         getattr(approve, "close", lambda: None)()
-        journal.close()
+        session.close()
     if isinstance(result, CogError) and output.start is None:  # found before the run started: nothing ran
         exit_code = EXIT_USAGE if isinstance(result, ConfigError) else EXIT_TASK_FAILED
         say(result.message)
@@ -170,31 +155,27 @@ def run_edit(opts: EditOptions) -> int:
     else:
         renderer.close()
 
-    summary = renderer.summary
-    code = summary.exit_code()  # from the stream alone: the run always ends it with one finish
-    if output.finish is None:
-        code = EXIT_TASK_FAILED
+    # what the run's end means is the session's to say; a broken-off run failed
+    code = exit_status(result) if output.finish is not None and not isinstance(result, CogError) else EXIT_TASK_FAILED
     if received and code == EXIT_INTERRUPTED:
         code = 128 + received[0]
     if output.closed and not received:
         code = EXIT_OUTPUT_CLOSED
-    thread_id = getattr(result, "thread_id", None) or summary.thread_id
+    thread_id = getattr(result, "thread_id", None) or renderer.summary.thread_id
     if thread_id and opts.format != "jsonl":
         say(f'thread {thread_id} (continue it: cog edit --thread {thread_id} "…")')
     if opts.commit:
-        code = _commit(settings, opts, summary, code, hooks)
+        code = _commit(settings, opts, result, code, hooks)
     return leave_lingering_tools(code)
 
 
 class _RunOutput:
     """Where the run's events go: the renderer, plus what the command needs to know of them —
-    the ``start`` event opens the run's undo journal before any tool runs; a renderer whose
-    output's reader went away (``| head -1``) aborts the run rather than letting it go on
-    changing files nobody sees; the start and finish seen."""
+    a renderer whose output's reader went away (``| head -1``) aborts the run rather than
+    letting it go on changing files nobody sees; the start and finish seen."""
 
-    def __init__(self, renderer: Renderer, journal: Any) -> None:
+    def __init__(self, renderer: Renderer) -> None:
         self.renderer = renderer
-        self.journal = journal
         self.abort: AbortSignal | None = None
         self.start: Any = None
         self.finish: Any = None
@@ -210,7 +191,6 @@ class _RunOutput:
         kind = getattr(event, "type", None)
         if kind == "start":
             self.start = event
-            self.journal.begin(event.thread_id, event.message_id)
         elif kind == "finish":
             self.finish = event
         self.next_seq = max(self.next_seq, (getattr(event, "seq", None) or 0) + 1)
@@ -228,109 +208,40 @@ class _RunOutput:
         self.renderer.close()
 
 
-def _make_model(settings: Settings, record: Path | None) -> Any:
-    from cogcli.models import get_model
-
-    assert settings.model is not None
-    model = get_model(settings.model)
-    if record is not None:
-        from cogcli.models.record import RecordingModel
-
-        model = RecordingModel(model, record)
-    return model
-
-
-async def _run(
-    opts: EditOptions, settings: Settings, model: Any, tools: list[Any], renderer: _RunOutput, approve: Approve | None
-) -> tuple[Any, list[int]]:
-    """Run under the signal watch. A ConfigError found before the run starts (an MCP server that
-    cannot start, an unknown thread) is returned, not raised, so it reaches the caller as itself
-    and not wrapped in the signal watch's task group."""
+async def _run(session: Session, opts: EditOptions, output: _RunOutput, approve: Approve | None) -> tuple[Any, list[int]]:
+    """Run under the signal watch. An error found before the run starts (an MCP server that
+    cannot start, an unknown thread, the thread store) is returned, not raised, so it reaches the
+    caller as itself and not wrapped in the signal watch's task group."""
     abort = AbortSignal()
-    renderer.abort = abort
+    output.abort = abort
     async with abort_on_signals(abort) as received:
+        result: Any = None
         try:
-            result: Any = await _run_agent(opts, settings, model, tools, renderer, abort, approve)
+            async with session:
+                result = await session.run(
+                    opts.instruction, thread=opts.thread, last=opts.last, approve=approve, on_event=output.handle, signal=abort
+                )
         except CogError as exc:
-            result = exc
-        except (OSError, sqlite3.Error) as exc:  # the thread store: .cog a file, a full disk
-            result = RunNotStarted(_store_problem(settings.root, exc))
-        except Exception as exc:  # never a traceback: say what broke, end the stream
-            log.debug("the run failed", exc_info=True)
-            result = RunNotStarted(f"the run failed: {type(exc).__name__}: {exc}")
+            result = exc if result is None else result
+        except Exception as exc:  # closing what the run started failed: the run's own end stands
+            log.debug("closing the session failed", exc_info=True)
+            result = RunNotStarted(f"the run failed: {type(exc).__name__}: {exc}") if result is None else result
     return result, received
 
 
-def _store_problem(root: Path, exc: BaseException) -> str:
-    from cogcli.memory import COG_DIR, default_store_path, link_in_cog_dir
-    from workspace_tools.hostfiles import LinkRefused
-
-    if isinstance(exc, LinkRefused):  # a link in .cog/ met after the start's check
-        return link_in_cog_dir(root, exc)
-    cog_dir = root / COG_DIR
-    if cog_dir.exists() and not cog_dir.is_dir():
-        return f"{cog_dir} is a file; cog keeps its threads in a folder of that name: move the file away and run again"
-    why = getattr(exc, "strerror", None) or str(exc)
-    fix = "free some disk space and run again" if "full" in why.lower() or getattr(exc, "errno", None) == 28 else "check that it is a writable folder"
-    return f"cannot write the thread store {default_store_path(root)} ({why}); nothing was run: {fix}"
-
-
-async def _run_agent(
-    opts: EditOptions,
-    settings: Settings,
-    model: Any,
-    tools: list[Any],
-    renderer: _RunOutput,
-    abort: AbortSignal,
-    approve: Approve | None,
-) -> Any:
-    from cogcli.commands.edit_input import project_context, thread_to_continue
-    from cogcli.memory import default_store
-    from cogcli.prompts import coding_agent_prompt
-    from cogcli.runtime import Agent, Cogitator
-
-    async with contextlib.AsyncExitStack() as stack:
-        stack.push_async_callback(model.aclose)
-        if settings.mcp_servers:
-            from cogcli.mcp.client import mcp_tools
-
-            # the workspace's servers start in its root: the files their approval covers are the ones that run
-            cwd = (opts.cwd or settings.root) if settings.mcp_source == "--mcp" else settings.root
-            tools = [*tools, *await stack.enter_async_context(mcp_tools(settings.mcp_servers, {t.name for t in tools}, cwd=cwd))]
-        store = stack.enter_context(default_store(settings.root))
-        thread_id = thread_to_continue(store, opts.thread, opts.last)
-        project = await project_context(settings, opts.cwd, model)  # AGENTS.md files, the context window
-        for note in project.notes:
-            say(note)
-        prompt = coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command)
-        agent = Agent(
-            name="cog",
-            instructions=f"{prompt}\n\n{project.section}" if project.section else prompt,
-            model=model,
-            tools=tools,
-            max_steps=settings.max_steps,
-            instruction_files=project.files,
-            nearby_instructions=project.nearby,
-            context_window=project.window,
-        )
-        return await Cogitator(store).run(
-            agent, input=opts.instruction, thread_id=thread_id, on_event=renderer.handle, signal=abort, approve=approve
-        )
-
-
-def _commit(settings: Settings, opts: EditOptions, summary: Any, code: int, hooks: Any = None) -> int:
+def _commit(settings: Any, opts: EditOptions, result: Any, code: int, hooks: Any = None) -> int:
     from cogcli.commands.gitcommit import commit_changes
 
     if code != EXIT_OK:
         sys.stderr.write("cog: not committing: the run did not finish with passing tests\n")
         return code
-    paths = list(summary.file_stats())
+    paths = [f.path for f in result.files_changed]
     if not paths:
         sys.stderr.write("cog: nothing to commit: the run changed no files\n")
         return code
     try:
         sha, subject = commit_changes(
-            settings.root, paths, opts.instruction, model=settings.model, thread_id=summary.thread_id, hooks=hooks
+            settings.root, paths, opts.instruction, model=settings.model, thread_id=result.thread_id, hooks=hooks
         )
     except CogError as exc:
         say(f"commit failed: {exc.message}")

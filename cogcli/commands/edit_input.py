@@ -1,23 +1,12 @@
-"""What ``cog edit`` gathers before a run: the instruction (an argument, ``-`` for stdin, or
-``--file PATH``), the thread to continue (``--thread ID`` / ``--last``), the project's instruction
-files and the model's context window."""
+"""How ``cog edit`` takes its instruction: an argument, ``-`` for stdin, or ``--file PATH``."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from cogcli.config import Settings
 from cogcli.errors import ConfigError
-from cogcli.instructions import (
-    InstructionFile,
-    NearbyInstructions,
-    instruction_names,
-    load_instructions,
-    personal_file,
-)
 
 #: an instruction file larger than this is surely a mistake (a log, a binary)
 MAX_INSTRUCTION_BYTES = 1024 * 1024
@@ -61,62 +50,3 @@ def read_instruction(
     if not text.strip():
         raise ConfigError(f"the instruction from {where} is empty; {HOW}")
     return text.strip("\n")
-
-
-def thread_to_continue(store: Any, thread: str | None, last: bool) -> str | None:
-    """The thread a run continues: ``thread`` as given (the run resolves it), or with ``last`` the
-    most recently used thread of this workspace."""
-    if thread and last:
-        raise ConfigError("--thread and --last both name a thread to continue; give one")
-    if not last:
-        return thread
-    found = store.list_threads(limit=1)
-    if not found:
-        raise ConfigError('no thread to continue in this workspace yet (--last); start one with cog edit "…"')
-    return str(found[0].id)
-
-
-@dataclass
-class ProjectContext:
-    """The instruction files of a run and the window of its model."""
-
-    #: what follows the system prompt ("" when there are no files)
-    section: str = ""
-    #: the files the model got, then those left out (``left_out`` says why): the start event names them
-    files: list[InstructionFile] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    nearby: NearbyInstructions | None = None
-    window: int | None = None
-
-
-async def project_context(settings: Settings, cwd: Path | None, model: Any) -> ProjectContext:
-    """Load the instruction files for a run in ``cwd`` and find ``model``'s context window:
-    ``--context-window`` / ``COG_CONTEXT_WINDOW`` / ``[tool.cog] context_window``, else the window a
-    replayed cassette recorded, else the table of common models, else what an OpenAI-compatible
-    server reports."""
-    from cogcli.models.context import known_window, reported_window
-    from cogcli.models.record import RecordingModel
-
-    budget = settings.instruction_budget
-    names = instruction_names(settings.instruction_files)
-    secrets = _secret_policy(settings) if budget > 0 else None
-    project = load_instructions(settings.root, cwd, names=names, budget=budget, personal=personal_file(), secrets=secrets)
-    nearby = NearbyInstructions(settings.root, project.files, names=names, budget=budget, secrets=secrets) if budget > 0 else None
-    # a replayed run has the window its recording had (unless one is given)
-    window = settings.context_window or getattr(model, "context_window", None) or known_window(settings.model)
-    if window is None:
-        window = await reported_window(getattr(model, "inner", model))
-    if isinstance(model, RecordingModel):  # the cassette keeps the window for its replays
-        model.context_window = window
-    # the start event names the files left out too (each saying why), after those the model got
-    files = [*project.files, *project.left_out]
-    return ProjectContext(section=project.prompt_section(), files=files, notes=project.notes, nearby=nearby, window=window)
-
-
-def _secret_policy(settings: Settings) -> Any:
-    """The secret-file rules of the run's tools (``secret_globs``, ``--allow-secret``): instruction
-    files are workspace files, kept from the model exactly as ``read_file`` keeps them."""
-    from workspace_tools.paths import Workspace
-    from workspace_tools.secret_files import SecretPolicy
-
-    return SecretPolicy.for_workspace(Workspace(settings.root), settings.secret_globs, settings.allow_secrets)

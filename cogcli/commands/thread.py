@@ -20,18 +20,16 @@ def _fail(message: str) -> int:
 
 
 def list_command(root: Path, as_json: bool) -> int:
-    from cogcli.memory import default_store_path, default_store
+    from cogcli.memory import default_store_path
+    from cogcli.session import Session
 
-    if not default_store_path(root).exists():
-        threads = []
-    else:
-        try:
-            with default_store(root) as store:
-                threads = store.list_threads()
-        except ConfigError as exc:
-            return _fail(exc.message)
-        except (ValueError, sqlite3.Error, OSError) as exc:
-            return _fail(f"the thread store {default_store_path(root)} cannot be read ({exc}); move it away to start afresh")
+    try:
+        with Session(root) as session:
+            threads = session.threads()
+    except ConfigError as exc:
+        return _fail(exc.message)
+    except (ValueError, sqlite3.Error, OSError) as exc:
+        return _fail(f"the thread store {default_store_path(root)} cannot be read ({exc}); move it away to start afresh")
     if as_json:
         sys.stdout.write(json.dumps([t.model_dump(mode="json") for t in threads], indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK

@@ -18,30 +18,12 @@ def _say(message: str) -> None:
 def undo_command(root: Path, thread_id: str | None, *, dry_run: bool = False) -> int:
     """0 reverted (or, dry run, would revert), 1 refused (a file changed since the run; nothing
     written), 2 no such thread or nothing to undo."""
-    from cogcli.memory import UndoEntry, default_store, default_store_path
-    from cogcli.undo import NothingToUndo, UndoRefused, apply_undo, plan_undo
+    from cogcli.session import Session
+    from cogcli.undo import NothingToUndo, UndoRefused
 
-    if not default_store_path(root).exists():
-        _say(f"nothing to undo: no run in {root} yet")
-        return EXIT_USAGE
     try:
-        with default_store(root) as store:
-            if thread_id:
-                thread = store.get_thread(thread_id)
-                if thread is None:
-                    _say(f"no thread {thread_id!r} (list them with `cog thread list`)")
-                    return EXIT_USAGE
-            else:
-                thread = store.last_thread()
-            plan = plan_undo(root, thread)
-            if dry_run:
-                diff = plan.reverse_diff()  # as it is for a pipe (git apply); escaped for a person's terminal
-                sys.stdout.write(visible(diff) if sys.stdout.isatty() else diff)
-                sys.stdout.flush()
-                _say(f"dry run: undoing thread {plan.thread_id} would revert {_files(plan)}; nothing was written")
-                return EXIT_OK
-            apply_undo(plan)
-            store.append(plan.thread_id, [UndoEntry(message_id=plan.message_id, files=[f.path for f in plan.files])])
+        with Session(root) as session:
+            plan = session.undo(thread_id, dry_run=dry_run)
     except NothingToUndo as exc:
         _say(exc.message)
         return EXIT_USAGE
@@ -51,6 +33,12 @@ def undo_command(root: Path, thread_id: str | None, *, dry_run: bool = False) ->
     except ConfigError as exc:
         _say(exc.message)
         return EXIT_USAGE
+    if dry_run:
+        diff = plan.reverse_diff()  # as it is for a pipe (git apply); escaped for a person's terminal
+        sys.stdout.write(visible(diff) if sys.stdout.isatty() else diff)
+        sys.stdout.flush()
+        _say(f"dry run: undoing thread {plan.thread_id} would revert {_files(plan)}; nothing was written")
+        return EXIT_OK
     _say(f"reverted {_files(plan)} (thread {plan.thread_id})")
     return EXIT_OK
 

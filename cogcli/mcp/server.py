@@ -250,15 +250,16 @@ async def serve_http(server: Server[Any], sock: socket.socket) -> None:
 def serve(root: Path, http_port: int | None = None, settings: Settings | None = None) -> None:
     """``cog mcp``: serve the workspace tools of ``root`` over stdio, or streamable HTTP on
     127.0.0.1:``http_port``. Returns when the client disconnects (stdio) or on Ctrl-C (HTTP).
-    The tools get the same settings as in ``cog edit`` (:func:`cogcli.config.load_settings`:
-    ``[tool.cog]`` secret_globs, sandbox and test_command, ``COG_SANDBOX``, ``COG_TIMEOUT``, …)."""
+    The tools are a :class:`cogcli.session.Session`'s, with the same settings as in ``cog edit``
+    (:func:`cogcli.config.load_settings`: ``[tool.cog]`` secret_globs, sandbox and test_command,
+    ``COG_SANDBOX``, ``COG_TIMEOUT``, …)."""
     root = Path(root)
     if not root.is_dir():
         raise ConfigError(f"workspace {root} is not a directory; pass an existing directory with -C DIR")
-    from cogcli.commands.common import make_tools
     from cogcli.config import load_settings
+    from cogcli.session import Session
 
-    tools = make_tools(settings or load_settings(root))
+    tools = Session(settings or load_settings(root)).tools
     server = build_server(
         tools,
         hint_defaults=workspace_hints,

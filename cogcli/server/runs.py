@@ -1,9 +1,9 @@
 """The runs ``cog serve`` has in flight, and for a while after: each run's wire events (the bytes
 ``cog edit --json`` would write), its approvals and its abort signal.
 
-A run is built exactly as ``cog edit`` builds it (the same settings, model resolution, tools,
-sandbox and secrets rules: :mod:`cogcli.commands.edit` does the building) and runs in the
-server's task group, so it outlives the request that started it.
+A run starts exactly as ``cog edit`` starts one, through a :class:`cogcli.session.Session` (the
+same settings, model, tools, sandbox, secret rules, undo journal and instructions), and runs in
+the server's task group, so it outlives the request that started it.
 """
 
 from __future__ import annotations
@@ -14,16 +14,19 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 
 from cogcli.approvals import Decision, Decisions
 from cogcli.context import AbortSignal
-from cogcli.errors import ConfigError
+from cogcli.errors import CogError, ConfigError
 from cogcli.events import Approval, BaseEvent
 from cogcli.render.jsonl import event_bytes
+
+if TYPE_CHECKING:
+    from cogcli.session import Session
 
 log = logging.getLogger("cogcli")
 
@@ -105,7 +108,7 @@ class ServedRun:
     #: why the run could not start (nothing ran; no event was sent)
     start_error: str | None = None
 
-    # the run's on_event: ``renderer.handle`` for cog edit's setup
+    # the run's on_event
     def handle(self, event: BaseEvent) -> None:
         kind = getattr(event, "type", None)
         self.events.append((event.seq if event.seq is not None else len(self.events), event_bytes(event)))
@@ -188,6 +191,7 @@ class RunRegistry:
         """Build the run as ``cog edit`` does, start it, and return once its ``start`` event is out
         (so its thread id is known). Raises :class:`RunError` when it cannot start."""
         from cogcli.config import NO_MODEL_MESSAGE, load_settings
+        from cogcli.session import Session
 
         if self.task_group is None:
             raise RunError(503, "STOPPING", "the server is stopping; no new runs")
@@ -196,34 +200,24 @@ class RunRegistry:
             if busy is not None:
                 raise RunError(409, "THREAD_BUSY", f"thread {busy.thread_id or thread} has a run in flight ({busy.id}); wait for its finish or abort it")
 
-        def prepare() -> tuple[Any, Any, Any]:
-            from cogcli.commands.common import make_tools
-            from cogcli.commands.edit import _make_model
-
+        def prepare() -> Session:
             settings = load_settings(self.root, model=model or self.default_model)
-            if settings.model is None:
+            if settings.model is None:  # named as a client of the server names one
                 raise ConfigError(NO_MODEL_MESSAGE.replace("cog edit --model", 'POST /api/runs {"model": …} or cog serve --model'))
-            if settings.mcp_needs_approval:  # the workspace's commands (cog.toml, pyproject.toml): only once the person approved them
-                from cogcli.trust import require_trusted
-
-                require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=False, source=settings.sources.get("mcp_servers", "pyproject.toml"))  # never a prompt here
-            from workspace_tools.journal import Journal
-
-            journal = Journal(settings.root)  # bound to the run by its start event, for cog undo
-            return settings, _make_model(settings, None), (make_tools(settings, journal=journal), journal)
+            return Session.open(settings, interactive=False)  # never a prompt here
 
         try:
-            settings, built_model, (tools, journal) = await anyio.to_thread.run_sync(prepare)
+            session = await anyio.to_thread.run_sync(prepare)
         except ConfigError as exc:
             raise RunError(400, "CONFIG", exc.message) from None
 
-        run = ServedRun(id=f"run_{uuid.uuid4().hex[:16]}", input=text, model=settings.model, approval=approval, continues=thread)
+        run = ServedRun(id=f"run_{uuid.uuid4().hex[:16]}", input=text, model=session.settings.model, approval=approval, continues=thread)
         if approval == "ask":
             run.approver = WebApprover(run.poke)
         done = anyio.Event()
         self._tasks_done[run.id] = done
         self.runs[run.id] = run
-        self.task_group.start_soon(self._execute, run, settings, built_model, tools, journal, thread, done)
+        self.task_group.start_soon(self._execute, run, session, thread, done)
         with anyio.CancelScope(shield=True):  # the run goes on if the client goes away
             while not (run.started.is_set() or run.start_error is not None or done.is_set()):
                 await run.changed.wait()
@@ -232,15 +226,11 @@ class RunRegistry:
             raise RunError(400, "CONFIG", run.start_error or "the run ended before it started")
         return run
 
-    async def _execute(
-        self, run: ServedRun, settings: Any, model: Any, tools: Any, journal: Any, thread: str | None, done: anyio.Event
-    ) -> None:
-        from cogcli.commands.edit import EditOptions, _run_agent
-
-        opts = EditOptions(instruction=run.input, root=self.root, thread=thread)
+    async def _execute(self, run: ServedRun, session: Session, thread: str | None, done: anyio.Event) -> None:
         try:
-            await _run_agent(opts, settings, model, tools, _Journaled(run, journal), run.signal, run.approver)
-        except ConfigError as exc:  # before the run started: an unknown thread, an MCP server that fails
+            async with session:
+                await session.run(run.input, thread=thread, approve=run.approver, on_event=run.handle, signal=run.signal)
+        except CogError as exc:  # before the run started: an unknown thread, an MCP server that fails, the store
             run.start_error = exc.message
             run.finished, run.status = True, "error"
         except Exception as exc:
@@ -249,7 +239,7 @@ class RunRegistry:
                 run.start_error = f"{type(exc).__name__}: {exc}"
             run.finished = True
         finally:
-            journal.close()
+            session.close()
             if not run.finished:  # cancelled before its finish (a forced quit): no more events come
                 run.finished, run.status = True, "aborted"
             run.ended_at = run.ended_at or time.time()
@@ -275,16 +265,3 @@ class RunRegistry:
         for i, run in enumerate(ended):
             if now - (run.ended_at or now) > RETAIN_SECONDS or i < len(ended) - RETAIN_RUNS:
                 self.runs.pop(run.id, None)
-
-
-class _Journaled:
-    """A served run's events, with its ``start`` opening the run's undo journal before any tool
-    writes (as ``cog edit`` does), so ``cog undo`` works on a run started from the browser."""
-
-    def __init__(self, run: ServedRun, journal: Any) -> None:
-        self.run, self.journal = run, journal
-
-    def handle(self, event: Any) -> None:
-        if getattr(event, "type", None) == "start":
-            self.journal.begin(event.thread_id, event.message_id)
-        self.run.handle(event)

@@ -1,0 +1,17 @@
+"""The ``cog`` command line. Commands are thin: parse, call the library (a
+:class:`cogcli.session.Session` for anything that runs), render.
+
+- :mod:`cogcli.cli.app` — the typer app, shared options, logging, start-up, :func:`main`;
+- :mod:`cogcli.cli.edit` — ``cog edit``;
+- :mod:`cogcli.cli.tools` — ``cog tool``, ``cog tools``;
+- :mod:`cogcli.cli.threads` — ``cog render``, ``cog schema``, ``cog thread``, ``cog undo``;
+- :mod:`cogcli.cli.serve` — ``cog trust``, ``cog mcp``, ``cog serve``.
+
+Each module declares its commands on :data:`app` when imported; they are imported here in the
+order ``cog --help`` lists them. The bodies of the commands live in :mod:`cogcli.commands`.
+"""
+
+from cogcli.cli.app import app, main
+from cogcli.cli import edit, tools, threads, serve  # noqa: F401,E402 (declare the commands, in this order)
+
+__all__ = ["app", "main"]

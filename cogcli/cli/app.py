@@ -1,0 +1,231 @@
+"""The ``cog`` application: the typer app, the options several commands share, logging, and the
+start-up that keeps ``cog --help`` fast. The commands are declared in the modules beside this one
+(:mod:`cogcli.cli`), their bodies live in :mod:`cogcli.commands`.
+
+Start-up matters (``cog --help`` runs often): the ``cogcli.cli`` modules import only typer and the
+standard library at top level; models, tools, git, httpx and mcp are imported inside the commands.
+"""
+
+import enum
+import gc
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, Optional
+
+# Start-up allocates much and frees little: the cyclic collector's passes over it are wasted time.
+# It is off while typer is imported, and while `cog` starts a command (see main and _main).
+_collecting = gc.isenabled()
+gc.disable()
+try:
+    import typer
+finally:
+    if _collecting:
+        gc.enable()
+
+EXIT_CODES = """\b
+Exit codes:
+  0    done, and the last test run (if any) passed
+  1    the run finished but the task failed: an error, the step limit, failing tests,
+       or calls refused approval (finish status denied)
+  2    usage or configuration error (no model, unknown provider, missing API key)
+  130  interrupted by Ctrl-C: the run stops, its thread is saved (continue: --thread ID)
+  143  terminated by SIGTERM: the same as Ctrl-C
+  141  stdout's reader went away (cog edit --json … | head -1): the run stops"""
+
+HELP = """\
+A coding agent for the command line.
+
+\b
+  cog edit "Fix the failing test"            run the agent in this repository
+  cog edit --json "…" | cog render           JSON lines out, the same rows back
+  cog tool run_tests                         run one workspace tool, no model
+  cog tools                                  the tools, with their parameters
+
+\b
+The model comes from --model, else COG_MODEL, else model under [tool.cog] in
+pyproject.toml: openai:gpt-4o-mini (OPENAI_API_KEY), anthropic:claude-sonnet-4-5
+(ANTHROPIC_API_KEY), ollama:llama3.1, or replay:fixtures/cassettes/calc_fix.jsonl
+(the offline demo)."""
+
+log = logging.getLogger("cogcli")
+
+app = typer.Typer(
+    name="cog",
+    help=HELP,
+    epilog=EXIT_CODES,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+thread_app = typer.Typer(help="Stored threads: list them, or redraw one as it ran.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(thread_app, name="thread")
+
+
+class Format(str, enum.Enum):
+    text = "text"
+    jsonl = "jsonl"
+    github = "github"
+
+
+class Sandbox(str, enum.Enum):
+    auto = "auto"
+    on = "on"
+    off = "off"
+
+
+class ApprovalMode(str, enum.Enum):
+    ask = "ask"
+    auto = "auto"
+    stdin = "stdin"
+
+
+class Schema(str, enum.Enum):
+    events = "events"
+    presentation = "presentation"
+    details = "details"
+
+
+# --- shared bits ---------------------------------------------------------------------------
+
+DirectoryOption = Annotated[
+    Optional[Path], typer.Option("-C", "--directory", metavar="DIR", help="Run in DIR (its git top level is the workspace).", show_default=False)
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per line on stdout (same as --format jsonl).")]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="text, jsonl or github (GitHub Actions).")]
+SandboxOption = Annotated[
+    Optional[Sandbox],
+    typer.Option(
+        "--sandbox",
+        help="Run tests under bubblewrap: auto (when it works here; default), on (required, else exit 2), off. "
+        "Default: COG_SANDBOX, then [tool.cog] sandbox, then auto.",
+        show_default=False,
+    ),
+]
+
+AllowSecretOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--allow-secret",
+        metavar="PATH",
+        help="Let the tools read PATH although it looks like a secret (.env, *.pem, id_rsa, …; repeatable).",
+        show_default=False,
+    ),
+]
+
+PassEnvOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--pass-env",
+        metavar="NAME",
+        help="Give the tests the variable NAME too (repeatable). Tests get an allow-list (PATH, HOME, LANG, "
+        "the virtualenv's, CI, …) and never credential-named variables unless passed here.",
+        show_default=False,
+    ),
+]
+SandboxWritableOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--sandbox-writable",
+        metavar="PATH",
+        help="Let tests in the sandbox write PATH too (repeatable; also COG_SANDBOX_WRITABLE=PATH:PATH).",
+        show_default=False,
+    ),
+]
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print ``cog: message`` on stderr (control characters escaped: it may name a workspace path)
+    and exit with ``code`` (2: usage or configuration)."""
+    from cogcli.shown import say
+
+    say(message)
+    raise typer.Exit(code)
+
+
+class _VisibleFormatter(logging.Formatter):
+    """``cog: message``, every control character escaped (log lines carry names and paths from
+    the workspace, the model and MCP servers)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from cogcli.shown import visible
+
+        return visible(super().format(record))
+
+
+def _setup_logging(verbose: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_VisibleFormatter("cog: %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    log.propagate = False
+
+
+def workspace(directory: Path | None) -> Path:
+    from cogcli.config import find_workspace
+    from cogcli.errors import ConfigError
+
+    try:
+        return find_workspace(directory)
+    except ConfigError as exc:
+        fail(exc.message)
+
+
+def renderer(fmt: Format, json_flag: bool, *, show_content: bool = False) -> Any:
+    from cogcli.render import make_renderer
+
+    return make_renderer("jsonl" if json_flag else fmt.value, show_content=show_content)
+
+
+#: commands that list or print and end: the collector stays off while they run (`cog tool` turns it
+#: on before the call, which may run long)
+BRIEF_COMMANDS = {"tools", "tool", "schema"}
+_gc_paused = False
+
+
+def resume_gc() -> None:
+    """Turn the collector back on if :func:`main` turned it off for start-up."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.enable()
+
+
+@app.callback()
+def _main(ctx: typer.Context, verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False) -> None:
+    _setup_logging(verbose)
+    if ctx.invoked_subcommand not in BRIEF_COMMANDS:
+        resume_gc()
+
+
+
+def main() -> None:
+    """The console script ``cog``."""
+    try:
+        sys.stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
+    except (AttributeError, ValueError):
+        pass
+    global _gc_paused
+    if gc.isenabled():  # back on in _main, before any command that may run long
+        gc.disable()
+        _gc_paused = True
+    try:
+        app(prog_name="cog")
+    finally:
+        _quiet_broken_stdout()
+        # The process ends now. Freezing what is alive keeps the interpreter's last collections
+        # from walking everything typer, pydantic and the tools built (tens of ms of every `cog`);
+        # files are closed, atexit handlers and weakref finalizers still run.
+        gc.freeze()
+
+
+def _quiet_broken_stdout() -> None:
+    """When stdout's reader went away (``cog … | head``), say nothing more about it at exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -1,0 +1,76 @@
+"""``cog trust``, ``cog mcp`` and ``cog serve``: the workspace's commands approved, its tools and
+its runs served to other programs."""
+
+from typing import Annotated, Optional
+
+import typer
+
+from cogcli.cli.app import (
+    DirectoryOption,
+    app,
+    fail,
+    workspace,
+)
+
+
+@app.command("trust")
+def trust_command(
+    directory: DirectoryOption = None,
+    approve_all: Annotated[bool, typer.Option("--approve", help="Approve every listed command without asking.")] = False,
+    list_only: Annotated[bool, typer.Option("--list", help="Only list the commands, the files they run and whether they are approved; ask nothing.")] = False,
+) -> None:
+    """List the commands this workspace's [tool.cog] would run on this machine (mcp_servers) and
+    approve them: asked one by one on a terminal, or all with --approve.
+
+    \b
+    A workspace's commands start only once approved, by their exact command line and the sha256
+    of each workspace file they run (script, package, program); approvals are kept in
+    ~/.config/cog/trusted-commands.json and asked again when a command or one of its files changes.
+    Exit codes: 0 all approved, 1 some left unapproved, 2 bad configuration.
+    """
+    from cogcli.commands.trust import trust
+
+    if approve_all and list_only:
+        fail("--list only lists; it cannot go with --approve")
+    raise typer.Exit(trust(workspace(directory), approve_all=approve_all, list_only=list_only))
+
+
+
+@app.command("mcp")
+def mcp_command(
+    directory: DirectoryOption = None,
+    http: Annotated[Optional[int], typer.Option("--http", metavar="PORT", help="Serve over streamable HTTP on PORT instead of stdio.", show_default=False)] = None,
+) -> None:
+    """Serve the workspace tools over MCP (stdio by default)."""
+    from cogcli.errors import ConfigError
+    from cogcli.mcp.server import serve
+
+    try:
+        serve(workspace(directory), http)
+    except ConfigError as exc:  # a busy port, a bad workspace
+        fail(exc.message)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+
+@app.command("serve")
+def serve_command(
+    directory: DirectoryOption = None,
+    host: Annotated[str, typer.Option("--host", metavar="HOST", help="Address to listen on; anything but loopback is reachable from other machines (a warning says so).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on (0: one the system picks).")] = 0,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="Model for runs that name none (default: COG_MODEL, then [tool.cog] model).", show_default=False)] = None,
+) -> None:
+    """Serve runs over HTTP with server-sent events, and the Studio page that draws them.
+
+    \b
+    The first line on stdout is the URL to open, with a fresh token:
+      http://127.0.0.1:PORT/?token=TOKEN
+    Every /api/ request needs "Authorization: Bearer TOKEN". Ctrl-C aborts
+    the runs in flight (each still ends with its finish) and stops.
+    """
+    from cogcli.commands.serve import run_serve
+
+    raise typer.Exit(run_serve(workspace(directory), host=host, port=port, model=model))
+
+

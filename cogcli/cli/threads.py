@@ -1,0 +1,121 @@
+"""``cog render``, ``cog schema``, ``cog thread list|show`` and ``cog undo``: what runs left
+behind, drawn again, described or put back."""
+
+import json
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from cogcli.cli.app import (
+    DirectoryOption,
+    Format,
+    FormatOption,
+    JsonOption,
+    Schema,
+    app,
+    fail,
+    renderer,
+    thread_app,
+    workspace,
+)
+
+
+@app.command("render")
+def render_command(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A JSON-lines event stream (from --json); - for stdin.")] = "-",
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="text or github.")] = Format.text,
+) -> None:
+    """Draw a saved event stream (cog edit --json …) as the live run drew it.
+
+    Unknown event types are skipped; a malformed line is reported on stderr with its line
+    number and skipped.
+    """
+    from cogcli.render.jsonl import read_events
+
+    if fmt is Format.jsonl:
+        fail("cog render draws text or github; the input already is JSON lines")
+    if file == "-":
+        stream = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)
+    else:
+        try:
+            stream = open(file, encoding="utf-8", errors="replace")
+        except OSError as exc:
+            fail(f"cannot read {file}: {exc.strerror}")
+
+    def problem(number: int, message: str) -> None:
+        from cogcli.shown import say
+
+        say(f"line {number}: {message}; skipped", prefix="cog render: ")
+
+    out = renderer(fmt, False)
+    with stream:
+        try:
+            for event in read_events(stream, problem):
+                out.handle(event)
+        except KeyboardInterrupt:
+            out.close()
+            raise typer.Exit(130) from None
+    out.close()
+
+
+@app.command("schema")
+def schema_command(which: Annotated[Schema, typer.Argument(metavar="events|presentation|details", help="events, presentation or details.")]) -> None:
+    """Print the JSON Schema of the wire events, of a tool presentation or of the workspace tools' details."""
+    if which is Schema.events:
+        from cogcli.events import events_json_schema
+
+        schema = events_json_schema()
+    elif which is Schema.details:
+        from cogcli.details import details_json_schema
+
+        schema = details_json_schema()
+    else:
+        from cogcli.presentation import presentation_json_schema
+
+        schema = presentation_json_schema()
+    sys.stdout.write(json.dumps(schema, indent=2) + "\n")
+
+
+@thread_app.command("list")
+def thread_list(
+    directory: DirectoryOption = None,
+    json_flag: Annotated[bool, typer.Option("--json", help="As JSON.")] = False,
+) -> None:
+    """List the stored threads of this workspace, newest first."""
+    from cogcli.commands.thread import list_command
+
+    raise typer.Exit(list_command(workspace(directory), json_flag))
+
+
+@thread_app.command("show")
+def thread_show(
+    thread_id: Annotated[str, typer.Argument(metavar="ID", help="The thread's id (see cog thread list).")],
+    json_flag: JsonOption = False,
+    fmt: FormatOption = Format.text,
+    directory: DirectoryOption = None,
+) -> None:
+    """Redraw a stored thread with the same rows as the live run."""
+    from cogcli.commands.thread import show_command
+
+    raise typer.Exit(show_command(workspace(directory), thread_id, renderer(fmt, json_flag)))
+
+
+
+@app.command("undo")
+def undo_cmd(
+    thread_id: Annotated[Optional[str], typer.Argument(metavar="[THREAD_ID]", help="The thread whose last run to undo (default: the last run here).", show_default=False)] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the reverse diff; change nothing.")] = False,
+    directory: DirectoryOption = None,
+) -> None:
+    """Put back the files a run changed, from its write-ahead journal (else the diffs its thread kept).
+
+    \b
+    Exit codes: 0 reverted, 1 refused (a file changed since the run; nothing
+    was written), 2 no such thread or nothing to undo.
+    """
+    from cogcli.commands.undo import undo_command
+
+    raise typer.Exit(undo_command(workspace(directory), thread_id, dry_run=dry_run))
+
+

@@ -1,0 +1,24 @@
+"""The one place a run starts, below every front end: :class:`Session` (see :mod:`cogcli.session.session`).
+
+- :mod:`cogcli.session.session` — :class:`Session` (run, invoke a tool, threads, undo), the exit
+  status of a run and of a direct call;
+- :mod:`cogcli.session.tools` — the workspace tools and the model a session's settings make;
+- :mod:`cogcli.session.project` — what each run gathers: the thread it continues, the instruction
+  files, the model's context window.
+"""
+
+from __future__ import annotations
+
+from cogcli.session.session import RunNotStarted, Session, call_exit_status, exit_status, store_problem
+from cogcli.session.tools import export_test_settings, make_model, make_tools
+
+__all__ = [
+    "RunNotStarted",
+    "Session",
+    "call_exit_status",
+    "exit_status",
+    "export_test_settings",
+    "make_model",
+    "make_tools",
+    "store_problem",
+]

@@ -1,0 +1,383 @@
+"""The one way a run starts: :class:`Session`, a workspace and its settings made ready to run
+instructions, below every front end (``cog edit``, ``cog serve``, ``cog mcp``, ``cog tool``).
+
+    session = Session.open(load_settings(root))       # the model, the tools, trust: checked here
+    async with session:
+        result = await session.run("Fix the failing test", on_event=renderer.handle)
+    exit_status(result)                                # 0 done and tests pass, 1 failed, …
+
+A session owns what starting a run decides: the model (from the settings, recorded to a cassette
+on request), the tools (journal for ``cog undo``, test sandbox, secret-file rules, test command,
+runner, timeouts), the approval of the workspace's own commands (MCP servers from cog.toml or
+pyproject.toml, started in the workspace root), the instructions (the system prompt, AGENTS.md
+files under the same secret rules, notes about them), the model's context window, the thread
+store, and what a run's end means as an exit status. Front ends parse, call it, and draw events.
+
+Nothing here imports a model client, MCP, the run loop or git until it is used: ``cog tools``
+makes a session for its listing alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Collection, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
+from cogcli.errors import CogError, ConfigError, ErrorCode
+from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.session.tools import make_model, make_tools
+
+if TYPE_CHECKING:
+    from cogcli.approvals import Approve
+    from cogcli.context import AbortSignal, UpdateCallback
+    from cogcli.memory import ThreadInfo, ThreadStore
+    from cogcli.result import ToolResult
+    from cogcli.runtime import EventCallback, RunResult
+    from cogcli.tools import Tool
+    from cogcli.undo import UndoPlan
+
+log = logging.getLogger("cogcli")
+
+#: what makes the workspace tools: ``make_tools(settings, journal=…, only=…)``
+ToolMaker = Callable[..., "list[Tool[Any]]"]
+
+#: a direct call that could not start because of how it was asked for (exit 2, a usage error)
+USAGE_CODES = frozenset({ErrorCode.TOOL_NOT_FOUND, ErrorCode.INVALID_ARGUMENTS})
+
+
+class RunNotStarted(CogError):
+    """The run could not start (its thread store cannot be opened or written): nothing ran."""
+
+    code = "RUN_NOT_STARTED"
+
+
+def _say(note: str) -> None:
+    from cogcli.shown import say
+
+    say(note)
+
+
+class Session:
+    """A workspace and its settings, ready to run instructions and call tools.
+
+    Made with :meth:`open` to run (checks and builds everything a run needs, raising
+    :class:`ConfigError` for what is wrong, before anything runs), or directly
+    (``Session(settings)``) for the tools alone. Close it with ``async with`` / :meth:`aclose`
+    (or :meth:`close` when it never ran): the model, the MCP servers it started, the thread
+    store and the undo journal are closed there.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | Path,
+        *,
+        cwd: Path | None = None,
+        record: Path | None = None,
+        interactive: bool | None = None,
+        only: Collection[str] | None = None,
+        make_tools: ToolMaker = make_tools,
+        on_note: Callable[[str], None] = _say,
+    ) -> None:
+        """``settings``: the workspace's, or its root (then read when a run or a tool first
+        needs them: its threads need none); ``cwd``: where the person is (instruction files are
+        read from the root down to it; ``--mcp`` servers start there); ``record``: record the model's turns to this cassette;
+        ``interactive``: ask on the terminal to approve the workspace's commands (None: when
+        there is one; False: never, refuse unapproved ones); ``only``: the direct-call tools are
+        just these; ``make_tools``: what makes the workspace tools (a front end adding its own
+        wraps :func:`make_tools`); ``on_note``: where notes about instruction files go (stderr)."""
+        self._settings = settings if isinstance(settings, Settings) else None
+        self.root = settings.root if isinstance(settings, Settings) else Path(settings)
+        self.cwd = cwd
+        self.record = record
+        self.interactive = interactive
+        self.only = only
+        self.make_tools = make_tools
+        self.on_note = on_note
+        self.model: Any = None
+        self.journal: Any = None
+        self._run_tools: list[Tool[Any]] | None = None
+        self._direct_tools: list[Tool[Any]] | None = None
+        self._mcp_tools: list[Tool[Any]] | None = None
+        self._store: ThreadStore | None = None
+        self._stack = contextlib.AsyncExitStack()
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.root)
+        return self._settings
+
+    # --- making one -----------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, settings: Settings | Path, **options: Any) -> Session:
+        """A session ready to run (``settings``: a workspace root loads its settings). Checks, in
+        order: a model is configured, the workspace's own commands are approved, the model can
+        be made, the tools can (``sandbox = "on"`` needs bubblewrap). Raises :class:`ConfigError`
+        naming the first problem; nothing has run then."""
+        session = cls(settings, **options)
+        session.prepare()
+        return session
+
+    def prepare(self) -> None:
+        """Make the model, the undo journal and the run's tools (see :meth:`open`)."""
+        settings = self.settings
+        if settings.model is None:
+            raise ConfigError(NO_MODEL_MESSAGE, code=ErrorCode.MODEL_CONFIG_ERROR)
+        if settings.mcp_needs_approval:  # the workspace's commands (cog.toml, pyproject.toml): only once the person approved them
+            from cogcli.trust import require_trusted
+
+            source = settings.sources.get("mcp_servers", "pyproject.toml")
+            require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=self.interactive, source=source)
+        self.model = make_model(settings, self.record)
+        from workspace_tools.journal import Journal
+
+        self.journal = Journal(settings.root)  # bound to each run by its start event
+        try:
+            self._run_tools = self.make_tools(settings, journal=self.journal)
+        except BaseException:
+            self.journal.close()
+            raise
+
+    # --- direct calls (cog tool, cog mcp) ---------------------------------------------------
+
+    @property
+    def tools(self) -> list[Tool[Any]]:
+        """The workspace tools for direct calls: as a run's, but journaled by no run."""
+        if self._direct_tools is None:
+            self._direct_tools = self.make_tools(self.settings, only=self.only)
+        return self._direct_tools
+
+    async def invoke_tool(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str | None = None,
+        *,
+        on_update: UpdateCallback | None = None,
+        call_id: str | None = None,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> ToolResult:
+        """Call the tool ``name`` outside a run, exactly as a run calls it
+        (:func:`cogcli.invoke.invoke_tool`): validated, run under its timeout, split, redacted."""
+        from cogcli.invoke import invoke_tool
+
+        return await invoke_tool(name, args, tools=self.tools, call_id=call_id, on_update=on_update, timeout=timeout, signal=signal)
+
+    # --- runs -----------------------------------------------------------------------------
+
+    async def run(
+        self,
+        instruction: str,
+        *,
+        thread: str | None = None,
+        last: bool = False,
+        approve: Approve | None = None,
+        on_event: EventCallback | None = None,
+        signal: AbortSignal | None = None,
+    ) -> RunResult:
+        """Run ``instruction``, in a new thread or continuing ``thread`` (an id or a unique prefix)
+        or, with ``last``, the most recent thread here. Events go to ``on_event`` (the ``start``
+        event first opens the run's undo journal); ``approve`` answers calls with side effects
+        (None: every call runs); ``signal`` aborts the run, which still ends with its one ``finish``.
+
+        Raises before the start event, with nothing run: :class:`ConfigError` (an unknown thread,
+        an MCP server that does not start), :class:`RunNotStarted` (the thread store cannot be
+        written, or anything unforeseen)."""
+        import sqlite3  # here, not at the top: listing the tools (cog tools) opens no store
+
+        try:
+            return await self._run(instruction, thread, last, approve, on_event, signal)
+        except CogError:
+            raise
+        except (OSError, sqlite3.Error) as exc:  # the thread store: .cog a file, a full disk
+            raise RunNotStarted(store_problem(self.root, exc)) from exc
+        except Exception as exc:  # never a traceback: say what broke
+            log.debug("the run failed", exc_info=True)
+            raise RunNotStarted(f"the run failed: {type(exc).__name__}: {exc}") from exc
+
+    async def _run(
+        self, instruction: str, thread: str | None, last: bool, approve: Approve | None,
+        on_event: EventCallback | None, signal: AbortSignal | None,
+    ) -> RunResult:
+        from cogcli.prompts import coding_agent_prompt
+        from cogcli.runtime import Agent, Cogitator
+        from cogcli.session.project import project_context, thread_to_continue
+
+        if self.model is None:
+            self.prepare()
+        tools = [*(self._run_tools or []), *await self._started_mcp_tools()]
+        store = self.store()
+        thread_id = thread_to_continue(store, thread, last)
+        project = await project_context(self.settings, self.cwd, self.model)  # AGENTS.md files, the context window
+        for note in project.notes:
+            self.on_note(note)
+        settings = self.settings
+        prompt = coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command)
+        agent = Agent(
+            name="cog",
+            instructions=f"{prompt}\n\n{project.section}" if project.section else prompt,
+            model=self.model,
+            tools=tools,
+            max_steps=settings.max_steps,
+            instruction_files=project.files,
+            nearby_instructions=project.nearby,
+            context_window=project.window,
+        )
+        journal = self.journal
+
+        def handle(event: Any) -> None:
+            if getattr(event, "type", None) == "start":  # before any tool of the run writes
+                journal.begin(event.thread_id, event.message_id)
+            if on_event is not None:
+                on_event(event)
+
+        return await Cogitator(store).run(agent, input=instruction, thread_id=thread_id, on_event=handle, signal=signal, approve=approve)
+
+    async def _started_mcp_tools(self) -> list[Tool[Any]]:
+        """The tools of the settings' MCP servers, started once for the session's life."""
+        if self._mcp_tools is None:
+            self._mcp_tools = []
+            if self.settings.mcp_servers:
+                from cogcli.mcp.client import mcp_tools
+
+                # the workspace's servers start in its root: the files their approval covers are the ones that run
+                settings = self.settings
+                cwd = (self.cwd or settings.root) if settings.mcp_source == "--mcp" else settings.root
+                names = {t.name for t in self._run_tools or []}
+                self._mcp_tools = await self._stack.enter_async_context(mcp_tools(settings.mcp_servers, names, cwd=cwd))
+        return self._mcp_tools
+
+    # --- threads ----------------------------------------------------------------------------
+
+    def store(self) -> ThreadStore:
+        """The workspace's thread store (``.cog/threads.db``), opened on first use."""
+        if self._store is None:
+            from cogcli.memory import default_store
+
+            self._store = default_store(self.root)
+        return self._store
+
+    def has_threads(self) -> bool:
+        """Whether any run kept a thread here yet (asking creates nothing)."""
+        from cogcli.memory import default_store_path
+
+        return self._store is not None or default_store_path(self.root).exists()
+
+    def threads(self, limit: int | None = None) -> list[ThreadInfo]:
+        """The stored threads of this workspace, newest first (none before the first run)."""
+        return self.store().list_threads(limit) if self.has_threads() else []
+
+    def undo(self, thread_id: str | None = None, *, dry_run: bool = False) -> UndoPlan:
+        """Put back the files the last run of ``thread_id`` (default: the last run here) changed,
+        from its journal (else the diffs its thread kept), and note it in the thread; with
+        ``dry_run`` only plan it. Returns the plan. Raises :class:`~cogcli.undo.NothingToUndo`
+        (no run yet, no such thread, nothing changed, undone already), :class:`~cogcli.undo.UndoRefused`
+        (a file changed since: nothing written), :class:`ConfigError` (the store cannot be used)."""
+        from cogcli.memory import UndoEntry
+        from cogcli.undo import NothingToUndo, apply_undo, plan_undo
+
+        if not self.has_threads():
+            raise NothingToUndo(f"nothing to undo: no run in {self.root} yet")
+        store = self.store()
+        if thread_id:
+            thread = store.get_thread(thread_id)
+            if thread is None:
+                raise NothingToUndo(f"no thread {thread_id!r} (list them with `cog thread list`)")
+        else:
+            thread = store.last_thread()
+        plan = plan_undo(self.root, thread)
+        if not dry_run:
+            apply_undo(plan)
+            store.append(plan.thread_id, [UndoEntry(message_id=plan.message_id, files=[f.path for f in plan.files])])
+        return plan
+
+    # --- closing ----------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers, close the model, the thread store and the journal."""
+        try:
+            await self._stack.aclose()
+            if self.model is not None:
+                await self.model.aclose()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the thread store and the journal (a session that ran: :meth:`aclose`)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        if self.journal is not None:
+            self.journal.close()
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def store_problem(root: Path, exc: BaseException) -> str:
+    """What is wrong with the thread store when writing it failed with ``exc``, and the fix."""
+    from cogcli.memory import COG_DIR, default_store_path, link_in_cog_dir
+    from workspace_tools.hostfiles import LinkRefused
+
+    if isinstance(exc, LinkRefused):  # a link in .cog/ met after the start's check
+        return link_in_cog_dir(root, exc)
+    cog_dir = root / COG_DIR
+    if cog_dir.exists() and not cog_dir.is_dir():
+        return f"{cog_dir} is a file; cog keeps its threads in a folder of that name: move the file away and run again"
+    why = getattr(exc, "strerror", None) or str(exc)
+    fix = "free some disk space and run again" if "full" in why.lower() or getattr(exc, "errno", None) == 28 else "check that it is a writable folder"
+    return f"cannot write the thread store {default_store_path(root)} ({why}); nothing was run: {fix}"
+
+
+# --- what an end means ----------------------------------------------------------------------
+
+
+def exit_status(result: RunResult) -> int:
+    """What a finished run means for whoever started it: 0 done and the last test run (if any)
+    passed; 1 the task failed (an error, the step limit, refused calls, failing or unfinished
+    tests); 2 the model provider refused the configuration (a bad key, an unknown model);
+    130 aborted."""
+    from cogcli.events import RunStatus
+
+    if result.status == RunStatus.ABORTED:
+        return EXIT_INTERRUPTED
+    if result.status == RunStatus.ERROR and result.error_code == ErrorCode.MODEL_CONFIG_ERROR:
+        return EXIT_USAGE
+    if result.status != RunStatus.COMPLETED:
+        return EXIT_TASK_FAILED
+    tests = result.tests or {}
+    if result.tests_error is not None or tests.get("failed", 0) + tests.get("errors", 0) > 0:
+        return EXIT_TASK_FAILED
+    return EXIT_OK
+
+
+def call_exit_status(result: ToolResult) -> int:
+    """What a direct call's end means: 0 ok (and its tests, if any, passed), 1 the call or its
+    tests failed, 2 unknown tool or bad arguments."""
+    from cogcli.details import read_test_report
+
+    if result.error_code in USAGE_CODES:
+        return EXIT_USAGE
+    report = read_test_report(result.details)
+    if result.error is not None or (report is not None and not report.ok) or tests_failed(result.details):
+        return EXIT_TASK_FAILED
+    return EXIT_OK
+
+
+def tests_failed(details: Any) -> bool:
+    """A test run whose ``outcome`` is anything but ``passed``: failing tests, a build that failed,
+    no tests collected, a runner error, or a plain test command that exited non-zero."""
+    return isinstance(details, dict) and details.get("outcome") not in (None, "passed")

@@ -1,0 +1,67 @@
+"""What a session is made of: the workspace tools with the settings' limits (journal, test sandbox,
+secret-file rules, test command, runner, timeouts) and the model its settings name."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+from cogcli.config import Settings
+from cogcli.tools import Tool
+
+
+def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str] | None = None) -> list[Tool[Any]]:
+    """``workspace_tools(root)`` with the test command, the test sandbox and the per-call timeout
+    applied; ``journal`` (a :class:`workspace_tools.journal.Journal`) records file changes for
+    ``cog undo`` before they are made; ``only``: just the tools of those names. Raises
+    :class:`ConfigError` for ``sandbox = "on"`` where bubblewrap is not usable."""
+    from workspace_tools import workspace_tools
+    from workspace_tools.bwrap import check_sandbox
+
+    check_sandbox(settings.sandbox)
+    export_test_settings(settings)
+    options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal, "only": only}
+    options["secret_globs"], options["allow_secrets"] = settings.secret_globs, settings.allow_secrets
+    if settings.test_command:
+        options["test_command"] = settings.test_command
+    if settings.timeout:
+        options["test_timeout"] = settings.timeout
+    if settings.runner:
+        options["test_runner"] = settings.runner
+    tools = workspace_tools(settings.root, **options)
+    if settings.timeout:
+        tools = [dataclasses.replace(t, timeout=settings.timeout) for t in tools]
+    return list(tools)
+
+
+def export_test_settings(settings: Settings) -> None:
+    """Hand what the tests may get to run_tests through cog's environment (its children read it):
+    ``--pass-env`` names, the workspace's ``pass_env`` wishes, ``--sandbox-writable`` paths."""
+    from workspace_tools.bwrap import WRITABLE_ENV
+    from workspace_tools.testenv import PASS_ENV, WORKSPACE_PASS_ENV
+
+    def add(name: str, values: tuple[str, ...], sep: str) -> None:
+        if values:
+            current = [v for v in os.environ.get(name, "").split(sep) if v]
+            os.environ[name] = sep.join([*current, *(v for v in values if v not in current)])
+
+    add(PASS_ENV, settings.pass_env, ",")
+    add(WORKSPACE_PASS_ENV, settings.workspace_pass_env, ",")
+    add(WRITABLE_ENV, tuple(str(Path(p).expanduser().resolve()) for p in settings.sandbox_writable), os.pathsep)
+
+
+def make_model(settings: Settings, record: Path | None = None) -> Any:
+    """The model ``settings.model`` names (``provider:model``), recording its turns to the cassette
+    ``record`` when given. Raises :class:`ConfigError` (unknown provider, missing key, no cassette)."""
+    from cogcli.models import get_model
+
+    assert settings.model is not None
+    model = get_model(settings.model)
+    if record is not None:
+        from cogcli.models.record import RecordingModel
+
+        model = RecordingModel(model, record)
+    return model
