@@ -112,14 +112,11 @@ def _tool_arguments(name: str, assignments: list[str], args: str | None, tools: 
     except for parameters the tool declares as strings, which take the text as it is."""
     arguments: dict[str, Any] = {}
     if args:
-        try:
-            parsed = json.loads(args)
-        except json.JSONDecodeError as exc:
-            fail(f"--args is not valid JSON ({exc.msg} at position {exc.pos}); pass one JSON object, e.g. --args '{{\"path\": \"a.py\"}}'")
-        except RecursionError:
-            fail("--args is nested too deeply to read; pass one flat JSON object, e.g. --args '{\"path\": \"a.py\"}'")
-        if not isinstance(parsed, dict):
-            fail("--args must be a JSON object, e.g. --args '{\"path\": \"a.py\"}'")
+        from cogcli.call import parse_arguments  # the one parse of a call's arguments, a model's and a person's
+
+        parsed, problem = parse_arguments(args, option="--args")
+        if problem is not None:
+            fail(problem)
         arguments.update(parsed)
     schema = next((t.input_schema() for t in tools if t.name == name), {})
     properties = schema.get("properties", {})
