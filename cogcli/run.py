@@ -38,7 +38,7 @@ from cogcli.tools import Tool
 from cogcli.turn import StreamedCall, Turn, stream_turn, usage_of
 
 if TYPE_CHECKING:
-    from cogcli.runtime import Agent
+    from cogcli.agent import Agent
 
 log = logging.getLogger("cogcli")
 

@@ -11,20 +11,18 @@ The run itself lives in :mod:`cogcli.run` (the loop), :mod:`cogcli.turn` (a mode
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cogcli.agent import Agent
 from cogcli.approvals import Approve
 from cogcli.conclude import ToolResultCallback
-from cogcli.config import DEFAULT_MAX_STEPS
 from cogcli.context import AbortSignal, UpdateCallback
 from cogcli.errors import ConfigError
 from cogcli.events import BaseEvent, EventEmitter, FileChange, RunStatus, Usage
 from cogcli.invoke import invoke_tool
 from cogcli.memory import ThreadStore
-from cogcli.models.base import Model
 from cogcli.outcome import RunEnd, files_changed
 from cogcli.result import ToolResult
 from cogcli.run import AfterModel, Hooks, Run, ToolUpdateCallback
@@ -33,24 +31,6 @@ from cogcli.tools import Tool, tool_index
 EventCallback = Callable[[BaseEvent], Any]
 
 __all__ = ["Agent", "AfterModel", "Cogitator", "EventCallback", "RunResult", "ToolResultCallback", "ToolUpdateCallback", "files_changed"]
-
-
-@dataclass(kw_only=True)
-class Agent:
-    name: str
-    instructions: str
-    model: Model
-    tools: list[Tool[Any]] = field(default_factory=list)
-    max_steps: int = DEFAULT_MAX_STEPS
-    #: characters of a result's content a model reads; the rest is cut with a visible marker
-    max_result_length: int = 20_000
-    #: the instruction files (AGENTS.md, …) whose text ``instructions`` holds, named in the start event
-    instruction_files: list[Any] = field(default_factory=list)
-    #: a :class:`cogcli.instructions.NearbyInstructions` telling the model once about a
-    #: subdirectory's own AGENTS.md when a call first touches it (None: not at all)
-    nearby_instructions: Any = None
-    #: the model's context window in tokens; None: unknown (compaction waits for a context-length error)
-    context_window: int | None = None
 
 
 class RunResult(BaseModel):

@@ -14,11 +14,7 @@ ROOT = Path(cogcli.__file__).resolve().parents[1]
 PACKAGES = ("cogcli", "workspace_tools")
 
 #: circles that remain for now, each with who removes it; the lead empties this list
-ALLOWED: list[set[str]] = [
-    # issue 25, the library session: runtime.py imports run.Run, run.py imports runtime's types
-    # (under TYPE_CHECKING); the session helper removes it
-    {"cogcli.run", "cogcli.runtime"},
-]
+ALLOWED: list[set[str]] = []
 
 
 def modules() -> dict[str, Path]:
