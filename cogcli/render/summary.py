@@ -23,7 +23,7 @@ from cogcli.events import (
     ToolUpdateEvent,
     Usage,
 )
-from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE  # noqa: F401 (re-exported)
+from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE, run_exit_code  # noqa: F401 (re-exported)
 from cogcli.presentation import ToolPresentation
 from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, file_argument, read_test_report
 
@@ -168,19 +168,11 @@ class RunSummary:
         return self.files
 
     def exit_code(self) -> int:
-        """0 done and the last test run (if any) passed; 1 the task failed; 2 the model provider
-        refused the configuration (a bad key: 401/403, an unknown model); 130 interrupted."""
-        status = self.status
-        if status == RunStatus.ABORTED:
-            return EXIT_INTERRUPTED
-        if status == RunStatus.ERROR and any(e.code == ErrorCode.MODEL_CONFIG_ERROR for e in self.errors):
-            return EXIT_USAGE
-        if status != RunStatus.COMPLETED:
-            return EXIT_TASK_FAILED
+        """What the run this stream shows exits with (:func:`cogcli.exit_codes.run_exit_code`)."""
         counts = self.test_counts()
-        if self.tests_errored or (counts is not None and counts[1] > 0):
-            return EXIT_TASK_FAILED
-        return EXIT_OK
+        error_code = next((e.code for e in self.errors if e.code == ErrorCode.MODEL_CONFIG_ERROR), None)
+        return run_exit_code(self.status, error_code=error_code, tests_failed=counts[1] if counts else 0,
+                             tests_error=self.tests_errored)
 
     def line(self) -> str:
         """``Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens``."""

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
 from cogcli.errors import CogError, ConfigError, ErrorCode
-from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE, run_exit_code
 from cogcli.session.tools import make_model, make_tools
 
 if TYPE_CHECKING:
@@ -346,22 +346,10 @@ def store_problem(root: Path, exc: BaseException) -> str:
 
 
 def exit_status(result: RunResult) -> int:
-    """What a finished run means for whoever started it: 0 done and the last test run (if any)
-    passed; 1 the task failed (an error, the step limit, refused calls, failing or unfinished
-    tests); 2 the model provider refused the configuration (a bad key, an unknown model);
-    130 aborted."""
-    from cogcli.events import RunStatus
-
-    if result.status == RunStatus.ABORTED:
-        return EXIT_INTERRUPTED
-    if result.status == RunStatus.ERROR and result.error_code == ErrorCode.MODEL_CONFIG_ERROR:
-        return EXIT_USAGE
-    if result.status != RunStatus.COMPLETED:
-        return EXIT_TASK_FAILED
+    """What a finished run means for whoever started it (:func:`cogcli.exit_codes.run_exit_code`)."""
     tests = result.tests or {}
-    if result.tests_error is not None or tests.get("failed", 0) + tests.get("errors", 0) > 0:
-        return EXIT_TASK_FAILED
-    return EXIT_OK
+    return run_exit_code(str(result.status), error_code=result.error_code,
+                         tests_failed=tests.get("failed", 0) + tests.get("errors", 0), tests_error=result.tests_error is not None)
 
 
 def call_exit_status(result: ToolResult) -> int:
