@@ -123,3 +123,21 @@ All tests pass.
 
 Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens
 """
+
+
+def event_line(event: BaseEvent) -> str:
+    """One event as its wire line (no newline), as ``cog edit --json`` writes it."""
+    from cogcli.render.jsonl import event_bytes
+
+    return event_bytes(event).decode("utf-8")
+
+
+def render_events(events: Any, out: Any, **options: Any) -> Any:
+    """Draw an iterable of events with a TextRenderer; return the RunSummary they added up to."""
+    from cogcli.render.text import TextRenderer
+
+    renderer = TextRenderer(out, **options)
+    for event in events:
+        renderer.handle(event)
+    renderer.close()
+    return renderer.summary

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import cog_env, run_cog
-from render_helpers import DEMO_TEXT, demo_events
+from render_helpers import demo_events, event_line, DEMO_TEXT
 
 from cogcli.config import DEFAULT_MAX_STEPS, find_workspace, load_settings
 from cogcli.errors import ConfigError
 from cogcli.events import events_json_schema, parse_event
-from cogcli.render.jsonl import event_line
 
 EAGER_FORBIDDEN = ("httpx", "git", "mcp", "cogcli.models.openai", "cogcli.models.anthropic", "workspace_tools", "rich")
 

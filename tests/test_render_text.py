@@ -5,13 +5,13 @@ from __future__ import annotations
 import io
 import json
 
-from render_helpers import DEMO_TEXT, DIFF, call, demo_events, run_updates
+from render_helpers import call, demo_events, event_line, render_events, run_updates, DEMO_TEXT, DIFF
 
 from cogcli.events import ErrorEvent, FinishEvent, ToolUpdateEvent, Usage, parse_event
 from cogcli.render.details import diff_stats, read_test_report
-from cogcli.render.jsonl import event_line, read_events
+from cogcli.render.jsonl import read_events
 from cogcli.render.summary import RunSummary
-from cogcli.render.text import TextRenderer, render_events
+from cogcli.render.text import TextRenderer
 
 
 class FakeTTY(io.StringIO):

@@ -17,7 +17,7 @@ from cli_helpers import CLEARED, REPLAY, run_cog
 
 from cogcli.config import load_settings
 from cogcli.events import BaseEvent
-from cogcli.render.jsonl import event_line
+from render_helpers import event_line
 from cogcli.session import Session, exit_status
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -42,11 +42,6 @@ def event_bytes(event: BaseEvent) -> bytes:
         return json.dumps(event.to_wire(), ensure_ascii=True, separators=(",", ":"), default=repr).encode("ascii")
 
 
-def event_line(event: BaseEvent) -> str:
-    """One event as its wire line (no newline): compact JSON, camelCase fields."""
-    return event_bytes(event).decode("utf-8")
-
-
 def is_live(out: IO[bytes]) -> bool:
     """True when a reader may watch ``out`` as it is written: a terminal, a pipe, a socket, or a
     stream that is not a file descriptor (flushing per line is the safe choice there)."""

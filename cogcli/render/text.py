@@ -33,7 +33,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TextIO
 
 from cogcli.events import (
     ApprovalRequiredEvent,
@@ -442,12 +442,3 @@ class TextRenderer:
     def _clear_live(self) -> None:
         if self._live is not None:
             self._erase()
-
-
-def render_events(events: Any, out: TextIO, **options: Any) -> RunSummary:
-    """Draw an iterable of events with a :class:`TextRenderer`; return what they added up to."""
-    renderer = TextRenderer(out, **options)
-    for event in events:
-        renderer.handle(event)
-    renderer.close()
-    return renderer.summary

@@ -11,10 +11,10 @@ import select
 from pathlib import Path
 
 from cli_helpers import REPLAY, run_cog
-from render_helpers import DEMO_TEXT, demo_events
+from render_helpers import DEMO_TEXT, demo_events, event_line
 
 from cogcli.events import ToolResultEvent, ToolUpdateEvent, parse_event
-from cogcli.render.jsonl import JsonlWriter, event_bytes, event_line
+from cogcli.render.jsonl import JsonlWriter, event_bytes
 
 FIX = "Fix the failing test"
 
