@@ -97,6 +97,14 @@ async def test_a_missing_install_names_npm_ci(tmp_path: Path) -> None:
 @pytest.mark.skipif(bwrap.bwrap_executable() is None, reason="NOT TESTED: bubblewrap is not usable here")
 async def test_node_runners_run_in_the_sandbox(package: tuple[str, Path]) -> None:
     runner, root = package
+    # node_modules as a project has it, in the workspace: the copy's link to the fixture's folder
+    # leads out of the workspace, and the sandbox shows no such link when its target is hidden (a
+    # checkout under /tmp, as CI's may be; tests/security/test_sandbox_binds.py plays that attack)
+    linked = root / "node_modules"
+    if linked.is_symlink():  # node --test needs no packages: its fixture has none
+        target = linked.resolve()
+        linked.unlink()
+        shutil.copytree(target, linked, symlinks=True)
     run = await run_tool(root, {"keyword": "deep"}, sandbox="on")
 
     assert run.result.ok, run.result.error
