@@ -43,8 +43,8 @@ A coding agent for the command line.
   cog tools                                  the tools, with their parameters
 
 \b
-The model comes from --model, else COG_MODEL, else model under [tool.cog] in
-pyproject.toml: openai:gpt-4o-mini (OPENAI_API_KEY), anthropic:claude-sonnet-4-5
+The model comes from --model, else COG_MODEL, else model in cog.toml (or under
+[tool.cog] in pyproject.toml): openai:gpt-4o-mini (OPENAI_API_KEY), anthropic:claude-sonnet-4-5
 (ANTHROPIC_API_KEY), ollama:llama3.1, or replay:fixtures/cassettes/calc_fix.jsonl
 (the offline demo)."""
 
@@ -100,7 +100,7 @@ SandboxOption = Annotated[
     typer.Option(
         "--sandbox",
         help="Run tests under bubblewrap: auto (when it works here; default), on (required, else exit 2), off. "
-        "Default: COG_SANDBOX, then [tool.cog] sandbox, then auto.",
+        "Default: COG_SANDBOX, then sandbox in cog.toml or [tool.cog] (on only), then auto.",
         show_default=False,
     ),
 ]

@@ -25,7 +25,7 @@ from cogcli.cli.app import (
 @app.command(epilog=EXIT_CODES)
 def edit(
     instruction: Annotated[Optional[str], typer.Argument(metavar="INSTRUCTION", help="What to do, in plain words; - reads it from stdin.", show_default=False)] = None,
-    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="provider:model (default: COG_MODEL, then [tool.cog] model).", show_default=False)] = None,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="provider:model (default: COG_MODEL, then model in cog.toml or [tool.cog]).", show_default=False)] = None,
     json_flag: JsonOption = False,
     fmt: FormatOption = Format.text,
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="Stop after this many model turns (default 25).", show_default=False)] = None,
@@ -62,7 +62,7 @@ def edit(
 
     \b
     The repository's AGENTS.md files (root down to the current directory; AGENTS.override.md
-    first, then [tool.cog] instruction_files such as CLAUDE.md) and ~/.config/cog/AGENTS.md
+    first, then the instruction_files of cog.toml or [tool.cog], such as CLAUDE.md) and ~/.config/cog/AGENTS.md
     are given to the model; the history it reads is compacted before it would overflow the
     model's context window (memory keeps every full result)."""
     from cogcli.commands.edit import EditOptions, run_edit

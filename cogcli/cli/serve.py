@@ -19,7 +19,7 @@ def trust_command(
     approve_all: Annotated[bool, typer.Option("--approve", help="Approve every listed command without asking.")] = False,
     list_only: Annotated[bool, typer.Option("--list", help="Only list the commands, the files they run and whether they are approved; ask nothing.")] = False,
 ) -> None:
-    """List the commands this workspace's [tool.cog] would run on this machine (mcp_servers) and
+    """List the commands this workspace's settings (cog.toml or [tool.cog]) would run on this machine (mcp_servers) and
     approve them: asked one by one on a terminal, or all with --approve.
 
     \b
@@ -59,7 +59,7 @@ def serve_command(
     directory: DirectoryOption = None,
     host: Annotated[str, typer.Option("--host", metavar="HOST", help="Address to listen on; anything but loopback is reachable from other machines (a warning says so).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on (0: one the system picks).")] = 0,
-    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="Model for runs that name none (default: COG_MODEL, then [tool.cog] model).", show_default=False)] = None,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="Model for runs that name none (default: COG_MODEL, then model in cog.toml or [tool.cog]).", show_default=False)] = None,
 ) -> None:
     """Serve runs over HTTP with server-sent events, and the Studio page that draws them.
 
