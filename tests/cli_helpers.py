@@ -75,3 +75,37 @@ def run_cog(
 def json_lines(stdout: str) -> list[dict[str, Any]]:
     """Every stdout line as JSON (fails the test on a line that is not)."""
     return [json.loads(line) for line in stdout.splitlines()]
+
+
+def read_pty(fd: int) -> bytes:
+    """Everything a program writes to the terminal whose main side is ``fd``, until it closes it."""
+    out = b""
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        out += data
+    return out
+
+
+def read_until(fd: int, needle: bytes, within: float = 60) -> bytes:
+    """What the terminal ``fd`` shows until ``needle`` appears (or ``within`` seconds pass, or it closes)."""
+    import select
+    import time
+
+    seen = b""
+    deadline = time.monotonic() + within
+    while needle not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli_helpers import json_lines, run_cog
+from cli_helpers import json_lines, read_pty, run_cog
 
 from cogcli.events import parse_event
 
@@ -116,15 +116,7 @@ def _on_a_pty(argv: list[str], cwd, env: dict[str, str]) -> tuple[int, str]:
     main, child = pty.openpty()
     proc = subprocess.Popen([*cog_argv(), *argv], cwd=cwd, env=cog_env(env), stdout=child, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     os.close(child)
-    out = b""
-    while True:
-        try:
-            data = os.read(main, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        out += data
+    out = read_pty(main)
     os.close(main)
     return proc.wait(timeout=120), out.decode("utf-8")
 

@@ -18,7 +18,7 @@ import termios
 from pathlib import Path
 from typing import Any
 
-from cli_helpers import REPLAY, cog_argv, cog_env, run_cog
+from cli_helpers import REPLAY, cog_argv, cog_env, read_pty, run_cog
 from browser_helpers import browser  # noqa: F401 (fixture)
 from render_helpers import call
 
@@ -127,15 +127,7 @@ def _on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str | None], colum
     environment = {k: v for k, v in {**cog_env(), **env}.items() if v is not None}
     proc = subprocess.Popen([*cog_argv(), *argv], cwd=cwd, env=environment, stdout=child, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     os.close(child)
-    out = b""
-    while True:
-        try:
-            data = os.read(main, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        out += data
+    out = read_pty(main)
     os.close(main)
     return proc.wait(timeout=120), out.decode("utf-8").replace("\r\n", "\n").splitlines()
 

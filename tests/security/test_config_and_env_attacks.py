@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+
+from cli_helpers import read_until
 
 from .conftest import Runner, needs_bwrap
 
@@ -78,22 +78,6 @@ def test_a_changed_command_is_asked_about_again_and_mcp_flags_need_nothing(runne
     assert (repo / "MINE").exists(), mine.stderr
 
 
-def _read_until(fd: int, needle: bytes, within: float = 60) -> bytes:
-    seen = b""
-    deadline = time.monotonic() + within
-    while needle not in seen and time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-    return seen
-
-
 def test_on_a_terminal_cog_asks_and_remembers_the_answer(runner: Runner) -> None:
     repo = runner.make_repo({"pyproject.toml": "[project]\nname = 'x'\nversion = '0'\n"})
     command = plant_mcp_server(repo)
@@ -107,7 +91,7 @@ def test_on_a_terminal_cog_asks_and_remembers_the_answer(runner: Runner) -> None
     )
     os.close(slave)
     try:
-        asked = _read_until(master, b"[y/N]")
+        asked = read_until(master, b"[y/N]")
         assert command.encode() in asked and b"outside the sandbox" in asked, asked
         os.write(master, b"y\n")
         proc.wait(timeout=120)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
 import shutil
 import subprocess
-import time
 from pathlib import Path
+
+from cli_helpers import read_until
 
 from .conftest import Runner, needs_bwrap
 
@@ -62,22 +62,6 @@ def _cassette(path: Path, calls: list[dict]) -> str:
     return f"replay:{path}"
 
 
-def _read_until(fd: int, needle: bytes, within: float = 60) -> bytes:
-    seen = b""
-    deadline = time.monotonic() + within
-    while needle not in seen and time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-    return seen
-
-
 def _on_a_terminal(runner: Runner, args: list[str], cwd: Path, *, controlling: bool = False) -> tuple[subprocess.Popen[bytes], int]:
     """``cog args`` with stdin and stderr on a new pty (its master returned); ``controlling``: the
     pty is the process's controlling terminal too (``/dev/tty``, where cog edit asks)."""
@@ -121,7 +105,7 @@ def test_cog_trust_shows_the_whole_command_a_carriage_return_would_hide(runner: 
 
     proc, master = _on_a_terminal(runner, ["trust"], repo)
     try:
-        asked = _read_until(master, b"[y/N]").decode("utf-8", "replace")
+        asked = read_until(master, b"[y/N]").decode("utf-8", "replace")
         os.write(master, b"n\n")
         out, _ = proc.communicate(timeout=120)
     finally:
@@ -159,7 +143,7 @@ def test_the_approval_question_of_cog_edit_shows_a_models_argument_escaped(runne
     proc, master = _on_a_terminal(runner, ["edit", "--approval", "ask", "--sandbox", "off", "--model", model, "hello"], repo,
                                   controlling=True)
     try:
-        asked = _read_until(master, b"in this run: ").decode("utf-8", "replace")
+        asked = read_until(master, b"in this run: ").decode("utf-8", "replace")
         os.write(master, b"n\n")
         proc.communicate(timeout=120)
     finally:
