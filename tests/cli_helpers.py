@@ -109,3 +109,14 @@ def read_until(fd: int, needle: bytes, within: float = 60) -> bytes:
                 break
             seen += chunk
     return seen
+
+
+def repo_with(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A git repository ``tmp_path/repo`` holding ``files`` (path → text), nothing committed."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text, encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo

@@ -10,18 +10,8 @@ from typing import Any
 
 import pytest
 
-from cli_helpers import json_lines, run_cog
+from cli_helpers import json_lines, repo_with, run_cog
 from model_servers import OpenAIServer, Reply, ToolCall
-
-
-def repo_with(tmp_path: Path, files: dict[str, str]) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text, encoding="utf-8")
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    return repo
 
 
 def edit(repo: Path, server: OpenAIServer, *args: str, input: str | None = None, cwd: Path | None = None, home: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cli_helpers import json_lines, run_cog
+from cli_helpers import json_lines, repo_with, run_cog
 from cogcli.config import MAX_CONTEXT_WINDOW, config_source, describe_source, load_settings, read_config
 from cogcli.errors import ConfigError
 from runner_fixtures import need
@@ -35,16 +34,6 @@ func TestDouble(t *testing.T) {
 \t}
 }
 '''
-
-
-def repo_with(tmp_path: Path, files: dict[str, str]) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text, encoding="utf-8")
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    return repo
 
 
 def run_tests(repo: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
