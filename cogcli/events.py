@@ -147,6 +147,10 @@ class Approval(WireModel):
     arguments: Any = None
     description: str
     side_effects: list[str] | None = None
+    #: what the call would do, computed without doing it (the tool's ``preview``): for a file
+    #: change ``{"path", "diff", "added", "removed"}``, for a command ``{"command"}``; redacted
+    #: like details. Absent: the tool gives none
+    preview: dict[str, Any] | None = None
 
 
 class ApprovalRequiredEvent(BaseEvent):

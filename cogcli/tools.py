@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, get_type_hints, overload
+from typing import Any, Generic, Literal, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,6 +22,8 @@ WRITES_FILES = "writes files"
 Execute = Callable[..., Any] | Callable[..., Awaitable[Any]]
 #: ``(arguments) -> (what the call was, how to get its result again)``: see :attr:`Tool.recall`
 Recall = Callable[[Mapping[str, Any]], tuple[str, str]]
+#: what kind of step a call is, for clients that group or draw steps by kind (ACP's tool kinds)
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 
 
 class NoParameters(BaseModel):
@@ -53,6 +55,11 @@ class Tool(Generic[P]):
     #: ``("read_file src/a.py, lines 1–200", "read it again if needed")``; None: the tool's name,
     #: its ``path`` and its short arguments
     recall: Recall | None = None
+    #: what kind of step its calls are (ACP's ``kind``): a declaration, never guessed from the name
+    kind: ToolKind = "other"
+    #: ``(params, context) -> preview | None``, sync or async: what a call would do, computed
+    #: without doing it (an edit's diff), shown when the call asks for approval; None: no preview
+    preview: Execute | None = None
     #: free-form hints for adapters (MCP annotations and the like)
     annotations: Mapping[str, Any] = field(default_factory=dict)
     is_async: bool = field(init=False)
@@ -139,6 +146,8 @@ def tool(
     reports_tests: bool = False,
     ordered_by: str | None = "path",
     recall: Recall | None = None,
+    kind: ToolKind = "other",
+    preview: Execute | None = None,
 ) -> Tool[P]: ...
 
 
@@ -157,6 +166,8 @@ def tool(
     reports_tests: bool = False,
     ordered_by: str | None = "path",
     recall: Recall | None = None,
+    kind: ToolKind = "other",
+    preview: Execute | None = None,
 ) -> Callable[[Execute], Tool[Any]]: ...
 
 
@@ -175,6 +186,8 @@ def tool(
     reports_tests: bool = False,
     ordered_by: str | None = "path",
     recall: Recall | None = None,
+    kind: ToolKind = "other",
+    preview: Execute | None = None,
 ) -> Tool[Any] | Callable[[Execute], Tool[Any]]:
     """Define a tool, or decorate ``async def name(params: Model, context)`` to make one.
 
@@ -183,8 +196,9 @@ def tool(
     name: ``side_effects`` (``"writes files"`` makes its diffs count as what a run changed, and
     any side effect asks for approval), ``reports_tests`` (its details are a test report: the
     run's ``tests``), ``ordered_by`` (calls naming the same value of that argument run in order)
-    and ``recall`` (what an old call was, for the stub that replaces its result when the history
-    is compacted).
+    ``recall`` (what an old call was, for the stub that replaces its result when the history
+    is compacted), ``kind`` (what kind of step it is, for clients) and ``preview`` (what a call
+    would do, shown before it is approved).
     As a decorator, ``name`` defaults to the function's name, ``description`` to its
     docstring and ``parameters`` to the first argument's annotation.
     """
@@ -204,6 +218,8 @@ def tool(
             reports_tests=reports_tests,
             ordered_by=ordered_by,
             recall=recall,
+            kind=kind,
+            preview=preview,
         )
 
     if execute is not None:

@@ -126,6 +126,7 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
         return added, removed, diff, positions
 
     return tool(
+        kind="edit",
         name="edit_file",
         description=(
             "Replace old_text with new_text in a file. old_text must match the file exactly (copy it from "

@@ -335,6 +335,7 @@ def git_status_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
         )
 
     return tool(
+        kind="read",
         name="git_status",
         description=(
             "Show which files changed since the last commit (HEAD), untracked ones included, with added/removed "
@@ -370,6 +371,7 @@ def git_diff_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) 
         return tool_output(text, details=change.details(), presentation={"label": "Git diff", "icon": "git-compare"})
 
     return tool(
+        kind="read",
         name="git_diff",
         description=(
             "Show everything changed since the last commit (HEAD) as a unified diff, untracked files included "

@@ -75,6 +75,7 @@ def list_files_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
         )
 
     return tool(
+        kind="search",
         name="list_files",
         description=(
             "List the files under a folder of the workspace (files ignored by .gitignore, virtualenvs and tool "

@@ -94,6 +94,7 @@ def read_file_tool(
         )
 
     return tool(
+        kind="read",
         name="read_file",
         description=(
             "Read a text file of the workspace. Lines come numbered (number, tab, line) like `cat -n`; the numbers "

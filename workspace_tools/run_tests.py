@@ -413,6 +413,7 @@ def run_tests_tool(
             "Failing tests are reported with their failure text; build errors as build errors."
         )
     return tool(
+        kind="execute",
         name="run_tests",
         description=description,
         parameters=RunTestsParams,

@@ -207,6 +207,7 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
         )
 
     return tool(
+        kind="search",
         name="search_text",
         description=(
             "Search the workspace's text files for a regular expression (Python syntax without lookaround or "

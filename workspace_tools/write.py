@@ -112,6 +112,7 @@ def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
         )
 
     return tool(
+        kind="edit",
         name="write_file",
         description=(
             "Create a file, or replace the whole content of one. Use edit_file to change part of an existing "
