@@ -22,11 +22,10 @@ pydantic-ai is imported when a function here is first called, not when this modu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from cogcli.adapters.shared import MAX_RESULT_LENGTH, Invoker, ResultCallback, ToolSource, require, result_metadata, tools_of
-from cogcli.tools import Tool
+from cogcli.tools import Tool, tool_index
 
 if TYPE_CHECKING:
     import pydantic_ai
@@ -89,7 +88,7 @@ def to_pydantic_ai_tools(
     folder (its tools as ``cog mcp`` serves them: ``Session(root).tools``, with the folder's
     cog.toml settings) or a :class:`~cogcli.session.Session`."""
     tools = tools_of(source)
-    _check_names(tools)
+    tool_index(tools)  # raises ValueError naming a name used twice
     return [
         to_pydantic_ai_tool(t, cogitator=cogitator, on_update=on_update, on_result=on_result, max_result_length=max_result_length)
         for t in tools
@@ -111,12 +110,6 @@ def to_pydantic_ai_toolset(
         source, cogitator=cogitator, on_update=on_update, on_result=on_result, max_result_length=max_result_length
     )
     return pai.FunctionToolset(tools, id=id)
-
-
-def _check_names(tools: Sequence[Tool[Any]]) -> None:
-    from cogcli.tools import tool_index
-
-    tool_index(tools)  # raises ValueError naming a name used twice
 
 
 __all__ = ["to_pydantic_ai_tool", "to_pydantic_ai_tools", "to_pydantic_ai_toolset"]
