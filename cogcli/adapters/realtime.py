@@ -155,10 +155,8 @@ class GeminiLiveTools(_Tools):
             result = await self._call(_get(call, "name"), _get(call, "args") or {}, call_id)
             text = self.invoker.model_text(result)
             response = {"output": text} if result.ok else {"error": text.removeprefix("Error: ")}
-            reply: dict[str, Any] = {"name": result.name, "response": response}
-            if call_id:
-                reply["id"] = call_id
-            responses.append(reply)
+            reply: dict[str, Any] = {"id": call_id} if call_id else {}
+            responses.append({**reply, "name": result.name, "response": response})
         return {"function_responses": responses}
 
 
