@@ -244,7 +244,7 @@ def progress_bar(done: int, total: int, cells: int = BAR_CELLS) -> str:
     return "█" * filled + "░" * (cells - filled)
 
 
-def test_progress_text(head: str, progress: TestProgress, width: int | None = None, *, bar: bool = True, last: str | None = None) -> str:
+def running_tests_line(head: str, progress: TestProgress, width: int | None = None, *, bar: bool = True, last: str | None = None) -> str:
     """A running test run in one line: ``head · 248/2459 · 1 failed · 247 passed``, then (``bar``)
     its bar and the test that just finished (``last``, else the progress's ``current``), as far as
     they fit in ``width`` columns; the line is cut to ``width`` as a last resort. ``head`` is the
@@ -520,7 +520,7 @@ class TextRenderer:
         width = max(10, (self.width or shutil.get_terminal_size((100, 24)).columns) - 1)
         room = width - len(UPDATE_PREFIX)
         words = visible(text)
-        shown = UPDATE_PREFIX + (test_progress_text(words, tests, room, last=last) if tests is not None else cut_to(words, room))
+        shown = UPDATE_PREFIX + (running_tests_line(words, tests, room, last=last) if tests is not None else cut_to(words, room))
         self._erase()
         self._write(self._style(shown, "dim"))
         self._live = shown
