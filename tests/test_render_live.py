@@ -212,6 +212,7 @@ def write_cassette(path: Path, turns: list[dict[str, Any]]) -> str:
     return f"replay:{path}"
 
 
+@pytest.mark.slow
 def test_a_slow_suite_shows_its_count_and_bar_on_a_real_terminal(make_repo, tmp_path: Path) -> None:
     repo = make_repo("slowtests")
     model = write_cassette(tmp_path / "tests.jsonl", [
