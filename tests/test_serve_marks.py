@@ -139,7 +139,11 @@ def test_a_running_test_run_keeps_its_detail_and_marks_follow_the_outcome(make_r
             {"type": "tool-result", "id": "n1", "toolCallId": "n1", "toolName": "run_tests", "result": "no tests ran",
              "details": {"passed": 0, "failed": 0, "outcome": "no-tests", "exit_code": 5}},
         ])
+        feed(browser, [{"type": "finish", "messageId": "m", "threadId": "th", "status": "completed", "steps": 4,
+                         "tests": {"passed": 2, "failed": 1, "errors": 0, "skipped": 0}}])
         screenshot(browser, tmp_path / "screens", "outcome-marks")
+        finish = browser.execute_script("return [...document.querySelectorAll('[data-block=finish]')].pop().innerText")
+        assert finish.startswith("completed") and "tests failed" in finish and "1 failed, 2 passed" in finish
     failed = row(browser, "t1")
     assert (failed["status"], failed["mark"], failed["markClass"]) == ("tests-failed", "✕", "state bad")
     assert failed["markTitle"] == "1 failed, 2 passed" and failed["detail"] == "all · 1 failed, 2 passed"

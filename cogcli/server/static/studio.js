@@ -553,8 +553,13 @@
       if (ev.usage && isInt(ev.usage.totalTokens) && ev.usage.totalTokens > 0) stats.push(ev.usage.totalTokens.toLocaleString() + ' tokens');
       if (ev.tests) stats.push(['failed', 'passed'].filter((k) => isInt(ev.tests[k])).map((k) => ev.tests[k] + ' ' + k).join(', '));
       const files = (ev.filesChanged || []).map((f) => el('span', { class: 'file-chip' }, f.path + ' ', el('span', { class: 'plus' }, '+' + f.added), ' ', el('span', { class: 'minus' }, '−' + f.removed)));
+      // a run that completed with failing (or unfinished) tests did not end well: it says so next to its status
+      const t = ev.tests || {};
+      const testsBad = (isInt(t.failed) && t.failed > 0) || (isInt(t.errors) && t.errors > 0) || (typeof ev.testsError === 'string' && ev.testsError !== '');
       this.list.append(el('div', { class: 'panel finish', 'data-block': 'finish', 'data-status': ev.status },
-        el('span', { class: 'badge ' + ev.status }, ev.status), stats.map((s) => el('span', { class: 'stat' }, s)),
+        el('span', { class: 'badge ' + ev.status }, ev.status),
+        testsBad ? el('span', { class: 'badge tests-failed', 'data-outcome': 'tests-failed' }, ev.testsError ? 'tests did not finish' : 'tests failed') : null,
+        stats.map((s) => el('span', { class: 'stat' }, s)),
         files.length ? el('span', { class: 'files' }, files) : null));
       if (this.onFinish) this.onFinish(ev);
     }
