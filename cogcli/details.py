@@ -12,8 +12,8 @@ extra keys, so a field added later never breaks an older reader.
 
 Everything the run, memory and the renderers read of a call's details or arguments is read here,
 by the accessors below — :func:`diff_text`, :func:`file_change_diff`, :func:`changes_view_diff`,
-:func:`read_test_report`, :func:`run_outcome`, :func:`sandbox_note`, :func:`file_argument`,
-:func:`file_touched` — from these shapes (and the loose shapes other tools, MCP servers say,
+:func:`read_test_report`, :func:`read_test_progress`, :func:`run_outcome`, :func:`sandbox_note`,
+:func:`file_argument`, :func:`file_touched` — from these shapes (and the loose shapes other tools, MCP servers say,
 return). Nothing else sniffs a details dict's keys or an argument's name.
 """
 
@@ -329,3 +329,43 @@ def read_test_report(details: Any) -> TestReport | None:
         failures_total=max(total, len(failures)),
     )
 
+
+
+@dataclass(frozen=True, slots=True)
+class TestProgress:
+    """How far a running test run is, from the details of one of its updates (``run_tests``'s
+    per-test update: the counts so far, ``total_so_far``, ``collected`` when the runner knows it,
+    ``current``)."""
+
+    __test__ = False  # not a pytest test class
+
+    #: tests finished so far
+    done: int
+    #: tests the runner collected (None: it does not say)
+    collected: int | None = None
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    #: the test that just finished
+    current: str | None = None
+
+
+def read_test_progress(details: Any) -> TestProgress | None:
+    """The progress a test run's update carries (``total_so_far`` and the counts so far), if any."""
+    if not isinstance(details, dict):
+        return None
+    done = _int(details.get("total_so_far"))
+    if done is None:
+        return None
+    collected = _int(details.get("collected"))
+    current = details.get("current")
+    return TestProgress(
+        done=done,
+        collected=collected if collected is not None and collected > 0 else None,
+        passed=_int(details.get("passed")) or 0,
+        failed=_int(details.get("failed")) or 0,
+        errors=_int(details.get("errors")) or 0,
+        skipped=_int(details.get("skipped")) or 0,
+        current=current if isinstance(current, str) and current else None,
+    )

@@ -106,7 +106,7 @@ Read file  calc/ops.py
   … Run tests  tests/test_ops.py::test_add failed
   … Run tests  tests/test_ops.py::test_sub passed
 Run tests  1 failed, 2 passed
-    FAILED tests/test_ops.py::test_add — assert -1 == 5
+    FAILED tests/test_ops.py::test_add at tests/test_ops.py:5 — assert -1 == 5
 ✗ Edit file  calc/nope.py — FILE_NOT_FOUND: calc/nope.py does not exist
 Edit file  calc/ops.py
     --- a/calc/ops.py

@@ -183,5 +183,5 @@ def test_ctrl_c_at_the_prompt_ends_the_run_interrupted(make_repo) -> None:
 
     assert exit_code == 130, out
     assert out.count(TESTS_PROMPT) == 1
-    assert "Interrupted · 2 steps" in out
+    assert "Aborted · 2 steps" in out
     assert ops(repo).count(UNFIXED) == 2

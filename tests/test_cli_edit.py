@@ -28,7 +28,7 @@ LIVE = "\n".join(
         "  … Run tests  tests/test_ops.py::test_sub passed",
         "  … Run tests  tests/test_ops.py::test_mul passed",
         "Run tests  all · 1 failed, 2 passed",
-        "    FAILED tests/test_ops.py::test_add — assert -1 == 5",
+        "    FAILED tests/test_ops.py::test_add at tests/test_ops.py:5 — assert -1 == 5",
         "test_add fails: add(2, 3) returns -1. Fixing the operator in add (sub keeps its own `a - b`).",
         "Edit file  calc/ops.py",
         "    diff --git a/calc/ops.py b/calc/ops.py",
@@ -184,14 +184,14 @@ def test_tests_still_failing_at_the_end_exit_1(make_repo, tmp_path: Path) -> Non
     )
     out = run_cog(["edit", "--model", f"replay:{cassette}", FIX], repo)
     assert out.returncode == 1, out.stderr
-    assert out.stdout.splitlines()[-3:] == ["I could not fix it.", "", "Done · 2 steps · 1 test failed, 2 passed · 40 tokens"]
+    assert out.stdout.splitlines()[-3:] == ["I could not fix it.", "", "Failed · 2 steps · 1 test failed, 2 passed · 40 tokens"]
 
 
 def test_the_step_limit_exits_1(make_repo) -> None:
     repo = make_repo("calc")
     out = run_cog(["edit", "--max-steps", "2", "--model", REPLAY, FIX], repo)
     assert out.returncode == 1, out.stderr
-    assert out.stdout.splitlines()[-1].startswith("Stopped at the step limit · 2 steps · 1 test failed, 2 passed")
+    assert out.stdout.splitlines()[-1].startswith("Failed · stopped at the step limit · 2 steps · 1 test failed, 2 passed")
 
 
 def test_max_steps_from_config_and_env(make_repo) -> None:
@@ -308,7 +308,7 @@ def test_github_format_live(make_repo, tmp_path: Path) -> None:
     assert lines[:3] == ["I'll look at the code first.", "::group::Read file  calc/ops.py", "::endgroup::"]
     assert "::group::Run tests" in lines
     assert "::error file=tests/test_ops.py,line=5,title=tests/test_ops.py%3A%3Atest_add::assert -1 == 5" in lines
-    assert any(l.startswith("::error title=cog::cog edit: Stopped at the step limit") for l in lines)
+    assert any(l.startswith("::error title=cog::cog edit: Failed · stopped at the step limit") for l in lines)
     assert "**Failing tests**" in summary.read_text()
 
 

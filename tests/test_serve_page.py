@@ -85,6 +85,8 @@ def test_a_run_started_from_the_page_draws_live_and_its_thread_draws_the_same_ro
         assert "tests/test_stream.py::test_first passed" in progress and "1 / 4 tests" in progress, progress
         assert bar.get_attribute("aria-valuenow") == "1" and bar.get_attribute("aria-valuemax") == "4"
         assert browser.find_elements(By.CSS_SELECTOR, 'section.call[data-call-id="t1"] .spinner')
+        # the row keeps the call's own detail; the test that just ended is in the progress line
+        assert browser.find_element(By.CSS_SELECTOR, 'section.call[data-call-id="t1"] .detail').text == "all"
         screenshot(browser, screens, "03-run-tests-progress")
         (repo / "gate.flag").touch()
 
@@ -96,7 +98,7 @@ def test_a_run_started_from_the_page_draws_live_and_its_thread_draws_the_same_ro
         screenshot(browser, screens, "04-run-finished")
 
         assert [(r["id"], r["label"], r["status"]) for r in live_rows] == [
-            ("t1", "Run tests", "ok"), ("e1", "Edit file", "ok"), ("r1", "Read file", "ok")]
+            ("t1", "Run tests", "tests-failed"), ("e1", "Edit file", "ok"), ("r1", "Read file", "ok")]  # a failing test: no green tick
         assert live_rows[0]["detail"] == "all · 1 failed, 3 passed"
         assert live_rows[1]["detail"] == "tests/test_stream.py" and "diff" in live_rows[1]["blocks"]
         assert "tests" in live_rows[0]["blocks"]

@@ -159,9 +159,10 @@ class GithubRenderer:
         return " · ".join(rows) or self.summary.line()
 
     def _failed(self) -> bool:
-        """A run that did not complete, or a call by hand that failed (its failing tests are annotated)."""
+        """A run whose exit code is not 0 (it did not complete, or its last test run failed), or a
+        call by hand that failed (its failing tests are annotated)."""
         if self._run or self.summary.finish is not None:
-            return self.summary.status not in ("completed", None)
+            return self.summary.finish is not None and self.summary.exit_code() != 0
         return any(c.result is not None and c.result.error is not None for c in self.summary.calls.values())
 
     def _annotations(self) -> list[str]:

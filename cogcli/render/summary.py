@@ -11,6 +11,7 @@ from typing import Any
 
 from cogcli.errors import ErrorCode
 from cogcli.events import (
+    ApprovalRequiredEvent,
     BaseEvent,
     ErrorEvent,
     FinishEvent,
@@ -27,13 +28,11 @@ from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_
 from cogcli.presentation import ToolPresentation
 from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, file_argument, read_test_report
 
-STATUS_WORDS = {
-    RunStatus.COMPLETED: "Done",
-    RunStatus.MAX_STEPS: "Stopped at the step limit",
-    RunStatus.ABORTED: "Interrupted",
-    RunStatus.ERROR: "Failed",
-    RunStatus.DENIED: "Denied",
-}
+#: the word a run's last line starts with, by its exit code (:func:`run_exit_code`, the one rule):
+#: ``Done`` only for 0 (completed, and the last test run, if any, passed)
+OUTCOME_WORDS = {EXIT_OK: "Done", EXIT_INTERRUPTED: "Aborted", EXIT_TERMINATED: "Aborted"}
+#: what the last line adds after ``Failed`` when the status says why (tests, errors say it themselves)
+STATUS_REASONS = {RunStatus.MAX_STEPS: "stopped at the step limit"}
 
 
 @dataclass
@@ -45,15 +44,22 @@ class Call:
     presentation: ToolPresentation | None = None
     arguments: Any = None
     result: ToolResultEvent | None = None
+    #: the call's ``label · detail`` as its approval described it (:func:`cogcli.approvals.describe`):
+    #: what a row says of a call that streamed without a presentation, before its result
+    described: str | None = None
 
     @property
     def label(self) -> str:
         p = self.best_presentation
+        if p is None and self.described:
+            return self.described.partition(" · ")[0]
         return p.label if p is not None and p.label else self.tool_name
 
     @property
     def detail(self) -> str | None:
         p = self.best_presentation
+        if p is None and self.described is not None:
+            return self.described.partition(" · ")[2] or None
         return p.detail if p is not None else None
 
     @property
@@ -107,6 +113,9 @@ class RunSummary:
                 c.arguments = event.arguments
         elif isinstance(event, ToolResultEvent):
             self._add_result(event)
+        elif isinstance(event, ApprovalRequiredEvent):
+            for a in event.approvals:
+                self.call(a.tool_call_id, a.tool_name).described = a.description or None
         elif isinstance(event, ErrorEvent):
             self.errors.append(event)
         elif isinstance(event, FinishEvent):
@@ -174,9 +183,24 @@ class RunSummary:
         return run_exit_code(self.status, error_code=error_code, tests_failed=counts[1] if counts else 0,
                              tests_error=self.tests_errored)
 
+    def outcome_word(self) -> str:
+        """How the run ended, in one word that matches its exit code: ``Done`` (0), ``Aborted``
+        (130), ``Denied`` (calls refused), else ``Failed`` (failing or unfinished tests, an error,
+        the step limit); ``Unfinished`` for a stream without its ``finish``."""
+        if self.finish is None:
+            return "Unfinished"
+        code = self.exit_code()
+        if code in OUTCOME_WORDS:
+            return OUTCOME_WORDS[code]
+        return "Denied" if self.status == RunStatus.DENIED else "Failed"
+
     def line(self) -> str:
-        """``Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens``."""
-        parts = [STATUS_WORDS.get(self.status or "", (self.status or "unfinished").replace("_", " ").capitalize())]
+        """``Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens``; a run that
+        did not end well says so first: ``Failed · 2 steps · 1 test failed, 2 passed · 40 tokens``."""
+        parts = [self.outcome_word()]
+        reason = STATUS_REASONS.get(self.status) if self.status is not None else None
+        if reason is not None:
+            parts.append(reason)
         steps = self.finish.steps if self.finish is not None else 0
         parts.append(_plural(steps, "step"))
         files = self.file_stats()
@@ -193,10 +217,18 @@ class RunSummary:
                 parts.append(f"{_plural(failed, 'test')} failed, {passed} passed")
             else:
                 parts.append(f"{_plural(passed, 'test')} passed")
-        usage = self.finish.usage if self.finish is not None else None
-        if usage is not None and (usage.total_tokens or usage.input_tokens or usage.output_tokens):
-            parts.append(f"{_tokens(usage)} tokens")
+        used = usage_words(self.finish.usage if self.finish is not None else None)
+        if used:
+            parts.append(used)
         return " · ".join(parts)
+
+
+def usage_words(usage: Usage | None) -> str | None:
+    """What the run used, for its last line (``5,392 tokens``); None when nothing is known. The one
+    place the last line speaks of usage: cached tokens and cost belong here too."""
+    if usage is None or not (usage.total_tokens or usage.input_tokens or usage.output_tokens):
+        return None
+    return f"{_tokens(usage)} tokens"
 
 
 def _tokens(usage: Usage) -> str:

@@ -7,14 +7,18 @@ of a saved ``--json`` stream and ``cog thread show``::
     Read file  calc/ops.py
       … Run tests  tests/test_ops.py::test_add failed
     Run tests  1 failed, 2 passed
-        FAILED tests/test_ops.py::test_add — assert -1 == 5
+        FAILED tests/test_ops.py::test_add at tests/test_ops.py:5 — assert -1 == 5
     ✗ Edit file  calc/ops.py — EDIT_NO_MATCH: old_text not found in calc/ops.py
 
     Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens
 
 On a terminal a running call's row shows its latest update in place (at most 10 redraws a
-second); anywhere else (a CI log, a pipe) each update is its own indented line so the log reads
-top to bottom. Colour only on a terminal, and never with ``NO_COLOR`` set.
+second) — a test run its count, its bar and the test that just ended,
+``… Run tests  all · 248/2459 · 1 failed · 247 passed  ██░░░░ · tests/test_x.py::test_y`` —;
+anywhere else (a CI log, a pipe) each update is its own indented line so the log reads top to
+bottom. Colour only on a terminal, and never with ``NO_COLOR`` set. The last line says how the run
+ended, in the word its exit code means (:meth:`RunSummary.outcome_word`): ``Done``, ``Failed``,
+``Denied`` or ``Aborted``.
 
 What is cut and what is not, per kind of line: the live row and progress lines are shortened
 (one line each, the terminal's width in place); a failing test's line shows its message's first
@@ -32,6 +36,7 @@ import re
 import shutil
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from typing import TextIO
 
@@ -50,11 +55,14 @@ from cogcli.events import (
 from cogcli.output import content_text
 from cogcli.render.details import (
     ERROR_LINE_LIMIT,
+    Failure,
     MAX_FAILURES_SHOWN,
+    TestProgress,
     TestReport,
     changes_view_diff,
     diff_text,
     first_line,
+    read_test_progress,
     read_test_report,
     run_notes,
     run_outcome,
@@ -188,13 +196,79 @@ def failure_lines(report: TestReport) -> list[str]:
     lines = []
     for f in report.failures[:MAX_FAILURES_SHOWN]:
         message = first_line(f.message)
-        lines.append(f"FAILED {f.name} — {message}" if message else f"FAILED {f.name}")
+        name = f"{f.name} at {where}" if (where := failure_place(f)) else f.name
+        lines.append(f"FAILED {name} — {message}" if message else f"FAILED {name}")
     # counted from the run's total, not from the failures its details kept
     # (a report that lists none: its row's counts say it all)
     hidden = report.failures_total - min(len(report.failures), MAX_FAILURES_SHOWN)
     if hidden > 0 and lines:
         lines.append(f"… and {hidden} more")
     return lines
+
+
+def failure_place(failure: Failure) -> str | None:
+    """``tests/test_number.py:38``: where a failing test failed, as the details say (the reader the
+    GitHub annotations use, :func:`cogcli.details.read_test_report`); None without a line."""
+    if failure.file and failure.line is not None:
+        return f"{failure.file}:{failure.line}"
+    return None
+
+
+# --- a test run's live line: ``Run tests  all · 248/2459 · 1 failed · 247 passed  ████░░░░`` ----
+
+#: cells of the bar a test run's live line draws on a terminal
+BAR_CELLS = 16
+
+
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes (wide East Asian characters two, combining ones none)."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def cut_to(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` columns (ending in ``…`` when cut)."""
+    if columns(text) <= width:
+        return text
+    out, used = "", 0
+    for c in text:
+        w = columns(c)
+        if used + w > width - 1:
+            break
+        out, used = out + c, used + w
+    return out + "…"
+
+
+def progress_bar(done: int, total: int, cells: int = BAR_CELLS) -> str:
+    """``██████░░░░░░``: ``done`` of ``total`` in ``cells`` cells."""
+    filled = min(cells, done * cells // total) if total > 0 else 0
+    return "█" * filled + "░" * (cells - filled)
+
+
+def running_tests_line(head: str, progress: TestProgress, width: int | None = None, *, bar: bool = True, last: str | None = None) -> str:
+    """A running test run in one line: ``head · 248/2459 · 1 failed · 247 passed``, then (``bar``)
+    its bar and the test that just finished (``last``, else the progress's ``current``), as far as
+    they fit in ``width`` columns; the line is cut to ``width`` as a last resort. ``head`` is the
+    row's words (``Run tests  all``), already :func:`visible`; ``last`` is made visible here."""
+    p = progress
+    words = [head, f"{p.done:,}/{p.collected:,}" if p.collected else f"{p.done:,} run"]
+    if p.failed:
+        words.append(f"{p.failed:,} failed")
+    if p.errors:
+        words.append(f"{p.errors:,} {'error' if p.errors == 1 else 'errors'}")
+    words.append(f"{p.passed:,} passed")
+    line = " · ".join(words)
+    tails = []
+    if bar and p.collected:
+        tails.append("  " + progress_bar(p.done, p.collected))
+    if last or p.current:
+        tails.append(" · " + visible(last or p.current or ""))
+    if width is None:
+        return line + "".join(tails)
+    for n in range(len(tails), -1, -1):  # the test's id goes first, then the bar
+        candidate = line + "".join(tails[:n])
+        if columns(candidate) <= width:
+            return candidate
+    return cut_to(line, width)
 
 
 def _bytes(n: int) -> str:
@@ -249,7 +323,7 @@ class TextRenderer:
         self._printed_texts: set[str] = set()
         self._lock = threading.RLock()
         self._live: str | None = None  # what the in-place row shows now
-        self._pending: str | None = None  # a redraw held back by the throttle
+        self._pending: tuple[str, TestProgress | None, str | None] | None = None  # a redraw held back by the throttle
         self._last_draw = float("-inf")
         self._timer: threading.Timer | None = None
 
@@ -264,7 +338,13 @@ class TextRenderer:
                 self._print_texts()
             elif isinstance(event, ToolUpdateEvent):
                 if event.content is not None or event.details is not None or event.presentation is not None:
-                    self._progress(update_text(event, self.summary.call(event.tool_call_id)))
+                    call = self.summary.call(event.tool_call_id)
+                    progress = read_test_progress(event.details) if self.tty else None
+                    if progress is not None:  # on a terminal a test run's line counts, with a bar
+                        last = first_line(event.content, 200) if isinstance(event.content, str) else None
+                        self._progress(self._test_head(event, call), progress, last)
+                    else:
+                        self._progress(update_text(event, call))
             elif isinstance(event, ToolResultEvent):
                 self._result(self.summary.call(event.tool_call_id or event.id))
             elif isinstance(event, ErrorEvent):
@@ -345,6 +425,13 @@ class TextRenderer:
             for line in content_text(result.result).rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + line)
 
+    def _test_head(self, event: ToolUpdateEvent, call: Call) -> str:
+        """The words a running test run's live line starts with: the call's own label and detail
+        (``Run tests  all``, from its presentation or its approval), not the test that just ended."""
+        own = call.best_presentation is not None or call.described is not None
+        label = call.label if own or event.presentation is None or not event.presentation.label else event.presentation.label
+        return f"{label}  {call.detail}" if own and call.detail else label
+
     def _row_words(self, text: str, call: Call) -> str:
         label = visible(call.label)
         if not self.color or not text.startswith(label):
@@ -403,31 +490,37 @@ class TextRenderer:
         except BrokenPipeError:
             self.broken = True
 
-    def _progress(self, text: str) -> None:
+    def _progress(self, text: str, tests: TestProgress | None = None, last: str | None = None) -> None:
+        """A running call's latest update: on a terminal its live line (``tests``: a test run's
+        counts and bar), redrawn in place at most 10 times a second; elsewhere a line of its own."""
         if not self.tty:
             self._line(self._style(UPDATE_PREFIX + text, "dim"))
             return
         now = self.clock()
         if now - self._last_draw < REDRAW_INTERVAL:
-            self._pending = text
+            self._pending = (text, tests, last)
             if self._timer is None:
                 self._timer = threading.Timer(REDRAW_INTERVAL - (now - self._last_draw), self._draw_pending)
                 self._timer.daemon = True
                 self._timer.start()
             return
-        self._draw(text, now)
+        self._draw(text, tests, last, now)
 
     def _draw_pending(self) -> None:
         with self._lock:
             self._timer = None
             if self._pending is not None:
-                self._draw(self._pending, self.clock())
+                self._draw(*self._pending, self.clock())
 
-    def _draw(self, text: str, now: float) -> None:
+    def _draw(self, text: str, tests: TestProgress | None, last: str | None, now: float) -> None:
+        """Redraw the live line: escaped first, then cut to one line of the terminal (by columns,
+        so no escape is cut in half and a wide character does not wrap it)."""
         self._pending = None
         self._last_draw = now
-        width = self.width or shutil.get_terminal_size((100, 24)).columns
-        shown = (UPDATE_PREFIX + text)[: max(10, width - 1)]
+        width = max(10, (self.width or shutil.get_terminal_size((100, 24)).columns) - 1)
+        room = width - len(UPDATE_PREFIX)
+        words = visible(text)
+        shown = UPDATE_PREFIX + (running_tests_line(words, tests, room, last=last) if tests is not None else cut_to(words, room))
         self._erase()
         self._write(self._style(shown, "dim"))
         self._live = shown
@@ -436,7 +529,7 @@ class TextRenderer:
         if self._live is None:
             return
         # with colour: carriage return + "erase line"; without (NO_COLOR): overwrite with spaces
-        self._write("\r\x1b[2K" if self.color else "\r" + " " * len(self._live) + "\r", raw=True)
+        self._write("\r\x1b[2K" if self.color else "\r" + " " * columns(self._live) + "\r", raw=True)
         self._live = None
 
     def _clear_live(self) -> None:

@@ -6,7 +6,7 @@
     GET  /api/runs/{runId}/events           text/event-stream (Last-Event-ID resumes)
     POST /api/runs/{runId}/approvals        {"toolCallId", "approved", "reason"?}
     POST /api/runs/{runId}/abort
-    GET  /api/threads                       stored threads, newest first
+    GET  /api/threads                       stored threads, newest first (``undone``: its last run was undone)
     GET  /api/threads/{threadId}/events     a stored thread as wire events (JSON array, or SSE)
     GET  /api/workspace                     the workspace served and its default model
 """
@@ -236,8 +236,10 @@ def _configured_model(root: Path) -> str | None:
 
 
 def _threads(root: Path) -> list[dict[str, Any]]:
-    """Stored threads, newest first, each with the files its runs changed."""
-    from cogcli.memory import default_store, default_store_path
+    """Stored threads, newest first, each with the files its runs changed and whether its last run
+    was undone (``cog undo`` / ``Session.undo`` left its undo record after it)."""
+    from cogcli.memory import default_store, default_store_path, events_from_entries
+    from cogcli.undo import last_run
 
     if not default_store_path(root).exists():
         return []
@@ -245,7 +247,8 @@ def _threads(root: Path) -> list[dict[str, Any]]:
     with default_store(root) as store:
         for info in store.list_threads(limit=200):
             files: dict[str, dict[str, Any]] = {}
-            for event in store.thread_events(info.id):
+            entries = store.entries(info.id)
+            for event in events_from_entries(info.id, entries):
                 for change in getattr(event, "files_changed", None) or []:
                     seen = files.setdefault(change.path, {"path": change.path, "added": 0, "removed": 0})
                     seen["added"] += change.added
@@ -259,6 +262,7 @@ def _threads(root: Path) -> list[dict[str, Any]]:
                     "createdAt": info.created_at,
                     "updatedAt": info.updated_at,
                     "filesChanged": list(files.values()),
+                    "undone": last_run(entries)[2],
                 }
             )
     return out

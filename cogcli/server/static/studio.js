@@ -239,6 +239,10 @@
     return el('div', { class: 'diff', 'data-block': 'diff' }, table);
   }
 
+  function testWords(counts, outcome) {
+    const words = ['failed', 'errors', 'passed'].filter((k) => isInt(counts[k]) && (counts[k] > 0 || k === 'passed')).map((k) => counts[k] + ' ' + k);
+    return (words.join(', ') || 'tests') + (outcome && outcome !== 'failed' && outcome !== 'passed' ? ' (' + outcome + ')' : '');
+  }
   const COUNT_ORDER = ['failed', 'errors', 'passed', 'skipped', 'xfailed', 'xpassed'];
   function countChips(counts, total) {
     const chips = [];
@@ -267,6 +271,20 @@
     if (details.output_tail) append(block, [el('details', {}, el('summary', {}, 'Output'), el('pre', {}, details.output_tail))]);
     if (details.command) append(block, [el('div', { class: 'command' }, '$ ' + details.command)]);
     return block;
+  }
+  function previewBlock(preview, args) {
+    if (preview && typeof preview === 'object') {
+      const diff = diffOf(preview);
+      if (diff) {
+        const stat = isInt(preview.added) && isInt(preview.removed)
+          ? el('div', { class: 'preview-stat' }, el('span', { class: 'plus' }, '+' + preview.added), ' ', el('span', { class: 'minus' }, '−' + preview.removed))
+          : null;
+        return el('div', { class: 'preview', 'data-block': 'preview' }, stat, diffBlock(diff));
+      }
+      if (typeof preview.command === 'string') return el('div', { class: 'preview', 'data-block': 'preview' }, el('div', { class: 'command' }, '$ ' + preview.command));
+    }
+    if (args === undefined || args === null) return null;
+    return el('div', { class: 'preview', 'data-block': 'preview' }, jsonBlock(args, 'Arguments'));
   }
   function jsonBlock(details, title = 'Details') {
     return el('details', { class: 'json', 'data-block': 'json' }, el('summary', {}, title), el('pre', {}, asText(details)));
@@ -305,6 +323,7 @@
       this.argsChars = 0;
       this.update = null;
       this.updates = 0;
+      this.updatePresentation = null;
       this.result = null;
       this.approval = null;
       this.ended = false;
@@ -326,11 +345,14 @@
     }
     render() {
       const e = this.els;
-      const p = (this.result && this.result.presentation) || this.presentation;
-      const iconName = (p && p.icon) || 'tool';
+      // the call's own presentation; an update's lends a running row its label and icon, never its
+      // detail (a test run's update names the test that just ended: that goes in the progress line)
+      const own = (this.result && this.result.presentation) || this.presentation;
+      const p = own || this.updatePresentation;
+      const iconName = (own && own.icon) || (this.updatePresentation && this.updatePresentation.icon) || 'tool';
       if (this.drawnIcon !== iconName) { clear(e.icon).append(icon(iconName)); this.drawnIcon = iconName; }
-      setText(e.label, p ? p.label : this.toolName);
-      const detail = p ? p.detail || '' : shortArgs(this.arguments);
+      setText(e.label, p && p.label ? p.label : this.toolName);
+      const detail = own ? own.detail || '' : shortArgs(this.arguments);
       setText(e.detail, detail);
       e.detail.title = visible(detail);
       this.node.classList.toggle('waiting', !!(this.approval && this.approval.state === 'pending' && !this.result));
@@ -377,11 +399,14 @@
       const card = el('div', { class: 'approval' + (pending ? '' : ' decided'), 'data-block': 'approval' },
         el('div', { class: 'what' }, el(pending ? 'div' : 'span', {}, a.description || this.toolName), effects ? el(pending ? 'div' : 'span', { class: 'effects' }, effects) : null,
           a.error ? el('div', { class: 'error' }, a.error) : null));
+      // what the call would do, before it is asked: the same diff block as a finished edit, the
+      // command of a test run, else (a tool with no preview) its arguments
+      if (pending) append(card, [previewBlock(a.preview, a.arguments)]);
       if (a.state === 'pending' && this.view.live) {
         const approve = el('button', { class: 'btn approve', type: 'button', onclick: () => this.decide(true) }, 'Approve');
         const deny = el('button', { class: 'btn deny', type: 'button', onclick: () => this.decide(false) }, 'Deny');
         if (a.sending) { approve.disabled = true; deny.disabled = true; }
-        append(card, [approve, deny]);
+        append(card, [el('div', { class: 'actions' }, approve, deny)]);
       } else if (a.state !== 'pending') {
         card.append(el('span', { class: 'badge ' + (a.state === 'approved' ? 'completed' : 'denied') }, a.state === 'approved' ? 'Approved' : 'Denied'));
       }
@@ -408,12 +433,17 @@
       this.drawnResult = true;
       const r = this.result;
       const e = this.els;
-      const failed = r.error !== undefined && r.error !== null;
-      clear(e.state).append(failed ? '✕' : '✓');
-      e.state.className = 'state ' + (failed ? 'bad' : 'ok');
-      e.state.title = failed ? 'failed' : 'done';
+      const failed = (r.error !== undefined && r.error !== null) || (typeof r.errorCode === 'string' && r.errorCode !== '');
+      // a call that ran but whose tests did not pass is no green tick either: a red cross and its counts
+      const report = failed ? null : reportOf(r.details);
+      const outcome = r.details && typeof r.details === 'object' && typeof r.details.outcome === 'string' ? r.details.outcome : null;
+      const testsFailed = !!report && ((isInt(report.counts.failed) && report.counts.failed > 0) || (isInt(report.counts.errors) && report.counts.errors > 0) || (outcome !== null && outcome !== 'passed'));
+      const bad = failed || testsFailed;
+      clear(e.state).append(bad ? '✕' : '✓');
+      e.state.className = 'state ' + (bad ? 'bad' : 'ok');
+      e.state.title = failed ? 'failed' : testsFailed ? testWords(report.counts, outcome) : 'done';
       setText(e.took, ms(r.durationMs));
-      this.node.dataset.status = failed ? 'error' : 'ok';
+      this.node.dataset.status = failed ? 'error' : testsFailed ? 'tests-failed' : 'ok';
       clear(e.body);
       if (this.approval && this.approval.state !== 'pending') e.body.append(this.approvalCard());
       if (failed) {
@@ -480,12 +510,12 @@
         case 'approval-required':
           for (const a of ev.approvals || []) {
             const c = this.call(a.toolCallId, a.toolName);
-            c.approval = { description: a.description, sideEffects: a.sideEffects, state: 'pending' };
+            c.approval = { description: a.description, sideEffects: a.sideEffects, preview: a.preview, arguments: a.arguments, state: 'pending' };
             if (!c.presentation && a.description && a.description !== a.toolName) {
               // the description is the call's presentation, "label · detail": the row says it too
               const cut = a.description.indexOf(' · ');
               c.presentation = cut < 0 ? { label: a.description } : { label: a.description.slice(0, cut), detail: a.description.slice(cut + 3) };
-              c.provisional = true; // the tool's own presentation (with its icon) replaces it when one comes
+              // the result's presentation (with its icon) replaces it
             }
             this.mark(c);
           }
@@ -494,7 +524,7 @@
           const c = this.call(ev.toolCallId, ev.toolName);
           if (ev.arguments !== undefined) c.arguments = ev.arguments;
           if (ev.content !== undefined || ev.details !== undefined) { c.update = ev; c.updates++; }
-          if (ev.presentation && (!c.presentation || c.provisional)) { c.presentation = ev.presentation; c.provisional = false; }
+          if (ev.presentation) c.updatePresentation = ev.presentation;
           this.mark(c);
           break;
         }
@@ -523,8 +553,13 @@
       if (ev.usage && isInt(ev.usage.totalTokens) && ev.usage.totalTokens > 0) stats.push(ev.usage.totalTokens.toLocaleString() + ' tokens');
       if (ev.tests) stats.push(['failed', 'passed'].filter((k) => isInt(ev.tests[k])).map((k) => ev.tests[k] + ' ' + k).join(', '));
       const files = (ev.filesChanged || []).map((f) => el('span', { class: 'file-chip' }, f.path + ' ', el('span', { class: 'plus' }, '+' + f.added), ' ', el('span', { class: 'minus' }, '−' + f.removed)));
+      // a run that completed with failing (or unfinished) tests did not end well: it says so next to its status
+      const t = ev.tests || {};
+      const testsBad = (isInt(t.failed) && t.failed > 0) || (isInt(t.errors) && t.errors > 0) || (typeof ev.testsError === 'string' && ev.testsError !== '');
       this.list.append(el('div', { class: 'panel finish', 'data-block': 'finish', 'data-status': ev.status },
-        el('span', { class: 'badge ' + ev.status }, ev.status), stats.map((s) => el('span', { class: 'stat' }, s)),
+        el('span', { class: 'badge ' + ev.status }, ev.status),
+        testsBad ? el('span', { class: 'badge tests-failed', 'data-outcome': 'tests-failed' }, ev.testsError ? 'tests did not finish' : 'tests failed') : null,
+        stats.map((s) => el('span', { class: 'stat' }, s)),
         files.length ? el('span', { class: 'files' }, files) : null));
       if (this.onFinish) this.onFinish(ev);
     }
@@ -607,6 +642,7 @@
     }
     app.append(el('ul', { class: 'panel list', id: 'threads' }, threads.map((t) =>
       el('li', { 'data-thread-id': t.id }, el('span', { class: 'badge ' + t.status }, t.status),
+        t.undone ? el('span', { class: 'badge undone', title: 'its last run was undone (cog undo)' }, 'undone') : null,
         el('a', { class: 'title', href: withToken('/threads/' + encodeURIComponent(t.id)), title: t.title }, t.title || t.id),
         fileChips(t.filesChanged), el('span', { class: 'when', title: t.updatedAt }, when(t.updatedAt))))));
   }
@@ -645,7 +681,8 @@
     const info = threads.find((t) => t.id === threadId) || { title: threadId, status: '' };
     clear(app);
     app.append(el('div', { class: 'runhead' }, el('div', { class: 'spacer' }, el('h1', {}, info.title || threadId),
-      el('div', { class: 'meta' }, info.status ? el('span', { class: 'badge ' + info.status }, info.status) : null, el('span', {}, threadId),
+      el('div', { class: 'meta' }, info.status ? el('span', { class: 'badge ' + info.status }, info.status) : null,
+        info.undone ? el('span', { class: 'badge undone' }, 'undone') : null, el('span', {}, threadId),
         info.updatedAt ? el('span', {}, when(info.updatedAt)) : null))));
     const view = new RunView(app, { live: false, runId: null });
     window.cogView = view;
