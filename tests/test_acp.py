@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,13 @@ class Agent:
         self.stderr.close()
 
 
+EDIT = {
+    "toolCalls": [
+        {"id": "e1", "name": "edit_file", "arguments": {"path": "calc/ops.py", "old_text": "return a - b\n\n\ndef sub", "new_text": "return a + b\n\n\ndef sub"}}
+    ]
+}
+
+
 def _repo(make_repo: Any) -> Path:
     return make_repo("calc")
 
@@ -152,7 +160,9 @@ async def test_a_turn_draws_calls_with_kinds_titles_locations_progress_and_the_d
 async def test_a_session_is_a_thread_loaded_again_redrawn_and_continued(make_repo, tmp_path: Path) -> None:
     repo = _repo(make_repo)
     first = Editor()
-    async with Agent(first, repo, "--yes", "--model", f"replay:{CASSETTE}", stderr=tmp_path / "err1") as conn:
+    read = {"text": "I'll look at the code first.", "toolCalls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "calc/ops.py", "offset": 2, "limit": 3}}]}
+    cassette = write_cassette(tmp_path / "first.jsonl", [read, {**EDIT, "text": "Fixing the operator in add."}, {"text": "Done."}])
+    async with Agent(first, repo, "--yes", "--model", f"replay:{cassette}", stderr=tmp_path / "err1") as conn:
         session_id = (await conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
         await conn.prompt(session_id=session_id, prompt=[text_block(FIX)])
 
@@ -172,7 +182,11 @@ async def test_a_session_is_a_thread_loaded_again_redrawn_and_continued(make_rep
     drawn_then = {cid: (c["title"], c["kind"], c["status"]) for cid, c in first.calls().items()}
     editor.updates = replayed
     drawn_now = {cid: (c["title"], c["kind"], c["status"]) for cid, c in editor.calls().items()}
-    assert drawn_now == drawn_then  # the same rows as live
+    assert drawn_now == drawn_then and set(drawn_now) == {"call_1", "e1"}  # the same rows as live
+    read_call = editor.calls()["call_1"]["start"]
+    assert [(loc.path, loc.line) for loc in read_call.locations] == [(str(repo / "calc" / "ops.py"), 2)]  # the read range's first line
+    edit_done = editor.calls()["e1"]["updates"][-1]
+    assert [c.type for c in edit_done.content] == ["content", "diff"]
     assert "Fixing the operator" in "".join(u.content.text for u in editor.of("agent_message_chunk"))
 
     assert response.stop_reason == "end_turn"
@@ -181,13 +195,6 @@ async def test_a_session_is_a_thread_loaded_again_redrawn_and_continued(make_rep
     assert [t["id"] for t in threads] == [session_id]  # continued, not a new thread
     shown = subprocess.run([*cog_argv(), "thread", "show", "--json", session_id], cwd=repo, env=cog_env(), capture_output=True, text=True, timeout=60)
     assert [json.loads(line)["type"] for line in shown.stdout.splitlines()].count("start") == 2
-
-
-EDIT = {
-    "toolCalls": [
-        {"id": "e1", "name": "edit_file", "arguments": {"path": "calc/ops.py", "old_text": "return a - b\n\n\ndef sub", "new_text": "return a + b\n\n\ndef sub"}}
-    ]
-}
 
 
 @pytest.mark.parametrize(("answer", "changed", "stop"), [("allow_once", True, "end_turn"), ("reject_once", False, "refusal")])
@@ -300,6 +307,9 @@ async def test_embedded_context_reaches_the_model_and_stdout_stays_json_rpc(make
     is JSON-RPC, even with an instruction file note (said on stderr)."""
     repo = _repo(make_repo)
     (repo / "AGENTS.md").write_text("Be brief.\n")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("Never seen.\n")
+    (repo / "calc" / "AGENTS.md").symlink_to(outside)  # left out, and a note says so: on stderr
     cassette = write_cassette(tmp_path / "t.jsonl", [{"text": "Seen."}])
     observed: list[str] = []
     argv = cog_argv()
@@ -316,6 +326,7 @@ async def test_embedded_context_reaches_the_model_and_stdout_stays_json_rpc(make
             response = await conn.prompt(session_id=session_id, prompt=[text_block("Read the note"), resource, link])
     assert response.stop_reason == "end_turn"
     assert all(json.loads(line).get("jsonrpc") == "2.0" for line in observed)
+    assert "calc/AGENTS.md not read" in (tmp_path / "err").read_text()
     shown = subprocess.run([*cog_argv(), "thread", "show", "--json", session_id], cwd=repo, env=cog_env(), capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     from cogcli.memory import default_store
@@ -325,3 +336,24 @@ async def test_embedded_context_reaches_the_model_and_stdout_stays_json_rpc(make
     assert user.content.startswith("Read the note")
     assert "notes.txt" in user.content and "the secret word is PLUM" in user.content
     assert "calc/ops.py (referenced" in user.content
+
+
+@pytest.mark.slow  # starts an MCP server
+async def test_the_editors_mcp_servers_are_added_like_mcp(make_repo, tmp_path: Path) -> None:
+    repo = _repo(make_repo)
+    server = acp_schema.McpServerStdio(
+        name="progress",
+        command=sys.executable,
+        args=[str(Path(__file__).with_name("mcp_progress_server.py"))],
+        env=[acp_schema.EnvVariable(name="COG_TEST_MARK", value="1")],
+    )
+    editor = Editor()
+    cassette = Path(__file__).resolve().parents[1] / "fixtures" / "cassettes" / "mcp_progress.jsonl"
+    async with Agent(editor, repo, "--yes", "--model", f"replay:{cassette}", stderr=tmp_path / "err") as conn:
+        session_id = (await conn.new_session(cwd=str(repo), mcp_servers=[server])).session_id
+        response = await conn.prompt(session_id=session_id, prompt=[text_block("Count three items")])
+    assert response.stop_reason == "end_turn", (tmp_path / "err").read_text()
+    call = editor.calls()["call_1"]
+    assert (call["title"], call["kind"], call["status"]) == ("Count items · progress-demo", "other", "completed")
+    progress = [u.content[0].content.text for u in call["updates"] if u.status == "in_progress" and u.content]
+    assert progress == ["item 1 of 3", "item 2 of 3", "item 3 of 3"]
