@@ -49,6 +49,9 @@ class Editor:
 
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> acp_schema.RequestPermissionResponse:
         self.permissions.append(acp_schema.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options))
+        if self.answer == "never":  # a person who walks away: only a cancel ends the turn
+            self.seen.set()
+            await anyio.sleep_forever()
         if self.answer is None:
             return acp_schema.RequestPermissionResponse(outcome=acp_schema.DeniedOutcome(outcome="cancelled"))
         return acp_schema.RequestPermissionResponse(outcome=acp_schema.AllowedOutcome(outcome="selected", option_id=self.answer))
@@ -225,6 +228,31 @@ async def test_the_editor_is_asked_before_an_edit(make_repo, tmp_path: Path, ans
         done = call["updates"][-1]
         assert done.raw_output["errorCode"] == "DENIED"
         assert "DENIED" in done.content[0].content.text
+
+
+async def test_cancel_while_the_editor_is_asked_refuses_the_call_and_ends_the_turn(make_repo, tmp_path: Path) -> None:
+    repo = _repo(make_repo)
+    before = (repo / "calc" / "ops.py").read_text()
+    cassette = write_cassette(tmp_path / "edit.jsonl", [EDIT, {"text": "Still here."}])
+    editor = Editor("never")
+    async with Agent(editor, repo, "--model", f"replay:{cassette}", stderr=tmp_path / "err") as conn:
+        session_id = (await conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        result: list[Any] = []
+
+        async def turn() -> None:
+            result.append(await conn.prompt(session_id=session_id, prompt=[text_block("Fix add")]))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(turn)
+            with anyio.fail_after(60):
+                await editor.seen.wait()
+            await conn.cancel(session_id=session_id)
+        assert result[0].stop_reason == "cancelled"
+        assert (repo / "calc" / "ops.py").read_text() == before
+        assert editor.calls()["e1"]["status"] == "failed"
+        editor.answer = "allow_once"
+        again = await conn.prompt(session_id=session_id, prompt=[text_block("Are you there?")])
+    assert again.stop_reason == "end_turn" and "Still here." in editor.text()
 
 
 def _slow_repo(make_repo: Any) -> Path:
