@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+import pytest
 from acp import schema as acp_schema
 from acp.helpers import embedded_text_resource, resource_block, resource_link_block, text_block
 
@@ -90,7 +91,7 @@ def test_without_a_preview_the_request_says_what_the_call_would_do() -> None:
     assert permission_tool_call(command, ROOT).content[0].content.text == "Runs: pytest -q"
 
 
-async def _answer(option: str | None):
+def _answer(option: str | None):
     async def request(tool_call, options):
         assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]
         outcome = (
@@ -102,8 +103,6 @@ async def _answer(option: str | None):
 
     return request
 
-
-import pytest  # noqa: E402
 
 
 @pytest.mark.anyio
@@ -130,7 +129,7 @@ async def test_the_editors_answers_are_decisions_and_always_is_remembered_per_to
 
 @pytest.mark.anyio
 async def test_a_cancelled_answer_refuses_the_call() -> None:
-    approver = EditorApprover(await _answer(None), ROOT)
+    approver = EditorApprover(_answer(None), ROOT)
     decision = (await approver([Approval(tool_call_id="c1", tool_name="write_file", description="Write")]))["c1"]
     assert not decision.approved
 

@@ -20,7 +20,6 @@ Everything read of a call's details or arguments is read through :mod:`cogcli.de
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -43,7 +42,7 @@ from cogcli.output import content_text
 from cogcli.presentation import ToolPresentation
 from cogcli.shown import visible
 
-#: what a mapper looks a tool up by: its name → the tool (or None: an unknown tool)
+#: the tools a mapper reads declarations from (a session's :meth:`~cogcli.session.Session.run_tools`)
 ToolLookup = Callable[[], Iterable[Any]]
 
 #: the ACP tool kinds (``schema.ToolKind``): a tool declaring anything else is drawn as "other"
@@ -292,8 +291,3 @@ _HANDLERS: dict[str, Callable[[EventMapper, Any], list[Any]]] = {
     "tool-result": EventMapper._result,
     "error": EventMapper._error,
 }
-
-
-def raw_text(value: Any) -> str:
-    """A value as text for a person: strings as they are, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
