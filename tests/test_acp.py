@@ -126,7 +126,10 @@ async def test_initialize_says_what_cog_supports(make_repo, tmp_path: Path) -> N
 async def test_a_turn_draws_calls_with_kinds_titles_locations_progress_and_the_diff(make_repo, tmp_path: Path) -> None:
     repo = _repo(make_repo)
     editor = Editor()
-    async with Agent(editor, repo, "--yes", "--model", f"replay:{CASSETTE}", stderr=tmp_path / "err") as conn:
+    # the demo's turns without its second test run (the tests run once, before the fix)
+    turns = [json.loads(line) for line in CASSETTE.read_text().splitlines()[1:]]
+    cassette = write_cassette(tmp_path / "fix.jsonl", [{k: v for k, v in t.items() if k != "type"} for t in turns[:3]] + [{"text": "Fixing the operator in add: done."}])
+    async with Agent(editor, repo, "--yes", "--model", f"replay:{cassette}", stderr=tmp_path / "err") as conn:
         session = await conn.new_session(cwd=str(repo), mcp_servers=[])
         assert session.session_id.startswith("thr_")
         response = await conn.prompt(session_id=session.session_id, prompt=[text_block(FIX)])
@@ -135,7 +138,7 @@ async def test_a_turn_draws_calls_with_kinds_titles_locations_progress_and_the_d
     assert "Fixing the operator" in editor.text()
 
     calls = editor.calls()
-    read, tests, edit, again = (calls[f"call_{i}"] for i in range(1, 5))
+    read, tests, edit = (calls[f"call_{i}"] for i in range(1, 4))
     assert (read["kind"], read["title"]) == ("read", "Read file · calc/ops.py")
     assert read["start"].locations[0].path == str(repo / "calc" / "ops.py")  # absolute
     assert (tests["kind"], edit["kind"]) == ("execute", "edit")
@@ -385,3 +388,30 @@ async def test_the_editors_mcp_servers_are_added_like_mcp(make_repo, tmp_path: P
     assert (call["title"], call["kind"], call["status"]) == ("Count items · progress-demo", "other", "completed")
     progress = [u.content[0].content.text for u in call["updates"] if u.status == "in_progress" and u.content]
     assert progress == ["item 1 of 3", "item 2 of 3", "item 3 of 3"]
+
+
+async def test_sigterm_aborts_the_running_turn_keeps_its_thread_and_exits_143(make_repo, tmp_path: Path) -> None:
+    repo = _slow_repo(make_repo)
+    cassette = write_cassette(tmp_path / "slow.jsonl", [{"toolCalls": [{"id": "t1", "name": "run_tests", "arguments": {}}]}])
+    editor = Editor()
+    editor.watch = lambda u: sum(1 for _, x in editor.updates if x.session_update == "tool_call_update" and x.content) >= 3
+    agent = Agent(editor, repo, "--yes", "--model", f"replay:{cassette}", stderr=tmp_path / "err")
+    stopped: list[Any] = []
+    async with agent as conn:
+        session_id = (await conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        async with anyio.create_task_group() as tg:
+
+            async def turn() -> None:  # the turn still ends, cancelled, before cog exits
+                stopped.append(await conn.prompt(session_id=session_id, prompt=[text_block("Run the tests")]))
+
+            tg.start_soon(turn)
+            with anyio.fail_after(60):
+                await editor.seen.wait()
+            agent.process.terminate()
+            with anyio.fail_after(10):
+                code = await agent.process.wait()
+    assert code == 143, (tmp_path / "err").read_text()
+    assert [r.stop_reason for r in stopped] == ["cancelled"]
+    assert "Traceback" not in (tmp_path / "err").read_text()
+    listed = subprocess.run([*cog_argv(), "thread", "list", "--json"], cwd=repo, env=cog_env(), capture_output=True, text=True, timeout=60)
+    assert [(t["id"], t["status"]) for t in json.loads(listed.stdout)] == [(session_id, "aborted")]

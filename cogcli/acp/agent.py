@@ -317,11 +317,24 @@ class CogAgent:
 
     # --- the end ----------------------------------------------------------------------------
 
-    async def aclose(self) -> None:
-        """Abort what still runs and close every session (the model, MCP servers, the store)."""
+    def abort_all(self, reason: str) -> None:
+        """Abort every running turn (each ends ``cancelled``, its thread kept)."""
         for opened in self.sessions.values():
             if opened.abort is not None:
-                opened.abort.abort("the editor closed the connection")
+                opened.abort.abort(reason)
+
+    async def wait_idle(self, timeout: float = 10.0) -> None:
+        """Wait (at most ``timeout`` seconds) until no turn is running."""
+        import anyio
+
+        with anyio.move_on_after(timeout):
+            while any(opened.abort is not None for opened in self.sessions.values()):
+                await anyio.sleep(0.02)
+
+    async def aclose(self) -> None:
+        """Abort what still runs, let it end, and close every session (the model, MCP servers, the store)."""
+        self.abort_all("the editor closed the connection")
+        await self.wait_idle()
         for opened in list(self.sessions.values()):
             try:
                 await opened.session.aclose()
@@ -406,11 +419,33 @@ class _FileTransport(asyncio.WriteTransport):
         self.closing = True
 
 
-async def serve_stdio(options: AcpOptions) -> None:
-    """Serve ACP on stdin/stdout until the editor closes stdin."""
+async def serve_stdio(options: AcpOptions) -> int | None:
+    """Serve ACP on stdin/stdout until the editor closes stdin, or a SIGINT/SIGTERM: then the
+    running turns are aborted (their threads kept, as Ctrl-C keeps cog edit's) and serving ends.
+    Returns the signal received, if one was."""
+    import signal
+
+    import anyio
+
     reader, writer = await _stdio()
     agent = CogAgent(options)
+    received: list[int] = []
     try:
-        await acp.run_agent(agent, writer, reader)
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for signum in signals:
+                        received.append(signum)
+                        log.warning("%s: stopping", signal.Signals(signum).name)
+                        agent.abort_all(f"interrupted by {signal.Signals(signum).name}")
+                        await agent.wait_idle()  # the turns end (cancelled) and say so before the connection closes
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(watch)
+            await acp.run_agent(agent, writer, reader)
+            tg.cancel_scope.cancel()
     finally:
         await agent.aclose()
+    return received[0] if received else None

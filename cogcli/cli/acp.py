@@ -68,7 +68,5 @@ def acp_command(
         no_instructions=no_instructions,
         yes=yes,
     )
-    try:
-        anyio.run(serve_stdio, options)
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+    received = anyio.run(serve_stdio, options)
+    raise typer.Exit(128 + received if received else 0)
