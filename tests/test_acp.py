@@ -255,7 +255,12 @@ async def test_cancel_while_the_editor_is_asked_refuses_the_call_and_ends_the_tu
         assert editor.calls()["e1"]["status"] == "failed"
         editor.answer = "allow_once"
         again = await conn.prompt(session_id=session_id, prompt=[text_block("Are you there?")])
-    assert again.stop_reason == "end_turn" and "Still here." in editor.text()
+        assert again.stop_reason == "end_turn" and "Still here." in editor.text()
+        # the model fails (the cassette has no more turns): the turn ends, the editor is told why
+        failed = await conn.prompt(session_id=session_id, prompt=[text_block("And now?")])
+    assert failed.stop_reason == "end_turn"
+    assert failed.field_meta["cog"]["status"] == "error" and failed.field_meta["cog"]["threadId"] == session_id
+    assert "cog: cassette" in editor.text() and "exhausted" in editor.text()
 
 
 def _slow_repo(make_repo: Any) -> Path:

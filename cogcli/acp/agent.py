@@ -181,8 +181,10 @@ class CogAgent:
         if existing is not None and existing.abort is not None:
             raise _error(INVALID_REQUEST, f"session {session_id} has a prompt running; cancel it first")
         opened = existing or self._open(cwd, mcp_servers, session_id, must_exist=True)
-        store = opened.session.store()
-        entries = store.entries(session_id)
+        try:
+            entries = opened.session.store().entries(session_id)
+        except Exception as exc:
+            raise _error(INTERNAL_ERROR, f"cannot read session {session_id} from the thread store of {opened.root}: {exc}") from None
         texts = {(s.entry.message_id or f"msg_{s.seq}"): s.entry.content for s in entries if isinstance(s.entry, UserEntry)}
         mapper = EventMapper(opened.root, opened.session.run_tools, user_texts=texts)
         for event in events_from_entries(session_id, entries):
@@ -291,9 +293,7 @@ class CogAgent:
             approver.on_allowed = running
         try:
             try:
-                store = session.store()
-                if store.resolve_id(opened.id) != opened.id:  # the session's first turn: its thread, under its id
-                    store.create_thread(opened.id, title=instruction, model=getattr(session.model, "name", None))
+                self._make_thread(opened, instruction)
                 result = await session.run(instruction, thread=opened.id, approve=approver, on_event=handle, signal=abort)
             except CogError as exc:
                 await outbox.flush()
@@ -309,6 +309,22 @@ class CogAgent:
             usage=_usage(result.usage),
             field_meta={"cog": {"status": status, "threadId": result.thread_id, **({"errorCode": result.error_code} if result.error_code else {})}},
         )
+
+    @staticmethod
+    def _make_thread(opened: _Session, instruction: str) -> None:
+        """The session's thread, under the session's id, made on its first turn (a session never
+        prompted leaves no thread behind)."""
+        import sqlite3
+
+        from cogcli.session import RunNotStarted, store_problem
+
+        session = opened.session
+        try:
+            store = session.store()
+            if store.resolve_id(opened.id) != opened.id:
+                store.create_thread(opened.id, title=instruction, model=getattr(session.model, "name", None))
+        except (OSError, sqlite3.Error) as exc:  # .cog a file, a full disk
+            raise RunNotStarted(store_problem(opened.root, exc)) from exc
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         opened = self.sessions.get(session_id)
