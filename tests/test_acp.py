@@ -420,3 +420,10 @@ async def test_sigterm_aborts_the_running_turn_keeps_its_thread_and_exits_143(ma
     assert "Traceback" not in (tmp_path / "err").read_text()
     listed = subprocess.run([*cog_argv(), "thread", "list", "--json"], cwd=repo, env=cog_env(), capture_output=True, text=True, timeout=60)
     assert [(t["id"], t["status"]) for t in json.loads(listed.stdout)] == [(session_id, "aborted")]
+
+
+def test_a_directory_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run([*cog_argv(), "acp", "-C", str(tmp_path / "nope")], env=cog_env(), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "cannot start in" in done.stderr and "nope" in done.stderr

@@ -50,9 +50,16 @@ def acp_command(
         except OSError as exc:
             fail(f"cannot start in {str(directory)!r}: {exc.strerror or exc}")
 
+    import sys
+
     import anyio
 
     from cogcli.acp.agent import AcpOptions, serve_stdio
+
+    if sys.stdin.isatty():
+        from cogcli.shown import say
+
+        say("cog acp speaks JSON-RPC on stdin and stdout: an editor starts it (Ctrl-D ends it)")
 
     options = AcpOptions(
         model=model,
