@@ -23,6 +23,7 @@ from cogcli.approvals import Decision, Decisions
 from cogcli.context import AbortSignal
 from cogcli.events import Approval
 from cogcli.presentation import ToolPresentation
+from cogcli.shown import visible
 
 log = logging.getLogger("cogcli")
 
@@ -57,7 +58,7 @@ def permission_tool_call(approval: Approval, root: Path, mapper: EventMapper | N
     locations = mapper.call_locations(state) if mapper is not None and state is not None else None
     return acp_schema.ToolCallUpdate(
         tool_call_id=approval.tool_call_id,
-        title=title_of(approval.tool_name, presentation) if presentation is not None else approval.description,
+        title=title_of(approval.tool_name, presentation) if presentation is not None else visible(approval.description, one_line=True),
         kind=kind_of(tool),  # type: ignore[arg-type]
         status="pending",
         content=content,
