@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from acp import schema as acp_schema
 from acp.helpers import (
@@ -46,7 +46,7 @@ from cogcli.shown import visible
 ToolLookup = Callable[[], Iterable[Any]]
 
 #: the ACP tool kinds (``schema.ToolKind``): a tool declaring anything else is drawn as "other"
-TOOL_KINDS = frozenset(acp_schema.ToolKind.__args__)  # type: ignore[attr-defined]
+TOOL_KINDS = frozenset(get_args(acp_schema.ToolKind))
 
 
 def title_of(tool_name: str, presentation: ToolPresentation | None) -> str:
