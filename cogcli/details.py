@@ -13,7 +13,7 @@ extra keys, so a field added later never breaks an older reader.
 Everything the run, memory and the renderers read of a call's details or arguments is read here,
 by the accessors below — :func:`diff_text`, :func:`file_change_diff`, :func:`changes_view_diff`,
 :func:`read_test_report`, :func:`read_test_progress`, :func:`run_outcome`, :func:`sandbox_note`,
-:func:`file_argument`, :func:`file_touched` — from these shapes (and the loose shapes other tools, MCP servers say,
+:func:`file_argument`, :func:`line_argument`, :func:`file_touched` — from these shapes (and the loose shapes other tools, MCP servers say,
 return). Nothing else sniffs a details dict's keys or an argument's name.
 """
 
@@ -210,6 +210,16 @@ def file_argument(arguments: Any) -> str | None:
     """The file a call's arguments name (:data:`FILE_ARGUMENT`), if they name one."""
     value = arguments.get(FILE_ARGUMENT) if isinstance(arguments, dict) else None
     return value if isinstance(value, str) else None
+
+
+#: the argument that names the first line a call reads (read_file's ``offset``, 1-based)
+LINE_ARGUMENT = "offset"
+
+
+def line_argument(arguments: Any) -> int | None:
+    """The first line a call's arguments ask for (:data:`LINE_ARGUMENT`), if they ask for one."""
+    value = arguments.get(LINE_ARGUMENT) if isinstance(arguments, dict) else None
+    return _int(value) if _int(value) is not None and value >= 1 else None
 
 
 #: error codes that say a call meant to change a file left it as it was

@@ -237,6 +237,12 @@ class Session:
 
         return await Cogitator(store).run(agent, input=instruction, thread_id=thread_id, on_event=handle, signal=signal, approve=approve)
 
+    def run_tools(self) -> list[Tool[Any]]:
+        """The tools a run of this session is given: the workspace's, then the MCP servers' once
+        a run started them. For a front end that draws calls by what their tools declare (``kind``,
+        ``presentation``); empty before :meth:`prepare`."""
+        return [*(self._run_tools or []), *(self._mcp_tools or [])]
+
     async def _started_mcp_tools(self) -> list[Tool[Any]]:
         """The tools of the settings' MCP servers, started once for the session's life."""
         if self._mcp_tools is None:

@@ -1,0 +1,467 @@
+"""cog as an ACP agent (:class:`CogAgent`), and :func:`serve_stdio`, which runs it on stdin/stdout.
+
+Each ACP session is a cog :class:`~cogcli.session.Session` on the workspace its ``cwd`` is in,
+opened exactly as ``cog edit`` opens one (settings, model, tools, sandbox, secret rules, trust of
+the workspace's commands, journal, instructions, context window). A session's id is the id of the
+thread its turns continue, so ``session/load`` of an id redraws that stored thread and a later
+prompt goes on in it.
+
+stdout carries JSON-RPC and nothing else: :func:`serve_stdio` keeps the real stdout for the
+connection and points file descriptor 1 at stderr, so a stray ``print``, a warning or a child
+process writing to its stdout cannot break the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import acp
+from acp import schema as acp_schema
+from acp.helpers import update_tool_call
+
+from cogcli.acp.mapping import EventMapper
+from cogcli.acp.permissions import EditorApprover
+from cogcli.acp.prompt import instruction_of
+from cogcli.context import AbortSignal
+from cogcli.errors import CogError
+from cogcli.events import RunStatus
+
+log = logging.getLogger("cogcli")
+
+#: JSON-RPC error codes (the SDK's :class:`acp.RequestError` helpers use the same)
+INVALID_PARAMS = -32602
+INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
+#: a session/load of a thread this workspace does not have
+NOT_FOUND = -32002
+
+#: how a run's end is an ACP stop reason (an error is said in the agent's message; the turn ended)
+STOP_REASONS: dict[str, str] = {
+    RunStatus.COMPLETED: "end_turn",
+    RunStatus.MAX_STEPS: "max_turn_requests",
+    RunStatus.ABORTED: "cancelled",
+    RunStatus.DENIED: "refusal",
+    RunStatus.ERROR: "end_turn",
+}
+
+
+@dataclass
+class AcpOptions:
+    """What ``cog acp``'s flags say, for every session it opens (as ``cog edit``'s do for its run)."""
+
+    model: str | None = None
+    max_steps: int | None = None
+    test_command: str | None = None
+    timeout: float | None = None
+    mcp: list[str] = field(default_factory=list)
+    sandbox: str | None = None
+    allow_secrets: list[str] = field(default_factory=list)
+    pass_env: list[str] = field(default_factory=list)
+    sandbox_writable: list[str] = field(default_factory=list)
+    context_window: int | None = None
+    no_instructions: bool = False
+    #: --yes: every call runs, nobody is asked
+    yes: bool = False
+
+
+def mcp_commands(servers: Sequence[Any] | None) -> list[str]:
+    """The editor's MCP servers as ``--mcp`` command lines. Servers over stdio only (cog's MCP
+    client starts commands); an environment the editor gives one is set with ``env NAME=VALUE``."""
+    commands = []
+    for server in servers or []:
+        if not isinstance(server, acp_schema.McpServerStdio):
+            log.warning("MCP server %r is not a stdio server; cog starts only stdio servers, so it is left out", getattr(server, "name", "?"))
+            continue
+        env = [f"{e.name}={e.value}" for e in server.env or []]
+        argv = ["env", *env, server.command, *server.args] if env else [server.command, *server.args]
+        commands.append(shlex.join(argv))
+    return commands
+
+
+def _error(code: int, message: str, **data: Any) -> acp.RequestError:
+    return acp.RequestError(code, message, data or None)
+
+
+class _Outbox:
+    """A turn's session updates, sent in order by one task; the run hands them over without
+    waiting (its ``on_event`` is a plain function)."""
+
+    def __init__(self, conn: Any, session_id: str) -> None:
+        self.conn = conn
+        self.session_id = session_id
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.task = asyncio.ensure_future(self._pump())
+
+    def put(self, update: Any) -> None:
+        self.queue.put_nowait(update)
+
+    async def _pump(self) -> None:
+        while True:
+            update = await self.queue.get()
+            try:
+                await self.conn.session_update(self.session_id, update)
+            except Exception as exc:  # the editor went away: the run goes on, its thread is kept
+                log.debug("a session update could not be sent: %s", exc)
+            finally:
+                self.queue.task_done()
+
+    async def flush(self) -> None:
+        await self.queue.join()
+
+    async def close(self) -> None:
+        await self.flush()
+        self.task.cancel()
+
+
+@dataclass
+class _Session:
+    id: str
+    root: Path
+    session: Any
+    approver: EditorApprover | None
+    #: the running turn's abort signal (None between turns)
+    abort: AbortSignal | None = None
+
+
+class CogAgent:
+    """The ACP agent: ``initialize``, ``session/new``, ``session/load``, ``session/prompt``,
+    ``session/cancel`` (see :mod:`cogcli.acp`)."""
+
+    def __init__(self, options: AcpOptions | None = None) -> None:
+        self.options = options or AcpOptions()
+        self.conn: Any = None
+        self.sessions: dict[str, _Session] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    # --- initialize -------------------------------------------------------------------------
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any) -> acp.InitializeResponse:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            ours = version("cogcli")
+        except PackageNotFoundError:
+            ours = "0"
+        return acp.InitializeResponse(
+            protocol_version=acp.PROTOCOL_VERSION,
+            agent_capabilities=acp_schema.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=acp_schema.PromptCapabilities(embedded_context=True, image=False, audio=False),
+                mcp_capabilities=acp_schema.McpCapabilities(http=False, sse=False),
+            ),
+            agent_info=acp_schema.Implementation(name="cog", title="cog", version=ours),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> acp.AuthenticateResponse:
+        return acp.AuthenticateResponse()
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    async def new_session(self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **kwargs: Any) -> acp.NewSessionResponse:
+        from cogcli.memory import new_thread_id
+
+        opened = self._open(cwd, mcp_servers, new_thread_id())
+        return acp.NewSessionResponse(session_id=opened.id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **kwargs: Any) -> acp.LoadSessionResponse:
+        from cogcli.memory import UserEntry, events_from_entries
+
+        existing = self.sessions.get(session_id)
+        if existing is not None and existing.abort is not None:
+            raise _error(INVALID_REQUEST, f"session {session_id} has a prompt running; cancel it first")
+        opened = existing or self._open(cwd, mcp_servers, session_id, must_exist=True)
+        try:
+            entries = opened.session.store().entries(session_id)
+        except Exception as exc:
+            raise _error(INTERNAL_ERROR, f"cannot read session {session_id} from the thread store of {opened.root}: {exc}") from None
+        texts = {(s.entry.message_id or f"msg_{s.seq}"): s.entry.content for s in entries if isinstance(s.entry, UserEntry)}
+        mapper = EventMapper(opened.root, opened.session.run_tools, user_texts=texts)
+        for event in events_from_entries(session_id, entries):
+            for update in mapper.updates(event):
+                await self.conn.session_update(session_id, update)
+        return acp.LoadSessionResponse()
+
+    def _open(self, cwd: str, mcp_servers: list[Any] | None, session_id: str, *, must_exist: bool = False) -> _Session:
+        from cogcli.config import load_settings
+        from cogcli.session import Session
+        from workspace_tools.hostfiles import repository
+
+        where = Path(cwd).expanduser()
+        where = (where if where.is_absolute() else Path.cwd() / where).resolve()
+        if not where.is_dir():
+            raise _error(INVALID_PARAMS, f"the session's cwd {str(where)!r} is not a directory", cwd=cwd)
+        found = repository(where)
+        if found is None:
+            raise _error(
+                INVALID_PARAMS,
+                f"{str(where)!r} is not in a git repository, and cog works on one (git_diff, undo and the change "
+                "summary need it): open a folder inside a repository, or make this one a repository with `git init`",
+                cwd=cwd,
+            )
+        root = Path(found.work_tree)
+        opts = self.options
+        try:
+            settings = load_settings(
+                root,
+                model=opts.model,
+                test_command=opts.test_command,
+                max_steps=opts.max_steps,
+                timeout=opts.timeout,
+                mcp_servers=[*opts.mcp, *mcp_commands(mcp_servers)] or None,
+                sandbox=opts.sandbox,
+                allow_secrets=opts.allow_secrets,
+                pass_env=opts.pass_env,
+                sandbox_writable=opts.sandbox_writable,
+                context_window=opts.context_window,
+                instructions=not opts.no_instructions,
+            )
+            # never a prompt on a terminal: the workspace's own commands run only once approved (cog trust)
+            session = Session.open(settings, cwd=where, interactive=False)
+        except CogError as exc:
+            raise _error(INVALID_PARAMS, exc.message, errorCode=exc.code) from None
+        if must_exist:
+            try:
+                known = session.has_threads() and session.store().resolve_id(session_id) == session_id
+            except Exception as exc:
+                session.close()
+                raise _error(INTERNAL_ERROR, f"cannot read the thread store of {root}: {exc}") from None
+            if not known:
+                session.close()
+                raise _error(NOT_FOUND, f"no session {session_id!r} in {root} (the session ids are cog's thread ids: cog thread list)", sessionId=session_id)
+        approver = None if opts.yes else EditorApprover(self._requester(session_id), root)
+        opened = _Session(session_id, root, session, approver)
+        self.sessions[session_id] = opened
+        return opened
+
+    def _requester(self, session_id: str) -> Any:
+        async def request(tool_call: Any, options: list[Any]) -> Any:
+            return await self.conn.request_permission(session_id=session_id, tool_call=tool_call, options=options)
+
+        return request
+
+    # --- prompts ----------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> acp.PromptResponse:
+        opened = self.sessions.get(session_id)
+        if opened is None:
+            raise _error(NOT_FOUND, f"no session {session_id!r}: start one with session/new or load it with session/load", sessionId=session_id)
+        if opened.abort is not None:
+            raise _error(INVALID_REQUEST, f"session {session_id} is already running a prompt; wait for it or cancel it")
+        instruction = instruction_of(prompt, opened.root)
+        if not instruction.strip():
+            raise _error(INVALID_PARAMS, "the prompt is empty; say what to do")
+        abort = AbortSignal()
+        opened.abort = abort
+        try:
+            return await self._turn(opened, instruction, abort)
+        finally:
+            opened.abort = None
+
+    async def _turn(self, opened: _Session, instruction: str, abort: AbortSignal) -> acp.PromptResponse:
+        session = opened.session
+        outbox = _Outbox(self.conn, opened.id)
+        mapper = EventMapper(opened.root, session.run_tools)
+        approver = opened.approver
+        if approver is not None:
+            approver.mapper, approver.signal, approver.before_asking = mapper, abort, outbox.flush
+
+        def needs_approval(name: str) -> bool:
+            tool = mapper.tool(name)
+            return approver is not None and bool(getattr(tool, "side_effects", None))  # the approver says when it runs
+
+        def handle(event: Any) -> None:
+            for update in mapper.updates(event):
+                outbox.put(update)
+            if getattr(event, "type", None) == "tool-call-end" and not needs_approval(event.tool_name):
+                outbox.put(update_tool_call(event.id, status="in_progress"))
+
+        def running(call_id: str) -> None:  # an approved call runs now
+            outbox.put(update_tool_call(call_id, status="in_progress"))
+
+        if approver is not None:
+            approver.on_allowed = running
+        try:
+            try:
+                self._make_thread(opened, instruction)
+                result = await session.run(instruction, thread=opened.id, approve=approver, on_event=handle, signal=abort)
+            except CogError as exc:
+                await outbox.flush()
+                raise _error(INTERNAL_ERROR, exc.message, errorCode=exc.code) from None
+            await outbox.flush()
+        finally:
+            await outbox.close()
+            if approver is not None:
+                approver.mapper = approver.signal = approver.before_asking = approver.on_allowed = None
+        status = str(result.status)
+        return acp.PromptResponse(
+            stop_reason=STOP_REASONS.get(status, "end_turn"),  # type: ignore[arg-type]
+            usage=_usage(result.usage),
+            field_meta={"cog": {"status": status, "threadId": result.thread_id, **({"errorCode": result.error_code} if result.error_code else {})}},
+        )
+
+    @staticmethod
+    def _make_thread(opened: _Session, instruction: str) -> None:
+        """The session's thread, under the session's id, made on its first turn (a session never
+        prompted leaves no thread behind)."""
+        import sqlite3
+
+        from cogcli.session import RunNotStarted, store_problem
+
+        session = opened.session
+        try:
+            store = session.store()
+            if store.resolve_id(opened.id) != opened.id:
+                store.create_thread(opened.id, title=instruction, model=getattr(session.model, "name", None))
+        except (OSError, sqlite3.Error) as exc:  # .cog a file, a full disk
+            raise RunNotStarted(store_problem(opened.root, exc)) from exc
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        opened = self.sessions.get(session_id)
+        if opened is not None and opened.abort is not None:
+            opened.abort.abort("cancelled in the editor")
+
+    # --- the end ----------------------------------------------------------------------------
+
+    def abort_all(self, reason: str) -> None:
+        """Abort every running turn (each ends ``cancelled``, its thread kept)."""
+        for opened in self.sessions.values():
+            if opened.abort is not None:
+                opened.abort.abort(reason)
+
+    async def wait_idle(self, timeout: float = 10.0) -> None:
+        """Wait (at most ``timeout`` seconds) until no turn is running."""
+        import anyio
+
+        with anyio.move_on_after(timeout):
+            while any(opened.abort is not None for opened in self.sessions.values()):
+                await anyio.sleep(0.02)
+
+    async def aclose(self) -> None:
+        """Abort what still runs, let it end, and close every session (the model, MCP servers, the store)."""
+        self.abort_all("the editor closed the connection")
+        await self.wait_idle()
+        for opened in list(self.sessions.values()):
+            try:
+                await opened.session.aclose()
+            except Exception:
+                log.debug("closing session %s failed", opened.id, exc_info=True)
+        self.sessions.clear()
+
+
+def _usage(usage: Any) -> acp_schema.Usage | None:
+    if usage is None or not (usage.input_tokens or usage.output_tokens):
+        return None
+    return acp_schema.Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.total_tokens or usage.input_tokens + usage.output_tokens,
+        cached_read_tokens=usage.cached_input_tokens,
+        cached_write_tokens=getattr(usage, "cache_write_tokens", None),
+    )
+
+
+# --- stdin/stdout ----------------------------------------------------------------------------
+
+
+async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """The connection's streams: stdin, and the real stdout — after which file descriptor 1 is
+    stderr, so nothing else in the process (or a child it starts) can write into the stream.
+    Pipes and sockets (what an editor gives) are read and written by the event loop; a regular
+    file (``cog acp < requests > replies``) through a thread and plain writes."""
+    loop = asyncio.get_running_loop()
+    sys.stdout.flush()
+    wire = os.dup(1)  # not inherited by children (Python's default)
+    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    except ValueError:  # not a pipe
+        _feed_from_thread(loop, reader, sys.stdin.fileno())
+    protocol = asyncio.streams.FlowControlMixin()
+    try:
+        transport, _ = await loop.connect_write_pipe(lambda: protocol, os.fdopen(wire, "wb", buffering=0, closefd=False))
+    except ValueError:  # not a pipe
+        transport = _FileTransport(wire)
+    os.dup2(2, 1)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)  # type: ignore[arg-type]
+
+
+def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
+    import threading
+
+    def feed() -> None:
+        try:
+            while chunk := os.read(fd, 65536):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+        finally:
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=feed, name="cog-acp-stdin", daemon=True).start()
+
+
+class _FileTransport(asyncio.WriteTransport):
+    """Writes to a file descriptor that is no pipe, at once (a regular file does not block)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self.fd = fd
+        self.closing = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(bytes(data))
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def can_write_eof(self) -> bool:
+        return False
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def close(self) -> None:
+        self.closing = True
+
+    def abort(self) -> None:
+        self.closing = True
+
+
+async def serve_stdio(options: AcpOptions) -> int | None:
+    """Serve ACP on stdin/stdout until the editor closes stdin, or a SIGINT/SIGTERM: then the
+    running turns are aborted (their threads kept, as Ctrl-C keeps cog edit's) and serving ends.
+    Returns the signal received, if one was."""
+    import signal
+
+    import anyio
+
+    reader, writer = await _stdio()
+    agent = CogAgent(options)
+    received: list[int] = []
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for signum in signals:
+                        received.append(signum)
+                        log.warning("%s: stopping", signal.Signals(signum).name)
+                        agent.abort_all(f"interrupted by {signal.Signals(signum).name}")
+                        await agent.wait_idle()  # the turns end (cancelled) and say so before the connection closes
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(watch)
+            await acp.run_agent(agent, writer, reader)
+            tg.cancel_scope.cancel()
+    finally:
+        await agent.aclose()
+    return received[0] if received else None
