@@ -5,7 +5,8 @@
 - :mod:`cogcli.cli.edit` — ``cog edit``;
 - :mod:`cogcli.cli.tools` — ``cog tool``, ``cog tools``;
 - :mod:`cogcli.cli.threads` — ``cog render``, ``cog schema``, ``cog thread``, ``cog undo``;
-- :mod:`cogcli.cli.serve` — ``cog trust``, ``cog mcp``, ``cog serve``.
+- :mod:`cogcli.cli.serve` — ``cog trust``, ``cog mcp``, ``cog serve``;
+- :mod:`cogcli.cli.chat` — ``cog chat`` (and plain ``cog`` on a terminal).
 
 Each module declares its commands on :data:`app` when imported; they are imported here in the
 order ``cog --help`` lists them. The bodies of the commands live in :mod:`cogcli.commands`.
@@ -13,5 +14,6 @@ order ``cog --help`` lists them. The bodies of the commands live in :mod:`cogcli
 
 from cogcli.cli.app import app, main
 from cogcli.cli import edit, tools, threads, serve  # noqa: F401,E402 (declare the commands, in this order)
+from cogcli.cli import chat  # noqa: F401,E402 (cog chat)
 
 __all__ = ["app", "main"]
