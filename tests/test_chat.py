@@ -154,7 +154,9 @@ def test_compact_and_model_switch_change_what_the_next_request_holds(tmp_path: P
         send(child, "/model openai:gpt-4o")
         child.expect(r"model: openai:gpt-4o from the next instruction on")
         child.expect(PROMPT)
-        send(child, "and now?")
+        child.send("\x1b[200~and now?\nsecond line\x1b[201~")  # a bracketed paste of two lines: one message
+        child.send("\x1b\r")  # Alt-Enter: a new line, not sent yet
+        send(child, "third")
         child.expect("second answer")
         child.expect(PROMPT)
         assert leave(child) == 0
@@ -164,7 +166,7 @@ def test_compact_and_model_switch_change_what_the_next_request_holds(tmp_path: P
     # the next run's model read the summary (the user's words kept) instead of the conversation
     users = user_texts(after)
     assert users[0].startswith(SUMMARY_MARK) and "tell me about x" in users[0] and "SUMMARY: asked about x" in users[0]
-    assert users[1] == "and now?"
+    assert users[1] == "and now?\nsecond line\nthird"
     assert not any(m["role"] == "assistant" for m in after.body["messages"])
     assert after.body["model"] == "gpt-4o" and server.requests[0].body["model"] == "gpt-4o-mini"
 

@@ -39,6 +39,7 @@ A coding agent for the command line.
 \b
   cog edit "Fix the failing test"            run the agent in this repository
   cog edit --json "…" | cog render           JSON lines out, the same rows back
+  cog chat                                   talk with the agent (plain cog on a terminal too)
   cog tool run_tests                         run one workspace tool, no model
   cog tools                                  the tools, with their parameters
 

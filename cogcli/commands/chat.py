@@ -31,7 +31,7 @@ from cogcli.config import load_settings
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
 from cogcli.events import RunStatus
-from cogcli.exit_codes import EXIT_OK, EXIT_USAGE
+from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from cogcli.render import Renderer, make_renderer
 from cogcli.session import Session, make_tools
 from cogcli.shown import say, visible
@@ -69,7 +69,7 @@ def run_chat(opts: ChatOptions) -> int:
         say(exc.message)
         return EXIT_USAGE
     try:
-        approve = make_approver("ask")
+        getattr(make_approver("ask"), "close", lambda: None)()  # a terminal to ask on: checked before the first prompt
         thread_id = _thread_to_continue(session, opts)
     except ConfigError as exc:
         session.close()
@@ -77,11 +77,12 @@ def run_chat(opts: ChatOptions) -> int:
         return EXIT_USAGE
     import anyio
 
-    chat = Chat(session, opts, approve, ChatState(model=str(settings.model), thread_id=thread_id))
+    chat = Chat(session, opts, ChatState(model=str(settings.model), thread_id=thread_id))
     try:
         code = anyio.run(chat.loop)
+    except KeyboardInterrupt:  # Ctrl-C in the moment between a run and the prompt: leave quietly
+        code = EXIT_INTERRUPTED
     finally:
-        getattr(approve, "close", lambda: None)()
         chat.session.close()
     return leave_lingering_tools(code)
 
@@ -121,10 +122,9 @@ class _ChatOutput(RunOutput):
 class Chat:
     """One ``cog chat``: the prompt, the runs, the slash commands."""
 
-    def __init__(self, session: Session, opts: ChatOptions, approve: Any, state: ChatState) -> None:
+    def __init__(self, session: Session, opts: ChatOptions, state: ChatState) -> None:
         self.session = session
         self.opts = opts
-        self.approve = approve
         self.state = state
         #: Ctrl-C was pressed on an empty line (once more leaves)
         self.interrupted = False
@@ -139,12 +139,6 @@ class Chat:
             while True:
                 try:
                     line = await prompt.prompt_async()
-                except KeyboardInterrupt:
-                    if self.interrupted:
-                        return EXIT_OK
-                    self.interrupted = True
-                    _print(LEAVE_HINT)
-                    continue
                 except EOFError:
                     return EXIT_OK
                 self.interrupted = False
@@ -163,6 +157,7 @@ class Chat:
 
     def _prompt_session(self) -> Any:
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.application import run_in_terminal
         from prompt_toolkit.key_binding import KeyBindings
 
         from cogcli.chat.history import WorkspaceHistory
@@ -175,8 +170,11 @@ class Chat:
             if buffer.text:
                 buffer.reset()
                 self.interrupted = False
-            else:
-                event.app.exit(exception=KeyboardInterrupt())
+            elif self.interrupted:
+                event.app.exit(exception=EOFError())
+            else:  # said above the prompt, which stays: no moment without it to catch the second
+                self.interrupted = True
+                run_in_terminal(lambda: _print(LEAVE_HINT))
 
         @keys.add("escape", "enter")
         def _newline(event: Any) -> None:
@@ -208,7 +206,15 @@ class Chat:
     async def run(self, instruction: str) -> None:
         """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws."""
         output = _ChatOutput(make_renderer("text"), self.state)
-        result, received = await run_watched(self.session, instruction, output, thread=self.state.thread_id, approve=self.approve)
+        try:  # each run its own approver, as cog edit's: an "always" answer holds for that run only
+            approve = make_approver("ask")
+        except ConfigError as exc:
+            say(exc.message)
+            return
+        try:
+            result, received = await run_watched(self.session, instruction, output, thread=self.state.thread_id, approve=approve)
+        finally:
+            getattr(approve, "close", lambda: None)()
         close_output(result, output, "text")
         thread_id = getattr(result, "thread_id", None)
         if thread_id:
