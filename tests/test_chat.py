@@ -105,6 +105,10 @@ def test_instructions_run_in_one_thread_with_approvals_then_diff_undo_and_ctrl_d
         assert leave(child) == 0
     listed = run_cog(["thread", "list", "-C", str(repo)], repo)
     assert thread_id in listed.stdout and listed.stdout.count("thr_") == 1
+    with OpenAIServer([]) as server, chat(repo, server_env(server), "--last") as child:  # the conversation goes on
+        child.expect(f"continuing thread {thread_id}")
+        child.expect(PROMPT)
+        assert leave(child) == 0
 
 
 @pytest.mark.slow
@@ -149,6 +153,8 @@ def test_compact_and_model_switch_change_what_the_next_request_holds(tmp_path: P
         child.expect(PROMPT)
         send(child, "/compact")
         child.expect(r"Context compacted: 2 messages summarized · \d+ → \d+ tokens")
+        send(child, "/thread")
+        child.expect(r"context: compacted \(counted again at the next instruction\)")
         send(child, "/model bogus:thing")
         child.expect(r"unknown model provider 'bogus'")
         send(child, "/model openai:gpt-4o")

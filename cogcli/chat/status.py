@@ -28,11 +28,14 @@ class ChatState:
     runs: list[str] = field(default_factory=list)
     #: the runs that ended with their ``finish``
     finished: int = 0
+    #: the conversation was compacted since the last run (its size is counted again by the next)
+    compacted: bool = False
 
     def handle(self, event: Any) -> None:
         """Fold in one event of a run."""
         kind = getattr(event, "type", None)
         if kind == "start":
+            self.compacted = False
             self.thread_id = event.thread_id
             self.runs.append(event.message_id)
             if event.context_window:
@@ -62,10 +65,13 @@ class ChatState:
     def new_thread(self) -> None:
         self.thread_id = None
         self.context_tokens = None
+        self.compacted = False
 
     # --- words -------------------------------------------------------------------------
 
     def context_text(self) -> str:
+        if self.compacted:
+            return "context: compacted (counted again at the next instruction)"
         used = self.context_tokens
         if used is None:
             return "context: nothing sent yet" if self.window is None else f"context: 0 of {_tokens(self.window)}"

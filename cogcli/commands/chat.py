@@ -311,7 +311,7 @@ class Chat:
         if event is None:
             _print("Stopped; nothing was compacted." if abort.aborted else "Nothing to compact yet.")
             return
-        self.state.context_tokens = None  # the next run's first request says how much is left
+        self.state.compacted = True  # the next run's first request says how much is left
         _print(compaction_text(event.model_copy(update={"context_window": self.state.window})) + " (estimated)")
 
 
