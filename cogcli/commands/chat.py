@@ -33,7 +33,7 @@ from cogcli.errors import CogError, ConfigError
 from cogcli.events import RunStatus
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from cogcli.render import Renderer, make_renderer
-from cogcli.session import Session, make_tools
+from cogcli.session import Session, make_tools, store_problem
 from cogcli.shown import say, visible
 
 log = logging.getLogger("cogcli")
@@ -74,6 +74,10 @@ def run_chat(opts: ChatOptions) -> int:
     except ConfigError as exc:
         session.close()
         say(exc.message)
+        return EXIT_USAGE
+    except OSError as exc:  # the thread store: .cog a file, a full disk
+        session.close()
+        say(store_problem(session.root, exc))
         return EXIT_USAGE
     import anyio
 
