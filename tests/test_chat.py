@@ -111,7 +111,6 @@ def test_instructions_run_in_one_thread_with_approvals_then_diff_undo_and_ctrl_d
         assert leave(child) == 0
 
 
-@pytest.mark.slow
 def test_ctrl_c_stops_a_slow_test_run_and_the_chat_goes_on_in_the_thread(make_repo) -> None:
     repo = make_repo("slowtests")  # one test waits for gate.flag, which nobody makes
     script = [Reply("Running them.", [ToolCall("t1", "run_tests", {})]), Reply("Still here.")]

@@ -64,7 +64,7 @@ def run_chat(opts: ChatOptions) -> int:
         return EXIT_USAGE
     try:
         settings = load_settings(opts.root, **_setting_flags(opts))
-        session = Session.open(settings, cwd=opts.cwd, make_tools=make_tools)
+        session = Session.open(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
     except ConfigError as exc:
         say(exc.message)
         return EXIT_USAGE
@@ -89,6 +89,16 @@ def run_chat(opts: ChatOptions) -> int:
     finally:
         chat.session.close()
     return leave_lingering_tools(code)
+
+
+_noted: set[str] = set()
+
+
+def _note_once(note: str) -> None:
+    """A note about the instruction files (one left out, one cut), said once a chat, not every run."""
+    if note not in _noted:
+        _noted.add(note)
+        say(note)
 
 
 def _setting_flags(opts: ChatOptions, model: str | None = None) -> dict[str, Any]:
@@ -259,7 +269,7 @@ class Chat:
             return
         try:
             settings = load_settings(self.opts.root, **_setting_flags(self.opts, model))
-            session = Session.open(settings, cwd=self.opts.cwd, make_tools=make_tools)
+            session = Session.open(settings, cwd=self.opts.cwd, make_tools=make_tools, on_note=_note_once)
         except ConfigError as exc:
             say(exc.message)
             return
