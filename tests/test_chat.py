@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pexpect
-import pytest
 from cli_helpers import cog_argv, cog_env, repo_with, run_cog
 from model_servers import OpenAIServer, RecordedRequest, Reply, ToolCall
 
