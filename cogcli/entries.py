@@ -106,8 +106,20 @@ class UndoEntry(_Entry):
     files: list[str] = Field(default_factory=list)
 
 
+class CompactionEntry(_Entry):
+    """The conversation before this entry was compacted on request (``cog chat``'s ``/compact``):
+    the history a model reads from then on has ``content`` (a summary, the user's words kept)
+    in place of everything before it. Memory keeps every earlier entry whole."""
+
+    kind: Literal["compaction"] = "compaction"
+    content: str
+    #: the conversation's estimated tokens before and after
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+
+
 Entry: TypeAlias = Annotated[
-    UserEntry | AssistantEntry | ToolResultEntry | RunEndEntry | UndoEntry, Field(discriminator="kind")
+    UserEntry | AssistantEntry | ToolResultEntry | RunEndEntry | UndoEntry | CompactionEntry, Field(discriminator="kind")
 ]
 _ENTRY = TypeAdapter(Entry, config=ConfigDict(defer_build=True))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from cogcli.entries import CompactionEntry
 from cogcli.memory import AssistantEntry, StoredEntry, ToolResultEntry, UserEntry
 from cogcli.models.base import Message
 
@@ -31,6 +32,9 @@ def build_history(instructions: str, entries: Iterable[StoredEntry]) -> list[Mes
         if isinstance(entry, UserEntry):
             close_turn()
             messages.append(Message(role="user", content=entry.content))
+        elif isinstance(entry, CompactionEntry):  # compacted on request: the summary stands for all before it
+            close_turn()
+            messages[:] = [m for m in messages if m.role == "system"] + [Message(role="user", content=entry.content)]
         elif isinstance(entry, AssistantEntry):
             close_turn()
             if not entry.content and not entry.tool_calls:

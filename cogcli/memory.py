@@ -270,7 +270,7 @@ class ThreadStore:
         out: list[StoredEntry] = []
         for r in rows:
             data = json.loads(r["data"])
-            if data.get("kind") not in ("user", "assistant", "tool_result", "run_end", "undo"):
+            if data.get("kind") not in ("user", "assistant", "tool_result", "run_end", "undo", "compaction"):
                 continue  # written by a newer cog
             out.append(StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=_ENTRY.validate_python(data)))
         return out

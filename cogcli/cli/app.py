@@ -39,6 +39,7 @@ A coding agent for the command line.
 \b
   cog edit "Fix the failing test"            run the agent in this repository
   cog edit --json "…" | cog render           JSON lines out, the same rows back
+  cog chat                                   talk with the agent (plain cog on a terminal too)
   cog tool run_tests                         run one workspace tool, no model
   cog tools                                  the tools, with their parameters
 
@@ -57,7 +58,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     add_completion=False,
-    no_args_is_help=True,
+    invoke_without_command=True,  # plain `cog`: the chat on a terminal, else the help (_no_command)
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 thread_app = typer.Typer(help="Stored threads: list them, or redraw one as it ran.", no_args_is_help=True, rich_markup_mode=None)
@@ -198,6 +199,18 @@ def _main(ctx: typer.Context, verbose: Annotated[bool, typer.Option("--verbose",
     _setup_logging(verbose)
     if ctx.invoked_subcommand not in BRIEF_COMMANDS:
         resume_gc()
+    if ctx.invoked_subcommand is None:
+        _no_command(ctx)
+
+
+def _no_command(ctx: typer.Context) -> NoReturn:
+    """Plain ``cog``: on a terminal it opens ``cog chat``; otherwise it prints the help and exits 2."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        from cogcli.cli.chat import chat
+
+        chat()
+    typer.echo(ctx.get_help())
+    raise typer.Exit(2)
 
 
 

@@ -5,6 +5,7 @@ optionally commits what the run changed."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from dataclasses import dataclass, field
@@ -131,29 +132,15 @@ def run_edit(opts: EditOptions) -> int:
         return _failed_before_run(opts.format, exc.message, exc.code)
 
     renderer = make_renderer(opts.format)
-    output = _RunOutput(renderer)
+    output = RunOutput(renderer)
     try:
         result, received = anyio.run(_run, session, opts, output, approve)
     finally:
         getattr(approve, "close", lambda: None)()
         session.close()
-    if isinstance(result, CogError) and output.start is None:  # found before the run started: nothing ran
-        exit_code = EXIT_USAGE if isinstance(result, ConfigError) else EXIT_TASK_FAILED
-        say(result.message)
-        if opts.format == "jsonl":
-            _end_stream(renderer, EventEmitter(), result.message, result.code)
-        else:
-            renderer.close()
-        return exit_code
-    if output.finish is None:  # the run broke off without its finish (it never should): end the stream
-        message = result.message if isinstance(result, CogError) else "the run ended unexpectedly"
-        say(message)
-        emitter = EventEmitter()
-        emitter.seq = output.next_seq
-        start = output.start
-        _end_stream(output, emitter, message, getattr(result, "code", None), message_id=getattr(start, "message_id", None), thread_id=getattr(start, "thread_id", ""))
-    else:
-        renderer.close()
+    not_started = close_output(result, output, opts.format)
+    if not_started is not None:
+        return not_started
 
     # what the run's end means is the session's to say; a broken-off run failed
     code = exit_status(result) if output.finish is not None and not isinstance(result, CogError) else EXIT_TASK_FAILED
@@ -169,7 +156,34 @@ def run_edit(opts: EditOptions) -> int:
     return leave_lingering_tools(code)
 
 
-class _RunOutput:
+def close_output(result: Any, output: RunOutput, fmt: str) -> int | None:
+    """Close the run's output after :func:`run_watched`. A run that never started (``result`` a
+    :class:`CogError` found before its start event) is said on stderr (with ``--json`` also as an
+    ``error`` and a ``finish`` line) and its exit code returned (2 configuration, 1 otherwise); a
+    run that broke off without its ``finish`` (it never should) gets one; otherwise the renderer is
+    closed. Returns None when the run started."""
+    renderer = output.renderer
+    if isinstance(result, CogError) and output.start is None:  # found before the run started: nothing ran
+        exit_code = EXIT_USAGE if isinstance(result, ConfigError) else EXIT_TASK_FAILED
+        say(result.message)
+        if fmt == "jsonl":
+            _end_stream(renderer, EventEmitter(), result.message, result.code)
+        else:
+            renderer.close()
+        return exit_code
+    if output.finish is None:  # the run broke off without its finish (it never should): end the stream
+        message = result.message if isinstance(result, CogError) else "the run ended unexpectedly"
+        say(message)
+        emitter = EventEmitter()
+        emitter.seq = output.next_seq
+        start = output.start
+        _end_stream(output, emitter, message, getattr(result, "code", None), message_id=getattr(start, "message_id", None), thread_id=getattr(start, "thread_id", ""))
+    else:
+        renderer.close()
+    return None
+
+
+class RunOutput:
     """Where the run's events go: the renderer, plus what the command needs to know of them —
     a renderer whose output's reader went away (``| head -1``) aborts the run rather than
     letting it go on changing files nobody sees; the start and finish seen."""
@@ -208,19 +222,34 @@ class _RunOutput:
         self.renderer.close()
 
 
-async def _run(session: Session, opts: EditOptions, output: _RunOutput, approve: Approve | None) -> tuple[Any, list[int]]:
-    """Run under the signal watch. An error found before the run starts (an MCP server that
-    cannot start, an unknown thread, the thread store) is returned, not raised, so it reaches the
-    caller as itself and not wrapped in the signal watch's task group."""
+async def _run(session: Session, opts: EditOptions, output: RunOutput, approve: Approve | None) -> tuple[Any, list[int]]:
+    """The one run of ``cog edit``; the session is closed under the same signal watch."""
+    return await run_watched(session, opts.instruction, output, thread=opts.thread, last=opts.last, approve=approve, close_session=True)
+
+
+async def run_watched(
+    session: Session,
+    instruction: str,
+    output: RunOutput,
+    *,
+    thread: str | None = None,
+    last: bool = False,
+    approve: Approve | None = None,
+    close_session: bool = False,
+) -> tuple[Any, list[int]]:
+    """Run ``instruction`` in ``session`` under the signal watch (Ctrl-C and SIGTERM abort the run,
+    which ends with its ``finish``; the signals received are returned beside the result), its
+    events drawn by ``output``. An error found before the run starts (an MCP server that cannot
+    start, an unknown thread, the thread store) is returned, not raised, so it reaches the caller
+    as itself and not wrapped in the signal watch's task group. ``close_session``: close the
+    session after the run, still under the watch (``cog edit``; ``cog chat`` keeps it open)."""
     abort = AbortSignal()
     output.abort = abort
     async with abort_on_signals(abort) as received:
         result: Any = None
         try:
-            async with session:
-                result = await session.run(
-                    opts.instruction, thread=opts.thread, last=opts.last, approve=approve, on_event=output.handle, signal=abort
-                )
+            async with session if close_session else contextlib.nullcontext(session):
+                result = await session.run(instruction, thread=thread, last=last, approve=approve, on_event=output.handle, signal=abort)
         except CogError as exc:
             result = exc if result is None else result
         except Exception as exc:  # closing what the run started failed: the run's own end stands

@@ -33,6 +33,8 @@ from cogcli.session.tools import make_model, make_tools
 if TYPE_CHECKING:
     from cogcli.approvals import Approve
     from cogcli.context import AbortSignal, UpdateCallback
+    from cogcli.events import CompactionEvent
+    from cogcli.models.base import UsageReport
     from cogcli.memory import ThreadInfo, ThreadStore
     from cogcli.result import ToolResult
     from cogcli.runtime import EventCallback, RunResult
@@ -256,6 +258,53 @@ class Session:
                 names = {t.name for t in self._run_tools or []}
                 self._mcp_tools = await self._stack.enter_async_context(mcp_tools(settings.mcp_servers, names, cwd=cwd))
         return self._mcp_tools
+
+    async def compact(
+        self, thread: str, *, signal: AbortSignal | None = None, on_usage: Callable[[UsageReport], Any] | None = None
+    ) -> CompactionEvent | None:
+        """Compact the conversation of ``thread`` now, on request (``cog chat``'s ``/compact``): the
+        model summarizes it (as a run's compaction does; a list of the calls made if asking fails)
+        and the summary, the user's own words kept, is added to the thread as a ``compaction``
+        entry. Later runs' models read it in place of everything before it; memory keeps every
+        entry whole. Returns what was compacted (estimated tokens before and after), None when
+        there is nothing to compact (no model turn yet) or ``signal`` aborted it (nothing kept).
+        ``on_usage`` gets the summary request's usage. Raises :class:`ConfigError` for an unknown thread."""
+        import anyio
+
+        from cogcli.compaction import CHARS_PER_TOKEN, SUMMARY_PROMPT, estimate_message, estimate_messages, mechanical_summary, model_summary, summary_message, transcript
+        from cogcli.context import cancel_on_abort
+        from cogcli.entries import CompactionEntry
+        from cogcli.events import CompactionEvent
+        from cogcli.history import build_history
+        from cogcli.models.base import Message
+
+        if self.model is None:
+            self.prepare()
+        store = self.store()
+        thread_id = store.resolve_id(thread)
+        if thread_id is None:
+            raise ConfigError(f"no thread {thread!r} (list them with `cog thread list`)")
+        conversation = build_history("", store.entries(thread_id))
+        if not any(m.role == "assistant" for m in conversation):
+            return None
+        chars = int((self.settings.context_window or 32_000) * 0.5 * CHARS_PER_TOKEN)
+        request = [Message(role="system", content=SUMMARY_PROMPT), Message(role="user", content="The work so far:\n\n" + transcript(conversation, max_chars=chars))]
+        text: str | None = None
+        try:
+            async with anyio.create_task_group() as tg:
+                if signal is not None:
+                    tg.start_soon(cancel_on_abort, signal, tg.cancel_scope)
+                text = await model_summary(self.model, request, on_usage=on_usage)
+                tg.cancel_scope.cancel()
+        except Exception as exc:  # the model could not be asked: the calls made stand in
+            log.warning("asking the model for a summary failed (%s); a list of the calls made stands in", exc)
+            text = mechanical_summary(conversation)
+        if text is None or (signal is not None and signal.aborted):
+            return None
+        message = summary_message(conversation, text if text.strip() else mechanical_summary(conversation))
+        before, after = estimate_messages(conversation), estimate_message(message)
+        store.append(thread_id, [CompactionEntry(content=message.content, tokens_before=before, tokens_after=after)])
+        return CompactionEvent(reason="requested", tokens_before=before, tokens_after=after, summarized_messages=len(conversation), summary_tokens=after)
 
     # --- threads ----------------------------------------------------------------------------
 

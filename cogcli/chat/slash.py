@@ -1,0 +1,45 @@
+"""The slash commands of ``cog chat``: what each does (for ``/help`` and the completion menu) and
+how a typed line is told apart from an instruction."""
+
+from __future__ import annotations
+
+#: name → (argument, what it does), in the order /help lists them
+COMMANDS: dict[str, tuple[str, str]] = {
+    "/undo": ("", "put back the files the last run changed"),
+    "/diff": ("", "what this session changed: each file its runs wrote, as it was before them against now"),
+    "/model": ("PROVIDER:MODEL", "use this model from the next instruction on (no argument: say which is used)"),
+    "/compact": ("", "summarize the conversation now; the model reads the summary instead of it from then on"),
+    "/thread": ("", "the thread's id, the context used and left, this session's tokens and cost"),
+    "/new": ("", "start a new thread with the next instruction"),
+    "/help": ("", "this list"),
+    "/exit": ("", "leave (Ctrl-D does too)"),
+}
+
+
+def parse(line: str) -> tuple[str, str] | None:
+    """``(name, argument)`` when ``line`` is a slash command, None when it is an instruction. A
+    first word with another ``/`` in it (``/usr/bin/env is missing``) is a path, so an instruction."""
+    if not line.startswith("/"):
+        return None
+    word, _, rest = line.partition(" ")
+    word = word.split("\n", 1)[0]
+    if "/" in word[1:] or len(word) < 2:
+        return None
+    return word.lower(), rest.strip()
+
+
+def help_text() -> str:
+    width = max(len(f"{name} {arg}".rstrip()) for name, (arg, _) in COMMANDS.items())
+    lines = [f"  {f'{name} {arg}'.rstrip():<{width}}  {what}" for name, (arg, what) in COMMANDS.items()]
+    keys = [
+        "",
+        "  Enter sends; Alt-Enter or a trailing \\ starts a new line; a paste stays one message.",
+        "  Ctrl-C stops a run (the thread is kept) or clears the line; twice on an empty line, or Ctrl-D, leaves.",
+    ]
+    return "\n".join(["Commands:", *lines, *keys])
+
+
+def unknown_text(name: str) -> str:
+    from cogcli.shown import visible
+
+    return f"unknown command {visible(name, one_line=True)}; the commands are {', '.join(COMMANDS)} (/help says what each does)"

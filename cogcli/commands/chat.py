@@ -1,0 +1,365 @@
+"""``cog chat``: an interactive session in the terminal. Each line typed is an instruction run in
+one thread through the library :class:`~cogcli.session.Session` — the model reads the conversation
+so far — drawn with the same rows and asked the same approvals as ``cog edit`` on a terminal
+(:func:`cogcli.commands.edit.run_watched`, :func:`cogcli.commands.approve.make_approver`).
+
+The line editor is prompt_toolkit's (imported when the chat starts, never by ``cog --help``): a
+history kept per workspace in ``.cog/chat-history`` (:mod:`cogcli.chat.history`), Alt-Enter or a
+trailing ``\\`` for a new line, a bracketed paste kept as one message, slash commands completed
+(:mod:`cogcli.chat.slash`) and a status line below the prompt while it waits
+(:mod:`cogcli.chat.status`). Nothing is drawn full-screen: between prompts the terminal is the
+run's, as with ``cog edit``.
+
+Ctrl-C during a run aborts that run (its calls end, its thread is kept, the prompt comes back); at
+the prompt it clears the line, and on an empty line, twice, leaves; Ctrl-D leaves (exit 0).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cogcli.chat.slash import COMMANDS, help_text, parse, unknown_text
+from cogcli.chat.status import ChatState
+from cogcli.commands.approve import make_approver
+from cogcli.commands.common import abort_on_signals, leave_lingering_tools
+from cogcli.commands.edit import RunOutput, close_output, run_watched
+from cogcli.config import load_settings
+from cogcli.context import AbortSignal
+from cogcli.errors import CogError, ConfigError
+from cogcli.events import RunStatus
+from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from cogcli.render import Renderer, make_renderer
+from cogcli.session import Session, make_tools, store_problem
+from cogcli.shown import say, visible
+
+log = logging.getLogger("cogcli")
+
+PROMPT = "cog> "
+LEAVE_HINT = "(Ctrl-C again on an empty line, or Ctrl-D, to leave)"
+
+
+@dataclass
+class ChatOptions:
+    root: Path
+    #: the directory cog runs in (instruction files are read from the root down to it)
+    cwd: Path | None = None
+    model: str | None = None
+    #: continue this thread (an id or a unique prefix) …
+    thread: str | None = None
+    #: … or the most recent one here
+    last: bool = False
+    context_window: int | None = None
+    no_instructions: bool = False
+
+
+def run_chat(opts: ChatOptions) -> int:
+    """The chat until the person leaves: 0 (Ctrl-D, /exit, Ctrl-C twice); 2 when it cannot start
+    (no terminal, no model, an unknown thread)."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        say('cog chat needs a terminal (stdin and stdout); to run one instruction from a script: cog edit "…"')
+        return EXIT_USAGE
+    try:
+        settings = load_settings(opts.root, **_setting_flags(opts))
+        session = Session.open(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
+    except ConfigError as exc:
+        say(exc.message)
+        return EXIT_USAGE
+    try:
+        getattr(make_approver("ask"), "close", lambda: None)()  # a terminal to ask on: checked before the first prompt
+        thread_id = _thread_to_continue(session, opts)
+    except ConfigError as exc:
+        session.close()
+        say(exc.message)
+        return EXIT_USAGE
+    except OSError as exc:  # the thread store: .cog a file, a full disk
+        session.close()
+        say(store_problem(session.root, exc))
+        return EXIT_USAGE
+    import anyio
+
+    chat = Chat(session, opts, ChatState(model=str(settings.model), thread_id=thread_id))
+    try:
+        code = anyio.run(chat.loop)
+    except KeyboardInterrupt:  # Ctrl-C in the moment between a run and the prompt: leave quietly
+        code = EXIT_INTERRUPTED
+    finally:
+        chat.session.close()
+    return leave_lingering_tools(code)
+
+
+_noted: set[str] = set()
+
+
+def _note_once(note: str) -> None:
+    """A note about the instruction files (one left out, one cut), said once a chat, not every run."""
+    if note not in _noted:
+        _noted.add(note)
+        say(note)
+
+
+def _setting_flags(opts: ChatOptions, model: str | None = None) -> dict[str, Any]:
+    return {"model": model or opts.model, "context_window": opts.context_window, "instructions": not opts.no_instructions}
+
+
+def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:
+    """The whole id of the thread ``--thread`` or ``--last`` names, checked before the first prompt."""
+    from cogcli.session.project import thread_to_continue
+
+    if not opts.thread and not opts.last:
+        return None
+    if not session.has_threads():
+        raise ConfigError(f"no threads in {session.root} yet; start one with cog chat (without --thread or --last)")
+    store = session.store()
+    wanted = thread_to_continue(store, opts.thread, opts.last)
+    found = store.resolve_id(wanted) if wanted else None
+    if found is None:
+        raise ConfigError(f"no thread {wanted!r} to continue (list them with `cog thread list`)")
+    return found
+
+
+class _ChatOutput(RunOutput):
+    """A run's output that also folds its events into the chat's state (the status line)."""
+
+    def __init__(self, renderer: Renderer, state: ChatState) -> None:
+        super().__init__(renderer)
+        self.state = state
+
+    def handle(self, event: Any) -> None:
+        self.state.handle(event)
+        super().handle(event)
+
+
+class Chat:
+    """One ``cog chat``: the prompt, the runs, the slash commands."""
+
+    def __init__(self, session: Session, opts: ChatOptions, state: ChatState) -> None:
+        self.session = session
+        self.opts = opts
+        self.state = state
+        #: Ctrl-C was pressed on an empty line (once more leaves)
+        self.interrupted = False
+
+    # --- the loop -------------------------------------------------------------------------
+
+    async def loop(self) -> int:
+        prompt = self._prompt_session()
+        going_on = f" · continuing thread {self.state.thread_id}" if self.state.thread_id else ""
+        _print(f"cog chat · {visible(self.state.model, one_line=True)}{going_on} · /help for commands, Ctrl-D to leave")
+        try:
+            while True:
+                try:
+                    line = await prompt.prompt_async()
+                except EOFError:
+                    return EXIT_OK
+                self.interrupted = False
+                if not line.strip():
+                    continue
+                command = parse(line)
+                if command is None:
+                    await self.run(line)
+                elif await self.slash(*command):
+                    return EXIT_OK
+        finally:
+            try:
+                await self.session.aclose()
+            except Exception:
+                log.debug("closing the session failed", exc_info=True)
+
+    def _prompt_session(self) -> Any:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.application import run_in_terminal
+        from prompt_toolkit.key_binding import KeyBindings
+
+        from cogcli.chat.history import WorkspaceHistory
+
+        keys = KeyBindings()
+
+        @keys.add("c-c")
+        def _interrupt(event: Any) -> None:  # clear the line; on an empty one, leave (twice)
+            buffer = event.current_buffer
+            if buffer.text:
+                buffer.reset()
+                self.interrupted = False
+            elif self.interrupted:
+                event.app.exit(exception=EOFError())
+            else:  # said above the prompt, which stays: no moment without it to catch the second
+                self.interrupted = True
+                run_in_terminal(lambda: _print(LEAVE_HINT))
+
+        @keys.add("escape", "enter")
+        def _newline(event: Any) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("enter")
+        def _send(event: Any) -> None:  # a trailing \ goes on on the next line
+            buffer = event.current_buffer
+            if buffer.document.is_cursor_at_the_end and buffer.text.endswith("\\"):
+                buffer.delete_before_cursor(1)
+                buffer.insert_text("\n")
+            else:
+                buffer.validate_and_handle()
+
+        return PromptSession(
+            PROMPT,
+            history=WorkspaceHistory(self.session.root),
+            completer=_slash_completer(),
+            complete_while_typing=True,
+            key_bindings=keys,
+            bottom_toolbar=lambda: visible(self.state.status_line(), one_line=True),
+            prompt_continuation=lambda width, line_number, wrap_count: "." * (width - 1) + " ",
+            reserve_space_for_menu=len(COMMANDS),
+            enable_suspend=True,
+        )
+
+    # --- a run ----------------------------------------------------------------------------
+
+    async def run(self, instruction: str) -> None:
+        """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws."""
+        output = _ChatOutput(make_renderer("text"), self.state)
+        try:  # each run its own approver, as cog edit's: an "always" answer holds for that run only
+            approve = make_approver("ask")
+        except ConfigError as exc:
+            say(exc.message)
+            return
+        try:
+            result, received = await run_watched(self.session, instruction, output, thread=self.state.thread_id, approve=approve)
+        finally:
+            getattr(approve, "close", lambda: None)()
+        close_output(result, output, "text")
+        thread_id = getattr(result, "thread_id", None)
+        if thread_id:
+            self.state.thread_id = thread_id
+        if received or getattr(result, "status", None) == RunStatus.ABORTED:
+            _print("Stopped. The thread is kept: type on to go on, /undo puts back what the run changed.")
+
+    # --- slash commands ------------------------------------------------------------------
+
+    async def slash(self, name: str, argument: str) -> bool:
+        """Do the command ``name``; True when the chat should end."""
+        if name == "/exit":
+            return True
+        if name == "/help":
+            _print(help_text())
+        elif name == "/new":
+            self.state.new_thread()
+            _print("The next instruction starts a new thread.")
+        elif name == "/thread":
+            _print(self.state.thread_text())
+        elif name == "/model":
+            await self.switch_model(argument)
+        elif name == "/undo":
+            self.undo()
+        elif name == "/diff":
+            self.diff()
+        elif name == "/compact":
+            await self.compact()
+        else:
+            _print(unknown_text(name))
+        return False
+
+    async def switch_model(self, model: str) -> None:
+        """``/model PROVIDER:MODEL``: checked as ``--model`` is (known provider, its key set, the
+        model made) before it replaces the current one; the thread goes on with it."""
+        if not model:
+            _print(f"model: {visible(self.state.model, one_line=True)} (change it: /model PROVIDER:MODEL)")
+            return
+        try:
+            settings = load_settings(self.opts.root, **_setting_flags(self.opts, model))
+            session = Session.open(settings, cwd=self.opts.cwd, make_tools=make_tools, on_note=_note_once)
+        except ConfigError as exc:
+            say(exc.message)
+            return
+        old, self.session = self.session, session
+        try:
+            await old.aclose()
+        except Exception:
+            log.debug("closing the previous session failed", exc_info=True)
+        self.state.model = str(settings.model)
+        self.state.window = None
+        _print(f"model: {visible(self.state.model, one_line=True)} from the next instruction on")
+
+    def undo(self) -> None:
+        from cogcli.commands.undo import _files
+        from cogcli.undo import UndoRefused
+
+        if not self.state.thread_id:
+            _print("nothing to undo: no run in this conversation yet")
+            return
+        try:
+            plan = self.session.undo(self.state.thread_id)
+        except UndoRefused as exc:
+            say(f"undo refused: {exc.message}")
+            return
+        except CogError as exc:
+            say(exc.message)
+            return
+        _print(visible(f"Put back {_files(plan)}"))
+
+    def diff(self) -> None:
+        from cogcli.chat.diff import session_diff
+
+        text = session_diff(self.session.root, self.state.runs)
+        if not text:
+            _print("This session changed no files (or they are back as they were).")
+            return
+        _print(_coloured_diff(visible(text)).rstrip("\n"))
+
+    async def compact(self) -> None:
+        from cogcli.render.text import compaction_text
+        from cogcli.turn import usage_of
+
+        if not self.state.thread_id:
+            _print("nothing to compact: no run in this conversation yet")
+            return
+        abort = AbortSignal()
+        try:
+            async with abort_on_signals(abort):
+                event = await self.session.compact(self.state.thread_id, signal=abort, on_usage=lambda r: self.state.add_usage(usage_of(r)))
+        except CogError as exc:
+            say(exc.message)
+            return
+        if event is None:
+            _print("Stopped; nothing was compacted." if abort.aborted else "Nothing to compact yet.")
+            return
+        self.state.compacted = True  # the next run's first request says how much is left
+        _print(compaction_text(event.model_copy(update={"context_window": self.state.window})) + " (estimated)")
+
+
+def _slash_completer() -> Any:
+    from prompt_toolkit.completion import Completer, Completion
+
+    class SlashCompleter(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Any:
+            typed = document.text_before_cursor
+            if not typed.startswith("/") or any(c in typed for c in " \n"):
+                return
+            for name, (argument, what) in COMMANDS.items():
+                if name.startswith(typed.lower()):
+                    yield Completion(name + (" " if argument else ""), start_position=-len(typed), display=name, display_meta=what)
+
+    return SlashCompleter()
+
+
+def _coloured_diff(text: str) -> str:
+    """Added lines green, removed red — only on a terminal without ``NO_COLOR``."""
+    from cogcli.render.text import wants_color
+
+    if not wants_color(sys.stdout):
+        return text
+    out = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("+") and not line.startswith("+++"):
+            line = f"\x1b[32m{line.rstrip(chr(10))}\x1b[0m\n"
+        elif line.startswith("-") and not line.startswith("---"):
+            line = f"\x1b[31m{line.rstrip(chr(10))}\x1b[0m\n"
+        out.append(line)
+    return "".join(out)
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
