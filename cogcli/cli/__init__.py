@@ -3,10 +3,10 @@
 
 - :mod:`cogcli.cli.app` — the typer app, shared options, logging, start-up, :func:`main`;
 - :mod:`cogcli.cli.edit` — ``cog edit``;
+- :mod:`cogcli.cli.chat` — ``cog chat`` (and plain ``cog`` on a terminal);
 - :mod:`cogcli.cli.tools` — ``cog tool``, ``cog tools``;
 - :mod:`cogcli.cli.threads` — ``cog render``, ``cog schema``, ``cog thread``, ``cog undo``;
 - :mod:`cogcli.cli.serve` — ``cog trust``, ``cog mcp``, ``cog serve``;
-- :mod:`cogcli.cli.chat` — ``cog chat`` (and plain ``cog`` on a terminal);
 - :mod:`cogcli.cli.acp` — ``cog acp``.
 
 Each module declares its commands on :data:`app` when imported; they are imported here in the
@@ -14,7 +14,6 @@ order ``cog --help`` lists them. The bodies of the commands live in :mod:`cogcli
 """
 
 from cogcli.cli.app import app, main
-from cogcli.cli import edit, tools, threads, serve  # noqa: F401,E402 (declare the commands, in this order)
-from cogcli.cli import chat, acp  # noqa: F401,E402 (cog chat, cog acp)
+from cogcli.cli import edit, chat, tools, threads, serve, acp  # noqa: F401,E402 (declare the commands, in this order)
 
 __all__ = ["app", "main"]
