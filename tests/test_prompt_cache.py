@@ -97,6 +97,7 @@ def test_one_hour_ttl_is_a_setting_and_caching_can_be_off() -> None:
     assert body["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     assert all(b.get("cache_control", {"ttl": "1h"})["ttl"] == "1h" for m in body["messages"] for b in m["content"])
     assert marks(anthropic(cache=False).request_body(history(2), TOOLS)) == []
+    assert marks(anthropic().request_body(history(2), [])) == []  # a one-off request (a summary): no write it never reads
     with pytest.raises(ValueError, match="5m, 1h"):
         anthropic(cache_ttl="2h")
 
@@ -153,6 +154,22 @@ def test_a_long_tool_heavy_turn_still_reads_the_cache_next_time() -> None:
         reports = run_turns(model, srv, 4, calls=15)
     for before, now in zip(srv.bills, srv.bills[1:]):
         assert now.read == before.total  # everything sent before is read back
+
+
+def test_the_simulated_lookback_is_20_blocks() -> None:
+    """Without the breakpoint at the previous end, a 31-block turn is past the lookback: the
+    request reads only what a breakpoint within 20 blocks finds (the system prompt's prefix)."""
+    import httpx
+
+    model = anthropic()
+    first = model.request_body([SYSTEM, TASK], TOOLS)
+    second = model.request_body([SYSTEM, TASK, *turn(0, calls=15, size=300)], TOOLS)
+    del second["messages"][0]["content"][-1]["cache_control"]  # only the end of the history stays marked
+    with AnthropicCacheServer([Reply("a"), Reply("b")]) as srv:
+        for body in (first, second):
+            httpx.post(srv.base_url + "/v1/messages", content=json_body(body), headers={"content-type": "application/json"})
+    assert srv.bills[1].read < srv.bills[0].total  # the task's breakpoint was not found
+    assert srv.bills[1].read > 0  # the system prompt's was (an exact hit)
 
 
 def test_a_fifth_breakpoint_is_refused_as_the_api_does() -> None:

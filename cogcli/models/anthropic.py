@@ -11,7 +11,9 @@ sliding ones on the newest messages — the end of the history (written for the 
 the end of the history the previous request sent (read back exactly, however many blocks the
 newest turn added: Anthropic looks back only :data:`LOOKBACK_BLOCKS` blocks from a breakpoint for an
 earlier cached prefix). A prefix shorter than the model's minimum (:func:`cache_minimum`) is
-never cached by Anthropic, so it gets no breakpoint. ``cache_ttl="1h"`` asks for the 1-hour cache
+never cached by Anthropic, so it gets no breakpoint; nor does a request without tools (a
+compaction's summary, a commit message: one-offs whose cache write, at 1.25× the input price,
+would never be read). ``cache_ttl="1h"`` asks for the 1-hour cache
 (writes billed 2× the input price instead of 1.25×).
 """
 
@@ -208,7 +210,7 @@ class AnthropicModel(HttpModel):
             body["system"] = system
         if tools:
             body["tools"] = to_anthropic_tools(tools)
-        if self.cache:
+        if self.cache and tools:  # a request without tools is a one-off (a summary, a commit message): a write it never reads costs 1.25×
             place_breakpoints(body, minimum=cache_minimum(self.model), ttl=self.cache_ttl)
         return body
 
