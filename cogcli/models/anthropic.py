@@ -220,9 +220,12 @@ class AnthropicModel(HttpModel):
         writes by TTL in ``cache_creation``), priced with :mod:`cogcli.pricing`."""
         from cogcli.pricing import cost_usd, price_of
 
-        def count(key: str, where: dict[str, Any] = usage) -> int:
+        def count(key: str, where: dict[str, Any] = usage) -> int:  # an int, 12.0 or "12"; anything else is 0
             value = where.get(key)
-            return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+            try:
+                return max(0, int(value)) if not isinstance(value, bool) else 0
+            except (TypeError, ValueError, OverflowError):
+                return 0
 
         read, write = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
         total = count("input_tokens") + read + write

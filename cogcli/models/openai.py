@@ -175,8 +175,11 @@ class OpenAIModel(HttpModel):
         (DeepSeek: ``prompt_cache_hit_tokens``), priced with :mod:`cogcli.pricing`."""
         from cogcli.pricing import cost_usd, price_of
 
-        def count(value: Any) -> int:
-            return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+        def count(value: Any) -> int:  # a server's number as it came (an int, 12.0, "12"); anything else is 0
+            try:
+                return max(0, int(value)) if not isinstance(value, bool) else 0
+            except (TypeError, ValueError, OverflowError):
+                return 0
 
         details = u.get("prompt_tokens_details")
         cached = count(details.get("cached_tokens")) if isinstance(details, dict) else 0
