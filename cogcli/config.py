@@ -18,6 +18,13 @@ wins and a one-line warning names the key and both files; keys set in only one o
     instruction_budget = 32768   # bytes of instruction files the model reads; 0 reads none
     context_window = 128000      # the model's context window in tokens, when cog does not know it (1,024 … 10,000,000)
     pass_env = ["DATABASE_URL"]  # more variables the tests get (never credential-named ones; --pass-env for those)
+    cache_ttl = "1h"             # Anthropic's prompt cache for an hour (writes 2× input) instead of 5 minutes
+    prompt_cache_key = true      # send the thread id as prompt_cache_key (default: only to api.openai.com)
+    [prices."my-model"]          # USD per million tokens, for the cost shown (adds to cog's table)
+    input = 1.0
+    output = 4.0
+    cache_read = 0.1
+    cache_write = 1.25
 
 The workspace is not trusted, whichever file holds its settings: its ``mcp_servers`` start only once
 the person approved them (:mod:`cogcli.trust`), its ``sandbox = "off"`` is ignored (``--sandbox off``
@@ -26,7 +33,7 @@ file that is a link leading out of the workspace is not read. Every value is che
 length): a bad one is a :class:`ConfigError` naming the key, the file and the fix.
 
 Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``, ``COG_SANDBOX``,
-``COG_CONTEXT_WINDOW``.
+``COG_CONTEXT_WINDOW``, ``COG_CACHE_TTL``.
 """
 
 from __future__ import annotations
@@ -101,6 +108,12 @@ class Settings:
     #: the model's context window in tokens from ``--context-window``, ``COG_CONTEXT_WINDOW`` or
     #: ``context_window`` in the settings (None: the table of known models, or what the provider reports)
     context_window: int | None = None
+    #: how long Anthropic keeps the prompt cache: "5m" or "1h" (``COG_CACHE_TTL``, ``cache_ttl``)
+    cache_ttl: str = "5m"
+    #: send the thread id as ``prompt_cache_key`` (None: only to api.openai.com)
+    prompt_cache_key: bool | None = None
+    #: model name → :class:`cogcli.pricing.Price`, over cog's own table (``prices``)
+    prices: Mapping[str, Any] = field(default_factory=dict)
     #: which workspace file each of its settings came from: ``{"test_command": "cog.toml", …}``
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -248,8 +261,35 @@ def load_settings(
         instruction_files=tuple(config.instruction_files),
         instruction_budget=(config.instruction_budget if config.instruction_budget is not None else 32 * 1024) if instructions else 0,
         context_window=_context_window(context_window) or config.context_window,
+        cache_ttl=_cache_ttl(config),
+        prompt_cache_key=config.prompt_cache_key,
+        prices=_prices(config),
         sources=dict(sources),
     )
+
+
+def _cache_ttl(config: CogConfig) -> str:
+    """``COG_CACHE_TTL``, else ``cache_ttl`` in the settings, else "5m"."""
+    env = os.environ.get("COG_CACHE_TTL", "").strip().lower()
+    if env and env not in ("5m", "1h"):
+        raise ConfigError(f"COG_CACHE_TTL must be 5m or 1h, got {env[:40]!r}")
+    return env or config.cache_ttl or "5m"
+
+
+def _prices(config: CogConfig) -> dict[str, Any]:
+    """The workspace's ``prices`` as :class:`cogcli.pricing.Price` (a cache price not given is the input price)."""
+    if not config.prices:
+        return {}
+    from cogcli.pricing import Price
+
+    return {
+        name: Price(
+            input=p.input, output=p.output,
+            cache_read=p.input if p.cache_read is None else p.cache_read,
+            cache_write=p.input if p.cache_write is None else p.cache_write,
+        )
+        for name, p in config.prices.items()
+    }
 
 
 def _sandbox(flag: str | None, config: CogConfig) -> SandboxSetting:

@@ -57,21 +57,40 @@ class WireModel(BaseModel):
 
 
 class Usage(WireModel):
+    #: everything the requests read, cached or not (cache reads and cache writes included)
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
     #: the part of ``input_tokens`` the provider read from its prompt cache (absent: it did not say)
     cached_input_tokens: int | None = None
+    #: the part of ``input_tokens`` the provider wrote to its prompt cache (Anthropic bills it
+    #: above the input price; absent: it did not say)
+    cache_write_tokens: int | None = None
+    #: the estimated cost in US dollars from cog's price table (:mod:`cogcli.pricing`); absent
+    #: when cog does not know the model's prices (it never guesses)
+    cost_usd: float | None = None
+
+    @property
+    def counted(self) -> bool:
+        """Whether any tokens were counted (an empty usage takes no part in a sum's cost)."""
+        return bool(self.input_tokens or self.output_tokens or self.total_tokens)
 
     def __add__(self, other: Usage) -> Usage:
-        cached = None
-        if self.cached_input_tokens is not None or other.cached_input_tokens is not None:
-            cached = (self.cached_input_tokens or 0) + (other.cached_input_tokens or 0)
+        def opt_sum(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        # the cost of a sum is known only when the cost of every part that counted tokens is
+        cost: float | None = None
+        parts = [u for u in (self, other) if u.counted]
+        if parts and all(u.cost_usd is not None for u in parts):
+            cost = sum(u.cost_usd or 0.0 for u in parts)
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
-            cached_input_tokens=cached,
+            cached_input_tokens=opt_sum(self.cached_input_tokens, other.cached_input_tokens),
+            cache_write_tokens=opt_sum(self.cache_write_tokens, other.cache_write_tokens),
+            cost_usd=cost,
         )
 
 

@@ -31,7 +31,7 @@ from cogcli.errors import ContextLengthError, ErrorCode, ModelError
 from cogcli.events import ErrorEvent, EventEmitter, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
 from cogcli.history import build_history
 from cogcli.memory import ThreadStore
-from cogcli.models.base import Message, ToolCallRequest, ToolSpec, UsageReport
+from cogcli.models.base import PROMPT_CACHE_KEY, Message, ToolCallRequest, ToolSpec, UsageReport
 from cogcli.outcome import RunEnd
 from cogcli.result import ToolResult
 from cogcli.tools import Tool
@@ -91,6 +91,7 @@ class Run:
                 context_window=self.agent.context_window,
             )
         )
+        cache_key = PROMPT_CACHE_KEY.set(self.thread_id)  # a provider's prompt cache per thread
         try:
             status = await self._loop(input)
         except ModelError as exc:
@@ -102,6 +103,7 @@ class Run:
             log.error("the run failed", exc_info=True)
             status = self._fail(f"{type(exc).__name__}: {exc}", None)
         finally:
+            PROMPT_CACHE_KEY.reset(cache_key)
             end = self._end(status, (time.perf_counter() - started) * 1000)
         return end, self.output
 

@@ -120,6 +120,8 @@ def usage_of(report: UsageReport) -> Usage:
         output_tokens=report.output_tokens,
         total_tokens=report.input_tokens + report.output_tokens,
         cached_input_tokens=report.cached_input_tokens or None,
+        cache_write_tokens=report.cache_write_tokens,
+        cost_usd=report.cost_usd,
     )
 
 

@@ -33,6 +33,11 @@ MAX_STEPS_LIMIT = 10_000
 #: the longest per-call timeout, in seconds (a day): every call ends within its timeout
 MAX_TIMEOUT = 24 * 60 * 60
 SandboxSetting = Literal["auto", "on", "off"]
+CacheTtlSetting = Literal["5m", "1h"]
+#: the most model prices a workspace's ``prices`` table may hold, and the highest price it may
+#: name (USD per million tokens): a table, not a database
+MAX_PRICES = 200
+MAX_PRICE = 10_000.0
 RunnerSetting = Literal["pytest", "go", "vitest", "jest", "node", "cargo"]
 #: the settings file of any project, at the workspace root (the keys at its top level)
 COG_TOML = "cog.toml"
@@ -61,7 +66,26 @@ _FIXES: dict[str, str] = {
     "instruction_files": 'give a list of file names looked for in each directory, e.g. instruction_files = ["CLAUDE.md"]',
     "instruction_budget": "give the bytes of instruction files the model reads, from 0 (none) to 1048576 (1 MiB)",
     "context_window": f"give the model's context window in tokens, from {MIN_CONTEXT_WINDOW:,} to {MAX_CONTEXT_WINDOW:,}",
+    "cache_ttl": 'give "5m" (the default) or "1h" (Anthropic\'s 1-hour prompt cache: writes cost 2× the input price)',
+    "prompt_cache_key": "give true (send the thread id as prompt_cache_key to an OpenAI-compatible server) or false",
+    "prices": (
+        'give a table per model of USD per million tokens, e.g. [prices."my-model"] with input = 1.0, output = 4.0, '
+        f"cache_read = 0.1, cache_write = 1.25 (each from 0 to {MAX_PRICE:,.0f}; at most {MAX_PRICES} models)"
+    ),
 }
+
+
+class PriceSetting(BaseModel):
+    """One model's prices in a workspace's ``prices`` table (USD per million tokens)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    input: float = Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)
+    output: float = Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)
+    #: default: the input price (no discount)
+    cache_read: float | None = Field(default=None, ge=0, le=MAX_PRICE, allow_inf_nan=False)
+    #: default: the input price (no surcharge)
+    cache_write: float | None = Field(default=None, ge=0, le=MAX_PRICE, allow_inf_nan=False)
 
 
 def _plain_text(value: str, what: str, limit: int) -> str:
@@ -106,6 +130,12 @@ class CogConfig(BaseModel):
     #: at most 1 MiB: a workspace's own settings must not fill the model's context with instructions
     instruction_budget: int | None = Field(default=None, ge=0, le=1024 * 1024)
     context_window: int | None = Field(default=None, ge=MIN_CONTEXT_WINDOW, le=MAX_CONTEXT_WINDOW)
+    #: how long Anthropic keeps the prompt cache: "5m" (default) or "1h" (writes cost 2× input)
+    cache_ttl: CacheTtlSetting | None = None
+    #: send the thread id as ``prompt_cache_key`` (default: only to api.openai.com)
+    prompt_cache_key: bool | None = None
+    #: model name → its prices, adding to or overriding :data:`cogcli.pricing.PRICES`
+    prices: dict[str, PriceSetting] = {}
     #: key → the file it was read from ("cog.toml" or "pyproject.toml")
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
@@ -161,6 +191,17 @@ class CogConfig(BaseModel):
             if not _ENV_NAME.match(name) or len(name) > 256:
                 raise ValueError(f"{name[:80]!r} is not a variable name (letters, digits and _, not starting with a digit)")
         return names
+
+    @field_validator("prices")
+    @classmethod
+    def _price_names(cls, prices: dict[str, PriceSetting]) -> dict[str, PriceSetting]:
+        if len(prices) > MAX_PRICES:
+            raise ValueError(f"{len(prices):,} models are more than the {MAX_PRICES} cog takes")
+        for name in prices:
+            _no_control(_plain_text(name, "a model name", MAX_MODEL_CHARS), "a model name")
+            if not name.strip():
+                raise ValueError("a model name is empty")
+        return prices
 
     @field_validator("instruction_files")
     @classmethod

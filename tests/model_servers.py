@@ -60,6 +60,12 @@ class Reply:
     stop_reason: str | None = None  # default: the provider's own for "tool calls" / "done"
     chunk: int = 5  # characters per text / argument fragment
     interleave: bool = False  # OpenAI: round-robin the argument fragments of several calls
+    #: more fields of the provider's usage object (its prompt cache counts): Anthropic
+    #: ``cache_read_input_tokens``…; OpenAI ``prompt_tokens_details``…
+    usage_extra: dict[str, Any] | None = None
+    #: the other place a stream may carry usage: Anthropic repeats the input counts in
+    #: ``message_delta`` (newer API versions); OpenAI-compatible servers put it on the finishing chunk
+    usage_late: bool = False
 
 
 @dataclass
@@ -395,13 +401,19 @@ class OpenAIServer(_ModelServer):
         else:
             for h, f in zip(heads, frags):
                 blocks += [chunk({"tool_calls": [h]})] + [chunk({"tool_calls": [x]}) for x in f]
-        blocks.append(chunk({}, reply.stop_reason or ("tool_calls" if reply.tool_calls else "stop")))
-        if with_usage:
-            i, o = reply.usage
+        i, o = reply.usage
+        usage = {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o, **(reply.usage_extra or {})}
+        finish = reply.stop_reason or ("tool_calls" if reply.tool_calls else "stop")
+        if reply.usage_late:  # usage on the finishing chunk, as some compatible servers send it
+            last = json.loads(chunk({}, finish).removeprefix("data: "))
+            blocks.append(_sse_block(None, {**last, "usage": usage}))
+        else:
+            blocks.append(chunk({}, finish))
+        if with_usage and not reply.usage_late:
             blocks.append(_sse_block(None, {
                 "id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 1_760_000_000,
                 "model": body.get("model", "test"), "choices": [],
-                "usage": {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o},
+                "usage": usage,
             }))
         blocks.append(_sse_block(None, "[DONE]"))
         return blocks
@@ -427,7 +439,7 @@ class AnthropicServer(_ModelServer):
         blocks = [ev("message_start", {"type": "message_start", "message": {
             "id": f"msg_{len(self.requests)}", "type": "message", "role": "assistant", "content": [],
             "model": body.get("model", "test"), "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": i_tokens, "output_tokens": 1},
+            "usage": {"input_tokens": i_tokens, "output_tokens": 1, **(reply.usage_extra or {})},
         }})]
         index = 0
         if reply.text:
@@ -449,7 +461,8 @@ class AnthropicServer(_ModelServer):
             blocks.append(ev("content_block_stop", {"type": "content_block_stop", "index": index}))
             index += 1
         stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
-        blocks.append(ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": o_tokens}}))
+        late = {"input_tokens": i_tokens, **(reply.usage_extra or {})} if reply.usage_late else {}
+        blocks.append(ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {**late, "output_tokens": o_tokens}}))
         blocks.append(ev("message_stop", {"type": "message_stop"}))
         return blocks
 

@@ -87,7 +87,7 @@ def test_within_a_turn_the_largest_result_goes_first_and_instruction_notes_stay(
 def test_summary_cut_keeps_the_last_turn_and_what_fits() -> None:
     h = history(6, size=1000)
     first, cut = summary_cut(h, keep_tokens=10)
-    assert (first, cut) == (1, len(h) - 2)  # everything but the system prompt and the last turn
+    assert (first, cut) == (2, len(h) - 2)  # everything but the system prompt, the task and the last turn
     first, cut = summary_cut(h, keep_tokens=estimate_messages(h[-6:]))
     assert h[cut].role == "assistant" and len(h) - cut == 6
 
@@ -131,10 +131,10 @@ def test_a_summary_replaces_the_oldest_turns_when_stubs_are_not_enough() -> None
     events: list[CompactionEvent] = []
     budget = ContextBudget(window=6_000)
     out = anyio.run(lambda: budget.before_request(h, summarize=summarize, emit=events.append))
-    assert len(asked) == 1 and "Fix it" in asked[0][1].content
-    assert out[0].content == "sys" and out[1].role == "user"
-    assert "Fix it" in out[1].content and "the bug is in m3" in out[1].content
-    assert out[2].role == "assistant" and out[-1] is h[-1]
+    assert len(asked) == 1 and "Fix it" in asked[0][1].content  # the summarizer reads the task
+    assert out[0] is h[0] and out[1] is h[1]  # the system prompt and the task are kept as they were
+    assert out[2].role == "user" and "the bug is in m3" in out[2].content and "Fix it" not in out[2].content
+    assert out[3].role == "assistant" and out[-1] is h[-1]
     assert events[0].summarized_messages > 0 and budget.estimate(out) <= 3_000
 
 
@@ -147,7 +147,7 @@ def test_a_failed_summary_falls_back_to_the_list_of_calls() -> None:
         h.append(Message(role="assistant", content="x " * 200, tool_calls=[ToolCallRequest(id=f"c{i}", name="read_file", arguments={"path": f"f{i}.py"})]))
         h.append(Message(role="tool", tool_call_id=f"c{i}", name="read_file", content="ok"))
     out = anyio.run(lambda: ContextBudget(window=4_000).before_request(h, summarize=broken))
-    assert "called read_file f0.py" in out[0].content and len(out) < len(h)
+    assert out[0] is h[0] and "called read_file f0.py" in out[1].content and len(out) < len(h)
 
 
 def test_after_overflow_learns_the_window_from_the_error() -> None:

@@ -11,7 +11,9 @@ Before a request would pass ``threshold`` (80%) of the window, the history is co
    turn (the results the model has not read yet) is never touched;
 2. :func:`summary_message` (:mod:`.summary`) — if that is not enough, the model is asked for a
    summary of the work so far, which replaces the oldest turns (the user's own words are kept
-   verbatim beside it).
+   verbatim beside it). The system prompt, the tools and the first user message are never
+   rewritten, so the provider's prompt cache keeps that prefix; a compaction that would free
+   less than ``MIN_SAVING`` of the window is not made (it costs one full-price request).
 
 Only the history the model reads is compacted; memory (the thread) keeps every full result. A
 provider's context-length error triggers one compaction down to a tighter target and a retry.
@@ -21,7 +23,7 @@ The parts, by job: :mod:`.budget` (counting, and deciding when and how far to co
 """
 
 
-from cogcli.compaction.budget import RETRY_TARGET, TARGET, THRESHOLD, ContextBudget, Summarizer
+from cogcli.compaction.budget import MIN_SAVING, RETRY_TARGET, TARGET, THRESHOLD, ContextBudget, Summarizer
 from cogcli.compaction.estimate import CHARS_PER_TOKEN, estimate_message, estimate_messages, estimate_specs, estimate_text
 from cogcli.compaction.stubs import (
     MAX_KEPT_ARGUMENT,
@@ -39,6 +41,7 @@ from cogcli.compaction.stubs import (
 from cogcli.compaction.summary import (
     SUMMARY_MARK,
     SUMMARY_PROMPT,
+    kept_head,
     mechanical_summary,
     model_summary,
     summary_cut,
@@ -47,8 +50,8 @@ from cogcli.compaction.summary import (
 )
 
 __all__ = [
-    "CHARS_PER_TOKEN", "MAX_KEPT_ARGUMENT", "MIN_DROP_TOKENS", "RETRY_TARGET", "STUB_MARK", "SUMMARY_MARK", "SUMMARY_PROMPT",
+    "CHARS_PER_TOKEN", "MAX_KEPT_ARGUMENT", "MIN_DROP_TOKENS", "MIN_SAVING", "RETRY_TARGET", "STUB_MARK", "SUMMARY_MARK", "SUMMARY_PROMPT",
     "TARGET", "THRESHOLD", "ContextBudget", "Describe", "Summarizer", "describe_call", "describer", "drop_results",
-    "estimate_message", "estimate_messages", "estimate_specs", "estimate_text", "is_stub", "mechanical_summary",
+    "estimate_message", "estimate_messages", "estimate_specs", "estimate_text", "is_stub", "kept_head", "mechanical_summary",
     "model_summary", "shorten_calls", "stub_for", "summary_cut", "summary_message", "transcript", "turns",
 ]

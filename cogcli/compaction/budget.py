@@ -4,6 +4,13 @@ The provider's reported input tokens are the truth; the next request is estimate
 report plus the text added since. Before a request would pass ``threshold`` of the window the
 history is compacted down to ``target``: results dropped to stubs first (:mod:`.stubs`), then the
 oldest turns summarized if that is not enough (:mod:`.summary`).
+
+A compaction rewrites the history the provider has cached, so the request after it pays the full
+input price (an Anthropic cache write: 1.25×) for all of it once. Hence compaction goes in big
+steps (from 80% down to 50% of the window) and never for a small gain: one that would free less
+than ``min_saving`` of the window is not made (a context-length error still compacts whatever
+it can). The system prompt, the tools and the first user message are never rewritten
+(:func:`~cogcli.compaction.summary.kept_head`): that prefix stays cached through a compaction.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from typing import Any
 
 from cogcli.compaction.estimate import CHARS_PER_TOKEN, estimate_message, estimate_specs
 from cogcli.compaction.stubs import Describe, describe_call, drop_results
-from cogcli.compaction.summary import SUMMARY_PROMPT, mechanical_summary, summary_cut, summary_message, transcript
+from cogcli.compaction.summary import SUMMARY_PROMPT, kept_head, mechanical_summary, summary_cut, summary_message, transcript
 from cogcli.events import CompactionEvent
 from cogcli.models.base import Message, ToolSpec, UsageReport
 
@@ -27,6 +34,8 @@ THRESHOLD = 0.8
 TARGET = 0.5
 #: after a context-length error: down to this share of the (possibly newly learnt) window
 RETRY_TARGET = 0.4
+#: a compaction at the threshold must free at least this share of the window, or it is not made
+MIN_SAVING = 0.1
 
 #: ``async (messages) -> str``: the model's answer to a summary request
 Summarizer = Callable[[list[Message]], Any]
@@ -46,6 +55,10 @@ class ContextBudget:
     describe: Describe = describe_call
     threshold: float = THRESHOLD
     target: float = TARGET
+    #: the least share of the window a compaction at the threshold must free (:data:`MIN_SAVING`)
+    min_saving: float = MIN_SAVING
+    #: the compactions not made because they would have freed too little
+    skipped: int = 0
     #: the largest request (input tokens as reported, else as estimated)
     peak: int = 0
     compactions: int = 0
@@ -163,11 +176,21 @@ class ContextBudget:
         summarized = 0
         summary_tokens: int | None = None
         after = int(self.raw(new) * ratio)
+        # a compaction costs one full-price request of what is left: at the threshold, not for a small gain
+        least = int((self.window or 0) * self.min_saving) if reason == "threshold" else 0
+        first, cut = summary_cut(new, keep_tokens=max(1, int(goal / max(ratio, 0.25) / 2))) if after > goal else (0, 0)
+        can_summarize = any(m.role == "assistant" for m in new[first:cut])  # only the user's words: nothing to summarize
+        possible = before - after + (int(self._messages(new[first:cut]) * ratio) if can_summarize else 0)
+        if possible < least:
+            self.skipped += 1
+            log.info("not compacting: it would free about %d of %d tokens, less than the %d it must to pay for itself", possible, before, least)
+            return history
         if after > goal:
-            first, cut = summary_cut(new, keep_tokens=max(1, int(goal / max(ratio, 0.25) / 2)))
-            if any(m.role == "assistant" for m in new[first:cut]):  # only the user's words: nothing to summarize
+            if can_summarize:
                 replaced = new[first:cut]
-                text = await self._summary(replaced, summarize)
+                head = kept_head(new)
+                task = new[head - 1 : head] if head and new[head - 1].role == "user" else []  # kept, but the summarizer reads it
+                text = await self._summary(replaced, summarize, task=task)
                 message = summary_message(replaced, text)
                 new = [*new[:first], message, *new[cut:]]
                 summarized = len(replaced)
@@ -191,13 +214,13 @@ class ContextBudget:
             )
         return new
 
-    async def _summary(self, replaced: list[Message], summarize: Summarizer | None) -> str:
+    async def _summary(self, replaced: list[Message], summarize: Summarizer | None, task: Sequence[Message] = ()) -> str:
         if summarize is None:
             return mechanical_summary(replaced, self.describe)
         budget_chars = int((self.window or 32_000) * 0.5 * CHARS_PER_TOKEN)
         request = [
             Message(role="system", content=SUMMARY_PROMPT),
-            Message(role="user", content="The work so far:\n\n" + transcript(replaced, max_chars=budget_chars)),
+            Message(role="user", content="The work so far:\n\n" + transcript([*task, *replaced], max_chars=budget_chars)),
         ]
         try:
             text = await summarize(request)

@@ -26,12 +26,12 @@ commands. Do not invent anything. Plain text, at most about 400 words."""
 
 def summary_cut(history: Sequence[Message], *, keep_tokens: int) -> tuple[int, int]:
     """``(first, cut)``: the messages ``history[first:cut]`` a summary replaces — from after the
-    leading system messages up to the start of the oldest turn kept. Kept: the last turn always,
-    and the turns before it while they fit in ``keep_tokens``. ``first == cut``: nothing to summarize."""
-    first = 0
-    while first < len(history) and history[first].role == "system":
-        first += 1
-    spans = turns(history)
+    leading system messages and the first user message (the task: kept byte for byte, with the
+    system prompt and the tools, so the provider's prompt cache still holds that prefix after the
+    compaction) up to the start of the oldest turn kept. Kept: the last turn always, and the turns
+    before it while they fit in ``keep_tokens``. ``first == cut``: nothing to summarize."""
+    first = kept_head(history)
+    spans = [span for span in turns(history) if span[0] >= first]
     if not spans:
         return first, first
     cut = spans[-1][0]
@@ -43,6 +43,17 @@ def summary_cut(history: Sequence[Message], *, keep_tokens: int) -> tuple[int, i
         kept += size
         cut = start
     return first, max(first, cut)
+
+
+def kept_head(history: Sequence[Message]) -> int:
+    """How many messages at the start of ``history`` no compaction rewrites: the leading system
+    messages and the first user message after them."""
+    first = 0
+    while first < len(history) and history[first].role == "system":
+        first += 1
+    if first < len(history) and history[first].role == "user":
+        first += 1
+    return first
 
 
 def transcript(messages: Sequence[Message], *, max_chars: int, result_chars: int = 1500) -> str:

@@ -12,6 +12,7 @@ so ``cog --help`` never pays for them.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -33,6 +34,7 @@ from cogcli.models.base import (
 
 if TYPE_CHECKING:
     from cogcli.models.sse import RetryPolicy
+    from cogcli.pricing import Price
 
 #: provider → what its model part is
 PROVIDERS: dict[str, str] = {
@@ -75,19 +77,30 @@ def get_model(
     api_key: str | None = None,
     retry: RetryPolicy | None = None,
     timeout: float | None = None,
+    cache_ttl: str | None = None,
+    prompt_cache_key: bool | None = None,
+    prices: Mapping[str, Price] | None = None,
 ) -> Model:
     """Make the model a ``provider:model`` string names.
 
     ``base_url`` / ``api_key`` override the provider's environment variables. A key is required
     only for the provider's own default URL (a local or self-hosted server may need none); a
     missing one raises :class:`ConfigError` naming the variable to set. ``retry`` and ``timeout``
-    tune the HTTP clients (the defaults retry 3 times with backoff, 120 s per read)."""
+    tune the HTTP clients (the defaults retry 3 times with backoff, 120 s per read).
+
+    Prompt caching: ``cache_ttl`` ("5m" default, or "1h") is how long Anthropic keeps the
+    prefixes cog marks; ``prompt_cache_key`` sends the run's thread id as OpenAI's
+    ``prompt_cache_key`` (None: only to api.openai.com; False: never; True: to any
+    OpenAI-compatible server, and one that refuses the field is asked again without it).
+    ``prices`` adds to or overrides :data:`cogcli.pricing.PRICES` for the cost in usage reports."""
     provider, model_id = parse_model_spec(spec)
     extra: dict[str, object] = {}
     if retry is not None:
         extra["retry"] = retry
     if timeout is not None:
         extra["timeout"] = timeout
+    if prices:
+        extra["prices"] = dict(prices)
 
     if provider == "replay":
         from cogcli.models.replay import ReplayModel
@@ -106,9 +119,9 @@ def get_model(
                     f"{spec} needs an API key: set OPENAI_API_KEY (or set OPENAI_BASE_URL "
                     f"to a server that needs none)"
                 )
-            return OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY", **extra)  # type: ignore[arg-type]
+            return OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
         url = _check_url(base_url or OLLAMA_DEFAULT_BASE_URL, "base_url" if base_url else "default")
-        return OpenAIModel(model_id, base_url=url, api_key=api_key, name=spec, auth_hint="check the server's API key", **extra)  # type: ignore[arg-type]
+        return OpenAIModel(model_id, base_url=url, api_key=api_key, name=spec, auth_hint="check the server's API key", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
 
     from cogcli.models.anthropic import AnthropicModel
 
@@ -120,7 +133,9 @@ def get_model(
             f"{spec} needs an API key: set ANTHROPIC_API_KEY (or set ANTHROPIC_BASE_URL "
             f"to a server that needs none)"
         )
-    return AnthropicModel(model_id, base_url=url, api_key=key, name=spec, **extra)  # type: ignore[arg-type]
+    if cache_ttl is not None and cache_ttl not in ("5m", "1h"):
+        raise ConfigError(f"cache_ttl must be 5m or 1h, got {cache_ttl!r}")
+    return AnthropicModel(model_id, base_url=url, api_key=key, name=spec, cache_ttl=cache_ttl or "5m", **extra)  # type: ignore[arg-type]
 
 
 __all__ = [

@@ -4,6 +4,17 @@ One streaming POST to ``{base_url}/v1/messages`` per turn. The stream is ``messa
 then per content block ``content_block_start`` / ``_delta`` (``text_delta``, ``input_json_delta``) /
 ``_stop``, then ``message_delta`` (stop reason, output tokens) and ``message_stop``; ``ping`` may
 come anywhere and ``error`` ends the turn.
+
+Prompt caching: each request marks at most :data:`MAX_BREAKPOINTS` prefixes with
+``cache_control`` (:func:`place_breakpoints`): the last tool definition, the system prompt, and two
+sliding ones on the newest messages — the end of the history (written for the next request) and
+the end of the history the previous request sent (read back exactly, however many blocks the
+newest turn added: Anthropic looks back only :data:`LOOKBACK_BLOCKS` blocks from a breakpoint for an
+earlier cached prefix). A prefix shorter than the model's minimum (:func:`cache_minimum`) is
+never cached by Anthropic, so it gets no breakpoint; nor does a request without tools (a
+compaction's summary, a commit message: one-offs whose cache write, at 1.25× the input price,
+would never be read). ``cache_ttl="1h"`` asks for the 1-hour cache
+(writes billed 2× the input price instead of 1.25×).
 """
 
 from __future__ import annotations
@@ -13,6 +24,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
+from cogcli.compaction.estimate import estimate_text
 from cogcli.errors import ContextLengthError, ModelError
 from cogcli.models.context import context_overflow
 from cogcli.models.base import (
@@ -31,12 +43,78 @@ from cogcli.models.sse import HttpModel, RetryableError, RetryPolicy, post_sse
 if TYPE_CHECKING:
     import httpx
 
+    from cogcli.pricing import Price
+
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
 DEFAULT_TIMEOUT = 120.0
 #: error types of an in-stream ``error`` event that a retry may cure
 _RETRYABLE_ERRORS = {"overloaded_error", "api_error", "rate_limit_error"}
+#: the most ``cache_control`` breakpoints one request may carry (the API answers 400 beyond)
+MAX_BREAKPOINTS = 4
+#: how many blocks before a breakpoint Anthropic looks for an earlier cached prefix
+LOOKBACK_BLOCKS = 20
+#: the shortest prefix Anthropic caches, by model family (tokens)
+CACHE_MINIMUM = 1024
+CACHE_MINIMUM_HAIKU = 2048
+CACHE_TTLS = ("5m", "1h")
+
+
+def cache_minimum(model: str) -> int:
+    """The shortest prefix the model caches: 2,048 tokens for Haiku models, 1,024 for Sonnet and Opus."""
+    return CACHE_MINIMUM_HAIKU if "haiku" in model.lower() else CACHE_MINIMUM
+
+
+def _block_tokens(block: dict[str, Any]) -> int:
+    return estimate_text(json.dumps(block, ensure_ascii=False, separators=(",", ":")))
+
+
+def place_breakpoints(body: dict[str, Any], *, minimum: int = CACHE_MINIMUM, ttl: str = "5m") -> list[tuple[str, int]]:
+    """Mark the request ``body`` (``tools``, ``system``, ``messages`` as sent) with at most
+    :data:`MAX_BREAKPOINTS` ``cache_control`` breakpoints, in place, and return where they went:
+    ``("tools", i)``, ``("system", 0)`` or ``("messages", i)`` (the message's last block).
+
+    The sliding ones: the last block of the history, and the last block of the user message
+    before the newest assistant turn (where the previous request's history ended, so this one
+    reads it back whole). A prefix under ``minimum`` estimated tokens
+    (:func:`~cogcli.compaction.estimate.estimate_text`) gets none: Anthropic would not cache it."""
+    control: dict[str, Any] = {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
+    tools: list[dict[str, Any]] = body.get("tools") or []
+    messages: list[dict[str, Any]] = body.get("messages") or []
+    tools_end = sum(_block_tokens(t) for t in tools)
+    system = body.get("system")
+    system_end = tools_end + (estimate_text(system) if isinstance(system, str) else 0)
+    # the prefix tokens at the end of each message (tools, system and every message before it)
+    ends: list[int] = []
+    total = system_end
+    for m in messages:
+        total += 4 + sum(_block_tokens(b) for b in m["content"])
+        ends.append(total)
+
+    wanted: list[tuple[str, int, int]] = []  # (where, index, prefix tokens), most valuable first
+    if messages:
+        wanted.append(("messages", len(messages) - 1, ends[-1]))
+        last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=None)
+        if last_assistant is not None and last_assistant > 0:
+            wanted.append(("messages", last_assistant - 1, ends[last_assistant - 1]))
+    if isinstance(system, str) and system:
+        wanted.append(("system", 0, system_end))
+    if tools:
+        wanted.append(("tools", len(tools) - 1, tools_end))
+    placed: list[tuple[str, int]] = []
+    for where, index, tokens in wanted:
+        if tokens < minimum or (where, index) in placed or len(placed) >= MAX_BREAKPOINTS:
+            continue
+        placed.append((where, index))
+        if where == "tools":
+            tools[index] = {**tools[index], "cache_control": control}
+        elif where == "system":
+            body["system"] = [{"type": "text", "text": system, "cache_control": control}]
+        else:
+            blocks = messages[index]["content"]
+            blocks[-1] = {**blocks[-1], "cache_control": control}
+    return placed
 
 
 def _tool_input(arguments: Any) -> dict[str, Any]:
@@ -99,7 +177,15 @@ class AnthropicModel(HttpModel):
         retry: RetryPolicy | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        cache: bool = True,
+        cache_ttl: str = "5m",
+        prices: dict[str, Price] | None = None,
     ) -> None:
+        """``cache`` marks prefixes for Anthropic's prompt cache (:func:`place_breakpoints`);
+        ``cache_ttl`` is ``"5m"`` (default) or ``"1h"``; ``prices`` adds to or overrides
+        :data:`cogcli.pricing.PRICES` for the cost in each usage report."""
+        if cache_ttl not in CACHE_TTLS:
+            raise ValueError(f"cache_ttl must be one of {', '.join(CACHE_TTLS)}, got {cache_ttl!r}")
         self.model = model
         self.name = name or f"anthropic:{model}"
         base = base_url.rstrip("/")
@@ -107,6 +193,9 @@ class AnthropicModel(HttpModel):
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self.max_tokens = max_tokens
+        self.cache = cache
+        self.cache_ttl = cache_ttl
+        self.prices = prices
         self._api_key = api_key
         self._client: httpx.AsyncClient | None = None
 
@@ -121,7 +210,33 @@ class AnthropicModel(HttpModel):
             body["system"] = system
         if tools:
             body["tools"] = to_anthropic_tools(tools)
+        if self.cache and tools:  # a request without tools is a one-off (a summary, a commit message): a write it never reads costs 1.25×
+            place_breakpoints(body, minimum=cache_minimum(self.model), ttl=self.cache_ttl)
         return body
+
+    def usage_report(self, usage: dict[str, Any], output_tokens: int) -> UsageReport:
+        """The turn's usage from the stream's ``usage`` fields: ``input_tokens`` (the uncached
+        rest), ``cache_creation_input_tokens``, ``cache_read_input_tokens`` (and the split of the
+        writes by TTL in ``cache_creation``), priced with :mod:`cogcli.pricing`."""
+        from cogcli.pricing import cost_usd, price_of
+
+        def count(key: str, where: dict[str, Any] = usage) -> int:  # an int, 12.0 or "12"; anything else is 0
+            value = where.get(key)
+            try:
+                return max(0, int(value)) if not isinstance(value, bool) else 0
+            except (TypeError, ValueError, OverflowError):
+                return 0
+
+        read, write = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
+        total = count("input_tokens") + read + write
+        split = usage.get("cache_creation") if isinstance(usage.get("cache_creation"), dict) else {}
+        write_1h = count("ephemeral_1h_input_tokens", split) if split else (write if self.cache_ttl == "1h" else 0)
+        cost = cost_usd(
+            price_of(self.name, self.prices), input_tokens=total, output_tokens=output_tokens,
+            cache_read_tokens=read, cache_write_tokens=write, cache_write_1h_tokens=write_1h,
+        )
+        reported_write = write if usage.get("cache_creation_input_tokens") is not None else None  # None: it did not say
+        return UsageReport(input_tokens=total, output_tokens=output_tokens, cached_input_tokens=read, cache_write_tokens=reported_write, cost_usd=cost)
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}
@@ -131,7 +246,8 @@ class AnthropicModel(HttpModel):
 
     async def _attempt(self, body: dict[str, Any]) -> AsyncIterator[ModelStreamEvent]:
         blocks: dict[int, dict[str, Any]] = {}  # index -> {"type", "id", "name", "text"}
-        input_tokens = output_tokens = cached_tokens = 0
+        usage: dict[str, Any] = {}
+        output_tokens = 0
         stop_reason: str | None = None
         stopped = False
         stream = post_sse(
@@ -147,9 +263,8 @@ class AnthropicModel(HttpModel):
                 kind = data.get("type", sse.event) if isinstance(data, dict) else sse.event
                 if kind == "message_start":
                     u = (data.get("message") or {}).get("usage") or {}
-                    input_tokens = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-                    cached_tokens = int(u.get("cache_read_input_tokens") or 0)
-                    output_tokens = int(u.get("output_tokens") or 0)
+                    usage = dict(u) if isinstance(u, dict) else {}
+                    output_tokens = int(usage.get("output_tokens") or 0)
                 elif kind == "content_block_start":
                     block = data.get("content_block") or {}
                     state = {"type": block.get("type"), "id": block.get("id", ""), "name": block.get("name", ""), "parts": []}
@@ -179,6 +294,8 @@ class AnthropicModel(HttpModel):
                     u = data.get("usage") or {}
                     if u.get("output_tokens") is not None:
                         output_tokens = int(u["output_tokens"])
+                    # newer streams repeat the (cumulative) input counts here: they win when present
+                    usage.update({k: v for k, v in u.items() if k != "output_tokens" and v is not None})
                 elif kind == "message_stop":
                     stopped = True
                     break
@@ -194,5 +311,5 @@ class AnthropicModel(HttpModel):
                 # ping and unknown event types are skipped
         if not stopped:
             raise RetryableError(f"the stream from {self.url} ended before message_stop")
-        yield UsageReport(input_tokens=input_tokens, output_tokens=output_tokens, cached_input_tokens=cached_tokens)
+        yield self.usage_report(usage, output_tokens)
         yield TurnFinished(stop_reason=stop_reason or "end_turn")

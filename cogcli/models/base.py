@@ -7,6 +7,7 @@ stream into these events; the run loop knows nothing else about models.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,6 +46,11 @@ class ToolSpec(BaseModel):
     name: str
     description: str
     parameters: dict[str, Any]
+
+
+#: the key a provider may route a run's requests to one prompt cache by (OpenAI's
+#: ``prompt_cache_key``): the run sets it to its thread id while it runs
+PROMPT_CACHE_KEY: ContextVar[str | None] = ContextVar("cogcli_prompt_cache_key", default=None)
 
 
 # --- what a client yields while a turn streams -------------------------------------------
@@ -93,6 +99,11 @@ class UsageReport(BaseModel):
     output_tokens: int = 0
     #: the part of ``input_tokens`` read from the provider's prompt cache (0 when it says nothing)
     cached_input_tokens: int = 0
+    #: the part of ``input_tokens`` written to the provider's prompt cache (Anthropic's
+    #: ``cache_creation_input_tokens``; None when the provider does not report writes)
+    cache_write_tokens: int | None = None
+    #: the request's estimated cost in US dollars (:mod:`cogcli.pricing`), None when the price is unknown
+    cost_usd: float | None = None
 
 
 class TurnFinished(BaseModel):

@@ -3,18 +3,31 @@
 One streaming POST to ``{base_url}/chat/completions`` per turn, with ``stream_options.include_usage``.
 Tool-call argument text arrives in fragments keyed by ``index`` (several calls may interleave);
 each call is finished once the server says the turn is over.
+
+Prompt caching: OpenAI (and vLLM, DeepSeek, …) cache the longest prefix a request shares with an
+earlier one, automatically. So the body puts what never changes first — ``tools``, then the
+messages, system prompt first — serialized the same way every time, and the history is only
+ever appended to (compaction aside: :mod:`cogcli.compaction`). ``prompt_cache_key`` (the thread id,
+from :data:`cogcli.models.base.PROMPT_CACHE_KEY`) routes a thread's requests to the same cache; it
+is sent to api.openai.com by default, to other servers only with ``prompt_cache_key=True``, and a
+server that refuses it as an unknown field is asked again without it (and not sent it again).
+The cached part comes back as ``usage.prompt_tokens_details.cached_tokens`` (DeepSeek:
+``prompt_cache_hit_tokens``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cogcli.errors import ModelError
 from cogcli.models.base import (
+    PROMPT_CACHE_KEY,
     Message,
     ModelStreamEvent,
     TextDelta,
@@ -29,6 +42,10 @@ from cogcli.models.sse import HttpModel, RetryableError, RetryPolicy, post_sse
 
 if TYPE_CHECKING:
     import httpx
+
+    from cogcli.pricing import Price
+
+log = logging.getLogger("cogcli.models")
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_TIMEOUT = 120.0
@@ -96,7 +113,12 @@ class OpenAIModel(HttpModel):
         retry: RetryPolicy | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         auth_hint: str = "check OPENAI_API_KEY",
+        prompt_cache_key: bool | None = None,
+        prices: dict[str, Price] | None = None,
     ) -> None:
+        """``prompt_cache_key``: send the thread id as ``prompt_cache_key`` (None: only to
+        api.openai.com, which documents it); ``prices`` adds to or overrides
+        :data:`cogcli.pricing.PRICES` for the cost in each usage report."""
         self.model = model
         self.name = name or f"openai:{model}"
         self.base_url = base_url.rstrip("/")
@@ -104,6 +126,12 @@ class OpenAIModel(HttpModel):
         self.timeout = timeout
         self._api_key = api_key
         self._auth_hint = auth_hint
+        self.prices = prices
+        if prompt_cache_key is None:
+            from urllib.parse import urlsplit
+
+            prompt_cache_key = urlsplit(self.base_url).hostname == "api.openai.com"
+        self.prompt_cache_key = prompt_cache_key
         self._client: httpx.AsyncClient | None = None
 
     @property
@@ -111,15 +139,54 @@ class OpenAIModel(HttpModel):
         return f"{self.base_url}/chat/completions"
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai_messages(messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
+        # what never changes first (tools), then the history, system prompt first: the same
+        # bytes every request, so the provider's prefix cache matches the longest part it can
+        body: dict[str, Any] = {"model": self.model}
         if tools:
             body["tools"] = to_openai_tools(tools)
+        body["messages"] = to_openai_messages(messages)
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        key = PROMPT_CACHE_KEY.get()
+        if self.prompt_cache_key and key:
+            body["prompt_cache_key"] = key
         return body
+
+    async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
+        body = self.request_body(messages, tools)
+        started = False
+        try:
+            async for event in super()._stream_body(body):
+                started = True
+                yield event
+        except ModelError as exc:
+            if started or "prompt_cache_key" not in body or "prompt_cache_key" not in exc.message:
+                raise
+            # a compatible server that takes no unknown fields: without the key, from now on
+            log.info("%s refused prompt_cache_key (%s); sending requests without it", self.name, exc.message)
+            self.prompt_cache_key = False
+            del body["prompt_cache_key"]
+            async for event in super()._stream_body(body):
+                yield event
+
+    def usage_report(self, u: dict[str, Any]) -> UsageReport:
+        """A ``usage`` object as a report: ``prompt_tokens`` (cached included),
+        ``completion_tokens``, the cached part from ``prompt_tokens_details.cached_tokens``
+        (DeepSeek: ``prompt_cache_hit_tokens``), priced with :mod:`cogcli.pricing`."""
+        from cogcli.pricing import cost_usd, price_of
+
+        def count(value: Any) -> int:  # a server's number as it came (an int, 12.0, "12"); anything else is 0
+            try:
+                return max(0, int(value)) if not isinstance(value, bool) else 0
+            except (TypeError, ValueError, OverflowError):
+                return 0
+
+        details = u.get("prompt_tokens_details")
+        cached = count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+        cached = cached or count(u.get("prompt_cache_hit_tokens"))
+        prompt, completion = count(u.get("prompt_tokens")), count(u.get("completion_tokens"))
+        cost = cost_usd(price_of(self.name, self.prices), input_tokens=prompt, output_tokens=completion, cache_read_tokens=cached)
+        return UsageReport(input_tokens=prompt, output_tokens=completion, cached_input_tokens=min(cached, prompt), cost_usd=cost)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "text/event-stream"}
@@ -152,14 +219,8 @@ class OpenAIModel(HttpModel):
                     err = chunk["error"]
                     message = err.get("message", err) if isinstance(err, dict) else err
                     raise RetryableError(f"server error in stream: {message}")
-                if isinstance(chunk.get("usage"), dict):
-                    u = chunk["usage"]
-                    cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens") if isinstance(u.get("prompt_tokens_details"), dict) else None
-                    usage = UsageReport(
-                        input_tokens=int(u.get("prompt_tokens") or 0),
-                        output_tokens=int(u.get("completion_tokens") or 0),
-                        cached_input_tokens=int(cached or 0),
-                    )
+                if isinstance(chunk.get("usage"), dict):  # the last chunk (choices: []), or the finishing one
+                    usage = self.usage_report(chunk["usage"])
                 for choice in chunk.get("choices") or []:
                     delta = choice.get("delta") or {}
                     if delta.get("content"):

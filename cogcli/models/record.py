@@ -53,7 +53,7 @@ class RecordingModel:
             elif isinstance(event, ToolCallFinished):
                 calls.append(CassetteToolCall.from_stream(event.id, event.name, event.arguments_text))
             elif isinstance(event, UsageReport):
-                usage = CassetteUsage(input_tokens=event.input_tokens, output_tokens=event.output_tokens)
+                usage = CassetteUsage.of(event)
             elif isinstance(event, TurnFinished):
                 self._append(CassetteTurn(text="".join(text), tool_calls=calls, usage=usage, stop_reason=event.stop_reason))
             yield event

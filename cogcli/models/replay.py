@@ -5,6 +5,9 @@ A cassette is JSON lines, camelCase on disk::
     {"type": "cassette", "schemaVersion": 1, "model": "openai:gpt-4o", "createdAt": "2026-12-02T10:00:00Z", "contextWindow": 128000}
     {"type": "turn", "text": "I'll look first.", "toolCalls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.py"}}], "usage": {"inputTokens": 10, "outputTokens": 5}}
 
+A turn's usage may also hold ``cachedInputTokens``, ``cacheWriteTokens`` and ``costUsd`` (as the
+provider reported them when it was recorded; older cassettes without them replay as before).
+
 Each ``stream()`` call plays the next turn: its text in a few ``TextDelta``s, each call's
 arguments JSON in a few ``ToolCallArgsDelta`` fragments, then usage and ``TurnFinished``.
 """
@@ -84,6 +87,25 @@ class CassetteToolCall(_CassetteModel):
 class CassetteUsage(_CassetteModel):
     input_tokens: int = 0
     output_tokens: int = 0
+    #: the prompt cache's part of ``input_tokens``, and the cost, as recorded (absent in cassettes
+    #: from before cog counted them, and where the provider did not say)
+    cached_input_tokens: int | None = Field(default=None, ge=0)
+    cache_write_tokens: int | None = Field(default=None, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+    @classmethod
+    def of(cls, report: UsageReport) -> CassetteUsage:
+        return cls(
+            input_tokens=report.input_tokens, output_tokens=report.output_tokens,
+            cached_input_tokens=report.cached_input_tokens or None, cache_write_tokens=report.cache_write_tokens,
+            cost_usd=report.cost_usd,
+        )
+
+    def report(self) -> UsageReport:
+        return UsageReport(
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens, cached_input_tokens=self.cached_input_tokens or 0,
+            cache_write_tokens=self.cache_write_tokens, cost_usd=self.cost_usd,
+        )
 
 
 class CassetteTurn(_CassetteModel):
@@ -143,14 +165,15 @@ def play_turn(
     text: str,
     calls: Sequence[tuple[str, str, str]],
     *,
-    usage: tuple[int, int] | None = None,
+    usage: tuple[int, int] | UsageReport | None = None,
     stop_reason: str | None = None,
     split: Callable[[str, int], list[str]] = fragments,
     text_size: int = 3,
     args_size: int = 3,
 ) -> Iterator[ModelStreamEvent]:
     """The stream events of one recorded turn: its text in a few deltas, each call ``(id, name,
-    argument text)`` started, its arguments in fragments, finished; then usage and the turn's end.
+    argument text)`` started, its arguments in fragments, finished; then usage (``(input, output)``
+    tokens, or a whole report) and the turn's end.
     ``split(text, n)`` cuts text (default: into ``n`` near-equal pieces)."""
     for piece in split(text, text_size):
         yield TextDelta(text=piece)
@@ -159,7 +182,9 @@ def play_turn(
         for piece in split(arguments, args_size):
             yield ToolCallArgsDelta(id=call_id, text=piece)
         yield ToolCallFinished(id=call_id, name=name, arguments_text=arguments)
-    if usage is not None:
+    if isinstance(usage, UsageReport):
+        yield usage
+    elif usage is not None:
         yield UsageReport(input_tokens=usage[0], output_tokens=usage[1])
     yield TurnFinished(stop_reason=stop_reason or ("tool_calls" if calls else "stop"))
 
@@ -195,7 +220,7 @@ class ReplayModel:
                     f"(offered: {', '.join(sorted(offered)) or 'none'})"
                 )
         self.position += 1
-        usage = None if turn.usage is None else (turn.usage.input_tokens, turn.usage.output_tokens)
+        usage = None if turn.usage is None else turn.usage.report()
         calls = [(call.id, call.name, call.arguments_text()) for call in turn.tool_calls]
         for event in play_turn(turn.text, calls, usage=usage, stop_reason=turn.stop_reason):
             yield event

@@ -279,7 +279,11 @@ class HttpModel:
         return self._client
 
     async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
-        body = self.request_body(messages, tools)
+        async for event in self._stream_body(self.request_body(messages, tools)):
+            yield event
+
+    async def _stream_body(self, body: dict[str, Any]) -> AsyncIterator[ModelStreamEvent]:
+        """One turn for a request body already made, with the retry policy."""
         async for event in stream_with_retries(lambda: self._attempt(body), self.retry, label=self.name):
             yield event
 

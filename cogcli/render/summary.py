@@ -232,8 +232,19 @@ def usage_words(usage: Usage | None) -> str | None:
 
 
 def _tokens(usage: Usage) -> str:
+    """What goes before " tokens" on the last line: the total, and when the provider reported its
+    prompt cache or cog knows the price, the parts and the cost — ``$0.0123 for 5,000 in (4,000
+    cache read, 500 cache write) + 392 out = 5,392`` (``unknown cost for …`` without a price)."""
     total = usage.total_tokens or (usage.input_tokens + usage.output_tokens)
-    return f"{total:,}"
+    read, write, cost = usage.cached_input_tokens, getattr(usage, "cache_write_tokens", None), getattr(usage, "cost_usd", None)
+    if read is None and write is None and cost is None:
+        return f"{total:,}"
+    from cogcli.pricing import format_cost
+
+    cache = [f"{n:,} {what}" for n, what in ((read, "cache read"), (write, "cache write")) if n is not None]
+    spent = format_cost(cost) if cost is not None else "unknown cost"
+    parts = f" ({', '.join(cache)})" if cache else ""
+    return f"{spent} for {usage.input_tokens:,} in{parts} + {usage.output_tokens:,} out = {total:,}"
 
 
 def _plural(n: int, word: str) -> str:

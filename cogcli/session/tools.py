@@ -59,7 +59,9 @@ def make_model(settings: Settings, record: Path | None = None) -> Any:
     from cogcli.models import get_model
 
     assert settings.model is not None
-    model = get_model(settings.model)
+    model = get_model(
+        settings.model, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=settings.prices
+    )
     if record is not None:
         from cogcli.models.record import RecordingModel
 

@@ -551,6 +551,12 @@
       if (isInt(ev.steps)) stats.push(ev.steps + (ev.steps === 1 ? ' step' : ' steps'));
       if (isInt(ev.durationMs)) stats.push(ms(ev.durationMs));
       if (ev.usage && isInt(ev.usage.totalTokens) && ev.usage.totalTokens > 0) stats.push(ev.usage.totalTokens.toLocaleString() + ' tokens');
+      if (ev.usage && (isInt(ev.usage.cachedInputTokens) || isInt(ev.usage.cacheWriteTokens) || typeof ev.usage.costUsd === 'number')) {
+        // the prompt cache and the cost, as the terminal's last line says them (absent: not reported; no price: unknown)
+        const u = ev.usage, n = (v) => (isInt(v) ? v.toLocaleString() : '–'), cost = u.costUsd;
+        stats.push(n(u.inputTokens) + ' in (' + n(u.cachedInputTokens) + ' cache read, ' + n(u.cacheWriteTokens) + ' cache write) · ' +
+          n(u.outputTokens) + ' out · ' + (typeof cost === 'number' && isFinite(cost) ? '$' + cost.toFixed(cost < 0.01 ? 4 : 3) : 'cost unknown'));
+      }
       if (ev.tests) stats.push(['failed', 'passed'].filter((k) => isInt(ev.tests[k])).map((k) => ev.tests[k] + ' ' + k).join(', '));
       const files = (ev.filesChanged || []).map((f) => el('span', { class: 'file-chip' }, f.path + ' ', el('span', { class: 'plus' }, '+' + f.added), ' ', el('span', { class: 'minus' }, '−' + f.removed)));
       // a run that completed with failing (or unfinished) tests did not end well: it says so next to its status
