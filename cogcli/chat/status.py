@@ -58,7 +58,7 @@ class ChatState:
             return
         self.input_tokens += usage.input_tokens or 0
         self.output_tokens += usage.output_tokens or 0
-        cost = getattr(usage, "cost_usd", None)  # None: cog does not know this model's price
+        cost = usage.cost_usd  # None: cog does not know this model's price
         if self.cost_usd is not None:
             self.cost_usd = None if cost is None and (usage.input_tokens or usage.output_tokens) else self.cost_usd + (cost or 0.0)
 
