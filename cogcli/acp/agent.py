@@ -367,7 +367,7 @@ def _usage(usage: Any) -> acp_schema.Usage | None:
         output_tokens=usage.output_tokens,
         total_tokens=usage.total_tokens or usage.input_tokens + usage.output_tokens,
         cached_read_tokens=usage.cached_input_tokens,
-        cached_write_tokens=getattr(usage, "cache_write_tokens", None),
+        cached_write_tokens=usage.cache_write_tokens,
     )
 
 

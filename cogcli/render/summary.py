@@ -236,7 +236,7 @@ def _tokens(usage: Usage) -> str:
     prompt cache or cog knows the price, the parts and the cost — ``$0.0123 for 5,000 in (4,000
     cache read, 500 cache write) + 392 out = 5,392`` (``unknown cost for …`` without a price)."""
     total = usage.total_tokens or (usage.input_tokens + usage.output_tokens)
-    read, write, cost = usage.cached_input_tokens, getattr(usage, "cache_write_tokens", None), getattr(usage, "cost_usd", None)
+    read, write, cost = usage.cached_input_tokens, usage.cache_write_tokens, usage.cost_usd
     if read is None and write is None and cost is None:
         return f"{total:,}"
     from cogcli.pricing import format_cost
