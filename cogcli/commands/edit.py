@@ -131,6 +131,8 @@ def run_edit(opts: EditOptions) -> int:
         return _failed_before_run(opts.format, exc.message, exc.code)
 
     renderer = make_renderer(opts.format)
+    if getattr(approve, "asks_on_terminal", False) and hasattr(renderer, "approvals_asked_here"):
+        renderer.approvals_asked_here = True  # the question takes the place of "? … needs approval"
     output = _RunOutput(renderer)
     try:
         result, received = anyio.run(_run, session, opts, output, approve)
