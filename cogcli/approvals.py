@@ -92,18 +92,33 @@ async def preview_call(call: PreparedCall, *, planned: Preview | None = None, si
     import anyio
     import anyio.to_thread
 
-    from cogcli.context import ToolContext
+    from cogcli.context import ToolContext, cancel_on_abort
 
     context = ToolContext(call.id, call.name, signal=signal, planned=planned)
     args = (call.params, context)[: min(_positional_arity(tool.preview), 2)]
+    preview = tool.preview
+
+    async def compute() -> Any:
+        if inspect.iscoroutinefunction(preview):
+            value = await preview(*args)
+        else:
+            value = await anyio.to_thread.run_sync(functools.partial(preview, *args), abandon_on_cancel=True)
+        return await value if inspect.isawaitable(value) else value
+
     try:
+        value: Any = None
+        error: Exception | None = None
         with anyio.fail_after(PREVIEW_TIMEOUT_S):
-            if inspect.iscoroutinefunction(tool.preview):
-                value = await tool.preview(*args)
-            else:
-                value = await anyio.to_thread.run_sync(functools.partial(tool.preview, *args), abandon_on_cancel=True)
-            if inspect.isawaitable(value):
-                value = await value
+            async with anyio.create_task_group() as tg:  # an abort stops the wait (the run then ends each call ABORTED)
+                if signal is not None:
+                    tg.start_soon(cancel_on_abort, signal, tg.cancel_scope)
+                try:
+                    value = await compute()
+                except Exception as exc:  # raised below, outside the task group (which would wrap it)
+                    error = exc
+                tg.cancel_scope.cancel()
+        if error is not None:
+            raise error
         return as_preview(value)
     except CogError as exc:
         return call.outcome(exc.code, exc.message)

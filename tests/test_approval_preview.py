@@ -217,3 +217,42 @@ async def test_a_preview_that_breaks_is_asked_about_without_one(tmp_path: Path, 
     assert [a.preview for a in approver.asked] == [None] and written == ["a"]
     assert result.status == "completed"
     assert "the preview of touch failed" in caplog.text and "preview bug" in caplog.text
+
+
+@pytest.mark.anyio
+async def test_an_abort_while_a_preview_is_computed_runs_nothing(tmp_path: Path) -> None:
+    import anyio
+
+    from cogcli import AbortSignal
+
+    started = anyio.Event()
+    written: list[str] = []
+
+    async def slow(params: NoteArgs, context: Any) -> dict[str, Any]:
+        started.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    @tool(side_effects=["writes files"], preview=slow)
+    async def touch(params: NoteArgs) -> str:
+        """Touch a file."""
+        written.append(params.path)
+        return "ok"
+
+    signal = AbortSignal()
+    model = ScriptedModel([Turn("", [Call("c1", "touch", {"path": "a"})]), Turn("never")])
+    approver = Approver()
+    outcome: list[RunResult] = []
+
+    async def go() -> None:
+        agent = Agent(name="t", instructions="T.", model=model, tools=[touch])
+        outcome.append(await Cogitator().run(agent, input="go", approve=approver, signal=signal))
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(go)
+            await started.wait()
+            signal.abort("stop")
+    [result] = outcome
+    assert result.status == "aborted" and [r.error_code for r in result.tool_calls] == ["ABORTED"]
+    assert approver.asked == [] and written == []
