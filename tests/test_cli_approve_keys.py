@@ -137,6 +137,25 @@ def test_n_denies_other_keys_are_ignored_and_a_covers_the_rest_of_the_run(make_r
     ]
 
 
+def test_ctrl_c_at_the_question_ends_the_run_and_gives_the_terminal_back_as_it_was(make_repo) -> None:
+    import termios
+    import time
+
+    repo = make_repo("calc")
+    child, seen = spawn(repo)
+    child.expect_exact(TESTS_PROMPT)
+    time.sleep(0.3)  # the question is shown once the terminal is in cbreak mode; give the read a moment
+    lflag = termios.tcgetattr(child.child_fd)[3]  # a pty's two ends share one set of modes
+    assert not lflag & (termios.ICANON | termios.ECHO)  # one key answers, and it is not echoed
+    child.send("\x03")
+    child.expect_exact("Interrupted · 2 steps".encode())
+    lflag = termios.tcgetattr(child.child_fd)[3]
+    assert lflag & termios.ICANON and lflag & termios.ECHO  # put back, though the wait was cut short
+    code, out, _ = finish(child, seen)
+    assert code == 130, out
+    assert ops(repo).count("return a - b") == 2
+
+
 def test_keys_and_the_question_body() -> None:
     keys = (b"y", b"Y", b"n", b"a", b"\r", b"\n", b"y\n", b"x", b"yes\n", b"\x1b[A", b"ny", b"")
     assert [answer_of(k) for k in keys] == ["y", "y", "n", "a", "n", "n", "y", None, None, None, None, None]
