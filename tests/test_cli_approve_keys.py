@@ -172,6 +172,11 @@ def test_keys_and_the_question_body() -> None:
     assert question_body(Approval(tool_call_id="c", tool_name="run_tests", description="Run", preview={"command": "make\x1b[2J test"}), max_lines=5) == [
         "  $ make\\x1b[2J test"
     ]
+    empty = Approval(tool_call_id="c", tool_name="write_file", description="Write file · e.py",
+                     preview={"path": "e.py", "diff": "diff --git a/e.py b/e.py\nnew file mode 100644\n", "added": 0, "removed": 0})
+    assert question_body(empty, max_lines=5) == ["  e.py  +0 −0", "  │ new file mode 100644"]
+    same = Approval(tool_call_id="c", tool_name="write_file", description="Write file · e.py", preview={"path": "e.py", "diff": "", "added": 0, "removed": 0})
+    assert question_body(same, max_lines=5) == ["  (no change: the file already holds exactly this)"]
     assert fit("abcdef", 4) == "abc…" and fit("日本語です", 5) == "日本…" and fit("abc", 3) == "abc"
 
 

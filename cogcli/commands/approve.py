@@ -312,8 +312,11 @@ DIFF_INDENT = "  │ "
 
 def _without_headers(lines: list[str]) -> list[str]:
     """A one-file diff's lines from its first hunk on (``diff --git``, ``---``, ``+++``, mode lines
-    left out: the question names the file), or from ``Binary files … differ``."""
-    start = next((i for i, line in enumerate(lines) if line.startswith(("@@", "Binary files "))), len(lines))
+    left out: the question names the file), or from ``Binary files … differ``; a diff without
+    either (a new empty file) keeps all but its ``diff --git`` line."""
+    start = next((i for i, line in enumerate(lines) if line.startswith(("@@", "Binary files "))), None)
+    if start is None:  # no hunk: a new empty file says so in its header ("new file mode 100644")
+        return [line for line in lines if not line.startswith("diff --git ")]
     return lines[start:]
 
 
