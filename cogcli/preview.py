@@ -86,7 +86,8 @@ def check_approved(context: Any, path: str, current: bytes | None, shown_path: s
     from cogcli.errors import ErrorCode, ToolCallError
 
     raise ToolCallError(
-        f"{shown_path} changed after this change was shown for approval (another program or an earlier call wrote it); "
-        "nothing was written. Read the file again and redo the change.",
+        f"{shown_path} is not what it was when this change was shown for approval (another program changed it, or "
+        "an earlier change of this turn it was shown on top of did not happen); nothing was written. "
+        "Read the file again and redo the change.",
         code=ErrorCode.FILE_CHANGED,
     )

@@ -148,7 +148,7 @@ async def test_a_file_changed_between_the_preview_and_the_approval_fails_file_ch
 
     [edit] = result.tool_calls
     assert edit.error_code == "FILE_CHANGED"
-    assert "changed after this change was shown for approval" in (edit.error or "")
+    assert "ops.py is not what it was when this change was shown for approval" in (edit.error or "")
     assert "Read the file again" in (edit.error or "")
     assert (root / "ops.py").read_text() == theirs  # nothing of ours was written over it
     assert "Read the file again" in all_request_text(model)
@@ -189,6 +189,7 @@ async def test_an_edit_approved_on_top_of_a_refused_one_does_not_apply_to_other_
     second = {"path": "ops.py", "old_text": "def sub(a, b):", "new_text": "def subtract(a, b):"}
     result, _ = await run(root, [Call("c1", "edit_file", FIX_ADD), Call("c2", "edit_file", second)], Approver(before=lambda _: {"c1": False}))
     assert [r.error_code for r in result.tool_calls] == ["DENIED", "FILE_CHANGED"]
+    assert "an earlier change of this turn it was shown on top of did not happen" in (result.tool_calls[1].error or "")
     assert (root / "ops.py").read_text() == OPS
 
 
