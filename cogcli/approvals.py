@@ -6,20 +6,31 @@ such a tool needs approval when the run has an ``approve`` hook. The run emits o
 
     decisions = await approve([Approval(tool_call_id=…, tool_name=…, arguments=…, description=…, side_effects=[…]), …])
 
-and runs only the approved calls. ``decisions`` maps a call id to ``True`` (run it), ``False``
+and runs only the approved calls. Before asking, each call whose tool declares a ``preview`` is
+previewed (:func:`preview_call`): the approval carries what it would do (an edit's diff), redacted
+like details, and the approved call runs held to it (:mod:`cogcli.preview`). ``decisions`` maps a call id to ``True`` (run it), ``False``
 (refused) or a :class:`Decision` (refused with a reason the model reads); a call with no decision
 is refused. A refused call ends with ``errorCode: "DENIED"`` and nothing is touched.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from cogcli.call import PreparedCall
+from cogcli.errors import CogError
 from cogcli.events import Approval
 from cogcli.presentation import ToolPresentation
+from cogcli.preview import Preview, as_preview
+from cogcli.result import ToolResult
+from cogcli.tools import _positional_arity
+
+log = logging.getLogger("cogcli")
 
 #: what a refused call's result says when the approver gave no reason
 DECLINED = "the person declined it"
@@ -37,19 +48,90 @@ Decisions: TypeAlias = Mapping[str, "bool | Decision"]
 Approve: TypeAlias = Callable[[list[Approval]], Awaitable[Decisions]]
 
 
-def approval_for(call: PreparedCall) -> Approval | None:
-    """The approval a prepared call needs, or None: its tool has no side effects, or the call
-    cannot run anyway (unknown tool, invalid arguments: it ends with that error, nothing runs)."""
+#: how long a tool's preview may take before the call is asked about without one
+PREVIEW_TIMEOUT_S = 30.0
+
+
+def needs_approval(call: PreparedCall) -> bool:
+    """Its tool has side effects and the call can run (an unknown tool or invalid arguments end
+    with that error, nothing runs)."""
+    return call.tool is not None and bool(call.tool.side_effects) and call.failed is None
+
+
+def approval_for(call: PreparedCall, preview: Preview | None = None) -> Approval | None:
+    """The approval a prepared call needs (see :func:`needs_approval`), or None. ``preview``: what
+    :func:`preview_call` made of it; what it shows is redacted here, like any details, so no
+    credential in a file's lines around an edit reaches an ``approval-required`` entry."""
     tool = call.tool
-    if tool is None or not tool.side_effects or call.failed is not None:
+    if tool is None or not needs_approval(call):
         return None
+    shown = None
+    if preview is not None and preview.shown is not None:
+        from cogcli.secrets import redact_value
+
+        shown = redact_value(preview.shown)[0]
     return Approval(
         tool_call_id=call.id,
         tool_name=tool.name,
         arguments=dict(call.arguments),
         description=describe(tool.name, call.presentation),
         side_effects=list(tool.side_effects),
+        preview=shown,
     )
+
+
+async def preview_call(call: PreparedCall, *, planned: Preview | None = None, signal: Any = None) -> Preview | ToolResult | None:
+    """What ``call`` would do, from its tool's ``preview`` (None: the tool has none, or it failed
+    unexpectedly: the call is asked about without one), or the result the call already is when
+    the preview shows it cannot work (a :class:`CogError`: ``old_text`` not found) — it then ends
+    with that error and nobody is asked. ``planned``: the preview of the call before it in the
+    turn on the same path (``context.planned``)."""
+    tool = call.tool
+    if tool is None or tool.preview is None or call.params is None:
+        return None
+    import anyio
+    import anyio.to_thread
+
+    from cogcli.context import ToolContext, cancel_on_abort
+
+    context = ToolContext(call.id, call.name, signal=signal, planned=planned)
+    args = (call.params, context)[: min(_positional_arity(tool.preview), 2)]
+    preview = tool.preview
+
+    async def compute() -> Any:
+        if inspect.iscoroutinefunction(preview):
+            value = await preview(*args)
+        else:
+            value = await anyio.to_thread.run_sync(functools.partial(preview, *args), abandon_on_cancel=True)
+        return await value if inspect.isawaitable(value) else value
+
+    try:
+        value: Any = None
+        error: Exception | None = None
+        with anyio.fail_after(PREVIEW_TIMEOUT_S):
+            async with anyio.create_task_group() as tg:  # an abort stops the wait (the run then ends each call ABORTED)
+                if signal is not None:
+                    tg.start_soon(cancel_on_abort, signal, tg.cancel_scope)
+                try:
+                    value = await compute()
+                except Exception as exc:  # raised below, outside the task group (which would wrap it)
+                    error = exc
+                tg.cancel_scope.cancel()
+        if error is not None:
+            raise error
+        return as_preview(value)
+    except CogError as exc:
+        return call.outcome(exc.code, exc.message)
+    except Exception as exc:  # the traceback holds the exception's text: redacted like any output
+        import traceback
+
+        from cogcli.secrets import redact
+
+        trace = redact("".join(traceback.format_exception(exc)).rstrip())[0]
+        log.warning("the preview of %s failed; it is asked about without one\n%s", call.name, trace)
+        return None
+    finally:
+        context.close()
 
 
 def describe(tool_name: str, presentation: ToolPresentation | None) -> str:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from cogcli.errors import ErrorCode
 from cogcli.presentation import ToolPresentation, resolve_presentation
+from cogcli.preview import Preview
 from cogcli.result import ToolResult
 from cogcli.tools import Tool
 
@@ -85,6 +86,9 @@ class PreparedCall:
     presentation: ToolPresentation | None = None
     #: the result the call already is when it cannot run (unknown tool, bad arguments)
     failed: ToolResult | None = None
+    #: the preview the person approved the call on (set when it is approved, see
+    #: :func:`cogcli.calls.ask_approval`): the call runs with it as ``context.approved``
+    preview: Preview | None = None
 
     def outcome(self, code: str, message: str, duration_ms: float = 0.0) -> ToolResult:
         """This call's result when it ends without a result of its own (refused, aborted, …)."""

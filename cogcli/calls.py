@@ -5,23 +5,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import anyio
 
-from cogcli.approvals import Approve, Decision, Decisions, approval_for, decision_of, denied_message
+from cogcli.approvals import Approve, Decision, Decisions, approval_for, decision_of, denied_message, needs_approval, preview_call
 from cogcli.call import PreparedCall
 from cogcli.conclude import Conclude, Slots
 from cogcli.context import AbortSignal, UpdateCallback, cancel_on_abort
 from cogcli.errors import ErrorCode
-from cogcli.events import ApprovalRequiredEvent, BaseEvent
+from cogcli.events import Approval, ApprovalRequiredEvent, BaseEvent
 from cogcli.invoke import run_prepared
+from cogcli.preview import Preview
+from cogcli.result import ToolResult
 
 log = logging.getLogger("cogcli")
 
 
 async def ask_approval(
-    calls: Sequence[PreparedCall],
+    calls: list[PreparedCall],
     slots: Slots,
     *,
     approve: Approve,
@@ -30,24 +33,63 @@ async def ask_approval(
     conclude: Conclude,
     signal: AbortSignal,
 ) -> bool | None:
-    """The turn's calls with side effects are listed in one ``approval-required`` event; each
-    refused call is concluded ``DENIED`` here, so it never runs. Returns whether a call was
-    refused (None: nothing needed approval, or the run was aborted while waiting)."""
-    pending = [(i, found) for i, call in enumerate(calls) if (found := approval_for(call)) is not None]
+    """The turn's calls with side effects are previewed (in call order, each on top of the one
+    before it on the same path) and listed in one ``approval-required`` event. A call whose
+    preview shows it cannot work ends with that error here, unasked; each refused call is
+    concluded ``DENIED``, so it never runs; each approved call with a preview is replaced in
+    ``calls`` by the call carrying it (what :func:`run_calls` runs: the tool then checks the
+    workspace is still what the person saw). Returns whether a call was refused (None: nothing
+    was asked, or the run was aborted while waiting)."""
+    needed = [i for i, call in enumerate(calls) if needs_approval(call)]
+    if not needed:
+        return None
+    previews = await _previews(calls, needed, signal)
+    if signal.aborted:  # each call then ends ABORTED, unrun
+        return None
+    pending: list[tuple[int, Approval, Preview | None]] = []
+    for i in needed:
+        found = previews.get(i)
+        if isinstance(found, ToolResult):  # it cannot work as it is: nobody is asked about it
+            await conclude(slots, i, found)
+            continue
+        approval = approval_for(calls[i], found)
+        if approval is not None:
+            pending.append((i, approval, found))
     if not pending:
         return None
-    approvals = [approval for _, approval in pending]
+    approvals = [approval for _, approval, _ in pending]
     emit(ApprovalRequiredEvent(thread_id=thread_id, approvals=approvals))
     decisions = await _decisions(approve, approvals, signal)
     if decisions is None:  # aborted while waiting: each call then ends ABORTED, unrun
         return None
     refused = False
-    for i, approval in pending:
+    for i, approval, preview in pending:
         decision = decision_of(decisions, approval.tool_call_id)
         if not decision.approved:
             refused = True
             await conclude(slots, i, calls[i].outcome(ErrorCode.DENIED, denied_message(approval.tool_name, decision)))
+        elif preview is not None:
+            calls[i] = replace(calls[i], preview=preview)
     return refused
+
+
+async def _previews(calls: Sequence[PreparedCall], indexes: list[int], signal: AbortSignal) -> dict[int, Preview | ToolResult | None]:
+    """Each call's preview, in call order: a call on the same path as an earlier one is previewed
+    on top of that one's (``context.planned``), since it runs after it."""
+    out: dict[int, Preview | ToolResult | None] = {}
+    planned: dict[str, Preview] = {}
+    for i in indexes:
+        if signal.aborted:
+            break
+        key = calls[i].order_key()
+        found = out[i] = await preview_call(calls[i], planned=planned.get(key) if key else None, signal=signal)
+        if key is None:
+            continue
+        if isinstance(found, Preview):
+            planned[key] = found
+        else:  # it will not run (or shows nothing): the next call on the path starts from the file as it is
+            planned.pop(key, None)
+    return out
 
 
 async def _decisions(approve: Approve, approvals: list[Any], signal: AbortSignal) -> Decisions | None:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import anyio
 
+    from cogcli.preview import Preview
+
 from cogcli.presentation import PresentationLike, ToolPresentation, as_presentation
 
 log = logging.getLogger("cogcli")
@@ -95,7 +97,9 @@ UpdateCallback = Callable[[ToolUpdate], Any]
 class ToolContext:
     """Passed to ``execute(params, context)``."""
 
-    __slots__ = ("call_id", "tool_name", "signal", "sandboxed", "_on_update", "_open", "_loop_thread", "_token")
+    __slots__ = (
+        "call_id", "tool_name", "signal", "sandboxed", "approved", "planned", "_on_update", "_open", "_loop_thread", "_token",
+    )
 
     def __init__(
         self,
@@ -105,11 +109,19 @@ class ToolContext:
         signal: AbortSignal | None = None,
         on_update: UpdateCallback | None = None,
         sandboxed: bool = False,
+        approved: Preview | None = None,
+        planned: Preview | None = None,
     ) -> None:
         self.call_id = call_id
         self.tool_name = tool_name
         self.signal = signal or AbortSignal()
         self.sandboxed = sandboxed
+        #: when the call runs: the preview the person approved (None: none was shown); the tool
+        #: refuses to do anything other than what it showed (see :mod:`cogcli.preview`)
+        self.approved = approved
+        #: while the call is previewed: the preview of the call before it in the turn on the same
+        #: path, which runs first (None: none)
+        self.planned = planned
         self._on_update = None if sandboxed else on_update
         self._open = True
         self._loop_thread = threading.get_ident()

@@ -172,7 +172,7 @@ async def _execute(
     if signal is not None and signal.aborted:
         return failed(ErrorCode.ABORTED, f"{name} was not run: the run was aborted")
     limit = timeout if timeout is not None else tool.timeout
-    ctx = ToolContext(call.id, name, signal=signal, on_update=on_update, sandboxed=tool.sandboxed)
+    ctx = ToolContext(call.id, name, signal=signal, on_update=on_update, sandboxed=tool.sandboxed, approved=call.preview)
     try:
         cut_short, value, error = await _run_bounded(tool, call.params, ctx, limit, signal)
     finally:

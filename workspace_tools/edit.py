@@ -18,6 +18,8 @@ from workspace_tools.textfile import BOM, TextFile, atomic_write, decode_text, o
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from cogcli.context import ToolContext
+    from cogcli.preview import Preview
     from workspace_tools.journal import Journal
 
 
@@ -68,11 +70,8 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
     def presentation(params: EditFileParams) -> dict[str, Any]:
         return {"label": "Edit file", "icon": "file-pen", "detail": workspace.display(params.path)}
 
-    @os_errors(workspace)
-    def execute(params: EditFileParams) -> Any:
-        # imported when a call runs, not when the tool is listed (cog tools)
-        from cogcli.details import FileEditDetails
-
+    def target(params: EditFileParams) -> tuple[Path, str]:
+        """The file to edit, resolved and checked, and its name as shown."""
         path = workspace.resolve(params.path, for_write=True)
         shown = workspace.relative(path)
         policy.check(workspace, params.path, path)  # an edit reads the file (and a miss shows lines of it)
@@ -81,9 +80,33 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
                 "old_text is empty; give the exact text to replace (to create a file or replace it whole, use write_file)",
                 code=ErrorCode.INVALID_ARGUMENTS,
             )
+        return path, shown
+
+    @os_errors(workspace)
+    def preview(params: EditFileParams, context: ToolContext) -> Preview:
+        """The edit's diff, computed as the call computes it, written nowhere: over the bytes the
+        file will hold when the call runs (an earlier call of the turn on it, else the file now)."""
+        from cogcli.preview import FileBasis, file_preview, planned_bytes, sha256_of
+
+        path, shown = target(params)
+        raw = planned_bytes(context, str(path))
+        if raw is None:
+            raw = read_bytes(path, shown, root=workspace.root)
+        try:
+            data, diff, _ = change(params, raw, shown)
+        except _NoMatch as miss:
+            raise ToolCallError(_no_match_message(miss.file, shown, miss.old, miss.new), code=ErrorCode.EDIT_NO_MATCH) from None
+        return file_preview(shown, diff, FileBasis(str(path), sha256_of(raw), data))
+
+    @os_errors(workspace)
+    def execute(params: EditFileParams, context: ToolContext) -> Any:
+        # imported when a call runs, not when the tool is listed (cog tools)
+        from cogcli.details import FileEditDetails
+
+        path, shown = target(params)
         # held from the read to the rename, across processes: no concurrent edit is lost
         try:
-            added, removed, diff, positions = _edit_locked(params, path, shown)
+            added, removed, diff, positions = _edit_locked(params, path, shown, context)
         except _NoMatch as miss:  # worded after the lock is let go: finding the closest lines takes time
             raise ToolCallError(_no_match_message(miss.file, shown, miss.old, miss.new), code=ErrorCode.EDIT_NO_MATCH) from None
         return tool_output(
@@ -92,25 +115,29 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
             presentation={"label": "Edit file", "icon": "file-pen", "detail": shown},
         )
 
-    def _edit_locked(params: EditFileParams, path: Path, shown: str) -> tuple[int, int, str, list[int]]:
+    def change(params: EditFileParams, raw: bytes, shown: str) -> tuple[bytes, str, list[int]]:
+        """The bytes the edit makes of ``raw``, its diff and where it replaced: the one computation
+        of an edit, for its preview and for the call."""
+        file = decode_text(raw, shown)
+        old, new = file.normalize(params.old_text), file.normalize(params.new_text)
+        if old == new:
+            raise ToolCallError("old_text and new_text are the same; there is nothing to change", code=ErrorCode.INVALID_ARGUMENTS)
+        positions = find_all(file.text, old)
+        if not positions:
+            raise _NoMatch(file, old, new)
+        if len(positions) > 1 and not params.replace_all:
+            raise ToolCallError(_ambiguous_message(file.text, shown, positions), code=ErrorCode.EDIT_AMBIGUOUS)
+        data = file.with_text(replaced(file.text, positions, len(old), new)).encode()
+        return data, _diff(file, shown, positions, len(old), new), positions
+
+    def _edit_locked(params: EditFileParams, path: Path, shown: str, context: ToolContext) -> tuple[int, int, str, list[int]]:
         from cogcli.diffstat import diff_totals
+        from cogcli.preview import check_approved
 
         with path_lock(path, workspace.root):
             raw = read_bytes(path, shown, root=workspace.root)
-            file = decode_text(raw, shown)
-            old, new = file.normalize(params.old_text), file.normalize(params.new_text)
-            if old == new:
-                raise ToolCallError(
-                    "old_text and new_text are the same; there is nothing to change", code=ErrorCode.INVALID_ARGUMENTS
-                )
-            positions = find_all(file.text, old)
-            if not positions:
-                raise _NoMatch(file, old, new)
-            if len(positions) > 1 and not params.replace_all:
-                raise ToolCallError(_ambiguous_message(file.text, shown, positions), code=ErrorCode.EDIT_AMBIGUOUS)
-            edited = file.with_text(replaced(file.text, positions, len(old), new))
-            data = edited.encode()
-            diff = _diff(file, shown, positions, len(old), new)
+            check_approved(context, str(path), raw, shown)  # approved on a diff of other content: nothing is written
+            data, diff, positions = change(params, raw, shown)
             record = None
             if journal is not None:
                 record = journal.record(shown, before=raw, after=data, mode=stat.S_IMODE(os.stat(path).st_mode))
@@ -138,6 +165,7 @@ def edit_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None,
         execute=execute,
         presentation=presentation,
         side_effects=("writes files",),
+        preview=preview,
     )
 
 

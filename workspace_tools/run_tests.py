@@ -400,6 +400,17 @@ def run_tests_tool(
                 text = hint + "\n" + text
         return tool_output(text, details=details, presentation=presentation)
 
+    def preview(params: RunTestsParams) -> dict[str, Any]:
+        """The command lines the call would run (one per runner), as its result names them; nothing runs."""
+        commands = []
+        for r, paths in _plan(workspace, params, test_command, runner):
+            try:
+                inv = r.invocation(Selection(paths=paths, keyword=params.keyword, args=check_args(params.args or [], r)))
+                commands.append(inv.shown or shlex.join(inv.argv))
+            finally:
+                r.close()
+        return {"command": "\n".join(commands)}
+
     if test_command is not None:
         description = (
             f"Run the workspace's tests with `{test_command}` and report each test's outcome when cog knows the "
@@ -423,6 +434,7 @@ def run_tests_tool(
         side_effects=("runs code",),
         reports_tests=True,
         recall=_recall,
+        preview=preview,
     )
 
 

@@ -28,6 +28,10 @@ from workspace_tools.textfile import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cogcli.context import ToolContext
+    from cogcli.preview import Preview
     from workspace_tools.journal import Journal
 
 
@@ -54,42 +58,48 @@ def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
     def presentation(params: WriteFileParams) -> dict[str, Any]:
         return {"label": "Write file", "icon": "file-plus", "detail": workspace.display(params.path)}
 
-    @os_errors(workspace)
-    def execute(params: WriteFileParams) -> Any:
-        # imported when a call runs, not when the tool is listed (cog tools)
-        from cogcli.details import FileWriteDetails
-        from cogcli.diffstat import diff_totals
-        from workspace_tools.diffs import quote_path
-
+    def target(params: WriteFileParams) -> tuple[Path, str]:
+        """The file to write, resolved and checked, and its name as shown."""
         path = workspace.resolve(params.path, for_write=True)
         shown = workspace.relative(path)
         if path == workspace.root or path.is_dir():
             raise ToolCallError(f"{shown} is a directory; give the path of a file", code=ErrorCode.INVALID_ARGUMENTS)
         if path.exists():  # a new secret-looking file (.env.example) may be written; an existing one is not replaced
             policy.check(workspace, params.path, path)
+        return path, shown
+
+    def read_old(path: Path, shown: str) -> bytes | None:
+        try:
+            return read_existing(path, workspace.root)
+        except OSError as exc:
+            raise ToolCallError(f"could not read {shown}: {exc.strerror or exc}", code=ErrorCode.TOOL_ERROR) from None
+
+    @os_errors(workspace)
+    def preview(params: WriteFileParams, context: ToolContext) -> Preview:
+        """The write's diff, computed as the call computes it, written nowhere: over what the file
+        will hold when the call runs (an earlier call of the turn on it, else the file now)."""
+        from cogcli.preview import FileBasis, file_preview, planned_bytes, sha256_of
+
+        path, shown = target(params)
+        old_data = planned_bytes(context, str(path))
+        if old_data is None:
+            old_data = read_old(path, shown)
+        new, data, diff = _change(shown, old_data, params.content)
+        return file_preview(shown, diff, FileBasis(str(path), sha256_of(old_data), data))
+
+    @os_errors(workspace)
+    def execute(params: WriteFileParams, context: ToolContext) -> Any:
+        # imported when a call runs, not when the tool is listed (cog tools)
+        from cogcli.details import FileWriteDetails
+        from cogcli.diffstat import diff_totals
+        from cogcli.preview import check_approved
+
+        path, shown = target(params)
         with path_lock(path, workspace.root):  # across processes too: no concurrent change is lost
-            try:
-                old_data: bytes | None = read_existing(path, workspace.root)
-            except OSError as exc:
-                raise ToolCallError(f"could not read {shown}: {exc.strerror or exc}", code=ErrorCode.TOOL_ERROR) from None
-            old: TextFile | None = None
-            if old_data is not None:
-                try:
-                    old = TextFile.decode(old_data)
-                except NotText:
-                    old = None
-            new = _like(old, params.content)
-            data = new.encode()
-            if data == old_data:
-                diff = ""
-            else:
-                if old_data is None:
-                    diff = _new_file_diff(shown, new, new_file_mode())
-                elif old is None:
-                    a, b = quote_path(f"a/{shown}"), quote_path(f"b/{shown}")
-                    diff = f"diff --git {a} {b}\nBinary files {a} and {b} differ\n"
-                else:
-                    diff = _diff(shown, old, new)
+            old_data = read_old(path, shown)
+            check_approved(context, str(path), old_data, shown)  # approved on a diff of other content: nothing is written
+            new, data, diff = _change(shown, old_data, params.content)
+            if data != old_data:
                 record = None
                 if journal is not None:
                     mode = stat.S_IMODE(os.stat(path).st_mode) if old_data is not None else None
@@ -123,7 +133,33 @@ def write_file_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
         execute=execute,
         presentation=presentation,
         side_effects=("writes files",),
+        preview=preview,
     )
+
+
+def _change(shown: str, old_data: bytes | None, content: str) -> tuple[TextFile, bytes, str]:
+    """The file ``content`` makes over ``old_data`` (None: no file), its bytes and the diff: the one
+    computation of a write, for its preview and for the call."""
+    from workspace_tools.diffs import quote_path
+
+    old: TextFile | None = None
+    if old_data is not None:
+        try:
+            old = TextFile.decode(old_data)
+        except NotText:
+            old = None
+    new = _like(old, content)
+    data = new.encode()
+    if data == old_data:
+        diff = ""
+    elif old_data is None:
+        diff = _new_file_diff(shown, new, new_file_mode())
+    elif old is None:
+        a, b = quote_path(f"a/{shown}"), quote_path(f"b/{shown}")
+        diff = f"diff --git {a} {b}\nBinary files {a} and {b} differ\n"
+    else:
+        diff = _diff(shown, old, new)
+    return new, data, diff
 
 
 def _like(old: TextFile | None, content: str) -> TextFile:

@@ -1,10 +1,12 @@
 """How ``cog edit`` answers ``approval-required``: ``--approval ask|auto|stdin`` and ``--yes``.
 
-- ``ask``: a prompt on the terminal (``/dev/tty``) for each call: ``y`` yes, ``n`` no, ``a`` always
-  for this tool in this run.
+- ``ask``: a question on the terminal (``/dev/tty``) for each call, showing what it would do (its
+  preview: an edit's diff, a test run's command), answered with one key: ``y`` yes, ``n`` no,
+  ``a`` always for this tool in this run, Enter alone no. An answered question is erased and
+  leaves one line (``✓ approved Edit file · a.py``).
 - ``auto`` (``--yes``): every call runs; no approval is asked for, no ``approval-required`` event.
 - ``stdin``: JSON lines ``{"type": "approval", "toolCallId": "…", "approved": true}`` read from
-  stdin, so an editor or another program can drive ``cog edit --json`` (optional ``"reason"``:
+  stdin (each ``approval-required`` line carries the calls' ``preview``), so an editor or another program can drive ``cog edit --json`` (optional ``"reason"``:
   words the model reads when it refuses).
 - default: ``ask`` on a terminal; off one ``auto`` when ``CI`` is set, otherwise ``refuse``:
   calls that need approval are refused and stderr says to pass ``--yes``.
@@ -72,6 +74,13 @@ def make_approver(mode: str | None) -> Approve | None:
             raise ConfigError("--approval ask needs a terminal to ask on; use --yes, or --approval stdin to answer from another program")
         return TerminalApprover(fd)
     raise ConfigError(f"--approval must be one of {', '.join(MODES)}, got {mode!r}")
+
+
+def quiet_approvals(renderer: Any, approve: Approve | None) -> None:
+    """When ``approve`` asks on the terminal, its question (and the one line it leaves) is the
+    terminal's record of each approval: a text renderer there skips its ``? … needs approval`` line."""
+    if getattr(approve, "asks_on_terminal", False) and hasattr(renderer, "approvals_asked_here"):
+        renderer.approvals_asked_here = True
 
 
 def _open_tty() -> int | None:
@@ -161,19 +170,35 @@ class StdinApprover:
         self.answers[call_id] = Decision(approved, reason if isinstance(reason, str) and reason and not approved else None)
 
 
+#: diff lines shown in a question at most (fewer on a short terminal); the rest are counted
+MAX_PREVIEW_LINES = 40
+_GREEN, _RED, _CYAN, _RESET = "\x1b[32m", "\x1b[31m", "\x1b[36m", "\x1b[0m"
+
+
 class TerminalApprover:
-    """Asks on the terminal, one call at a time: y (yes), n (no), a (always for this tool)."""
+    """Asks on the terminal, one call at a time, and takes one key: ``y`` yes, ``n`` no, ``a``
+    always for this tool in this run, Enter alone no (other keys are ignored). The question shows
+    what the call would do (its preview: an edit's diff, a test run's command; else its
+    arguments); once answered it is erased and one line stays: ``✓ approved Edit file · a.py``."""
+
+    #: the question is the terminal's record of the approval (a renderer on it need not print one)
+    asks_on_terminal = True
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.reader = LineReader(fd)
         self.always: set[str] = set()
+        term = os.environ.get("TERM", "")
+        #: cursor movement to erase an answered question (not on a dumb terminal)
+        self.erase = term != "dumb"
+        self.color = self.erase and not os.environ.get("NO_COLOR")
 
     async def __call__(self, approvals: list[Approval]) -> Decisions:
         decisions: dict[str, bool | Decision] = {}
         for a in approvals:
             if a.tool_name in self.always:
                 decisions[a.tool_call_id] = True
+                self._write(self._outcome(a, True, f"always for {a.tool_name} in this run") + "\n")
                 continue
             answer = await self._ask(a)
             if answer is None:  # the terminal went away
@@ -186,27 +211,176 @@ class TerminalApprover:
         return decisions
 
     async def _ask(self, a: Approval) -> str | None:
-        # the description, the arguments, even the tool's name come from the model (or an MCP
-        # server): every control character shown escaped, so none redraws the question
+        # the description, the arguments, the preview, even the tool's name come from the model,
+        # the workspace or an MCP server: every control character shown escaped (visible), so none
+        # redraws the question; every line cut to the terminal's width, so erasing it is exact
+        width, height = self._size()
         effects = visible(", ".join(a.side_effects or []), one_line=True)
-        shown = f"\n  {visible(_short_arguments(a.arguments), one_line=True)}" if a.arguments else ""
-        self._write(f"\ncog wants to: {visible(a.description, one_line=True)} ({effects}){shown}\n")
+        body = question_body(a, max_lines=max(3, min(MAX_PREVIEW_LINES, height - 4)))
+        lines = [fit(f"cog wants to: {visible(a.description, one_line=True)} ({effects})", width - 1)]
+        lines += [self._paint(fit(text, width - 1), text) for text in body]
+        prompt = fit(f"Allow? [y]es, [n]o, [a]lways for {visible(a.tool_name, one_line=True)} in this run: ", width - 1)
+        answer = await self._key("".join(line + "\n" for line in lines) + prompt)
+        if answer is not None and self.erase:  # up to the question's first line; everything below it goes
+            self._write(f"\r\x1b[{len(lines)}A\x1b[J")
+        else:
+            self._write("\n")
+        note = "the terminal was closed" if answer is None else f"always for {a.tool_name} in this run" if answer == "a" else None
+        self._write(self._outcome(a, answer in ("y", "a"), note) + "\n")
+        return answer
+
+    async def _key(self, question: str) -> str | None:
+        """Show ``question`` and take ``y``, ``n`` or ``a`` from one key (Enter alone is ``n``);
+        None when the terminal closed. The terminal is in cbreak mode meanwhile (no echo, no line
+        editing; Ctrl-C still stops the run) and put back as it was however the wait ends."""
+        import termios
+        import tty
+
+        try:
+            saved = termios.tcgetattr(self.fd)
+        except (termios.error, OSError):  # not a terminal after all: a line answers
+            self._write(question)
+            return await self._line_answer()
+        try:
+            termios.tcflush(self.fd, termios.TCIFLUSH)  # keys typed before the question was shown answer nothing
+            tty.setcbreak(self.fd, termios.TCSANOW)
+            self._write(question)
+            while True:
+                await anyio.wait_readable(self.fd)
+                chunk = os.read(self.fd, 64)
+                if not chunk:
+                    return None
+                key = answer_of(chunk)
+                if key is not None:
+                    return key
+        except (termios.error, OSError):
+            return None
+        finally:
+            try:
+                termios.tcsetattr(self.fd, termios.TCSADRAIN, saved)
+            except (termios.error, OSError):  # the terminal is gone
+                pass
+
+    async def _line_answer(self) -> str | None:
         while True:
-            self._write(f"Allow? [y]es, [n]o, [a]lways for {visible(a.tool_name, one_line=True)} in this run: ")
             line = await self.reader.readline()
             if line is None:
-                self._write("\n")
                 return None
             answer = line.strip().lower()
-            if answer in ("y", "yes", "n", "no", "a", "always"):
-                return answer[0]
-            self._write("Please answer y, n or a.\n")
+            if answer in ("", "y", "yes", "n", "no", "a", "always"):
+                return answer[:1] or "n"
+
+    def _outcome(self, a: Approval, approved: bool, note: str | None) -> str:
+        """The one line an answered question leaves: ``✓ approved Edit file · a.py``."""
+        mark, word, color = ("✓", "approved", _GREEN) if approved else ("✗", "denied", _RED)
+        tail = f" ({visible(note, one_line=True)})" if note else ""
+        line = fit(f"{mark} {word} {visible(a.description, one_line=True)}{tail}", self._size()[0] - 1)
+        return f"{color}{mark}{_RESET}{line[1:]}" if self.color else line
+
+    def _paint(self, line: str, source: str) -> str:
+        """A diff line in its colour (added green, removed red, hunk header cyan), when colour is on."""
+        if not self.color or not source.startswith(DIFF_INDENT):
+            return line
+        kind = source[len(DIFF_INDENT) : len(DIFF_INDENT) + 2]
+        style = _GREEN if kind[:1] == "+" else _RED if kind[:1] == "-" else _CYAN if kind == "@@" else ""
+        return f"{style}{line}{_RESET}" if style else line
+
+    def _size(self) -> tuple[int, int]:
+        """(columns, lines) of the terminal; 80 × 24 when it does not say (a size of 0)."""
+        try:
+            size = os.get_terminal_size(self.fd)
+        except OSError:
+            return 80, 24
+        return (max(size.columns, 20) if size.columns else 80), (max(size.lines, 8) if size.lines else 24)
 
     def _write(self, text: str) -> None:
         os.write(self.fd, text.encode("utf-8", "replace"))
 
     def close(self) -> None:
         os.close(self.fd)
+
+
+def answer_of(chunk: bytes) -> str | None:
+    """What one read from the terminal in cbreak mode answers: a key ``y``/``n``/``a`` (any case),
+    alone or with the Enter a hand used to the old question typed after it; Enter alone ``n``;
+    None for anything else — another key, an escape sequence (an arrow's ``ESC [ A`` holds an
+    ``A``) or pasted text (``yes``), which is never taken as an answer."""
+    key = chunk.rstrip(b"\r\n")
+    if not key:
+        return "n" if chunk else None
+    if len(key) == 1 and key.lower() in (b"y", b"n", b"a"):
+        return key.decode().lower()
+    return None
+
+
+#: what starts a line of a diff in a question (and tells it from the lines around it)
+DIFF_INDENT = "  │ "
+
+
+def _without_headers(lines: list[str]) -> list[str]:
+    """A one-file diff's lines from its first hunk on (``diff --git``, ``---``, ``+++``, mode lines
+    left out: the question names the file), or from ``Binary files … differ``; a diff without
+    either (a new empty file) keeps all but its ``diff --git`` line."""
+    start = next((i for i, line in enumerate(lines) if line.startswith(("@@", "Binary files "))), None)
+    if start is None:  # no hunk: a new empty file says so in its header ("new file mode 100644")
+        return [line for line in lines if not line.startswith("diff --git ")]
+    return lines[start:]
+
+
+def question_body(a: Approval, *, max_lines: int) -> list[str]:
+    """The lines under ``cog wants to: …``: the call's preview when it has one (an edit's diff, cut
+    to ``max_lines`` with a note of how many lines were left out; a command), else its arguments
+    on one line. Every text escaped with :func:`visible`; not yet cut to the terminal's width."""
+    preview = a.preview or {}
+    command, diff = preview.get("command"), preview.get("diff")
+    if isinstance(command, str):
+        return [f"  $ {visible(line, one_line=True)}" for line in command.splitlines() or [""]]
+    if isinstance(diff, str):
+        shown = _without_headers(diff.splitlines())
+        if not shown:
+            return ["  (no change: the file already holds exactly this)"]
+        lines = []
+        added, removed = preview.get("added"), preview.get("removed")
+        if isinstance(added, int) and isinstance(removed, int):
+            lines.append(f"  {visible(str(preview.get('path') or ''), one_line=True)}  +{added} −{removed}")
+        left = len(shown) - max_lines
+        if left > 0:
+            shown = shown[: max_lines - 1]
+            left += 1
+        lines += [DIFF_INDENT + visible(line, one_line=True).expandtabs(4) for line in shown]
+        if left > 0:
+            lines.append(f"  … {left} more line{'s' if left != 1 else ''} of the diff not shown")
+        return lines
+    if a.arguments:
+        return [f"  {visible(_short_arguments(a.arguments), one_line=True)}"]
+    return []
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` (no control characters: escaped by :func:`visible`) cut to ``width`` terminal
+    columns — a wide character counts two, a combining one none — ``…`` marking the cut: a line
+    that never wraps, so an answered question is erased exactly."""
+    if _width(text) <= width:
+        return text
+    out: list[str] = []
+    used = 0
+    for ch in text:
+        w = _char_width(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"
+
+
+def _char_width(ch: str) -> int:
+    import unicodedata
+
+    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _width(text: str) -> int:
+    return sum(_char_width(c) for c in text)
 
 
 def _short_arguments(arguments: Any, limit: int = 300) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from cogcli.chat.slash import COMMANDS, help_text, parse, unknown_text
 from cogcli.chat.status import ChatState
-from cogcli.commands.approve import make_approver
+from cogcli.commands.approve import make_approver, quiet_approvals
 from cogcli.commands.common import abort_on_signals, leave_lingering_tools
 from cogcli.commands.edit import RunOutput, close_output, run_watched
 from cogcli.config import load_settings
@@ -219,12 +219,14 @@ class Chat:
 
     async def run(self, instruction: str) -> None:
         """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws."""
-        output = _ChatOutput(make_renderer("text"), self.state)
+        renderer = make_renderer("text")
         try:  # each run its own approver, as cog edit's: an "always" answer holds for that run only
             approve = make_approver("ask")
         except ConfigError as exc:
             say(exc.message)
             return
+        quiet_approvals(renderer, approve)
+        output = _ChatOutput(renderer, self.state)
         try:
             result, received = await run_watched(self.session, instruction, output, thread=self.state.thread_id, approve=approve)
         finally:

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from cogcli.approvals import Approve
-from cogcli.commands.approve import make_approver
+from cogcli.commands.approve import make_approver, quiet_approvals
 from cogcli.commands.common import abort_on_signals, leave_lingering_tools
 from cogcli.config import load_settings
 from cogcli.context import AbortSignal
@@ -132,6 +132,7 @@ def run_edit(opts: EditOptions) -> int:
         return _failed_before_run(opts.format, exc.message, exc.code)
 
     renderer = make_renderer(opts.format)
+    quiet_approvals(renderer, approve)
     output = RunOutput(renderer)
     try:
         result, received = anyio.run(_run, session, opts, output, approve)

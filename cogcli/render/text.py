@@ -318,6 +318,10 @@ class TextRenderer:
         self.width = width
         self.clock = clock
         self.summary = RunSummary()
+        #: the person is asked on the terminal (``cog edit --approval ask``): when ``out`` is that
+        #: terminal, the question shows each call and leaves its own line, so no ``? … needs
+        #: approval`` line is printed
+        self.approvals_asked_here = False
         #: set once the reader of ``out`` went away; nothing more is written
         self.broken = False
         self._printed_texts: set[str] = set()
@@ -358,7 +362,7 @@ class TextRenderer:
                 self._line(self._style(compaction_text(event), "dim"))
             elif isinstance(event, ApprovalRequiredEvent):
                 self._print_texts()
-                for a in event.approvals:
+                for a in event.approvals if not (self.approvals_asked_here and self.tty) else ():
                     self._line(f"? {a.description or a.tool_name} — needs approval")
             elif isinstance(event, FinishEvent):
                 self._print_texts()
