@@ -44,8 +44,8 @@ def send(child: pexpect.spawn, line: str) -> None:
 
 
 def answer(child: pexpect.spawn, key: str) -> None:
-    """Answer the approval question on screen (the approver reads a line today)."""
-    child.send(key + "\r")
+    """Answer the approval question on screen: one key, no Enter."""
+    child.send(key)
 
 
 def leave(child: pexpect.spawn) -> int:

@@ -148,7 +148,7 @@ def test_ctrl_c_at_the_question_ends_the_run_and_gives_the_terminal_back_as_it_w
     lflag = termios.tcgetattr(child.child_fd)[3]  # a pty's two ends share one set of modes
     assert not lflag & (termios.ICANON | termios.ECHO)  # one key answers, and it is not echoed
     child.send("\x03")
-    child.expect_exact("Interrupted · 2 steps".encode())
+    child.expect_exact("Aborted · 2 steps".encode())
     lflag = termios.tcgetattr(child.child_fd)[3]
     assert lflag & termios.ICANON and lflag & termios.ECHO  # put back, though the wait was cut short
     code, out, _ = finish(child, seen)
