@@ -158,6 +158,10 @@ class ToolCallEndEvent(BaseEvent):
     tool_name: str
     #: the parsed arguments, or the raw text when the model sent invalid JSON
     arguments: Any = None
+    #: the call's presentation made from these arguments (``Run tests  all``), so a client draws
+    #: the row's own label and detail before any approval or result; absent when the arguments do
+    #: not validate or the tool is unknown
+    presentation: ToolPresentation | None = None
 
 
 class Approval(WireModel):

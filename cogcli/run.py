@@ -146,12 +146,17 @@ class Run:
     async def _one_turn(self) -> Turn:
         turn = await stream_turn(
             self.agent.model, self.history, self.specs, emit=self.emitter.emit, signal=self.signal,
-            presentation_of=self._static_presentation,
+            presentation_of=self._static_presentation, presentation_with=self._presentation_with,
         )
         self.usage = self.usage + turn.usage
         for report in turn.reports:
             self.context.observe(report)
         return turn
+
+    def _presentation_with(self, name: str, arguments: Any) -> Any:
+        """The presentation a call's streamed arguments make (None: they do not validate)."""
+        call = prepare(name, None, call_id="", tools=self.tools, parsed=(arguments, None))
+        return call.presentation if call.failed is None else None
 
     async def _summarize(self, messages: list[Message]) -> str:
         """The model's summary of the oldest turns (compaction's second stage); its usage counts."""

@@ -133,10 +133,13 @@ async def stream_turn(
     emit: Callable[[BaseEvent], Any],
     signal: AbortSignal,
     presentation_of: Callable[[str], ToolPresentation | None] = lambda name: None,
+    presentation_with: Callable[[str, Any], ToolPresentation | None] = lambda name, arguments: None,
 ) -> Turn:
     """Stream one turn of ``model``, emitting its wire events as they arrive. Never raises for a
-    failed stream: the turn comes back with ``cut="error"`` and the :class:`ModelError`."""
-    turn = _Assembly(emit, presentation_of)
+    failed stream: the turn comes back with ``cut="error"`` and the :class:`ModelError`.
+    ``presentation_of(name)`` is a tool's presentation before its arguments are known (on
+    ``tool-call-start``), ``presentation_with(name, arguments)`` the one they make (``tool-call-end``)."""
+    turn = _Assembly(emit, presentation_of, presentation_with)
     stream = model.stream(list(history), specs)
     completed = False
     try:
@@ -161,9 +164,13 @@ async def stream_turn(
 class _Assembly:
     """Folds model stream events into a :class:`Turn`, emitting the wire events they stand for."""
 
-    def __init__(self, emit: Callable[[BaseEvent], Any], presentation_of: Callable[[str], ToolPresentation | None]) -> None:
+    def __init__(
+        self, emit: Callable[[BaseEvent], Any], presentation_of: Callable[[str], ToolPresentation | None],
+        presentation_with: Callable[[str, Any], ToolPresentation | None],
+    ) -> None:
         self.emit = emit
         self.presentation_of = presentation_of
+        self.presentation_with = presentation_with
         self.turn = Turn()
         self.calls: dict[str, StreamedCall] = {}
         self.text_id: str | None = None
@@ -187,7 +194,7 @@ class _Assembly:
             call = self.calls.get(event.id) or self.start_call(event.id, event.name)  # announced only when complete
             call.name = event.name or call.name
             call.finish(event.arguments_text)
-            self.emit(ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.arguments))
+            self.end_call(call)
         elif isinstance(event, UsageReport):
             self.turn.usage = self.turn.usage + usage_of(event)
             self.turn.reports.append(event)
@@ -202,6 +209,10 @@ class _Assembly:
         if announce:
             self.emit(ToolCallStartEvent(id=call.id, tool_name=call.name, presentation=self.presentation_of(call.name)))
         return call
+
+    def end_call(self, call: StreamedCall) -> None:
+        presentation = self.presentation_with(call.name, call.arguments) if call.problem is None else None
+        self.emit(ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.arguments, presentation=presentation))
 
     def end_text(self) -> None:
         if self.text_id is not None:
@@ -218,7 +229,7 @@ class _Assembly:
             for call in turn.calls:
                 if not call.finished:  # the turn ended: the text so far is all the arguments there are
                     call.finish()
-                    self.emit(ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.arguments))
+                    self.end_call(call)
         return turn
 
 

@@ -226,7 +226,7 @@ def test_a_slow_suite_shows_its_count_and_bar_on_a_real_terminal(make_repo, tmp_
     try:
         # test_first passed; test_waits_for_first_update waits for gate.flag: the run is under way
         seen = read_until(main, "1/4".encode(), within=90).decode("utf-8", "replace")
-        assert "\x1b[2m  … Run tests · 1/4 · 1 passed  ████░░░░░░░░░░░░ · tests/test_stream.py::test_first passed\x1b[0m" in seen, seen
+        assert "\x1b[2m  … Run tests  all · 1/4 · 1 passed  ████░░░░░░░░░░░░ · tests/test_stream.py::test_first passed\x1b[0m" in seen, seen
         assert proc.poll() is None  # still running
         (repo / "gate.flag").touch()
         rest = read_pty(main).decode("utf-8", "replace")

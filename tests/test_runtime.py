@@ -54,6 +54,21 @@ def assert_one_finish(events: list[BaseEvent], status: str) -> FinishEvent:
 
 
 @pytest.mark.anyio
+async def test_a_complete_call_carries_the_presentation_its_arguments_make(tmp_path) -> None:
+    """``tool-call-end`` names the call's own detail (``Edit file  a.py``) before any approval or
+    result, so every client draws the row's header from it; arguments that do not validate give none."""
+    model = ScriptedModel([
+        Turn("", [Call("c1", "edit", {"path": "src/a.py"}), Call("c2", "edit", {"path": 3}), Call("c3", "echo", {"text": "hi"})]),
+        Turn("done"),
+    ])
+    _, events = await run(Cogitator(ThreadStore(tmp_path / "t.db")), agent(model, [edit, echo]))
+    ends = {e.id: e for e in of_type(events, "tool-call-end")}
+    assert ends["c1"].presentation is not None and (ends["c1"].presentation.label, ends["c1"].presentation.detail) == ("Edit file", "src/a.py")
+    assert ends["c2"].presentation is None  # invalid arguments: its result says why
+    assert ends["c3"].presentation is not None and ends["c3"].presentation.label == "Echo"
+
+
+@pytest.mark.anyio
 async def test_events_are_stamped_and_each_call_keeps_its_order() -> None:
     model = ScriptedModel([
         Turn("Running the tests.", [Call("c1", "run_tests", {"text": "t1,t2,t3"})], usage=(100, 10)),

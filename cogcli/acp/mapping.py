@@ -197,7 +197,7 @@ class EventMapper:
         from cogcli.call import prepare
 
         call = prepare(event.tool_name, event.arguments, call_id=event.id, tools=list(self.tools()))
-        state = _Call(event.tool_name, call.tool, event.arguments, call.presentation)
+        state = _Call(event.tool_name, call.tool, event.arguments, event.presentation or call.presentation)
         self.calls[event.id] = state
         return [
             start_tool_call(

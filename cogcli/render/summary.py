@@ -106,7 +106,9 @@ class RunSummary:
             c = self.call(event.id, event.tool_name)
             c.presentation = event.presentation or c.presentation
         elif isinstance(event, ToolCallEndEvent):
-            self.call(event.id, event.tool_name).arguments = event.arguments
+            c = self.call(event.id, event.tool_name)
+            c.arguments = event.arguments
+            c.presentation = event.presentation or c.presentation
         elif isinstance(event, ToolUpdateEvent):
             c = self.call(event.tool_call_id, event.tool_name)
             if event.arguments is not None:

@@ -506,7 +506,7 @@
         case 'text-end': { const t = this.texts.get(ev.id); if (t) { t.open = false; this.mark(t); } break; }
         case 'tool-call-start': { const c = this.call(ev.id, ev.toolName); if (ev.presentation) c.presentation = ev.presentation; this.mark(c); break; }
         case 'tool-call-delta': { const c = this.call(ev.id); c.argsChars += (ev.argsTextDelta || '').length; break; }
-        case 'tool-call-end': { const c = this.call(ev.id, ev.toolName); c.toolName = ev.toolName || c.toolName; c.arguments = ev.arguments; this.mark(c); break; }
+        case 'tool-call-end': { const c = this.call(ev.id, ev.toolName); c.toolName = ev.toolName || c.toolName; c.arguments = ev.arguments; if (ev.presentation) c.presentation = ev.presentation; this.mark(c); break; }
         case 'approval-required':
           for (const a of ev.approvals || []) {
             const c = this.call(a.toolCallId, a.toolName);
