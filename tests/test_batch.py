@@ -1,0 +1,160 @@
+"""`cog batch` on this machine, through the real console script: six tasks over two repositories
+in worker processes (results, patches that apply, sources untouched, resume), a task file with bad
+lines refused before anything starts, a worker process killed mid-task."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from batch_helpers import cassette, check_patches, make_repos, results, six_tasks, snapshot
+from cli_helpers import cog_argv, cog_env, run_cog
+
+
+def test_six_tasks_over_two_repositories_with_two_workers(tmp_path: Path) -> None:
+    repos = make_repos(tmp_path / "repos")
+    before = {name: snapshot(repo) for name, repo in repos.items()}
+    tasks, expected = six_tasks(tmp_path)
+    out = tmp_path / "out"
+
+    done = run_cog(["batch", str(tasks), "--out", str(out), "--workers", "2"], tmp_path)
+
+    assert done.returncode == 1, done.stderr  # not every task passed
+    rows = results(out)
+    assert {r["id"]: r["status"] for r in rows} == expected
+    assert len(rows) == 6 and all(r["attempt"] == 1 for r in rows)
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["calc-fix"]["tests"] == {"passed": 3, "failed": 0, "errors": 0, "skipped": 0}
+    assert by_id["calc-fix"]["files_changed"] == [{"path": "calc/ops.py", "added": 1, "removed": 1}]
+    assert by_id["calc-fix"]["steps"] == 3 and by_id["calc-fix"]["exit_code"] == 0
+    assert by_id["calc-fix"]["input_tokens"] == 100 + 101 + 102 and by_id["calc-fix"]["output_tokens"] == 30
+    assert by_id["calc-fails"]["tests"]["failed"] == 1 and by_id["calc-fails"]["exit_code"] == 1
+    assert by_id["calc-notes"]["files_changed"] == [{"path": "docs/NOTES.md", "added": 3, "removed": 0}]
+    assert "exhausted" in by_id["greet-short"]["error"]
+    assert by_id["greet-dev"]["base"] == subprocess.run(["git", "-C", str(repos["greet"]), "rev-parse", "dev"],
+                                                        capture_output=True, text=True).stdout.strip()
+    # one line per finished task off a terminal, then the total
+    for task_id, status in expected.items():
+        assert f"{status:<7}  {task_id}  " in done.stderr
+    assert "4 of 6 tasks passed" in done.stderr
+    # every task's events: its whole run, ending with its finish
+    for task_id in expected:
+        events = [json.loads(line) for line in (out / "events" / f"{task_id}.jsonl").read_text().splitlines()]
+        assert events[0]["type"] == "start" and events[-1]["type"] == "finish"
+    check_patches(out, repos, tmp_path)
+    assert "hi there!" in (out / "patches" / "greet-dev.diff").read_text()
+    assert "new file mode" in (out / "patches" / "calc-notes.diff").read_text()
+    assert {name: snapshot(repo) for name, repo in repos.items()} == before  # the sources, .git included, untouched
+
+    again = run_cog(["batch", str(tasks), "--out", str(out), "--workers", "2"], tmp_path)
+    assert again.returncode == 1, again.stderr
+    assert "6 of 6 tasks already have a result" in again.stderr
+    assert len(results(out)) == 6  # nothing ran again
+
+
+def test_a_task_file_with_bad_lines_is_refused_by_line_number_before_anything_runs(tmp_path: Path) -> None:
+    repos = make_repos(tmp_path / "repos")
+    good = {"repo": str(repos["calc"]), "instruction": "Fix it", "model": "replay:/nonexistent"}
+    lines = [
+        json.dumps({"id": "ok-1", **good}),
+        "{not json",
+        "",
+        json.dumps({"id": "../escape", **good}),
+        json.dumps({"id": "no-instruction", "repo": "x"}),
+        json.dumps({"id": "ok-1", **good}),
+        json.dumps({"id": "opt", **good, "ref": "--upload-pack=evil"}),
+        json.dumps({"id": "typo", **good, "tset_command": "pytest"}),
+        json.dumps(["a", "list"]),
+        json.dumps({"id": "envs", **good, "env": ["OK_NAME", "BAD NAME"]}),
+    ]
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+
+    done = run_cog(["batch", str(tasks), "--out", str(out)], tmp_path)
+
+    assert done.returncode == 2
+    said = done.stderr
+    assert "8 bad lines, nothing was run" in said
+    for number in (2, 4, 5, 6, 7, 8, 9, 10):
+        assert f"line {number}: " in said
+    assert "line 1: " not in said and "line 3: " not in said
+    assert "line 5: instruction: Field required" in said
+    assert "line 6: id 'ok-1' is also the id of line 1" in said
+    assert "line 8: tset_command: unknown field" in said
+    assert not out.exists()  # nothing started: no output folder
+    assert "Traceback" not in said
+
+
+def test_a_killed_worker_fails_its_task_only_and_the_task_reruns(tmp_path: Path) -> None:
+    repos = make_repos(tmp_path / "repos")
+    tapes = tmp_path / "tapes"
+    tapes.mkdir()
+    edit = cassette(tapes / "greet.jsonl", [("Editing.", [("edit_file", {"path": "hello.py", "old_text": '"hello"', "new_text": '"hey"'})]), ("Done.", [])])
+    mark = tmp_path / "killed-once"
+    # the setup runs as a child of the task's worker process: the first time, it kills that process
+    setup = f'[ -e "{mark}" ] || {{ touch "{mark}"; kill -KILL $PPID; sleep 30; }}'
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        json.dumps({"id": "victim", "repo": str(repos["greet"]), "instruction": "Edit", "model": edit, "setup": setup}) + "\n"
+        + json.dumps({"id": "bystander", "repo": str(repos["greet"]), "instruction": "Edit", "model": edit}) + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    args = ["batch", str(tasks), "--out", str(out), "--workers", "2", "--sandbox", "off"]
+
+    first = run_cog(args, tmp_path)
+
+    assert first.returncode == 1, first.stderr
+    rows = {r["id"]: r for r in results(out)}
+    assert rows["bystander"]["status"] == "passed"
+    assert rows["victim"]["status"] == "error"
+    assert "killed by SIGKILL" in rows["victim"]["error"] and "--rerun failed" in rows["victim"]["error"]
+
+    resumed = run_cog(args, tmp_path)  # a plain resume leaves a failed task alone
+    assert "2 of 2 tasks already have a result" in resumed.stderr and len(results(out)) == 2
+
+    rerun = run_cog([*args, "--rerun", "failed"], tmp_path)
+    assert rerun.returncode == 0, rerun.stderr
+    rows = {r["id"]: r for r in results(out)}
+    assert len(results(out)) == 3
+    assert rows["victim"]["status"] == "passed" and rows["victim"]["attempt"] == 2
+    assert '"hey"' in (out / "patches" / "victim.diff").read_text()
+
+
+def test_ctrl_c_aborts_the_running_tasks_and_leaves_the_rest_for_the_resume(tmp_path: Path) -> None:
+    repos = make_repos(tmp_path / "repos")
+    tapes = tmp_path / "tapes"
+    tapes.mkdir()
+    edit = cassette(tapes / "greet.jsonl", [("Editing.", [("edit_file", {"path": "hello.py", "old_text": '"hello"', "new_text": '"hey"'})]), ("Done.", [])])
+    started = tmp_path / "started"
+    lines = [json.dumps({"id": "slow", "repo": str(repos["greet"]), "instruction": "Edit", "model": edit,
+                         "setup": f'[ -e "{started}" ] || {{ touch "{started}"; sleep 60; }}'})]
+    lines += [json.dumps({"id": f"later-{n}", "repo": str(repos["greet"]), "instruction": "Edit", "model": edit}) for n in range(2)]
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["batch", str(tasks), "--out", str(out), "--workers", "1", "--sandbox", "off"]
+    process = subprocess.Popen([*cog_argv(), *args], cwd=tmp_path, env=cog_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+
+    assert process.returncode == 130, err
+    rows = results(out)
+    assert [(r["id"], r["status"]) for r in rows] == [("slow", "aborted")]
+    assert "2 left for the resume" in err
+
+    # the stopped task's events end with its finish (status aborted)
+    events = [json.loads(line) for line in (out / "events" / "slow.jsonl").read_text().splitlines()]
+    assert events == [] or events[-1]["status"] == "aborted"
+
+    resumed = run_cog(args, tmp_path, timeout=120)  # the aborted task and the two never started
+    assert resumed.returncode == 0, resumed.stderr
+    assert [(r["id"], r["status"], r["attempt"]) for r in results(out)[1:]] == [
+        ("slow", "passed", 2), ("later-0", "passed", 1), ("later-1", "passed", 1)]
