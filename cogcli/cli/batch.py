@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -50,7 +51,31 @@ class _BatchGroup(TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
             args = ["run", *args]
-        return super().parse_args(ctx, args)
+        return super().parse_args(ctx, _ray_address(args))
+
+
+def _ray_address(args: list[str]) -> list[str]:
+    """``--ray`` takes an optional ADDRESS: the next word is it when it looks like one (``auto``,
+    ``local``, ``ray://…``, ``host:port``); else ``--ray`` alone means a local Ray."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            out += args[i:]
+            break
+        if word == "--ray":
+            following = args[i + 1] if i + 1 < len(args) else None
+            if following is not None and (following in ("auto", "local") or "://" in following
+                                          or re.fullmatch(r"[\w.-]+:\d+", following)):
+                out.append(f"--ray={following}")
+                i += 2
+                continue
+            out.append("--ray=local")
+        else:
+            out.append(word)
+        i += 1
+    return out
 
 
 batch_app = typer.Typer(cls=_BatchGroup, help=BATCH_HELP, rich_markup_mode=None, no_args_is_help=True,
@@ -62,7 +87,7 @@ def run(
     tasks: Annotated[Path, typer.Argument(metavar="TASKS.jsonl", help="The tasks, one JSON object a line.", show_default=False)],
     out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Where the results, patches, events and checkouts go (made if missing).", show_default=False)],
     workers: Annotated[Optional[int], typer.Option("--workers", "-w", min=1, max=1024, metavar="N", help="Tasks at once (default: half the cores, at least 1).", show_default=False)] = None,
-    ray: Annotated[Optional[str], typer.Option("--ray", metavar="[ADDRESS]", flag_value="local", help="Run the tasks on Ray: alone, a local Ray started for the batch; with ADDRESS (auto, ray://head:10001), that cluster.", show_default=False)] = None,
+    ray: Annotated[Optional[str], typer.Option("--ray", metavar="[ADDRESS]", help="Run the tasks on Ray: alone, a local Ray started for the batch; with ADDRESS (auto, ray://head:10001), that cluster.", show_default=False)] = None,
     cpus_per_task: Annotated[float, typer.Option("--cpus-per-task", min=0.01, max=1024, metavar="N", help="With --ray: the CPUs each task asks for.")] = 1.0,
     model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="The model of tasks that name none (default: COG_MODEL, then each workspace's).", show_default=False)] = None,
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="Stop each run after this many model turns (default 25).", show_default=False)] = None,
