@@ -96,7 +96,7 @@ def test_a_killed_worker_fails_its_task_only_and_the_task_reruns(tmp_path: Path)
     edit = cassette(tapes / "greet.jsonl", [("Editing.", [("edit_file", {"path": "hello.py", "old_text": '"hello"', "new_text": '"hey"'})]), ("Done.", [])])
     mark = tmp_path / "killed-once"
     # the setup runs as a child of the task's worker process: the first time, it kills that process
-    setup = f'[ -e "{mark}" ] || {{ touch "{mark}"; kill -KILL $PPID; sleep 30; }}'
+    setup = f'[ -e "{mark}" ] || {{ touch "{mark}"; kill -KILL $PPID; sleep 5; }}'
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(
         json.dumps({"id": "victim", "repo": str(repos["greet"]), "instruction": "Edit", "model": edit, "setup": setup}) + "\n"

@@ -26,7 +26,7 @@ def test_six_tasks_on_a_local_ray_end_as_in_processes(tmp_path: Path) -> None:
             task["model"] = "openai:gpt-4o"
     mark = tmp_path / "killed-once"
     lines.append({"id": "victim", "repo": "repos/greet", "instruction": "Read", "model": lines[-1]["model"].replace("short", "greet"),
-                  "setup": f'[ -e "{mark}" ] || {{ touch "{mark}"; kill -KILL $PPID; sleep 30; }}'})
+                  "setup": f'[ -e "{mark}" ] || {{ touch "{mark}"; kill -KILL $PPID; sleep 5; }}'})
     expected["victim"] = "passed"
     tasks.write_text("".join(json.dumps(t) + "\n" for t in lines), encoding="utf-8")
     out = tmp_path / "out"
