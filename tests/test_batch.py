@@ -10,10 +10,12 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from batch_helpers import cassette, check_patches, make_repos, results, six_tasks, snapshot
 from cli_helpers import cog_argv, cog_env, run_cog
 
 
+@pytest.mark.slow
 def test_six_tasks_over_two_repositories_with_two_workers(tmp_path: Path) -> None:
     repos = make_repos(tmp_path / "repos")
     before = {name: snapshot(repo) for name, repo in repos.items()}
@@ -38,8 +40,8 @@ def test_six_tasks_over_two_repositories_with_two_workers(tmp_path: Path) -> Non
                                                         capture_output=True, text=True).stdout.strip()
     # one line per finished task off a terminal, then the total
     for task_id, status in expected.items():
-        assert f"{status:<7}  {task_id}  " in done.stderr
-    assert "4 of 6 tasks passed" in done.stderr
+        assert f"{status:<7}  {task_id}  " in done.stdout
+    assert "4 of 6 tasks passed" in done.stdout
     # every task's events: its whole run, ending with its finish
     for task_id in expected:
         events = [json.loads(line) for line in (out / "events" / f"{task_id}.jsonl").read_text().splitlines()]
@@ -51,7 +53,7 @@ def test_six_tasks_over_two_repositories_with_two_workers(tmp_path: Path) -> Non
 
     again = run_cog(["batch", str(tasks), "--out", str(out), "--workers", "2"], tmp_path)
     assert again.returncode == 1, again.stderr
-    assert "6 of 6 tasks already have a result" in again.stderr
+    assert "6 of 6 tasks already have a result" in again.stdout
     assert len(results(out)) == 6  # nothing ran again
 
 
@@ -115,7 +117,7 @@ def test_a_killed_worker_fails_its_task_only_and_the_task_reruns(tmp_path: Path)
     assert "killed by SIGKILL" in rows["victim"]["error"] and "--rerun failed" in rows["victim"]["error"]
 
     resumed = run_cog(args, tmp_path)  # a plain resume leaves a failed task alone
-    assert "2 of 2 tasks already have a result" in resumed.stderr and len(results(out)) == 2
+    assert "2 of 2 tasks already have a result" in resumed.stdout and len(results(out)) == 2
 
     rerun = run_cog([*args, "--rerun", "failed"], tmp_path)
     assert rerun.returncode == 0, rerun.stderr
@@ -143,12 +145,12 @@ def test_ctrl_c_aborts_the_running_tasks_and_leaves_the_rest_for_the_resume(tmp_
     while not started.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    said, err = process.communicate(timeout=60)
 
     assert process.returncode == 130, err
     rows = results(out)
     assert [(r["id"], r["status"]) for r in rows] == [("slow", "aborted")]
-    assert "2 left for the resume" in err
+    assert "2 left for the resume" in said
 
     # the stopped task's events end with its finish (status aborted)
     events = [json.loads(line) for line in (out / "events" / "slow.jsonl").read_text().splitlines()]

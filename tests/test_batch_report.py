@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -123,3 +124,28 @@ def test_help_says_batch_runs_are_non_interactive_and_imports_neither_ray_nor_gi
 def test_the_task_model_forbids_unknown_fields() -> None:
     with pytest.raises(Exception):
         Task.model_validate({"id": "x", "repo": "r", "instruction": "i", "setpu": "make"})
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_a_progress_line_stays_below_the_finished_tasks() -> None:
+    from cogcli.batch.run import Progress
+
+    out, bar = io.StringIO(), _Terminal()
+    progress = Progress(3, out, bar)
+    task = Task(id="t1", repo="r", instruction="i")
+    progress.started(task)
+    progress.started(task)
+    progress.finished(TaskResult(id="t1", status="passed", exit_code=0, steps=2, input_tokens=900, output_tokens=100, cost_usd=0.5, duration_s=2.0))
+    progress.close()
+    assert out.getvalue() == "passed   t1  2 steps · 1,000 tokens · $0.5000 · 2.0 s\n"
+    drawn = bar.getvalue().split("\r\x1b[K")
+    assert drawn[-2] == "1/3 done · 1 running · 0 not passed · 1,000 tokens · $0.5000"
+    assert drawn[-1] == ""  # cleared at the end
+    plain = io.StringIO()
+    quiet = Progress(1, io.StringIO(), plain)
+    quiet.started(task)
+    assert plain.getvalue() == ""  # off a terminal: no progress line

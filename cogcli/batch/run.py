@@ -52,17 +52,25 @@ def describe(result: TaskResult) -> str:
 
 
 class Progress:
-    """What a person sees: each finished task's line and, on a terminal, one progress line kept
-    at the bottom (done / running / failed, tokens, cost)."""
+    """What a person sees: each finished task's line on stdout and, when stderr is a terminal, one
+    progress line kept at its bottom (done / running / not passed, tokens, cost)."""
 
-    def __init__(self, total: int, skipped: int, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.total, self.skipped = total, skipped
+    def __init__(self, total: int, out: TextIO | None = None, bar: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        bar = bar or sys.stderr
+        self.bar = bar if bar.isatty() else None
+        self.total = total
         self.done = self.failed = self.running = self.tokens = 0
         self.cost: float | None = None
         self._lock = threading.Lock()
         self._shown = False
+
+    def say(self, text: str) -> None:
+        with self._lock:
+            self._clear()
+            self.out.write(text + "\n")
+            self.out.flush()
+            self._redraw()
 
     def started(self, task: Task) -> None:
         with self._lock:
@@ -78,7 +86,8 @@ class Progress:
             if result.cost_usd is not None:
                 self.cost = (self.cost or 0.0) + result.cost_usd
             self._clear()
-            self.stream.write(describe(result) + "\n")
+            self.out.write(describe(result) + "\n")
+            self.out.flush()
             self._redraw()
 
     def line(self) -> str:
@@ -87,21 +96,21 @@ class Progress:
                 f"{self.tokens:,} tokens{cost}")
 
     def _clear(self) -> None:
-        if self.tty and self._shown:
-            self.stream.write("\r\x1b[K")
+        if self.bar is not None and self._shown:
+            self.bar.write("\r\x1b[K")
+            self.bar.flush()
             self._shown = False
 
     def _redraw(self) -> None:
-        if self.tty:
+        if self.bar is not None:
             self._clear()
-            self.stream.write(self.line())
+            self.bar.write(self.line())
+            self.bar.flush()
             self._shown = True
-        self.stream.flush()
 
     def close(self) -> None:
         with self._lock:
             self._clear()
-            self.stream.flush()
 
 
 def _check_out_dir(out: Path) -> None:
@@ -112,7 +121,7 @@ def _check_out_dir(out: Path) -> None:
         raise ConfigError(f"{visible(str(results))} is a link; the results are written only to a file of the output folder")
 
 
-def run_batch(request: BatchRequest, *, stream: TextIO | None = None) -> int:
+def run_batch(request: BatchRequest, *, out: TextIO | None = None) -> int:
     """Run the batch; its exit code (0 every task passed, 1 some did not, 130 stopped). Raises
     :class:`ConfigError` for a bad task file or output folder, before any task starts."""
     tasks = read_tasks(request.tasks_file)
@@ -122,11 +131,10 @@ def run_batch(request: BatchRequest, *, stream: TextIO | None = None) -> int:
     previous = read_results(layout.results)
     wanted = set(to_run([t.id for t in tasks], previous, rerun_failed=request.rerun_failed))
     todo = [(t, previous[t.id].attempt + 1 if t.id in previous else 1) for t in tasks if t.id in wanted]
-    progress = Progress(len(tasks), len(tasks) - len(todo), stream)
-    out = progress.stream
+    progress = Progress(len(tasks), out)
     if len(todo) < len(tasks):
-        out.write(f"{len(tasks) - len(todo)} of {len(tasks)} tasks already have a result in {visible(str(layout.results))}: skipped"
-                  f"{'' if request.rerun_failed else ' (--rerun failed runs the failed ones again)'}\n")
+        progress.say(f"{len(tasks) - len(todo)} of {len(tasks)} tasks already have a result in {visible(str(layout.results))}: skipped"
+                     f"{'' if request.rerun_failed else ' (--rerun failed runs the failed ones again)'}")
         progress.done = len(tasks) - len(todo)
         progress.failed = sum(1 for t in tasks if t.id in previous and t.id not in wanted and previous[t.id].status != "passed")
     finished: dict[str, TaskResult] = {t.id: previous[t.id] for t in tasks if t.id in previous and t.id not in wanted}
@@ -155,9 +163,9 @@ def run_batch(request: BatchRequest, *, stream: TextIO | None = None) -> int:
                 progress.close()
     passed = sum(1 for r in finished.values() if r.status == "passed")
     left = len(tasks) - len(finished)
-    out.write(f"{passed} of {len(tasks)} tasks passed{f', {left} left for the resume' if left else ''} "
-              f"in {time.monotonic() - started:.1f} s · results in {visible(str(layout.results))}\n")
-    out.flush()
+    progress.say(f"{passed} of {len(tasks)} tasks passed{f', {left} left for the resume' if left else ''} "
+                 f"in {time.monotonic() - started:.1f} s · results in {visible(str(layout.results))}")
+    progress.close()
     if not completed or any(r.status == "aborted" for r in finished.values()):
         return EXIT_STOPPED
     return EXIT_ALL_PASSED if passed == len(tasks) else EXIT_SOME_FAILED
