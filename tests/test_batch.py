@@ -132,9 +132,11 @@ def test_ctrl_c_aborts_the_running_tasks_and_leaves_the_rest_for_the_resume(tmp_
     tapes = tmp_path / "tapes"
     tapes.mkdir()
     edit = cassette(tapes / "greet.jsonl", [("Editing.", [("edit_file", {"path": "hello.py", "old_text": '"hello"', "new_text": '"hey"'})]), ("Done.", [])])
+    tests = cassette(tapes / "tests.jsonl", [("Testing.", [("run_tests", {})]), ("Done.", [])])
     started = tmp_path / "started"
-    lines = [json.dumps({"id": "slow", "repo": str(repos["greet"]), "instruction": "Edit", "model": edit,
-                         "setup": f'[ -e "{started}" ] || {{ touch "{started}"; sleep 60; }}'})]
+    # the first time, the test run hangs: Ctrl-C comes while the agent waits for it
+    lines = [json.dumps({"id": "slow", "repo": str(repos["greet"]), "instruction": "Test", "model": tests,
+                         "test_command": f'[ -e "{started}" ] || {{ touch "{started}"; sleep 60; }}'})]
     lines += [json.dumps({"id": f"later-{n}", "repo": str(repos["greet"]), "instruction": "Edit", "model": edit}) for n in range(2)]
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -149,12 +151,11 @@ def test_ctrl_c_aborts_the_running_tasks_and_leaves_the_rest_for_the_resume(tmp_
 
     assert process.returncode == 130, err
     rows = results(out)
-    assert [(r["id"], r["status"]) for r in rows] == [("slow", "aborted")]
+    assert [(r["id"], r["status"], r["run_status"], r["exit_code"]) for r in rows] == [("slow", "aborted", "aborted", 130)]
     assert "2 left for the resume" in said
-
-    # the stopped task's events end with its finish (status aborted)
+    # the stopped run ended as cog edit's does: its finish says aborted
     events = [json.loads(line) for line in (out / "events" / "slow.jsonl").read_text().splitlines()]
-    assert events == [] or events[-1]["status"] == "aborted"
+    assert events[-1]["type"] == "finish" and events[-1]["status"] == "aborted"
 
     resumed = run_cog(args, tmp_path, timeout=120)  # the aborted task and the two never started
     assert resumed.returncode == 0, resumed.stderr
