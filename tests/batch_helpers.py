@@ -101,3 +101,4 @@ def check_patches(out: Path, repos: dict[str, Path], tmp: Path) -> None:
         for changed in result["files_changed"]:
             assert (fresh / changed["path"]).read_bytes() == (work / changed["path"]).read_bytes(), (task_id, changed)
         assert bool(patch.stat().st_size) == bool(result["files_changed"]), task_id
+        assert b".cog/" not in patch.read_bytes()  # cog's own thread store stays out of the change

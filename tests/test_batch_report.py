@@ -149,3 +149,17 @@ def test_on_a_terminal_a_progress_line_stays_below_the_finished_tasks() -> None:
     quiet = Progress(1, io.StringIO(), plain)
     quiet.started(task)
     assert plain.getvalue() == ""  # off a terminal: no progress line
+
+
+def test_a_second_batch_on_the_same_folder_is_refused(tmp_path: Path) -> None:
+    import fcntl
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "t", "repo": str(tmp_path), "instruction": "x"}) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as a running batch holds it
+        done = run_cog(["batch", str(tasks), "--out", str(out)], tmp_path)
+    assert done.returncode == 2 and "another cog batch is writing to" in done.stderr
+    assert not (out / "results.jsonl").exists()

@@ -3,8 +3,11 @@ machine or on Ray, and write each result as its task ends."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import threading
+from collections.abc import Iterator
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +22,8 @@ from cogcli.shown import visible
 
 #: the batch ran everything and every task passed / some did not / it was stopped
 EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_STOPPED = 0, 1, 130
+#: the output folder's lock file: one batch at a time writes there
+LOCK = ".lock"
 
 
 @dataclass
@@ -128,6 +133,29 @@ def run_batch(request: BatchRequest, *, out: TextIO | None = None) -> int:
     _check_out_dir(request.out)
     layout = Layout(request.out)
     layout.make()
+    with _only_batch_in(layout.out):
+        return _run(request, tasks, layout, out)
+
+
+@contextlib.contextmanager
+def _only_batch_in(folder: Path) -> Iterator[None]:
+    """Hold the output folder's lock for the batch: two batches appending to one results file
+    (or cloning into one checkout) would mix their tasks."""
+    import fcntl
+
+    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError(f"another cog batch is writing to {visible(str(folder))}: wait for it to end, "
+                              "or give this one another --out") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _run(request: BatchRequest, tasks: list[Task], layout: Layout, out: TextIO | None) -> int:
     previous = read_results(layout.results)
     wanted = set(to_run([t.id for t in tasks], previous, rerun_failed=request.rerun_failed))
     todo = [(t, previous[t.id].attempt + 1 if t.id in previous else 1) for t in tasks if t.id in wanted]
