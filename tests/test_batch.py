@@ -161,3 +161,36 @@ def test_ctrl_c_aborts_the_running_tasks_and_leaves_the_rest_for_the_resume(tmp_
     assert resumed.returncode == 0, resumed.stderr
     assert [(r["id"], r["status"], r["attempt"]) for r in results(out)[1:]] == [
         ("slow", "passed", 2), ("later-0", "passed", 1), ("later-1", "passed", 1)]
+
+
+def test_clone_ref_and_setup_failures_are_the_tasks_errors_and_a_url_is_cloned(tmp_path: Path) -> None:
+    repos = make_repos(tmp_path / "repos")
+    tapes = tmp_path / "tapes"
+    tapes.mkdir()
+    edit = cassette(tapes / "greet.jsonl", [("Editing.", [("edit_file", {"path": "hello.py", "old_text": '"hello"', "new_text": '"hey"'})]), ("Done.", [])])
+    greet = str(repos["greet"])
+    lines = [
+        {"id": "no-repo", "repo": "repos/nothing-here", "instruction": "x", "model": edit},
+        {"id": "no-ref", "repo": greet, "ref": "no-such-branch", "instruction": "x", "model": edit},
+        {"id": "bad-setup", "repo": greet, "instruction": "x", "model": edit, "setup": "echo boom; exit 3"},
+        {"id": "no-model", "repo": greet, "instruction": "x", "model": "nosuchprovider:x"},
+        {"id": "by-url", "repo": f"file://{greet}", "ref": "dev", "instruction": "x", "model": edit.replace("greet", "dev")},
+    ]
+    cassette(tapes / "dev.jsonl", [("Editing.", [("edit_file", {"path": "hello.py", "old_text": '"hi there"', "new_text": '"yo"'})]), ("Done.", [])])
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(t) + "\n" for t in lines), encoding="utf-8")
+    out = tmp_path / "out"
+
+    done = run_cog(["batch", str(tasks), "--out", str(out), "--workers", "2"], tmp_path)
+
+    assert done.returncode == 1, done.stderr
+    rows = {r["id"]: r for r in results(out)}
+    assert {i: (r["status"], r["exit_code"]) for i, r in rows.items()} == {
+        "no-repo": ("error", 1), "no-ref": ("error", 1), "bad-setup": ("error", 1), "no-model": ("error", 2), "by-url": ("passed", 0)}
+    assert "does not exist" in rows["no-repo"]["error"] and rows["no-repo"]["base"] is None
+    assert "no-such-branch" in rows["no-ref"]["error"]
+    assert rows["bad-setup"]["error"].startswith("the setup command exited with 3") and "boom" in rows["bad-setup"]["error"]
+    assert "nosuchprovider" in rows["no-model"]["error"]
+    assert '"yo"' in (out / "patches" / "by-url.diff").read_text()
+    assert not (out / "patches" / "no-repo.diff").exists()
+    assert "Traceback" not in done.stdout + done.stderr

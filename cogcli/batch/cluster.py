@@ -144,5 +144,7 @@ class RayExecutor:
         write_file(self.layout.events_of(task.id), got["events"] or b"")
         if got["patch"] is not None:
             write_file(self.layout.patch(task.id), got["patch"])
+        else:
+            self.layout.patch(task.id).unlink(missing_ok=True)  # an earlier attempt's
         return result
 

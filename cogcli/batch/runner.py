@@ -90,9 +90,11 @@ def run_task(
                         model=task.model or options.model)
     patch: bytes | None = None
     base: str | None = None
+    if patch_path is not None:
+        patch_path.unlink(missing_ok=True)  # an earlier attempt's: it would not match this result
     try:
         from cogcli.batch.checkout import CheckoutError, clone, make_patch
-        from cogcli.errors import CogError
+        from cogcli.errors import CogError, ConfigError
 
         try:
             base = clone(task.source(options.base), checkout, local=not task.is_url, ref=task.ref)
@@ -100,7 +102,10 @@ def run_task(
             _run_in_checkout(task, options, checkout, events, result, watch_signals)
         except CogError as exc:
             result.error = exc.message
-            result.exit_code = 2 if exc.code in ("MODEL_CONFIG_ERROR", "USAGE") else 1
+            result.exit_code = 2 if isinstance(exc, ConfigError) else 1  # as cog edit exits
+        except Exception as exc:  # never a traceback: the task's result says what broke
+            log.debug("task %s failed", task.id, exc_info=True)
+            result.error = f"the task failed: {type(exc).__name__}: {exc}"
         if base is not None:
             try:
                 patch = make_patch(checkout, base)
