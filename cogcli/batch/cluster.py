@@ -7,18 +7,23 @@ them as the local executor does. A task's checkout is made on the node that runs
 ``DIR/work/<id>`` on a local Ray, in a temporary folder on a cluster's node (removed once its patch
 is taken). Its events and patch come back with its result.
 
-The workers get the variables a run needs through the job's runtime environment (``env_vars``):
-the providers' keys and base URLs, ``COG_*`` settings and the tasks' ``env`` names, never written
-to the results. Ray is imported here only, by ``--ray``.
+The workers get the variables a run needs: the providers' base URLs, ``COG_*`` settings and the
+tasks' ``env`` names through the job's runtime environment (``env_vars``); the credential-named
+ones among them (the model's API key) as an object in Ray's object store handed to each task,
+which sets them in its worker's environment for the run and removes them after. Not in
+``env_vars``: Ray's runtime-environment agent writes those, values included, to its log
+(``/tmp/ray/session_*/logs/runtime_env_agent.log`` on every node). Neither reaches the results.
+Ray is imported here only, by ``--ray``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +48,35 @@ def runtime_env_vars(tasks: Sequence[Task], environ: dict[str, str] | None = Non
     return {k: v for k, v in environ.items() if k.startswith(PASSED_PREFIXES) or k in wanted}
 
 
-def ray_task(task_json: str, options: BatchOptions, local_work: str | None, attempt: int) -> dict[str, Any]:
+def split_secrets(variables: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(plain variables, credential-named ones: API keys, tokens, passwords)."""
+    from workspace_tools.testenv import is_credential_name
+
+    secret = {k: v for k, v in variables.items() if is_credential_name(k)}
+    return {k: v for k, v in variables.items() if k not in secret}, secret
+
+
+@contextlib.contextmanager
+def _environment(secrets: dict[str, str]) -> Iterator[None]:
+    """``secrets`` in this worker's environment for the task; the environment as it was after it
+    (a Ray worker runs task after task: neither the keys nor what a run adds, such as the tests'
+    ``COG_PASS_ENV``, stay for the next one)."""
+    before = dict(os.environ)
+    os.environ.update(secrets)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+
+
+def ray_task(task_json: str, options: BatchOptions, local_work: str | None, attempt: int, secrets: dict[str, str]) -> dict[str, Any]:
     """The body of one Ray task: run it, hand back its result, patch and events."""
-    task = Task.model_validate_json(task_json)
+    with _environment(secrets):
+        return _ray_task(Task.model_validate_json(task_json), options, local_work, attempt)
+
+
+def _ray_task(task: Task, options: BatchOptions, local_work: str | None, attempt: int) -> dict[str, Any]:
     events = io.BytesIO()
     if local_work is not None:
         checkout = Path(local_work) / task.id
@@ -77,10 +108,10 @@ class RayExecutor:
     def running(self) -> int:
         return len(self._refs)
 
-    def _init(self, tasks: Sequence[Task]) -> Any:
+    def _init(self, tasks: Sequence[Task]) -> tuple[Any, dict[str, str]]:
         import ray
 
-        env_vars = runtime_env_vars(tasks)
+        env_vars, secrets = split_secrets(runtime_env_vars(tasks))
         options: dict[str, Any] = {
             "include_dashboard": False,
             "log_to_driver": False,
@@ -93,7 +124,7 @@ class RayExecutor:
         else:
             options["address"] = self.address
         ray.init(**options)
-        return ray
+        return ray, secrets
 
     def run(
         self,
@@ -101,13 +132,14 @@ class RayExecutor:
         on_result: Callable[[TaskResult], None],
         on_start: Callable[[Task], None] | None = None,
     ) -> bool:
-        ray = self._init([t for t, _ in tasks])
+        ray, secrets = self._init([t for t, _ in tasks])
         interrupted = False
         try:
+            secrets_ref = ray.put(secrets)  # in the object store, not in a log
             remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=MAX_RETRIES, retry_exceptions=False)(ray_task)
             local_work = str(self.layout.work.resolve()) if self.address is None else None
             for task, attempt in tasks:
-                ref = remote.remote(task.model_dump_json(), self.options, local_work, attempt)
+                ref = remote.remote(task.model_dump_json(), self.options, local_work, attempt, secrets_ref)
                 self._refs[ref] = (task, attempt)
                 if on_start is not None:
                     on_start(task)
