@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from batch_helpers import cassette, check_patches, make_repos, results, six_tasks, snapshot
+from batch_helpers import cassette, check_patches, git, make_repos, results, six_tasks, snapshot
 from cli_helpers import cog_argv, cog_env, run_cog
 
 
@@ -177,6 +177,13 @@ def test_clone_ref_and_setup_failures_are_the_tasks_errors_and_a_url_is_cloned(t
         {"id": "by-url", "repo": f"file://{greet}", "ref": "dev", "instruction": "x", "model": edit.replace("greet", "dev")},
     ]
     cassette(tapes / "dev.jsonl", [("Editing.", [("edit_file", {"path": "hello.py", "old_text": '"hi there"', "new_text": '"yo"'})]), ("Done.", [])])
+    warns = tmp_path / "warns"  # a workspace whose settings cog warns about
+    warns.mkdir()
+    (warns / "hello.py").write_text('GREETING = "hello"\n', encoding="utf-8")
+    (warns / "cog.toml").write_text('sandbox = "off"\n', encoding="utf-8")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "first"]):
+        git(warns, *args)
+    lines.append({"id": "warned", "repo": str(warns), "instruction": "x", "model": edit})
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(json.dumps(t) + "\n" for t in lines), encoding="utf-8")
     out = tmp_path / "out"
@@ -186,7 +193,11 @@ def test_clone_ref_and_setup_failures_are_the_tasks_errors_and_a_url_is_cloned(t
     assert done.returncode == 1, done.stderr
     rows = {r["id"]: r for r in results(out)}
     assert {i: (r["status"], r["exit_code"]) for i, r in rows.items()} == {
-        "no-repo": ("error", 1), "no-ref": ("error", 1), "bad-setup": ("error", 1), "no-model": ("error", 2), "by-url": ("passed", 0)}
+        "no-repo": ("error", 1), "no-ref": ("error", 1), "bad-setup": ("error", 1), "no-model": ("error", 2), "by-url": ("passed", 0),
+        "warned": ("passed", 0)}
+    # a worker's warnings are kept in its result and said once on stderr
+    assert any('sandbox = "off" in cog.toml is ignored' in note for note in rows["warned"]["notes"])
+    assert done.stderr.count('sandbox = "off" in cog.toml is ignored') == 1
     assert "does not exist" in rows["no-repo"]["error"] and rows["no-repo"]["base"] is None
     assert "no-such-branch" in rows["no-ref"]["error"]
     assert rows["bad-setup"]["error"].startswith("the setup command exited with 3") and "boom" in rows["bad-setup"]["error"]

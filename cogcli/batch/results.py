@@ -74,6 +74,8 @@ class TaskResult(BaseModel):
     #: which attempt this is for the id (1 on the first run)
     attempt: int = 1
     finished_at: str | None = None
+    #: warnings cog gave while the task ran (redacted; escape them before showing them)
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def tokens(self) -> int:

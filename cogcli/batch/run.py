@@ -69,6 +69,7 @@ class Progress:
         self.cost: float | None = None
         self._lock = threading.Lock()
         self._shown = False
+        self._notes: set[str] = set()
 
     def say(self, text: str) -> None:
         with self._lock:
@@ -93,6 +94,10 @@ class Progress:
             self._clear()
             self.out.write(describe(result) + "\n")
             self.out.flush()
+            for note in result.notes:  # each once a batch, on stderr as cog's warnings are
+                if note not in self._notes:
+                    self._notes.add(note)
+                    (self.bar or sys.stderr).write(f"cog: {visible(note)}\n")
             self._redraw()
 
     def line(self) -> str:

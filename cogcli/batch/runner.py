@@ -12,12 +12,13 @@ task (:mod:`cogcli.batch.cluster`); both call :func:`run_task`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -85,6 +86,54 @@ def run_task(
     come. The patch is written to ``patch_path`` (else returned in the outcome). ``watch_signals``:
     SIGINT and SIGTERM abort the run (its status ``aborted``), as in ``cog edit``. Never raises for
     what the task does: every failure is the result's ``error``."""
+    with _notes_kept() as notes:
+        outcome = _run_task(task, options, checkout, events, attempt=attempt, patch_path=patch_path, watch_signals=watch_signals)
+    outcome.result.notes = notes[:MAX_NOTES]
+    return outcome
+
+
+#: at most this many warnings of a task's run are kept in its result
+MAX_NOTES = 20
+
+
+class _Notes(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from cogcli.secrets import redact
+
+        text, _ = redact(record.getMessage())
+        if text not in self.into:
+            self.into.append(text)
+
+
+@contextlib.contextmanager
+def _notes_kept() -> Iterator[list[str]]:
+    """The warnings cog logs while a task runs (no sandbox here, a settings key ignored …), for
+    its result: a worker has no terminal of its own to say them on."""
+    notes: list[str] = []
+    handler = _Notes(notes)
+    log.addHandler(handler)
+    propagate, log.propagate = log.propagate, False
+    try:
+        yield notes
+    finally:
+        log.removeHandler(handler)
+        log.propagate = propagate
+
+
+def _run_task(
+    task: Task,
+    options: BatchOptions,
+    checkout: Path,
+    events: IO[bytes],
+    *,
+    attempt: int,
+    patch_path: Path | None,
+    watch_signals: bool,
+) -> Outcome:
     started = time.monotonic()
     result = TaskResult(id=task.id, status="error", exit_code=1, attempt=attempt, host=socket.gethostname(),
                         model=task.model or options.model)
