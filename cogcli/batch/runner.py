@@ -160,9 +160,13 @@ def _run_task(
                 patch = make_patch(checkout, base)
             except CheckoutError as exc:
                 result.error = result.error or exc.message
-    except KeyboardInterrupt:  # Ctrl-C before the run watched it (the clone, the setup)
-        result.status, result.exit_code, result.run_status = "aborted", 130, result.run_status or "aborted"
-        result.error = result.error or "interrupted before the run started"
+    except KeyboardInterrupt:  # Ctrl-C before the run watched it (the clone, the setup), or Ray's cancel
+        try:
+            ran = events.tell() > 0
+        except (OSError, ValueError):
+            ran = False
+        result.status, result.exit_code, result.run_status = "aborted", 130, "aborted"
+        result.error = result.error or ("interrupted while the agent ran" if ran else "interrupted before the run started")
     finally:
         result.duration_s = round(time.monotonic() - started, 3)
         result.finished_at = _now()
@@ -226,11 +230,27 @@ async def _run(session: Any, instruction: str, on_event: Callable[[Any], None], 
     async with anyio.create_task_group() as tg:
         if watch_signals:
             tg.start_soon(_abort_on_signals, abort)
+        else:
+            tg.start_soon(_tick)
         try:
             async with session:
                 return await session.run(instruction, approve=None, on_event=on_event, signal=abort)
         finally:
             tg.cancel_scope.cancel()
+
+
+async def _tick() -> None:
+    """Wake the event loop a few times a second. A Ray task is cancelled by an exception Ray
+    raises in its thread, which Python delivers only when it runs code: not while the loop
+    sleeps waiting for a test run."""
+    import anyio
+
+    while True:
+        await anyio.sleep(TICK)
+
+
+#: how often :func:`_tick` wakes the loop (seconds)
+TICK = 0.25
 
 
 async def _abort_on_signals(abort: Any) -> None:
