@@ -140,6 +140,10 @@ class LocalExecutor:
         if raw is not None:
             return TaskResult.model_validate(raw)
         code = process.exitcode
+        if self._stopping:  # killed by the batch itself (a second Ctrl-C): stopped, not failed
+            return TaskResult(id=task.id, status="aborted", exit_code=130, attempt=attempt, host=socket.gethostname(),
+                              model=task.model or self.options.model, finished_at=_now(),
+                              error="stopped: its process was killed (a second Ctrl-C, or it did not stop in time)")
         how = f"was killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited with {code}"
         return TaskResult(
             id=task.id, status="error", exit_code=1, attempt=attempt, host=socket.gethostname(),
