@@ -163,3 +163,14 @@ def test_a_second_batch_on_the_same_folder_is_refused(tmp_path: Path) -> None:
         done = run_cog(["batch", str(tasks), "--out", str(out)], tmp_path)
     assert done.returncode == 2 and "another cog batch is writing to" in done.stderr
     assert not (out / "results.jsonl").exists()
+
+
+def test_a_ray_address_where_nothing_answers_is_said_at_once(tmp_path: Path) -> None:
+    from model_servers import unused_port
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "t", "repo": str(tmp_path), "instruction": "x"}) + "\n", encoding="utf-8")
+    address = f"127.0.0.1:{unused_port()}"
+    done = run_cog(["batch", str(tasks), "--out", str(tmp_path / "out"), "--ray", address], tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert f"nothing answers at the Ray address {address}" in done.stderr and "Traceback" not in done.stderr

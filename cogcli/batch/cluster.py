@@ -22,6 +22,7 @@ import contextlib
 import io
 import logging
 import os
+import socket
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -93,6 +94,27 @@ def _ray_task(task: Task, options: BatchOptions, local_work: str | None, attempt
     return {"result": outcome.result.model_dump(mode="json"), "patch": outcome.patch, "events": events.getvalue()}
 
 
+def reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast when nothing answers at a ``host:port`` / ``ray://host:port`` address (Ray itself
+    keeps trying to connect for minutes). ``auto`` and addresses without a port are Ray's to find."""
+    from urllib.parse import urlsplit
+
+    from cogcli.errors import ConfigError
+
+    parts = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None:
+        return
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError as exc:
+        raise ConfigError(f"nothing answers at the Ray address {address} ({exc.strerror or exc}): start the cluster "
+                          "(ray start --head) or check --ray ADDRESS") from None
+
+
 class RayExecutor:
     """Runs tasks as Ray tasks; see the module."""
 
@@ -109,7 +131,12 @@ class RayExecutor:
         return len(self._refs)
 
     def _init(self, tasks: Sequence[Task]) -> tuple[Any, dict[str, str]]:
-        import ray
+        from cogcli.errors import ConfigError
+
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError("--ray needs Ray: pip install 'cogcli[ray]' (on every node of the cluster too)") from None
 
         env_vars, secrets = split_secrets(runtime_env_vars(tasks))
         options: dict[str, Any] = {
@@ -122,8 +149,13 @@ class RayExecutor:
         if self.address is None:  # a Ray of our own, as big as --workers tasks
             options["num_cpus"] = max(1, int(self.workers * self.cpus_per_task + 0.999))
         else:
+            reachable(self.address)
             options["address"] = self.address
-        ray.init(**options)
+        try:
+            ray.init(**options)
+        except Exception as exc:  # no cluster at that address, a Ray that cannot start here
+            where = f"the Ray cluster at {self.address}" if self.address else "a local Ray"
+            raise ConfigError(f"cannot start or reach {where}: {type(exc).__name__}: {str(exc).strip()[:500]}") from None
         return ray, secrets
 
     def run(
@@ -138,7 +170,7 @@ class RayExecutor:
             secrets_ref = ray.put(secrets)  # in the object store, not in a log
             remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=MAX_RETRIES, retry_exceptions=False)(ray_task)
             local_work = str(self.layout.work.resolve()) if self.address is None else None
-            for task, attempt in tasks:
+            for task, attempt in tasks:  # "running" on the progress line: submitted (Ray queues what waits for CPUs)
                 ref = remote.remote(task.model_dump_json(), self.options, local_work, attempt, secrets_ref)
                 self._refs[ref] = (task, attempt)
                 if on_start is not None:
@@ -157,15 +189,15 @@ class RayExecutor:
                     continue
                 for ref in ready:
                     task, attempt = self._refs.pop(ref)
-                    on_result(self._collect(ray, ref, task, attempt))
+                    on_result(self._collect(ray, ref, task, attempt, stopping=interrupted))
         finally:
             ray.shutdown()
         return not interrupted
 
-    def _collect(self, ray: Any, ref: Any, task: Task, attempt: int) -> TaskResult:
+    def _collect(self, ray: Any, ref: Any, task: Task, attempt: int, *, stopping: bool) -> TaskResult:
         try:
             got = ray.get(ref)
-        except ray.exceptions.TaskCancelledError:
+        except Exception if stopping else ray.exceptions.TaskCancelledError:  # stopped by Ctrl-C (or killed by a second one)
             return TaskResult(id=task.id, status="aborted", exit_code=130, attempt=attempt, finished_at=_now(),
                               model=task.model or self.options.model, error="stopped before it finished")
         except Exception as exc:  # the task's worker died more often than Ray retries it, or Ray failed
