@@ -5,6 +5,7 @@ lines refused before anything starts, a worker process killed mid-task."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -205,3 +206,30 @@ def test_clone_ref_and_setup_failures_are_the_tasks_errors_and_a_url_is_cloned(t
     assert '"yo"' in (out / "patches" / "by-url.diff").read_text()
     assert not (out / "patches" / "no-repo.diff").exists()
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_on_a_terminal_the_progress_line_is_redrawn_and_cleared(tmp_path: Path) -> None:
+    import pty
+
+    from cli_helpers import read_pty
+
+    repos = make_repos(tmp_path / "repos")
+    tapes = tmp_path / "tapes"
+    tapes.mkdir()
+    edit = cassette(tapes / "greet.jsonl", [("Editing.", [("edit_file", {"path": "hello.py", "old_text": '"hello"', "new_text": '"hey"'})]), ("Done.", [])])
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"id": f"t{n}", "repo": str(repos["greet"]), "instruction": "Edit", "model": edit}) + "\n" for n in range(2)),
+                     encoding="utf-8")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: cog on the terminal
+        os.chdir(tmp_path)
+        os.execve(cog_argv()[0], [*cog_argv(), "batch", str(tasks), "--out", str(tmp_path / "out"), "--workers", "2"], cog_env())
+    shown = read_pty(fd).decode()
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+
+    assert os.waitstatus_to_exitcode(status) == 0, shown
+    assert "0/2 done · 1 running · 0 not passed · 0 tokens" in shown
+    assert "2/2 done · 0 running · 0 not passed · 442 tokens" in shown
+    assert "\r\x1b[Kpassed   t" in shown  # a finished task's line replaces the progress line
+    assert shown.endswith("\r\x1b[K")  # and the progress line is gone at the end
