@@ -63,6 +63,9 @@ app = typer.Typer(
 )
 thread_app = typer.Typer(help="Stored threads: list them, or redraw one as it ran.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(thread_app, name="thread")
+from cogcli.cli.batch import batch_app  # noqa: E402 (`cog batch`: declared in its own module)
+
+app.add_typer(batch_app, name="batch")
 
 
 class Format(str, enum.Enum):

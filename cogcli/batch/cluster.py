@@ -1,0 +1,214 @@
+"""Tasks on Ray: ``--ray`` (a local Ray started for the batch) or ``--ray ADDRESS`` (an existing
+cluster: ``auto``, ``ray://head:10001``, ``head:6379``).
+
+Each task is a Ray task asking for ``--cpus-per-task`` CPUs, retried by Ray when its worker or node
+dies (``max_retries``); the batch collects results as they finish (a ``ray.wait`` loop) and writes
+them as the local executor does. A task's checkout is made on the node that runs it: under
+``DIR/work/<id>`` on a local Ray, in a temporary folder on a cluster's node (removed once its patch
+is taken). Its events and patch come back with its result.
+
+The workers get the variables a run needs: the providers' base URLs, ``COG_*`` settings and the
+tasks' ``env`` names through the job's runtime environment (``env_vars``); the credential-named
+ones among them (the model's API key) as an object in Ray's object store handed to each task,
+which sets them in its worker's environment for the run and removes them after. Not in
+``env_vars``: Ray's runtime-environment agent writes those, values included, to its log
+(``/tmp/ray/session_*/logs/runtime_env_agent.log`` on every node). Neither reaches the results.
+Ray is imported here only, by ``--ray``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import socket
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from cogcli.batch.results import Layout, TaskResult, write_file
+from cogcli.batch.runner import BatchOptions, _now, run_task
+from cogcli.batch.tasks import Task
+
+log = logging.getLogger("cogcli")
+
+#: how often Ray runs a task again when its worker process or node died
+MAX_RETRIES = 2
+#: variables the workers get when set here (besides each task's ``env`` names)
+PASSED_PREFIXES = ("OPENAI_", "ANTHROPIC_", "OLLAMA_", "COG_")
+PASSED_NAMES = frozenset({"XDG_CONFIG_HOME", "CI"})
+
+
+def runtime_env_vars(tasks: Sequence[Task], environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables the job's workers get: the model providers' (keys, base URLs), cog's own
+    settings, and the names tasks pass in ``env``, as set in this process."""
+    environ = dict(os.environ if environ is None else environ)
+    wanted = {name for task in tasks for name in task.env} | PASSED_NAMES
+    return {k: v for k, v in environ.items() if k.startswith(PASSED_PREFIXES) or k in wanted}
+
+
+def split_secrets(variables: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(plain variables, credential-named ones: API keys, tokens, passwords)."""
+    from workspace_tools.testenv import is_credential_name
+
+    secret = {k: v for k, v in variables.items() if is_credential_name(k)}
+    return {k: v for k, v in variables.items() if k not in secret}, secret
+
+
+@contextlib.contextmanager
+def _environment(secrets: dict[str, str]) -> Iterator[None]:
+    """``secrets`` in this worker's environment for the task; the environment as it was after it
+    (a Ray worker runs task after task: neither the keys nor what a run adds, such as the tests'
+    ``COG_PASS_ENV``, stay for the next one)."""
+    before = dict(os.environ)
+    os.environ.update(secrets)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+
+
+def ray_task(task_json: str, options: BatchOptions, local_work: str | None, attempt: int, secrets: dict[str, str]) -> dict[str, Any]:
+    """The body of one Ray task: run it, hand back its result, patch and events."""
+    with _environment(secrets):
+        return _ray_task(Task.model_validate_json(task_json), options, local_work, attempt)
+
+
+def _ray_task(task: Task, options: BatchOptions, local_work: str | None, attempt: int) -> dict[str, Any]:
+    events = io.BytesIO()
+    if local_work is not None:
+        checkout = Path(local_work) / task.id
+        outcome = run_task(task, options, checkout, events, attempt=attempt)
+    else:
+        from cogcli.batch.checkout import remove_tree
+
+        with tempfile.TemporaryDirectory(prefix="cog-batch-") as scratch:
+            checkout = Path(scratch) / task.id
+            try:
+                outcome = run_task(task, options, checkout, events, attempt=attempt)
+            finally:
+                remove_tree(checkout)
+    return {"result": outcome.result.model_dump(mode="json"), "patch": outcome.patch, "events": events.getvalue()}
+
+
+def reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast when nothing answers at a ``host:port`` / ``ray://host:port`` address (Ray itself
+    keeps trying to connect for minutes). ``auto`` and addresses without a port are Ray's to find."""
+    from urllib.parse import urlsplit
+
+    from cogcli.errors import ConfigError
+
+    parts = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None:
+        return
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError as exc:
+        raise ConfigError(f"nothing answers at the Ray address {address} ({exc.strerror or exc}): start the cluster "
+                          "(ray start --head) or check --ray ADDRESS") from None
+
+
+class RayExecutor:
+    """Runs tasks as Ray tasks; see the module."""
+
+    def __init__(self, options: BatchOptions, layout: Layout, *, address: str | None, workers: int, cpus_per_task: float) -> None:
+        self.options = options
+        self.layout = layout
+        self.address = address
+        self.workers = max(1, workers)
+        self.cpus_per_task = cpus_per_task
+        self._refs: dict[Any, tuple[Task, int]] = {}
+
+    @property
+    def running(self) -> int:
+        return len(self._refs)
+
+    def _init(self, tasks: Sequence[Task]) -> tuple[Any, dict[str, str]]:
+        from cogcli.errors import ConfigError
+
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError("--ray needs Ray: pip install 'cogcli[ray]' (on every node of the cluster too)") from None
+
+        env_vars, secrets = split_secrets(runtime_env_vars(tasks))
+        options: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "logging_level": logging.WARNING,
+            "configure_logging": True,
+            "runtime_env": {"env_vars": env_vars},
+        }
+        if self.address is None:  # a Ray of our own, as big as --workers tasks
+            options["num_cpus"] = max(1, int(self.workers * self.cpus_per_task + 0.999))
+        else:
+            reachable(self.address)
+            options["address"] = self.address
+        try:
+            ray.init(**options)
+        except Exception as exc:  # no cluster at that address, a Ray that cannot start here
+            where = f"the Ray cluster at {self.address}" if self.address else "a local Ray"
+            raise ConfigError(f"cannot start or reach {where}: {type(exc).__name__}: {str(exc).strip()[:500]}") from None
+        return ray, secrets
+
+    def run(
+        self,
+        tasks: Sequence[tuple[Task, int]],
+        on_result: Callable[[TaskResult], None],
+        on_start: Callable[[Task], None] | None = None,
+    ) -> bool:
+        ray, secrets = self._init([t for t, _ in tasks])
+        interrupted = False
+        try:
+            secrets_ref = ray.put(secrets)  # in the object store, not in a log
+            remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=MAX_RETRIES, retry_exceptions=False)(ray_task)
+            local_work = str(self.layout.work.resolve()) if self.address is None else None
+            for task, attempt in tasks:  # "running" on the progress line: submitted (Ray queues what waits for CPUs)
+                ref = remote.remote(task.model_dump_json(), self.options, local_work, attempt, secrets_ref)
+                self._refs[ref] = (task, attempt)
+                if on_start is not None:
+                    on_start(task)
+            while self._refs:
+                try:
+                    ready, _ = ray.wait(list(self._refs), num_returns=1, timeout=0.5)
+                except KeyboardInterrupt:
+                    if not interrupted:
+                        interrupted = True
+                        for ref in self._refs:
+                            ray.cancel(ref)  # a KeyboardInterrupt in the task: its run ends aborted
+                    else:
+                        for ref in self._refs:
+                            ray.cancel(ref, force=True)
+                    continue
+                for ref in ready:
+                    task, attempt = self._refs.pop(ref)
+                    on_result(self._collect(ray, ref, task, attempt, stopping=interrupted))
+        finally:
+            ray.shutdown()
+        return not interrupted
+
+    def _collect(self, ray: Any, ref: Any, task: Task, attempt: int, *, stopping: bool) -> TaskResult:
+        try:
+            got = ray.get(ref)
+        except Exception if stopping else ray.exceptions.TaskCancelledError:  # stopped by Ctrl-C (or killed by a second one)
+            return TaskResult(id=task.id, status="aborted", exit_code=130, attempt=attempt, finished_at=_now(),
+                              model=task.model or self.options.model, error="stopped before it finished")
+        except Exception as exc:  # the task's worker died more often than Ray retries it, or Ray failed
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return TaskResult(id=task.id, status="error", exit_code=1, attempt=attempt, finished_at=_now(),
+                              model=task.model or self.options.model, error=f"the Ray task failed: {type(exc).__name__}: {why[:500]}")
+        result = TaskResult.model_validate(got["result"])
+        write_file(self.layout.events_of(task.id), got["events"] or b"")
+        if got["patch"] is not None:
+            write_file(self.layout.patch(task.id), got["patch"])
+        else:
+            self.layout.patch(task.id).unlink(missing_ok=True)  # an earlier attempt's
+        return result
+

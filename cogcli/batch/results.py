@@ -1,0 +1,172 @@
+"""What a batch leaves in its output folder, and reading it back (also while the batch runs).
+
+    DIR/results.jsonl        one line per finished task (appended and flushed as it ends; the last
+                             line of an id is its result: a re-run appends a new one)
+    DIR/patches/<id>.diff    the task's change against its base commit (``git apply`` it)
+    DIR/events/<id>.jsonl    the task's wire events (``cog render`` draws them)
+    DIR/work/<id>/           the task's own checkout
+
+A task's ``status``: ``passed`` (the run finished and its last test run, if any, passed: exit 0),
+``failed`` (it finished but the task failed: failing tests, the step limit, refused calls),
+``error`` (it could not run or broke off: clone, setup, configuration, the model, a killed worker),
+``aborted`` (stopped by Ctrl-C). A resume runs the tasks with no result and the aborted ones;
+``--rerun failed`` also those that failed or erred.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+Status = Literal["passed", "failed", "error", "aborted"]
+#: what ``--rerun failed`` runs again (besides tasks with no result and aborted ones)
+RERUN_FAILED: frozenset[str] = frozenset({"failed", "error"})
+
+RESULTS = "results.jsonl"
+PATCHES = "patches"
+EVENTS = "events"
+WORK = "work"
+
+
+class TestCounts(BaseModel):
+    """The last test run's counts (``None`` fields: not reported)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+
+
+class TaskResult(BaseModel):
+    """One line of ``results.jsonl``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    status: Status
+    #: what ``cog edit`` would have exited with (0 passed, 1 failed, 2 configuration, 130 aborted)
+    exit_code: int
+    #: the run's own status (completed, max_steps, error, aborted, denied), None when no run started
+    run_status: str | None = None
+    model: str | None = None
+    steps: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int | None = None
+    #: None: cog does not know the model's price
+    cost_usd: float | None = None
+    duration_s: float = 0.0
+    files_changed: list[dict[str, Any]] = Field(default_factory=list)
+    tests: dict[str, int] | None = None
+    error: str | None = None
+    #: the commit the task started from (the patch applies to it)
+    base: str | None = None
+    thread_id: str | None = None
+    #: the host (or Ray node) that ran it
+    host: str | None = None
+    #: which attempt this is for the id (1 on the first run)
+    attempt: int = 1
+    finished_at: str | None = None
+    #: warnings cog gave while the task ran (redacted; escape them before showing them)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def line(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+
+
+class Layout:
+    """The paths of an output folder."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.results = out / RESULTS
+        self.patches = out / PATCHES
+        self.events = out / EVENTS
+        self.work = out / WORK
+
+    def make(self) -> None:
+        for folder in (self.out, self.patches, self.events, self.work):
+            folder.mkdir(parents=True, exist_ok=True)
+
+    def patch(self, task_id: str) -> Path:
+        return self.patches / f"{task_id}.diff"
+
+    def events_of(self, task_id: str) -> Path:
+        return self.events / f"{task_id}.jsonl"
+
+    def checkout(self, task_id: str) -> Path:
+        return self.work / task_id
+
+
+def read_results(path: Path, on_problem: Any = None) -> dict[str, TaskResult]:
+    """The last result of each id in ``results.jsonl`` (none if it does not exist). A line that is
+    not a result (cut by a crash mid-write) is skipped and reported to ``on_problem(number, why)``."""
+    found: dict[str, TaskResult] = {}
+    try:
+        handle = path.open(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return found
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                result = TaskResult.model_validate_json(line)
+            except ValidationError as exc:
+                if on_problem is not None:
+                    on_problem(number, exc.errors(include_url=False)[0]["msg"])
+                continue
+            found[result.id] = result
+    return found
+
+
+def to_run(ids: Iterable[str], done: dict[str, TaskResult], *, rerun_failed: bool) -> list[str]:
+    """The ids a (re-)run runs: those with no result, aborted ones, and with ``rerun_failed`` the
+    failed and erred ones; passed tasks never run again (start a new DIR for that)."""
+    wanted = []
+    for task_id in ids:
+        last = done.get(task_id)
+        if last is None or last.status == "aborted" or (rerun_failed and last.status in RERUN_FAILED):
+            wanted.append(task_id)
+    return wanted
+
+
+class ResultsWriter:
+    """Appends results to ``results.jsonl``, each line flushed and synced as it is written (a crash
+    of the batch loses no finished task). One writer per batch: the process that collects results."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+
+    def write(self, result: TaskResult) -> None:
+        self._file.write(result.line() + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole (a temporary file renamed over it: a reader never sees half)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)

@@ -1,0 +1,309 @@
+"""One task, from its checkout to its result: the run exactly as ``cog edit`` makes it (the same
+settings, ``--model``/``--max-steps``/``--timeout`` over the workspace's, the library
+:class:`~cogcli.session.Session`, the JSON lines renderer for its events), non-interactive.
+
+Batch runs ask nobody: every call of the run's own tools runs (writes and test runs stay inside the
+task's checkout, the tests in their sandbox); the workspace's MCP servers start only if the person
+approved them before (``cog trust``), as ``cog edit`` off a terminal.
+
+Where it runs: in a worker process of the local executor (:mod:`cogcli.batch.local`) or in a Ray
+task (:mod:`cogcli.batch.cluster`); both call :func:`run_task`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from cogcli.batch.results import Layout, TaskResult
+from cogcli.batch.tasks import Task
+
+log = logging.getLogger("cogcli")
+
+#: the longest a setup command may run when neither --timeout nor the workspace says
+SETUP_TIMEOUT = 1800.0
+#: how much of a failed setup's output its result keeps
+SETUP_TAIL = 2000
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """What the batch command line sets for every task (None: the task's workspace decides)."""
+
+    model: str | None = None
+    max_steps: int | None = None
+    timeout: float | None = None
+    sandbox: str | None = None
+    #: the folder relative task paths are read from (the task file's)
+    base: Path = field(default_factory=Path.cwd)
+
+
+@dataclass
+class Outcome:
+    """What a task run hands back: its result, and (when asked to keep them in memory) its patch
+    and events."""
+
+    result: TaskResult
+    patch: bytes | None = None
+    events: bytes | None = None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def status_of(exit_code: int, run_status: str | None) -> str:
+    """A task's status from what ``cog edit`` would exit with and the run's own status."""
+    if run_status == "aborted":
+        return "aborted"
+    if exit_code == 0:
+        return "passed"
+    if run_status in (None, "error"):
+        return "error"
+    return "failed"
+
+
+def run_task(
+    task: Task,
+    options: BatchOptions,
+    checkout: Path,
+    events: IO[bytes],
+    *,
+    attempt: int = 1,
+    patch_path: Path | None = None,
+    watch_signals: bool = False,
+) -> Outcome:
+    """Run ``task`` in a fresh clone at ``checkout``, its wire events written to ``events`` as they
+    come. The patch is written to ``patch_path`` (else returned in the outcome). ``watch_signals``:
+    SIGINT and SIGTERM abort the run (its status ``aborted``), as in ``cog edit``. Never raises for
+    what the task does: every failure is the result's ``error``."""
+    with _notes_kept() as notes:
+        outcome = _run_task(task, options, checkout, events, attempt=attempt, patch_path=patch_path, watch_signals=watch_signals)
+    outcome.result.notes = notes[:MAX_NOTES]
+    return outcome
+
+
+#: at most this many warnings of a task's run are kept in its result
+MAX_NOTES = 20
+
+
+class _Notes(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from cogcli.secrets import redact
+
+        text, _ = redact(record.getMessage())
+        if text not in self.into:
+            self.into.append(text)
+
+
+@contextlib.contextmanager
+def _notes_kept() -> Iterator[list[str]]:
+    """The warnings cog logs while a task runs (no sandbox here, a settings key ignored …), for
+    its result: a worker has no terminal of its own to say them on."""
+    notes: list[str] = []
+    handler = _Notes(notes)
+    log.addHandler(handler)
+    propagate, log.propagate = log.propagate, False
+    try:
+        yield notes
+    finally:
+        log.removeHandler(handler)
+        log.propagate = propagate
+
+
+def _run_task(
+    task: Task,
+    options: BatchOptions,
+    checkout: Path,
+    events: IO[bytes],
+    *,
+    attempt: int,
+    patch_path: Path | None,
+    watch_signals: bool,
+) -> Outcome:
+    started = time.monotonic()
+    result = TaskResult(id=task.id, status="error", exit_code=1, attempt=attempt, host=socket.gethostname(),
+                        model=task.model or options.model)
+    patch: bytes | None = None
+    base: str | None = None
+    if patch_path is not None:
+        patch_path.unlink(missing_ok=True)  # an earlier attempt's: it would not match this result
+    try:
+        from cogcli.batch.checkout import CheckoutError, clone, make_patch
+        from cogcli.errors import CogError, ConfigError
+
+        try:
+            base = clone(task.source(options.base), checkout, local=not task.is_url, ref=task.ref)
+            result.base = base
+            _run_in_checkout(task, options, checkout, events, result, watch_signals)
+        except CogError as exc:
+            result.error = exc.message
+            result.exit_code = 2 if isinstance(exc, ConfigError) else 1  # as cog edit exits
+        except Exception as exc:  # never a traceback: the task's result says what broke
+            log.debug("task %s failed", task.id, exc_info=True)
+            result.error = f"the task failed: {type(exc).__name__}: {exc}"
+        if base is not None:
+            try:
+                patch = make_patch(checkout, base)
+            except CheckoutError as exc:
+                result.error = result.error or exc.message
+    except KeyboardInterrupt:  # Ctrl-C before the run watched it (the clone, the setup), or Ray's cancel
+        try:
+            ran = events.tell() > 0
+        except (OSError, ValueError):
+            ran = False
+        result.status, result.exit_code, result.run_status = "aborted", 130, "aborted"
+        result.error = result.error or ("interrupted while the agent ran" if ran else "interrupted before the run started")
+    finally:
+        result.duration_s = round(time.monotonic() - started, 3)
+        result.finished_at = _now()
+    if result.status != "aborted":
+        result.status = status_of(result.exit_code, result.run_status)  # type: ignore[assignment]
+    if patch is not None and patch_path is not None:
+        from cogcli.batch.results import write_file
+
+        write_file(patch_path, patch)
+        patch = None
+    return Outcome(result=result, patch=patch)
+
+
+def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: IO[bytes], result: TaskResult, watch_signals: bool) -> None:
+    import anyio
+
+    from cogcli.config import load_settings
+    from cogcli.render.jsonl import JsonlWriter
+    from cogcli.session import Session, exit_status, make_tools
+
+    settings = load_settings(
+        checkout,
+        model=task.model or options.model,
+        test_command=task.test_command,
+        max_steps=options.max_steps,
+        timeout=options.timeout,
+        sandbox=options.sandbox,
+        pass_env=list(task.env),
+    )
+    result.model = settings.model
+    if task.setup:
+        _setup(task, settings, checkout)
+    session = Session.open(settings, cwd=checkout, interactive=False, make_tools=make_tools, on_note=lambda note: log.info("%s", note))
+    writer = JsonlWriter(events, live=True)
+    try:
+        run = anyio.run(_run, session, task.instruction, writer.handle, watch_signals)
+    finally:
+        session.close()
+        writer.close()
+    usage = run.usage
+    result.run_status = str(run.status)
+    result.exit_code = exit_status(run)
+    result.steps = run.steps
+    result.input_tokens, result.output_tokens = usage.input_tokens, usage.output_tokens
+    result.cached_input_tokens = usage.cached_input_tokens
+    result.cost_usd = getattr(usage, "cost_usd", None)
+    result.files_changed = [f.model_dump(mode="json") for f in run.files_changed]
+    result.tests = dict(run.tests) if run.tests is not None else None
+    result.thread_id = run.thread_id
+    result.error = run.error or run.tests_error
+    if str(run.status) == "aborted":
+        result.exit_code = 130
+
+
+async def _run(session: Any, instruction: str, on_event: Callable[[Any], None], watch_signals: bool) -> Any:
+    import anyio
+
+    from cogcli.context import AbortSignal
+
+    abort = AbortSignal()
+    async with anyio.create_task_group() as tg:
+        if watch_signals:
+            tg.start_soon(_abort_on_signals, abort)
+        else:
+            tg.start_soon(_tick)
+        try:
+            async with session:
+                return await session.run(instruction, approve=None, on_event=on_event, signal=abort)
+        finally:
+            tg.cancel_scope.cancel()
+
+
+async def _tick() -> None:
+    """Wake the event loop a few times a second. A Ray task is cancelled by an exception Ray
+    raises in its thread, which Python delivers only when it runs code: not while the loop
+    sleeps waiting for a test run."""
+    import anyio
+
+    while True:
+        await anyio.sleep(TICK)
+
+
+#: how often :func:`_tick` wakes the loop (seconds)
+TICK = 0.25
+
+
+async def _abort_on_signals(abort: Any) -> None:
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            abort.abort(f"stopped by {signal.Signals(signum).name}")
+
+
+def _setup(task: Task, settings: Any, checkout: Path) -> None:
+    """Run the task's setup command in the checkout, in the test sandbox the settings say (no
+    network, only the checkout writable), with the tests' environment and the task's ``env``."""
+    import anyio
+
+    from cogcli.errors import CogError
+    from cogcli.secrets import redact
+    from workspace_tools.bwrap import sandbox_prefix
+    from workspace_tools.procs import OutputTail, run_process_group
+    from workspace_tools.testenv import child_environment
+
+    prefix = sandbox_prefix(settings.sandbox, checkout)
+    env = child_environment(pass_env=[*settings.pass_env, *task.env], workspace_pass_env=settings.workspace_pass_env)
+    if prefix:
+        env["TMPDIR"] = "/tmp"
+    tail = OutputTail(SETUP_TAIL)
+    limit = settings.timeout or SETUP_TIMEOUT
+
+    async def go() -> int | None:
+        with anyio.move_on_after(limit):
+            return await run_process_group([*prefix, "/bin/sh", "-c", task.setup or ""], cwd=checkout, env=env, on_output=tail.feed)
+        return None
+
+    code = anyio.run(go)
+    if code == 0:
+        return
+    said, _ = redact(tail.text().strip())
+    why = f"took longer than {limit:.0f} s" if code is None else f"exited with {code}"
+    raise CogError(f"the setup command {why}{': ' + said[-SETUP_TAIL:] if said else ''}", code="SETUP_FAILED")
+
+
+def open_events(layout: Layout, task_id: str) -> IO[bytes]:
+    """The task's events file, new (a re-run replaces it)."""
+    return layout.events_of(task_id).open("wb")
+
+
+def child_main(task: Task, options: BatchOptions, out: str, attempt: int, conn: Any) -> None:
+    """A worker process's whole life (local executor): run one task, send its result back over
+    ``conn``, exit. Its own process group: Ctrl-C reaches it once, through the batch."""
+    os.setpgrp()
+    layout = Layout(Path(out))
+    with open_events(layout, task.id) as events:
+        outcome = run_task(task, options, layout.checkout(task.id), events, attempt=attempt,
+                           patch_path=layout.patch(task.id), watch_signals=True)
+    conn.send(outcome.result.model_dump(mode="json"))
+    conn.close()

@@ -1,0 +1,152 @@
+"""``cog batch`` and ``cog batch report``: their options and help; the bodies are in
+:mod:`cogcli.batch`. Only typer and the standard library at the top (``cog --help`` imports this)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from typer.core import TyperGroup
+
+BATCH_HELP = """\
+Run many tasks, each in its own checkout, on this machine or on Ray.
+
+\b
+  cog batch TASKS.jsonl --out DIR [--workers N]      tasks in processes here
+  cog batch TASKS.jsonl --out DIR --ray [ADDRESS]    tasks on Ray (a local one, or a cluster)
+  cog batch report DIR [--json]                      what the results say (also while it runs)
+
+\b
+TASKS.jsonl holds one task a line:
+  {"id": "t1", "repo": "path/or/git-url", "instruction": "Fix the failing test"}
+  optional: "ref" (commit, branch or tag), "model", "test_command",
+  "setup" (a command run in the checkout before the agent, in the test sandbox),
+  "env" (names of variables passed to the setup and the tests).
+
+Batch runs are non-interactive: the agent's writes and test runs are allowed, inside each
+task's own checkout (DIR/work/ID; the source repository is never touched); a workspace's own
+MCP servers start only if approved beforehand with `cog trust`."""
+
+RUN_HELP = BATCH_HELP + """
+
+\b
+Writes, as each task ends: DIR/results.jsonl (one line a task: status passed, failed, error or
+aborted, exit code, steps, tokens, cost, duration, files changed, test counts, error),
+DIR/patches/ID.diff (git apply it at the result's base commit), DIR/events/ID.jsonl (its events:
+cog render draws them). Running the same command again resumes: tasks with a result are skipped
+(aborted ones run again); --rerun failed also runs the failed and erred ones. Ctrl-C stops the
+running tasks (status aborted) and leaves the rest for the resume.
+
+\b
+Exit codes: 0 every task passed, 1 some did not, 2 a bad task file or option (nothing ran),
+130 stopped by Ctrl-C."""
+
+
+class _BatchGroup(TyperGroup):
+    """``cog batch TASKS.jsonl …`` runs a batch, ``cog batch report DIR`` reports on one: a first
+    argument that is not a subcommand (nor help) is the task file of ``run``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, _ray_address(args))
+
+
+def _ray_address(args: list[str]) -> list[str]:
+    """``--ray`` takes an optional ADDRESS: the next word is it when it looks like one (``auto``,
+    ``local``, ``ray://…``, ``host:port``); else ``--ray`` alone means a local Ray."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            out += args[i:]
+            break
+        if word == "--ray":
+            following = args[i + 1] if i + 1 < len(args) else None
+            if following is not None and (following in ("auto", "local") or "://" in following
+                                          or re.fullmatch(r"[\w.-]+:\d+", following)):
+                out.append(f"--ray={following}")
+                i += 2
+                continue
+            out.append("--ray=local")
+        else:
+            out.append(word)
+        i += 1
+    return out
+
+
+batch_app = typer.Typer(cls=_BatchGroup, help=BATCH_HELP, rich_markup_mode=None, no_args_is_help=True,
+                        context_settings={"help_option_names": ["-h", "--help"]})
+
+
+@batch_app.command("run", help=RUN_HELP)
+def run(
+    tasks: Annotated[Path, typer.Argument(metavar="TASKS.jsonl", help="The tasks, one JSON object a line.", show_default=False)],
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Where the results, patches, events and checkouts go (made if missing).", show_default=False)],
+    workers: Annotated[Optional[int], typer.Option("--workers", "-w", min=1, max=1024, metavar="N", help="Tasks at once (default: half the cores, at least 1).", show_default=False)] = None,
+    ray: Annotated[Optional[str], typer.Option("--ray", metavar="[ADDRESS]", help="Run the tasks on Ray: alone, a local Ray started for the batch; with ADDRESS (auto, ray://head:10001), that cluster.", show_default=False)] = None,
+    cpus_per_task: Annotated[float, typer.Option("--cpus-per-task", min=0.01, max=1024, metavar="N", help="With --ray: the CPUs each task asks for.")] = 1.0,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="The model of tasks that name none (default: COG_MODEL, then each workspace's).", show_default=False)] = None,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="Stop each run after this many model turns (default 25).", show_default=False)] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds each tool call (and each setup) may take.", show_default=False)] = None,
+    sandbox: Annotated[Optional[str], typer.Option("--sandbox", metavar="auto|on|off", help="Run setups and tests under bubblewrap: auto (default), on, off.", show_default=False)] = None,
+    rerun: Annotated[Optional[str], typer.Option("--rerun", metavar="failed", help="failed: run the tasks that failed or erred again too.", show_default=False)] = None,
+) -> None:
+    from cogcli.cli.app import fail
+
+    if rerun not in (None, "failed"):
+        fail(f"--rerun takes 'failed' (run the failed and erred tasks again), got {rerun!r}")
+    if sandbox not in (None, "auto", "on", "off"):
+        fail(f"--sandbox must be auto, on or off, got {sandbox!r}")
+    from cogcli.batch.local import default_workers
+    from cogcli.batch.run import BatchRequest, run_batch
+    from cogcli.batch.runner import BatchOptions
+    from cogcli.errors import ConfigError
+
+    tasks_file = tasks.expanduser().resolve()
+    request = BatchRequest(
+        tasks_file=tasks_file,
+        out=out.expanduser().resolve(),
+        options=BatchOptions(model=model, max_steps=max_steps, timeout=timeout, sandbox=sandbox, base=tasks_file.parent),
+        workers=workers or default_workers(),
+        ray=ray is not None,
+        ray_address=None if ray in (None, "local") else ray,
+        cpus_per_task=cpus_per_task,
+        rerun_failed=rerun == "failed",
+    )
+    import signal
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminated)  # SIGTERM stops the batch as Ctrl-C does
+    try:
+        code = run_batch(request)
+    except ConfigError as exc:
+        fail(exc.message)
+    raise typer.Exit(code)
+
+
+@batch_app.command("report")
+def report(
+    out: Annotated[Path, typer.Argument(metavar="DIR", help="A batch's output folder (its --out).", show_default=False)],
+    json_flag: Annotated[bool, typer.Option("--json", help="The report as one JSON object.")] = False,
+) -> None:
+    """The summary of a batch's results: tasks per status, tests, tokens and cost, the slowest
+    tasks, the ones that did not pass. Reads DIR/results.jsonl, so it works while the batch runs."""
+    from cogcli.cli.app import fail
+
+    if not (out / "results.jsonl").is_file():
+        fail(f"{out} holds no results.jsonl: name the --out folder of a batch")
+    import json
+
+    from cogcli.batch.report import report as make_report, table
+
+    data = make_report(out)
+    if json_flag:
+        typer.echo(json.dumps(data, ensure_ascii=False))
+    else:
+        typer.echo(table(data, out))
