@@ -232,6 +232,9 @@ def test_a_slow_suite_shows_its_count_and_bar_on_a_real_terminal(make_repo, tmp_
         rest = read_pty(main).decode("utf-8", "replace")
     finally:
         os.close(main)
+        if proc.poll() is None and not (repo / "gate.flag").exists():  # failed before the gate: end the held run
+            proc.kill()
+            proc.wait()
     assert proc.wait(timeout=60) == 1
     assert "\r\x1b[2K" in rest and "4/4 · 1 failed · 3 passed" in rest
     assert "FAILED tests/test_stream.py::test_fails at tests/test_stream.py:" in rest
