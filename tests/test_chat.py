@@ -118,7 +118,7 @@ def test_ctrl_c_stops_a_slow_test_run_and_the_chat_goes_on_in_the_thread(make_re
         send(child, "run the tests")
         child.expect(APPROVAL)
         answer(child, "a")
-        child.expect("test_first")  # the run is in the middle of the test run
+        child.expect("1/4")  # the run is in the middle of the test run (test_first passed; the next waits)
         child.sendcontrol("c")  # the terminal turns it into SIGINT: the run's abort
         child.expect("Aborted")
         child.expect("Stopped. The thread is kept")

@@ -29,6 +29,7 @@ def main() -> None:
     root, rounds, seed = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 
     import cogcli.invoke  # noqa: F401
+    from cogcli.context import ToolContext
     from workspace_tools import workspace_tools
 
     edit = next(t for t in workspace_tools(root, include_git=False) if t.name == "edit_file")
@@ -45,10 +46,13 @@ def main() -> None:
         other = "B" if current == "A" else "A"
         return edit.parameters(path=NAME, old_text=f"MARKER {current}\n", new_text=f"MARKER {other}\n")
 
+    def params_and_context(current: str) -> tuple[object, object]:
+        return params(current), ToolContext("kill-test", "edit_file")
+
     # one edit in this process, without threads (a process that forks must have none)
     started = time.perf_counter()
-    edit.execute(params("A"))
-    edit.execute(params("B"))
+    edit.execute(*params_and_context("A"))
+    edit.execute(*params_and_context("B"))
     edit_s = (time.perf_counter() - started) / 2
 
     rng = random.Random(seed)
