@@ -133,9 +133,11 @@ def cost_usd(
 
 
 def format_cost(cost: float | None) -> str:
-    """``$0.0123``, ``$1.24`` or ``unknown``."""
+    """``$0.0123``, ``$1.24``, ``<$0.0001`` (a few tokens) or ``unknown``."""
     if cost is None:
         return "unknown"
+    if 0 < cost < 0.0001:
+        return "<$0.0001"
     if cost < 0.01:
         return f"${cost:.4f}"
     if cost < 10:

@@ -307,7 +307,7 @@ def test_github_format_live(make_repo, tmp_path: Path) -> None:
     assert out.returncode == 1
     lines = out.stdout.splitlines()
     assert lines[:3] == ["I'll look at the code first.", "::group::Read file  calc/ops.py", "::endgroup::"]
-    assert "::group::Run tests" in lines
+    assert "::group::Run tests  all" in lines  # the call's own detail, from its arguments
     assert "::error file=tests/test_ops.py,line=5,title=tests/test_ops.py%3A%3Atest_add::assert -1 == 5" in lines
     assert any(l.startswith("::error title=cog::cog edit: Failed · stopped at the step limit") for l in lines)
     assert "**Failing tests**" in summary.read_text()

@@ -123,7 +123,7 @@ def _on_a_pty(argv: list[str], cwd, env: dict[str, str]) -> tuple[int, str]:
 
 def test_on_a_terminal_progress_is_drawn_in_place_with_colour_unless_no_color(make_repo) -> None:
     repo = make_repo("calc")
-    code, out = _on_a_pty(["tool", "run_tests"], repo, {})
+    code, out = _on_a_pty(["tool", "run_tests"], repo, {"COLUMNS": "120"})  # room for the test id on the live line
     assert code == 1
     assert "\r\x1b[2K" in out  # the running row is erased and redrawn, not printed line after line
     # a test run's live line counts, with a bar, and names the test that just ended

@@ -54,6 +54,7 @@ def test_cost_counts_plain_input_cache_reads_writes_and_output() -> None:
     assert cost == pytest.approx((500 * 3.0 + 8_000 * 0.3 + 1_000 * 3.75 + 500 * 6.0 + 1_000 * 15.0) / 1e6)
     assert cost_usd(None, input_tokens=10, output_tokens=1) is None
     assert (format_cost(None), format_cost(0.00123), format_cost(0.5), format_cost(12.345)) == ("unknown", "$0.0012", "$0.500", "$12.35")
+    assert (format_cost(0.000006), format_cost(0.0)) == ("<$0.0001", "$0.0000")  # a few tokens: not a misleading $0.0000
 
 
 def test_a_sum_of_usages_knows_its_cost_only_when_every_part_does() -> None:

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ws_helpers import call
 
+from cogcli.context import ToolContext
 from cogcli.errors import ConfigError, ErrorCode, ToolCallError
 from workspace_tools import Workspace, workspace_tools
 from workspace_tools.write import WriteFileParams, write_file_tool
@@ -211,7 +212,7 @@ def test_hostile_paths_never_write_outside_the_root(sandbox: Sandbox, data: byte
         assert real == sandbox.root or sandbox.root in real.parents
         assert ".git" not in [p.lower() for p in real.relative_to(sandbox.root).parts]
     try:
-        sandbox.write.execute(WriteFileParams(path=path, content="pwned\n"))
+        sandbox.write.execute(WriteFileParams(path=path, content="pwned\n"), ToolContext("c1", "write_file"))
     except ToolCallError as exc:
         assert exc.code in (ErrorCode.PATH_OUTSIDE_WORKSPACE, ErrorCode.INVALID_ARGUMENTS, ErrorCode.TOOL_ERROR), exc
         assert resolved is not None or exc.code != ErrorCode.TOOL_ERROR

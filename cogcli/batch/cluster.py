@@ -112,7 +112,7 @@ def reachable(address: str, timeout: float = 5.0) -> None:
         socket.create_connection((parts.hostname, port), timeout=timeout).close()
     except OSError as exc:
         raise ConfigError(f"nothing answers at the Ray address {address} ({exc.strerror or exc}): start the cluster "
-                          "(ray start --head) or check --ray ADDRESS") from None
+                          "with Ray's own `ray start` on its head node, or check --ray ADDRESS") from None
 
 
 class RayExecutor:

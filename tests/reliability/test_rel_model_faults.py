@@ -104,7 +104,7 @@ def test_a_stream_cut_mid_tool_call_ends_the_run_and_runs_nothing(make_repo) -> 
     assert db_check(repo)[finish["threadId"]] == ["user", "assistant", "tool_result", "run_end"]
     shown = run_cog(["thread", "show", finish["threadId"]], repo)
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
-    assert "Read file  calc/ops.py" in shown.stdout and shown.stdout.endswith("Failed · 2 steps · 19 tokens\n")
+    assert "Read file  calc/ops.py" in shown.stdout and shown.stdout.endswith(" = 19 tokens\n") and "\nFailed · 2 steps · " in shown.stdout
 
 
 @pytest.mark.parametrize("fragment", [4096, 256])
