@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cogcli.details import file_change_diff
+from cogcli.diffstat import hunk_sides
 from cogcli.errors import CogError
 from cogcli.memory import StoredEntry, Thread, ToolResultEntry, UndoEntry, UserEntry
 
@@ -258,26 +259,6 @@ def _changed(rel: str, how: str = "changed") -> str:
     return f"{rel} {how} since the run, so it cannot be put back as it was; nothing was changed"
 
 
-def _sides(hunk: Any) -> tuple[list[str], list[str]]:
-    """The hunk's lines before (context and removed) and after (context and added), each with its
-    line ending, ``\\ No newline at end of file`` applied."""
-    before: list[str] = []
-    after: list[str] = []
-    last = ""
-    for line in hunk:
-        kind = line.line_type
-        if kind == "\\":
-            if last in (" ", "-") and before:
-                before[-1] = before[-1].removesuffix("\n")
-            if last in (" ", "+") and after:
-                after[-1] = after[-1].removesuffix("\n")
-            continue
-        if kind in (" ", "-"):
-            before.append(line.value)
-        if kind in (" ", "+"):
-            after.append(line.value)
-        last = kind
-    return before, after
 
 
 def _reverse(rel: str, text: str | None, pf: Any) -> str | None:
@@ -289,7 +270,7 @@ def _reverse(rel: str, text: str | None, pf: Any) -> str | None:
     if text is None:
         raise UndoRefused(_changed(rel, "was deleted"))
     if pf.is_added_file:
-        made = "".join(line for hunk in pf for line in _sides(hunk)[1])
+        made = "".join(line for hunk in pf for line in hunk_sides(hunk)[1])
         if text != made:
             raise UndoRefused(_changed(rel))
         return None
@@ -297,7 +278,7 @@ def _reverse(rel: str, text: str | None, pf: Any) -> str | None:
     out: list[str] = []
     cursor = 0
     for hunk in pf:
-        before, after = _sides(hunk)
+        before, after = hunk_sides(hunk)
         start = hunk.target_start - 1 if hunk.target_length else hunk.target_start
         if start < cursor or lines[start : start + len(after)] != after:
             raise UndoRefused(_changed(rel))

@@ -38,6 +38,7 @@ from acp.helpers import (
 
 from cogcli.approvals import describe
 from cogcli.details import file_argument, file_change_diff, line_argument, read_test_report
+from cogcli.diffstat import hunk_sides
 from cogcli.output import content_text
 from cogcli.presentation import ToolPresentation
 from cogcli.shown import visible
@@ -104,32 +105,12 @@ def diff_items(root: Path, diff: str | None) -> list[acp_schema.FileEditToolCall
         if path is None:
             continue
         for hunk in patched:
-            old, new = hunk_sides(hunk)
+            old, new = ("".join(side) for side in hunk_sides(hunk))
             created = patched.is_added_file
             items.append(tool_diff_content(str(path), "" if patched.is_removed_file else new, None if created else old))
     return items
 
 
-def hunk_sides(hunk: Any) -> tuple[str, str]:
-    """The text of a unidiff hunk before (context and removed lines) and after (context and added
-    lines), ``\\ No newline at end of file`` applied."""
-    before: list[str] = []
-    after: list[str] = []
-    last = ""
-    for line in hunk:
-        kind = line.line_type
-        if kind == "\\":
-            if last in (" ", "-") and before:
-                before[-1] = before[-1].removesuffix("\n")
-            if last in (" ", "+") and after:
-                after[-1] = after[-1].removesuffix("\n")
-            continue
-        if kind in (" ", "-"):
-            before.append(line.value)
-        if kind in (" ", "+"):
-            after.append(line.value)
-        last = kind
-    return "".join(before), "".join(after)
 
 
 def first_changed_line(diff: str | None) -> int | None:
