@@ -84,6 +84,9 @@ class Settings:
     max_steps: int
     timeout: float | None
     mcp_servers: list[str] = field(default_factory=list)
+    #: variables for a server command of ``mcp_servers``, given apart from its command line (an
+    #: editor's MCP servers over ACP): their values never appear in argv, ``ps`` or a message
+    mcp_env: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: how run_tests runs the tests: "auto" (bubblewrap when it works), "on" or "off"
     sandbox: SandboxSetting = "auto"
     #: globs of files the tools treat as secrets, on top of the built-in ones (``secret_globs``)

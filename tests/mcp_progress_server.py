@@ -7,6 +7,8 @@ Run: ``python tests/mcp_progress_server.py`` (stdio). Its tools:
 - ``pid()`` returns the server's process id as text;
 - ``hang()`` reports one progress update ("waiting"), then waits forever (for kill tests);
 - ``fail(message)`` fails with ``message`` (an ``isError`` result).
+
+With ``COG_TEST_SEEN=<file>`` it writes its command line and ``COG_TEST_MARK`` there at start.
 """
 
 from __future__ import annotations
@@ -55,4 +57,10 @@ def fail(message: str) -> str:
 
 
 if __name__ == "__main__":
+    if os.environ.get("COG_TEST_SEEN"):  # say what this process was given: its command line and COG_TEST_MARK
+        import json
+        import sys
+
+        with open(os.environ["COG_TEST_SEEN"], "w", encoding="utf-8") as seen:
+            json.dump({"argv": sys.argv, "mark": os.environ.get("COG_TEST_MARK")}, seen)
     server.run()

@@ -16,7 +16,7 @@ import pytest
 from acp import schema as acp_schema
 from acp.helpers import text_block
 
-from cli_helpers import CASSETTE, cog_argv, cog_env
+from cli_helpers import CASSETTE, cog_argv, cog_env, run_cog
 from conftest import init_git_repo
 
 pytestmark = pytest.mark.anyio
@@ -374,6 +374,30 @@ async def test_embedded_context_reaches_the_model_and_stdout_stays_json_rpc(make
     assert "calc/ops.py (referenced" in user.content
 
 
+#: a token an editor gives an MCP server: it must reach the server and nothing else
+MARK = "mcp-token-5f1c9a"
+
+
+async def test_a_server_that_fails_to_start_is_named_without_the_editors_variables(make_repo, tmp_path: Path) -> None:
+    """The error names the command the editor gave, never the values of its variables (they were
+    once put on the command line as ``env NAME=VALUE cmd``, and so in ``ps`` and this message)."""
+    repo = _repo(make_repo)
+    server = acp_schema.McpServerStdio(name="broken", command="false", args=[], env=[acp_schema.EnvVariable(name="API_TOKEN", value=MARK)])
+    editor = Editor()
+    async with Agent(editor, repo, "--yes", "--model", f"replay:{CASSETTE}", stderr=tmp_path / "err") as conn:
+        session_id = (await conn.new_session(cwd=str(repo), mcp_servers=[server])).session_id
+        try:
+            response = await conn.prompt(session_id=session_id, prompt=[text_block("Fix the failing test")])
+            said = repr(response) + "".join(str(u) for _, u in editor.updates)
+        except Exception as exc:  # a JSON-RPC error naming the server that did not start
+            said = repr(exc) + str(getattr(exc, "data", ""))
+    said += (tmp_path / "err").read_text()
+    assert "false" in said and MARK not in said, said
+    # without the defence: the variable on the command line (as `cog acp` once did) is in the message
+    plain = run_cog(["edit", "--yes", "--model", f"replay:{CASSETTE}", "--mcp", f"env API_TOKEN={MARK} false", "Fix it"], repo)
+    assert plain.returncode == 2 and MARK in plain.stdout + plain.stderr
+
+
 @pytest.mark.slow  # starts an MCP server
 async def test_the_editors_mcp_servers_are_added_like_mcp(make_repo, tmp_path: Path) -> None:
     repo = _repo(make_repo)
@@ -381,7 +405,7 @@ async def test_the_editors_mcp_servers_are_added_like_mcp(make_repo, tmp_path: P
         name="progress",
         command=sys.executable,
         args=[str(Path(__file__).with_name("mcp_progress_server.py"))],
-        env=[acp_schema.EnvVariable(name="COG_TEST_MARK", value="1")],
+        env=[acp_schema.EnvVariable(name="COG_TEST_MARK", value=MARK), acp_schema.EnvVariable(name="COG_TEST_SEEN", value=str(tmp_path / "seen.json"))],
     )
     editor = Editor()
     cassette = Path(__file__).resolve().parents[1] / "fixtures" / "cassettes" / "mcp_progress.jsonl"
@@ -389,6 +413,9 @@ async def test_the_editors_mcp_servers_are_added_like_mcp(make_repo, tmp_path: P
         session_id = (await conn.new_session(cwd=str(repo), mcp_servers=[server])).session_id
         response = await conn.prompt(session_id=session_id, prompt=[text_block("Count three items")])
     assert response.stop_reason == "end_turn", (tmp_path / "err").read_text()
+    # the editor's variables reach the server, apart from its command line (no `env NAME=VALUE …`)
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    assert seen["mark"] == MARK and not any(MARK in arg for arg in seen["argv"])
     call = editor.calls()["call_1"]
     assert (call["title"], call["kind"], call["status"]) == ("Count items · progress-demo", "other", "completed")
     progress = [u.content[0].content.text for u in call["updates"] if u.status == "in_progress" and u.content]

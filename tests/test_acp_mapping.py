@@ -157,5 +157,6 @@ def test_a_prompt_is_its_text_then_the_attached_context() -> None:
 def test_the_editors_mcp_servers_are_command_lines() -> None:
     stdio = acp_schema.McpServerStdio(name="m", command="/usr/bin/srv", args=["--dir", "a b"], env=[acp_schema.EnvVariable(name="TOKEN", value="x y")])
     http = acp_schema.HttpMcpServer(type="http", name="h", url="http://localhost:1", headers=[])
-    assert mcp_commands([stdio, http]) == [shlex.join(["env", "TOKEN=x y", "/usr/bin/srv", "--dir", "a b"])]
-    assert mcp_commands(None) == []
+    command = shlex.join(["/usr/bin/srv", "--dir", "a b"])
+    assert mcp_commands([stdio, http]) == ([command], {command: {"TOKEN": "x y"}})  # the value is in no command line
+    assert mcp_commands(None) == ([], {})

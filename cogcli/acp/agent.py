@@ -19,7 +19,7 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,18 +72,25 @@ class AcpOptions:
     yes: bool = False
 
 
-def mcp_commands(servers: Sequence[Any] | None) -> list[str]:
-    """The editor's MCP servers as ``--mcp`` command lines. Servers over stdio only (cog's MCP
-    client starts commands); an environment the editor gives one is set with ``env NAME=VALUE``."""
-    commands = []
+def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """The editor's MCP servers as ``--mcp`` command lines, and the environment the editor gives
+    each (by command line), kept apart from it: a token the editor passes a server is in no argv
+    (``ps``), no log line and no error message. Servers over stdio only (cog's MCP client starts
+    commands)."""
+    commands: list[str] = []
+    env: dict[str, dict[str, str]] = {}
     for server in servers or []:
         if not isinstance(server, acp_schema.McpServerStdio):
             log.warning("MCP server %r is not a stdio server; cog starts only stdio servers, so it is left out", getattr(server, "name", "?"))
             continue
-        env = [f"{e.name}={e.value}" for e in server.env or []]
-        argv = ["env", *env, server.command, *server.args] if env else [server.command, *server.args]
-        commands.append(shlex.join(argv))
-    return commands
+        command = shlex.join([server.command, *server.args])
+        variables = {e.name: e.value for e in server.env or []}
+        if command in env and env[command] != variables:
+            log.warning("two MCP servers run `%s` with different environments; cog starts it once, with the last one", command)
+        if command not in env:
+            commands.append(command)
+        env[command] = variables
+    return commands, env
 
 
 def _error(code: int, message: str, **data: Any) -> acp.RequestError:
@@ -211,6 +218,7 @@ class CogAgent:
             )
         root = Path(found.work_tree)
         opts = self.options
+        editor_commands, editor_env = mcp_commands(mcp_servers)
         try:
             settings = load_settings(
                 root,
@@ -218,7 +226,7 @@ class CogAgent:
                 test_command=opts.test_command,
                 max_steps=opts.max_steps,
                 timeout=opts.timeout,
-                mcp_servers=[*opts.mcp, *mcp_commands(mcp_servers)] or None,
+                mcp_servers=[*opts.mcp, *editor_commands] or None,
                 sandbox=opts.sandbox,
                 allow_secrets=opts.allow_secrets,
                 pass_env=opts.pass_env,
@@ -226,6 +234,8 @@ class CogAgent:
                 context_window=opts.context_window,
                 instructions=not opts.no_instructions,
             )
+            if editor_env:
+                settings = replace(settings, mcp_env=editor_env)
             # never a prompt on a terminal: the workspace's own commands run only once approved (cog trust)
             session = Session.open(settings, cwd=where, interactive=False)
         except CogError as exc:

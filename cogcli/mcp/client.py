@@ -212,7 +212,8 @@ async def _list_tools(client: Client) -> tuple[types.Tool, ...]:
 
 
 async def _run_server(
-    command: str, argv: list[str], stop: anyio.Event, cwd: Path | None = None, *, task_status: TaskStatus[McpServer]
+    command: str, argv: list[str], stop: anyio.Event, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+    *, task_status: TaskStatus[McpServer],
 ) -> None:
     """Start one server, hand its :class:`McpServer` to the starter, keep it up until ``stop``."""
     import mcp_types as types
@@ -220,7 +221,8 @@ async def _run_server(
 
     from cogcli import __version__
 
-    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd, env={"PYTHONPYCACHEPREFIX": str(pycache_prefix())})
+    variables = {**(env or {}), "PYTHONPYCACHEPREFIX": str(pycache_prefix())}
+    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd, env=variables)
     async with Client(params, client_info=types.Implementation(name="cog", version=__version__)) as client:
         tools = await _list_tools(client)
         info = client.server_info
@@ -238,7 +240,9 @@ def pycache_prefix() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cogcli" / "mcp-pycache"
 
 
-async def _start(tg: TaskGroup, command: str, stop: anyio.Event, timeout: float, cwd: Path | None = None) -> McpServer:
+async def _start(
+    tg: TaskGroup, command: str, stop: anyio.Event, timeout: float, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> McpServer:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -247,7 +251,7 @@ async def _start(tg: TaskGroup, command: str, stop: anyio.Event, timeout: float,
         raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
     try:
         with anyio.fail_after(timeout):
-            server: McpServer = await tg.start(_run_server, command, argv, stop, cwd)
+            server: McpServer = await tg.start(_run_server, command, argv, stop, cwd, env)
     except TimeoutError:
         raise ConfigError(f"MCP server `{command}` did not start within {timeout:g} s") from None
     except Exception as exc:
@@ -263,6 +267,7 @@ async def mcp_tools(
     *,
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
     cwd: Path | None = None,
+    env: Mapping[str, Mapping[str, str]] | None = None,
 ) -> AsyncIterator[list[Tool[Any]]]:
     """Start each server command (shell-like, e.g. ``"npx -y @scope/server /tmp"``) and yield their
     tools as cog tools, named to avoid ``existing_names``. Every server is stopped on exit.
@@ -271,6 +276,9 @@ async def mcp_tools(
     (``python srv.py``, ``./bin/server``) names a file there: ``cog edit`` passes the workspace
     root for the workspace's ``[tool.cog] mcp_servers`` — the files their approval fingerprints
     (:mod:`cogcli.trust`) — and the directory it runs in (``-C DIR``) for ``--mcp``.
+
+    ``env`` maps a command to variables its server gets on top of the MCP SDK's default
+    environment, given apart from the command line (their values are in no argv and no message).
 
     Raises :class:`ConfigError` naming the command when a server cannot be started or listed.
     """
@@ -281,7 +289,7 @@ async def mcp_tools(
     try:
         async with anyio.create_task_group() as tg:
             try:
-                servers = [await _start(tg, command, stop, startup_timeout, cwd) for command in commands]
+                servers = [await _start(tg, command, stop, startup_timeout, cwd, (env or {}).get(command)) for command in commands]
                 yield wrap_tools(servers, existing_names)
             finally:
                 stop.set()

@@ -256,7 +256,7 @@ class Session:
                 settings = self.settings
                 cwd = (self.cwd or settings.root) if settings.mcp_source == "--mcp" else settings.root
                 names = {t.name for t in self._run_tools or []}
-                self._mcp_tools = await self._stack.enter_async_context(mcp_tools(settings.mcp_servers, names, cwd=cwd))
+                self._mcp_tools = await self._stack.enter_async_context(mcp_tools(settings.mcp_servers, names, cwd=cwd, env=settings.mcp_env))
         return self._mcp_tools
 
     async def compact(
