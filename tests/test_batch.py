@@ -175,7 +175,9 @@ def test_clone_ref_and_setup_failures_are_the_tasks_errors_and_a_url_is_cloned(t
         {"id": "no-ref", "repo": greet, "ref": "no-such-branch", "instruction": "x", "model": edit},
         {"id": "bad-setup", "repo": greet, "instruction": "x", "model": edit, "setup": "echo boom; exit 3"},
         {"id": "no-model", "repo": greet, "instruction": "x", "model": "nosuchprovider:x"},
-        {"id": "by-url", "repo": f"file://{greet}", "ref": "dev", "instruction": "x", "model": edit.replace("greet", "dev")},
+        # what setup makes (a virtualenv, a build) is not the task's change: the patch is the run's files
+        {"id": "by-url", "repo": f"file://{greet}", "ref": "dev", "instruction": "x", "model": edit.replace("greet", "dev"),
+         "setup": "mkdir -p build && echo made > build/out.txt && echo made > setup-made.txt"},
     ]
     cassette(tapes / "dev.jsonl", [("Editing.", [("edit_file", {"path": "hello.py", "old_text": '"hi there"', "new_text": '"yo"'})]), ("Done.", [])])
     warns = tmp_path / "warns"  # a workspace whose settings cog warns about
@@ -203,7 +205,9 @@ def test_clone_ref_and_setup_failures_are_the_tasks_errors_and_a_url_is_cloned(t
     assert "no-such-branch" in rows["no-ref"]["error"]
     assert rows["bad-setup"]["error"].startswith("the setup command exited with 3") and "boom" in rows["bad-setup"]["error"]
     assert "nosuchprovider" in rows["no-model"]["error"]
-    assert '"yo"' in (out / "patches" / "by-url.diff").read_text()
+    patch = (out / "patches" / "by-url.diff").read_text()
+    assert '"yo"' in patch and "setup-made" not in patch and "build/out.txt" not in patch
+    assert [line for line in patch.splitlines() if line.startswith("diff --git")] == ["diff --git a/hello.py b/hello.py"]
     assert not (out / "patches" / "no-repo.diff").exists()
     assert "Traceback" not in done.stdout + done.stderr
 

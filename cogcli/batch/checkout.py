@@ -14,6 +14,7 @@ import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from cogcli.errors import CogError
@@ -97,16 +98,20 @@ def clone(source: str, dest: Path, *, local: bool, ref: str | None, timeout: flo
     return commit
 
 
-def make_patch(checkout: Path, base: str) -> bytes:
-    """The checkout's change against ``base`` (new files, deletions and binary files included;
-    what ``.gitignore`` and ``.git/info/exclude`` leave out, such as cog's ``.cog/``, is left out),
-    as ``git apply`` takes it."""
+def make_patch(checkout: Path, base: str, paths: Sequence[str]) -> bytes:
+    """The run's change against ``base``: the files it changed (``paths``, relative to the
+    checkout; new and binary files included), as ``git apply`` takes it. Only those files: what
+    ``setup`` made (a virtualenv, a build) and what the tests wrote are not the task's change."""
     from workspace_tools.gitrun import run_git
 
-    added = run_git(checkout, ["add", "--all"], timeout=600)
+    if not paths:
+        return b""
+    # literal pathspecs (run_git's default): a file named '*' is that file; --force: a file the run
+    # changed is its change even where .gitignore would leave it out
+    added = run_git(checkout, ["add", "--all", "--force", "--", *paths], timeout=600)
     if added.returncode != 0:
         raise CheckoutError(f"git add in {checkout} failed: {_said(added)}")
-    diff = run_git(checkout, ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", base], timeout=600)
+    diff = run_git(checkout, ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", base, "--", *paths], timeout=600)
     if diff.returncode != 0:
         raise CheckoutError(f"git diff in {checkout} failed: {_said(diff)}")
     return diff.stdout

@@ -157,7 +157,7 @@ def _run_task(
             result.error = f"the task failed: {type(exc).__name__}: {exc}"
         if base is not None:
             try:
-                patch = make_patch(checkout, base)
+                patch = make_patch(checkout, base, [f["path"] for f in result.files_changed])
             except CheckoutError as exc:
                 result.error = result.error or exc.message
     except KeyboardInterrupt:  # Ctrl-C before the run watched it (the clone, the setup), or Ray's cancel
