@@ -51,6 +51,11 @@ def test_history_never_goes_through_a_link(tmp_path: Path, link: str, capsys: py
     assert sorted(os.listdir(outside)) == ["chat-history"]
     err = capsys.readouterr().err
     assert err.count("cannot be used") == 1 and "symbolic link" in err  # said once
+    # without the defence: prompt_toolkit's own FileHistory on the same path writes through the link
+    from prompt_toolkit.history import FileHistory
+
+    FileHistory(str(root / ".cog" / "chat-history")).store_string("my secret line")
+    assert "my secret line" in (outside / "chat-history").read_text()
 
 
 def test_session_diff_is_each_file_before_the_sessions_first_change_against_now(tmp_path: Path) -> None:
