@@ -134,6 +134,15 @@ async def test_a_secret_in_the_lines_around_an_edit_never_reaches_the_approval(t
     assert token not in diff and '[REDACTED]' in diff and "+DEBUG = True" in diff
     assert token not in repr(approver.asked)
     assert result.tool_calls[0].ok and token in (root / "settings.py").read_text()  # the file itself keeps it
+    # without the defence: the tool's own preview, before the run redacts it, shows the token
+    from cogcli.context import ToolContext
+    from cogcli.preview import as_preview
+
+    (root / "settings.py").write_text(f'TOKEN = "{token}"\nDEBUG = False\n')
+    edit = next(t for t in workspace_tools(root, sandbox="off") if t.name == "edit_file")
+    raw = edit.preview(edit.parameters(path="settings.py", old_text="DEBUG = False", new_text="DEBUG = True"), ToolContext("c1", "edit_file"))
+    raw = as_preview(await raw if hasattr(raw, "__await__") else raw)
+    assert raw is not None and token in raw.shown["diff"]
 
 
 @pytest.mark.anyio
