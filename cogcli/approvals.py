@@ -122,12 +122,10 @@ async def preview_call(call: PreparedCall, *, planned: Preview | None = None, si
         return as_preview(value)
     except CogError as exc:
         return call.outcome(exc.code, exc.message)
-    except Exception as exc:  # the traceback holds the exception's text: redacted like any output
-        import traceback
+    except Exception as exc:
+        from cogcli.secrets import redacted_traceback
 
-        from cogcli.secrets import redact
-
-        trace = redact("".join(traceback.format_exception(exc)).rstrip())[0]
+        trace = redacted_traceback(exc)
         log.warning("the preview of %s failed; it is asked about without one\n%s", call.name, trace)
         return None
     finally:

@@ -184,12 +184,10 @@ async def _execute(
     if error is not None:
         if isinstance(error, CogError):
             return failed(error.code, error.message)
-        if log.isEnabledFor(logging.ERROR):  # the traceback holds the exception's text: redacted like any output
-            import traceback
+        if log.isEnabledFor(logging.ERROR):
+            from cogcli.secrets import redacted_traceback
 
-            from cogcli.secrets import redact
-
-            log.error("tool %s raised\n%s", name, redact("".join(traceback.format_exception(error)).rstrip())[0])
+            log.error("tool %s raised\n%s", name, redacted_traceback(error))
         return failed(ErrorCode.TOOL_ERROR, f"{type(error).__name__}: {error}")
     try:
         content, details, own = _split(tool, value)

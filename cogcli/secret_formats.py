@@ -71,7 +71,6 @@ _TOKEN_RULES: tuple[tuple[tuple[str, ...], str, Callable[[re.Match[str]], str] |
     # a URL's password: ``scheme://user:`` is kept, the password up to the ``@`` goes
     (("://",), r"://[^\s:/@\"'<>]{1,256}:(?!\[REDACTED\]@)[^\s@/\"'<>]{1,512}(?=@)", _keep_user),
 )
-_TOKENS = tuple(pattern for _, pattern, _ in _TOKEN_RULES)
 #: every token format's fixed texts, and the formats (indexes into the rules) each one may start
 _RULES_OF: dict[str, tuple[int, ...]] = {}
 for _index, (_triggers, _, _) in enumerate(_TOKEN_RULES):

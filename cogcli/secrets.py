@@ -76,6 +76,13 @@ __all__ = [
 _MAX_PASSES = 4
 
 
+def redacted_traceback(exc: BaseException) -> str:
+    """``exc``'s traceback, for a log: it holds the exception's text, so it is redacted like any output."""
+    import traceback
+
+    return redact("".join(traceback.format_exception(exc)).rstrip())[0]
+
+
 def redact(
     text: str, *, environ: Mapping[str, str] | None = None, forms: tuple[str, ...] | None = None
 ) -> tuple[str, int]:

@@ -7,7 +7,7 @@ import ast
 import io
 from pathlib import Path
 
-from render_helpers import call
+from render_helpers import call, render_events
 
 import cogcli.render
 from cogcli.details import (
@@ -20,7 +20,6 @@ from cogcli.details import (
 )
 from cogcli.events import FinishEvent, StartEvent
 from cogcli.render.github import GithubRenderer
-from cogcli.render.text import TextRenderer
 
 DIFF = "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
 NOTE = "These failures look like the sandbox's: the tests had no network."
@@ -74,11 +73,8 @@ def test_the_run_details_declare_the_sandbox_note_and_the_outcome() -> None:
 
 def test_the_text_renderer_shows_the_sandbox_note_under_the_row() -> None:
     out = io.StringIO()
-    renderer = TextRenderer(out, tty=False, color=False)
     details = {"command": "pytest", "exit_code": 1, "passed": 0, "failed": 1, "sandbox_note": NOTE}
-    for event in call("c1", "run_tests", {}, details=details, presentation={"label": "Run tests", "detail": "all"}):
-        renderer.handle(event)
-    renderer.close()
+    render_events(call("c1", "run_tests", {}, details=details, presentation={"label": "Run tests", "detail": "all"}), out, tty=False, color=False)
     lines = out.getvalue().splitlines()
     assert lines[0] == "Run tests  all" and lines[1].strip() == NOTE
 

@@ -24,17 +24,11 @@ from cogcli.errors import ErrorCode, ToolCallError
 from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.envdirs import EnvDirs, LeftOut, is_cog_state
-from workspace_tools.gitkeys import MAX_KEY_SCAN_BYTES, hide_key_lines, split_files
+from workspace_tools.gitkeys import hide_key_lines, split_files
 from workspace_tools.gitrun import GitNotFound, run_git, start_git
-from workspace_tools.gituntracked import MAX_UNTRACKED_BYTES, untracked_entry, untracked_paths
+from workspace_tools.gituntracked import untracked_entry, untracked_paths
 from workspace_tools.paths import Workspace
 from workspace_tools.secret_files import SecretPolicy
-
-__all__ = [
-    "EMPTY_TREE", "MAX_DETAILS_DIFF", "MAX_DETAILS_FILES", "MAX_DIFF_CHARS", "MAX_DIFF_LINES", "MAX_KEY_SCAN_BYTES",
-    "MAX_STAT_FILES", "MAX_UNTRACKED_BYTES", "Change", "GitDiffParams", "NoParams", "git_diff_tool", "git_failure",
-    "git_status_tool", "session_change",
-]
 
 #: the id of git's empty tree: the base of a repository without commits
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"

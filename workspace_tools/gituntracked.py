@@ -12,7 +12,7 @@ from cogcli.errors import ToolCallError
 from workspace_tools.envdirs import EnvDirs, count_files, is_cog_state
 from workspace_tools.listing import untracked_files
 from workspace_tools.paths import Workspace
-from workspace_tools.textfile import BOM, NotText, TextFile, new_file_mode
+from workspace_tools.textfile import BOM, NotText, TextFile, new_file_mode, read_bytes
 
 #: an untracked file bigger than this is counted, not read into the diff
 MAX_UNTRACKED_BYTES = 2_000_000
@@ -58,11 +58,10 @@ def untracked_entry(workspace: Workspace, rel: str, *, budget: int) -> tuple[dic
     if size > MAX_UNTRACKED_BYTES or size > budget:
         added = -1
         try:
-            if size <= MAX_UNTRACKED_BYTES * 10:
-                with open(os.path.join(workspace.root, rel), "rb") as fh:
-                    data = fh.read()
+            if size <= MAX_UNTRACKED_BYTES * 10:  # read without following a link out (or into a pipe)
+                data = read_bytes(workspace.resolve(rel), rel, root=workspace.root)
                 added = 0 if b"\0" in data[:8192] else data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-        except OSError:
+        except (ToolCallError, OSError):
             pass
         return {"path": rel, "status": "untracked", "added": max(added, 0), "removed": 0, "binary": added == 0 and size > 0}, None
     text = untracked_diff(workspace, rel)
@@ -79,7 +78,7 @@ def untracked_diff(workspace: Workspace, rel: str) -> str:
 
     try:
         path = workspace.resolve(rel)
-        data = path.read_bytes()
+        data = read_bytes(path, rel, root=workspace.root)
     except (ToolCallError, OSError):
         return ""  # a link out of the workspace, or gone meanwhile: not part of the change we show
     mode = path.stat().st_mode

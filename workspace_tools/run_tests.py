@@ -293,6 +293,11 @@ class _Runs:
                 + (f"\nThe partial report is in {path}." if path else ""))
 
 
+def _selection(params: RunTestsParams, r: Runner, paths: list[str]) -> Selection:
+    """What one runner is asked to run: the paths, the keyword, the extra arguments it accepts."""
+    return Selection(paths=paths, keyword=params.keyword, args=check_args(params.args or [], r))
+
+
 def _plan(workspace: Workspace, params: RunTestsParams, test_command: str | None, runner_name: str | None) -> list[tuple[Runner, list[str]]]:
     if test_command is not None:
         runners = [from_command(workspace, test_command)]
@@ -368,8 +373,7 @@ def run_tests_tool(
         plan = _plan(workspace, params, test_command, runner)
         selections = []
         for r, paths in plan:
-            args = check_args(params.args or [], r)
-            selections.append((r, Selection(paths=paths, keyword=params.keyword, args=args)))
+            selections.append((r, _selection(params, r, paths)))
         runs = _Runs(workspace, context, sandbox)
         # our own deadline, a little before the call's: the counts so far still reach the model
         budget = None if timeout is None else max(timeout - min(5.0, timeout * 0.2), timeout * 0.5)
@@ -405,7 +409,7 @@ def run_tests_tool(
         commands = []
         for r, paths in _plan(workspace, params, test_command, runner):
             try:
-                inv = r.invocation(Selection(paths=paths, keyword=params.keyword, args=check_args(params.args or [], r)))
+                inv = r.invocation(_selection(params, r, paths))
                 commands.append(inv.shown or shlex.join(inv.argv))
             finally:
                 r.close()

@@ -25,7 +25,7 @@ def failure_hint(workspace: Path, texts: Iterable[str]) -> str:
     """One line saying that failures look like the sandbox (and what to do), or "" when none do."""
     workspace = Path(workspace)
     read_only: list[str] = []
-    network = denied = 0
+    network = 0
     for text in texts:
         if not text:
             continue
@@ -36,9 +36,8 @@ def failure_hint(workspace: Path, texts: Iterable[str]) -> str:
         for match in _DENIED.finditer(text):
             path = Path(match.group(1))
             if not _is_within(path, workspace):
-                denied += 1
                 read_only.append(str(path))
-    if not (read_only or network or denied):
+    if not (read_only or network):
         return ""
     reasons = []
     if read_only:

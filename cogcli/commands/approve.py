@@ -358,29 +358,11 @@ def question_body(a: Approval, *, max_lines: int) -> list[str]:
 
 def fit(text: str, width: int) -> str:
     """``text`` (no control characters: escaped by :func:`visible`) cut to ``width`` terminal
-    columns — a wide character counts two, a combining one none — ``…`` marking the cut: a line
-    that never wraps, so an answered question is erased exactly."""
-    if _width(text) <= width:
-        return text
-    out: list[str] = []
-    used = 0
-    for ch in text:
-        w = _char_width(ch)
-        if used + w > width - 1:
-            break
-        out.append(ch)
-        used += w
-    return "".join(out) + "…"
+    columns, ``…`` marking the cut: a line that never wraps, so an answered question is erased
+    exactly (the renderer's :func:`~cogcli.render.text.cut_to`, imported here, not at start-up)."""
+    from cogcli.render.text import cut_to
 
-
-def _char_width(ch: str) -> int:
-    import unicodedata
-
-    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
-def _width(text: str) -> int:
-    return sum(_char_width(c) for c in text)
+    return cut_to(text, width)
 
 
 def _short_arguments(arguments: Any, limit: int = 300) -> str:

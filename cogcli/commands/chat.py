@@ -348,16 +348,16 @@ def _slash_completer() -> Any:
 
 def _coloured_diff(text: str) -> str:
     """Added lines green, removed red — only on a terminal without ``NO_COLOR``."""
-    from cogcli.render.text import wants_color
+    from cogcli.render.text import _RESET, _STYLES, wants_color
 
     if not wants_color(sys.stdout):
         return text
     out = []
     for line in text.splitlines(keepends=True):
         if line.startswith("+") and not line.startswith("+++"):
-            line = f"\x1b[32m{line.rstrip(chr(10))}\x1b[0m\n"
+            line = f"{_STYLES['green']}{line.rstrip(chr(10))}{_RESET}\n"
         elif line.startswith("-") and not line.startswith("---"):
-            line = f"\x1b[31m{line.rstrip(chr(10))}\x1b[0m\n"
+            line = f"{_STYLES['red']}{line.rstrip(chr(10))}{_RESET}\n"
         out.append(line)
     return "".join(out)
 

@@ -37,6 +37,7 @@ from cogcli.models.base import (
     ToolSpec,
     TurnFinished,
     UsageReport,
+    token_count,
 )
 from cogcli.models.sse import HttpModel, RetryableError, RetryPolicy, post_sse
 
@@ -220,12 +221,8 @@ class AnthropicModel(HttpModel):
         writes by TTL in ``cache_creation``), priced with :mod:`cogcli.pricing`."""
         from cogcli.pricing import cost_usd, price_of
 
-        def count(key: str, where: dict[str, Any] = usage) -> int:  # an int, 12.0 or "12"; anything else is 0
-            value = where.get(key)
-            try:
-                return max(0, int(value)) if not isinstance(value, bool) else 0
-            except (TypeError, ValueError, OverflowError):
-                return 0
+        def count(key: str, where: dict[str, Any] = usage) -> int:
+            return token_count(where.get(key))
 
         read, write = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
         total = count("input_tokens") + read + write

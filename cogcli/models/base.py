@@ -133,3 +133,11 @@ class Model(Protocol):
     async def aclose(self) -> None:
         """Release connections."""
         ...
+
+
+def token_count(value: Any) -> int:
+    """A provider's token count as it came (an int, ``12.0``, ``"12"``); anything else is 0."""
+    try:
+        return max(0, int(value)) if not isinstance(value, bool) else 0
+    except (TypeError, ValueError, OverflowError):
+        return 0

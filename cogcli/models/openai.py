@@ -37,6 +37,7 @@ from cogcli.models.base import (
     ToolSpec,
     TurnFinished,
     UsageReport,
+    token_count,
 )
 from cogcli.models.sse import HttpModel, RetryableError, RetryPolicy, post_sse
 
@@ -175,16 +176,10 @@ class OpenAIModel(HttpModel):
         (DeepSeek: ``prompt_cache_hit_tokens``), priced with :mod:`cogcli.pricing`."""
         from cogcli.pricing import cost_usd, price_of
 
-        def count(value: Any) -> int:  # a server's number as it came (an int, 12.0, "12"); anything else is 0
-            try:
-                return max(0, int(value)) if not isinstance(value, bool) else 0
-            except (TypeError, ValueError, OverflowError):
-                return 0
-
         details = u.get("prompt_tokens_details")
-        cached = count(details.get("cached_tokens")) if isinstance(details, dict) else 0
-        cached = cached or count(u.get("prompt_cache_hit_tokens"))
-        prompt, completion = count(u.get("prompt_tokens")), count(u.get("completion_tokens"))
+        cached = token_count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+        cached = cached or token_count(u.get("prompt_cache_hit_tokens"))
+        prompt, completion = token_count(u.get("prompt_tokens")), token_count(u.get("completion_tokens"))
         cost = cost_usd(price_of(self.name, self.prices), input_tokens=prompt, output_tokens=completion, cache_read_tokens=cached)
         return UsageReport(input_tokens=prompt, output_tokens=completion, cached_input_tokens=min(cached, prompt), cost_usd=cost)
 
