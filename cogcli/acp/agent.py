@@ -153,12 +153,8 @@ class CogAgent:
     # --- initialize -------------------------------------------------------------------------
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any) -> acp.InitializeResponse:
-        from importlib.metadata import PackageNotFoundError, version
+        from cogcli import __version__ as ours
 
-        try:
-            ours = version("cogcli")
-        except PackageNotFoundError:
-            ours = "0"
         return acp.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=acp_schema.AgentCapabilities(

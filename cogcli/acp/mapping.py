@@ -175,10 +175,12 @@ class EventMapper:
         return [update_agent_message(text_block(event.delta))] if event.delta else []
 
     def _call_end(self, event: Any) -> list[Any]:
-        from cogcli.call import prepare
+        presentation = event.presentation  # the run resolved it; a replayed thread's events carry none
+        if presentation is None:
+            from cogcli.call import prepare
 
-        call = prepare(event.tool_name, event.arguments, call_id=event.id, tools=list(self.tools()))
-        state = _Call(event.tool_name, call.tool, event.arguments, event.presentation or call.presentation)
+            presentation = prepare(event.tool_name, event.arguments, call_id=event.id, tools=list(self.tools())).presentation
+        state = _Call(self.tool(event.tool_name), event.arguments, presentation)
         self.calls[event.id] = state
         return [
             start_tool_call(
@@ -255,10 +257,9 @@ class EventMapper:
 
 
 class _Call:
-    __slots__ = ("name", "tool", "arguments", "presentation")
+    __slots__ = ("tool", "arguments", "presentation")
 
-    def __init__(self, name: str, tool: Any, arguments: Any, presentation: ToolPresentation | None) -> None:
-        self.name = name
+    def __init__(self, tool: Any, arguments: Any, presentation: ToolPresentation | None) -> None:
         self.tool = tool
         self.arguments = arguments
         self.presentation = presentation

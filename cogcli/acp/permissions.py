@@ -75,10 +75,10 @@ class EditorApprover:
     """The run's ``approve`` hook (:data:`cogcli.approvals.Approve`) for one ACP session: asks the
     editor about each call; "always" is remembered per tool for the session's life."""
 
-    def __init__(self, request: Requester, root: Path, *, before_asking: Callable[[], Awaitable[None]] | None = None) -> None:
+    def __init__(self, request: Requester, root: Path) -> None:
         self.request = request
         self.root = root
-        self.before_asking = before_asking
+        self.before_asking: Callable[[], Awaitable[None]] | None = None
         self.always: set[str] = set()
         #: set per turn: the run's mapper (the calls' titles) and its abort signal
         self.mapper: EventMapper | None = None

@@ -126,10 +126,6 @@ class RayExecutor:
         self.cpus_per_task = cpus_per_task
         self._refs: dict[Any, tuple[Task, int]] = {}
 
-    @property
-    def running(self) -> int:
-        return len(self._refs)
-
     def _init(self, tasks: Sequence[Task]) -> tuple[Any, dict[str, str]]:
         from cogcli.errors import ConfigError
 

@@ -57,11 +57,6 @@ class LocalExecutor:
         self._stopping = False
         self._killer: threading.Timer | None = None
 
-    @property
-    def running(self) -> int:
-        with self._lock:
-            return len(self._running)
-
     def run(
         self,
         tasks: Sequence[tuple[Task, int]],

@@ -33,17 +33,6 @@ EVENTS = "events"
 WORK = "work"
 
 
-class TestCounts(BaseModel):
-    """The last test run's counts (``None`` fields: not reported)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    skipped: int = 0
-
-
 class TaskResult(BaseModel):
     """One line of ``results.jsonl``."""
 

@@ -18,7 +18,7 @@ from cogcli.batch.results import Layout, ResultsWriter, TaskResult, read_results
 from cogcli.batch.runner import BatchOptions
 from cogcli.batch.tasks import Task, read_tasks
 from cogcli.errors import ConfigError
-from cogcli.shown import visible
+from cogcli.shown import say, visible
 
 #: the batch ran everything and every task passed / some did not / it was stopped
 EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_STOPPED = 0, 1, 130
@@ -97,7 +97,7 @@ class Progress:
             for note in result.notes:  # each once a batch, on stderr as cog's warnings are
                 if note not in self._notes:
                     self._notes.add(note)
-                    (self.bar or sys.stderr).write(f"cog: {visible(note)}\n")
+                    say(note, stream=self.bar or sys.stderr)
             self._redraw()
 
     def line(self) -> str:

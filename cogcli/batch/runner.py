@@ -273,7 +273,7 @@ def _setup(task: Task, settings: Any, checkout: Path) -> None:
     from workspace_tools.testenv import child_environment
 
     prefix = sandbox_prefix(settings.sandbox, checkout)
-    env = child_environment(pass_env=[*settings.pass_env, *task.env], workspace_pass_env=settings.workspace_pass_env)
+    env = child_environment(pass_env=settings.pass_env, workspace_pass_env=settings.workspace_pass_env)  # task.env is in pass_env
     if prefix:
         env["TMPDIR"] = "/tmp"
     tail = OutputTail(SETUP_TAIL)
