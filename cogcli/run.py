@@ -146,17 +146,17 @@ class Run:
     async def _one_turn(self) -> Turn:
         turn = await stream_turn(
             self.agent.model, self.history, self.specs, emit=self.emitter.emit, signal=self.signal,
-            presentation_of=self._static_presentation, presentation_with=self._presentation_with,
+            presentation_of=self._static_presentation, prepare_call=self._prepare_streamed,
         )
         self.usage = self.usage + turn.usage
         for report in turn.reports:
             self.context.observe(report)
         return turn
 
-    def _presentation_with(self, name: str, arguments: Any) -> Any:
-        """The presentation a call's streamed arguments make (None: they do not validate)."""
-        call = prepare(name, None, call_id="", tools=self.tools, parsed=(arguments, None))
-        return call.presentation if call.failed is None else None
+    def _prepare_streamed(self, call: StreamedCall) -> PreparedCall:
+        """A call prepared as soon as its arguments are complete (its presentation goes with
+        ``tool-call-end``); :meth:`_prepare` runs it as it is unless middleware changes them."""
+        return prepare(call.name, None, call_id=call.id, tools=self.tools, parsed=(call.arguments, call.problem))
 
     async def _summarize(self, messages: list[Message]) -> str:
         """The model's summary of the oldest turns (compaction's second stage); its usage counts."""
@@ -214,7 +214,7 @@ class Run:
                 if inspect.isawaitable(changed):
                     changed = await changed
             if changed is None:
-                calls.append(prepare(call.name, None, call_id=call.id, tools=self.tools, parsed=(call.arguments, call.problem)))
+                calls.append(call.prepared or self._prepare_streamed(call))
             else:
                 self.emitter.emit(ToolUpdateEvent(tool_call_id=call.id, tool_name=call.name, arguments=changed))
                 calls.append(prepare(call.name, changed, call_id=call.id, tools=self.tools))

@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 
-from cogcli.call import parse_arguments
+from cogcli.call import PreparedCall, parse_arguments
 from cogcli.context import AbortSignal, cancel_on_abort
 from cogcli.errors import ModelError
 from cogcli.events import (
@@ -67,6 +67,9 @@ class StreamedCall:
     arguments: Any = None
     problem: str | None = None
     finished: bool = False
+    #: the call prepared (looked up, validated, presented) when its arguments were complete; the
+    #: run runs this one unless middleware changes the arguments (None: not prepared then)
+    prepared: PreparedCall | None = None
 
     @property
     def text(self) -> str:
@@ -133,13 +136,14 @@ async def stream_turn(
     emit: Callable[[BaseEvent], Any],
     signal: AbortSignal,
     presentation_of: Callable[[str], ToolPresentation | None] = lambda name: None,
-    presentation_with: Callable[[str, Any], ToolPresentation | None] = lambda name, arguments: None,
+    prepare_call: Callable[[StreamedCall], PreparedCall] | None = None,
 ) -> Turn:
     """Stream one turn of ``model``, emitting its wire events as they arrive. Never raises for a
     failed stream: the turn comes back with ``cut="error"`` and the :class:`ModelError`.
     ``presentation_of(name)`` is a tool's presentation before its arguments are known (on
-    ``tool-call-start``), ``presentation_with(name, arguments)`` the one they make (``tool-call-end``)."""
-    turn = _Assembly(emit, presentation_of, presentation_with)
+    ``tool-call-start``); ``prepare_call(call)`` prepares a call once its arguments are complete, and
+    its presentation goes with ``tool-call-end``."""
+    turn = _Assembly(emit, presentation_of, prepare_call)
     stream = model.stream(list(history), specs)
     completed = False
     try:
@@ -166,11 +170,11 @@ class _Assembly:
 
     def __init__(
         self, emit: Callable[[BaseEvent], Any], presentation_of: Callable[[str], ToolPresentation | None],
-        presentation_with: Callable[[str, Any], ToolPresentation | None],
+        prepare_call: Callable[[StreamedCall], PreparedCall] | None,
     ) -> None:
         self.emit = emit
         self.presentation_of = presentation_of
-        self.presentation_with = presentation_with
+        self.prepare_call = prepare_call
         self.turn = Turn()
         self.calls: dict[str, StreamedCall] = {}
         self.text_id: str | None = None
@@ -211,7 +215,10 @@ class _Assembly:
         return call
 
     def end_call(self, call: StreamedCall) -> None:
-        presentation = self.presentation_with(call.name, call.arguments) if call.problem is None else None
+        if call.problem is None and self.prepare_call is not None:
+            call.prepared = self.prepare_call(call)
+        prepared = call.prepared
+        presentation = prepared.presentation if prepared is not None and prepared.failed is None else None
         self.emit(ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.arguments, presentation=presentation))
 
     def end_text(self) -> None:
