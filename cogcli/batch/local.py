@@ -22,7 +22,6 @@ import socket
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from pathlib import Path
 from typing import Any
 
 from cogcli.batch.results import Layout, TaskResult

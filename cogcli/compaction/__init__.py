@@ -46,6 +46,7 @@ from cogcli.compaction.summary import (
     model_summary,
     summary_cut,
     summary_message,
+    summary_request,
     transcript,
 )
 
@@ -53,5 +54,5 @@ __all__ = [
     "CHARS_PER_TOKEN", "MAX_KEPT_ARGUMENT", "MIN_DROP_TOKENS", "MIN_SAVING", "RETRY_TARGET", "STUB_MARK", "SUMMARY_MARK", "SUMMARY_PROMPT",
     "TARGET", "THRESHOLD", "ContextBudget", "Describe", "Summarizer", "describe_call", "describer", "drop_results",
     "estimate_message", "estimate_messages", "estimate_specs", "estimate_text", "is_stub", "kept_head", "mechanical_summary",
-    "model_summary", "shorten_calls", "stub_for", "summary_cut", "summary_message", "transcript", "turns",
+    "model_summary", "shorten_calls", "stub_for", "summary_cut", "summary_message", "summary_request", "transcript", "turns",
 ]

@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cogcli.compaction.estimate import CHARS_PER_TOKEN, estimate_message, estimate_specs
+from cogcli.compaction.estimate import estimate_message, estimate_specs
 from cogcli.compaction.stubs import Describe, describe_call, drop_results
-from cogcli.compaction.summary import SUMMARY_PROMPT, kept_head, mechanical_summary, summary_cut, summary_message, transcript
+from cogcli.compaction.summary import kept_head, mechanical_summary, summary_cut, summary_message, summary_request
 from cogcli.events import CompactionEvent
 from cogcli.models.base import Message, ToolSpec, UsageReport
 
@@ -217,11 +217,7 @@ class ContextBudget:
     async def _summary(self, replaced: list[Message], summarize: Summarizer | None, task: Sequence[Message] = ()) -> str:
         if summarize is None:
             return mechanical_summary(replaced, self.describe)
-        budget_chars = int((self.window or 32_000) * 0.5 * CHARS_PER_TOKEN)
-        request = [
-            Message(role="system", content=SUMMARY_PROMPT),
-            Message(role="user", content="The work so far:\n\n" + transcript([*task, *replaced], max_chars=budget_chars)),
-        ]
+        request = summary_request([*task, *replaced], self.window)
         try:
             text = await summarize(request)
         except Exception as exc:  # the summary is a help, never the end of the run

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cogcli.compaction.estimate import estimate_messages
+from cogcli.compaction.estimate import CHARS_PER_TOKEN, estimate_messages
 from cogcli.compaction.stubs import Describe, describe_call, short_text, turns
 from cogcli.instructions import instruction_note
 from cogcli.models.base import Message, TextDelta, UsageReport
@@ -77,6 +77,16 @@ def transcript(messages: Sequence[Message], *, max_chars: int, result_chars: int
     head = lines[0][: max_chars // 4] if lines else ""
     tail = text[-(max_chars - len(head) - 40) :]
     return f"{head}\n\n[… earlier part left out …]\n\n{tail}"
+
+
+def summary_request(messages: Sequence[Message], window: int | None) -> list[Message]:
+    """What the model is asked to summarize ``messages`` with: the summary prompt and their
+    transcript, cut to half the context window (``window``: None for a 32k default)."""
+    max_chars = int((window or 32_000) * 0.5 * CHARS_PER_TOKEN)
+    return [
+        Message(role="system", content=SUMMARY_PROMPT),
+        Message(role="user", content="The work so far:\n\n" + transcript(messages, max_chars=max_chars)),
+    ]
 
 
 def mechanical_summary(messages: Sequence[Message], describe: Describe = describe_call) -> str:

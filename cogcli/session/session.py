@@ -271,12 +271,11 @@ class Session:
         ``on_usage`` gets the summary request's usage. Raises :class:`ConfigError` for an unknown thread."""
         import anyio
 
-        from cogcli.compaction import CHARS_PER_TOKEN, SUMMARY_PROMPT, estimate_message, estimate_messages, mechanical_summary, model_summary, summary_message, transcript
+        from cogcli.compaction import estimate_message, estimate_messages, mechanical_summary, model_summary, summary_message, summary_request
         from cogcli.context import cancel_on_abort
         from cogcli.entries import CompactionEntry
         from cogcli.events import CompactionEvent
         from cogcli.history import build_history
-        from cogcli.models.base import Message
 
         if self.model is None:
             self.prepare()
@@ -287,8 +286,7 @@ class Session:
         conversation = build_history("", store.entries(thread_id))
         if not any(m.role == "assistant" for m in conversation):
             return None
-        chars = int((self.settings.context_window or 32_000) * 0.5 * CHARS_PER_TOKEN)
-        request = [Message(role="system", content=SUMMARY_PROMPT), Message(role="user", content="The work so far:\n\n" + transcript(conversation, max_chars=chars))]
+        request = summary_request(conversation, self.settings.context_window)
         text: str | None = None
         try:
             async with anyio.create_task_group() as tg:
