@@ -15,7 +15,6 @@ is refused. A refused call ends with ``errorCode: "DENIED"`` and nothing is touc
 
 from __future__ import annotations
 
-import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -90,20 +89,13 @@ async def preview_call(call: PreparedCall, *, planned: Preview | None = None, si
     if tool is None or tool.preview is None or call.params is None:
         return None
     import anyio
-    import anyio.to_thread
 
     from cogcli.context import ToolContext, cancel_on_abort
+    from cogcli.invoke import call_function
 
     context = ToolContext(call.id, call.name, signal=signal, planned=planned)
     args = (call.params, context)[: min(_positional_arity(tool.preview), 2)]
     preview = tool.preview
-
-    async def compute() -> Any:
-        if inspect.iscoroutinefunction(preview):
-            value = await preview(*args)
-        else:
-            value = await anyio.to_thread.run_sync(functools.partial(preview, *args), abandon_on_cancel=True)
-        return await value if inspect.isawaitable(value) else value
 
     try:
         value: Any = None
@@ -113,7 +105,7 @@ async def preview_call(call: PreparedCall, *, planned: Preview | None = None, si
                 if signal is not None:
                     tg.start_soon(cancel_on_abort, signal, tg.cancel_scope)
                 try:
-                    value = await compute()
+                    value = await call_function(preview, args, inspect.iscoroutinefunction(preview))
                 except Exception as exc:  # raised below, outside the task group (which would wrap it)
                     error = exc
                 tg.cancel_scope.cancel()

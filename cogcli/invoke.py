@@ -18,7 +18,7 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import anyio
@@ -90,11 +90,16 @@ def _span(tool_name: str, call_id: str) -> Iterator[Any]:
 
 
 async def _run_execute(tool: Tool[Any], params: BaseModel, ctx: ToolContext) -> Any:
-    args = (params, ctx)[: tool.arity]
-    if tool.is_async:
-        value = await tool.execute(*args)
+    return await call_function(tool.execute, (params, ctx)[: tool.arity], tool.is_async)
+
+
+async def call_function(fn: Callable[..., Any], args: tuple[Any, ...], is_async: bool) -> Any:
+    """Call a tool's function (``execute``, ``preview``) as a run does: an async one awaited, a sync
+    one in a worker thread (left behind when cancelled), an awaitable it returns awaited."""
+    if is_async:
+        value = await fn(*args)
     else:
-        value = await anyio.to_thread.run_sync(functools.partial(tool.execute, *args), abandon_on_cancel=True)
+        value = await anyio.to_thread.run_sync(functools.partial(fn, *args), abandon_on_cancel=True)
     if inspect.isawaitable(value):
         value = await value
     return value
