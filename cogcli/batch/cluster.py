@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from cogcli.batch.results import Layout, TaskResult, write_file
-from cogcli.batch.runner import BatchOptions, _now, run_task
+from cogcli.batch.runner import BatchOptions, run_task, unfinished
 from cogcli.batch.tasks import Task
 
 log = logging.getLogger("cogcli")
@@ -194,12 +194,10 @@ class RayExecutor:
         try:
             got = ray.get(ref)
         except Exception if stopping else ray.exceptions.TaskCancelledError:  # stopped by Ctrl-C (or killed by a second one)
-            return TaskResult(id=task.id, status="aborted", exit_code=130, attempt=attempt, finished_at=_now(),
-                              model=task.model or self.options.model, error="stopped before it finished")
+            return unfinished(task, self.options, attempt, "aborted", "stopped before it finished")
         except Exception as exc:  # the task's worker died more often than Ray retries it, or Ray failed
             why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return TaskResult(id=task.id, status="error", exit_code=1, attempt=attempt, finished_at=_now(),
-                              model=task.model or self.options.model, error=f"the Ray task failed: {type(exc).__name__}: {why[:500]}")
+            return unfinished(task, self.options, attempt, "error", f"the Ray task failed: {type(exc).__name__}: {why[:500]}")
         result = TaskResult.model_validate(got["result"])
         write_file(self.layout.events_of(task.id), got["events"] or b"")
         if got["patch"] is not None:

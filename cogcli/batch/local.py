@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from cogcli.batch.results import Layout, TaskResult
-from cogcli.batch.runner import BatchOptions, _now, child_main
+from cogcli.batch.runner import BatchOptions, child_main, unfinished
 from cogcli.batch.tasks import Task
 
 #: how long the stopped tasks get to end (after their SIGINT) before they are killed
@@ -135,12 +135,9 @@ class LocalExecutor:
             return TaskResult.model_validate(raw)
         code = process.exitcode
         if self._stopping:  # killed by the batch itself (a second Ctrl-C): stopped, not failed
-            return TaskResult(id=task.id, status="aborted", exit_code=130, attempt=attempt, host=socket.gethostname(),
-                              model=task.model or self.options.model, finished_at=_now(),
-                              error="stopped: its process was killed (a second Ctrl-C, or it did not stop in time)")
+            return unfinished(task, self.options, attempt, "aborted",
+                              "stopped: its process was killed (a second Ctrl-C, or it did not stop in time)", host=socket.gethostname())
         how = f"was killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited with {code}"
-        return TaskResult(
-            id=task.id, status="error", exit_code=1, attempt=attempt, host=socket.gethostname(),
-            model=task.model or self.options.model, finished_at=_now(),
-            error=f"the task's worker process {how} before it reported a result; run the batch again with --rerun failed",
-        )
+        return unfinished(task, self.options, attempt, "error",
+                          f"the task's worker process {how} before it reported a result; run the batch again with --rerun failed",
+                          host=socket.gethostname())

@@ -61,6 +61,12 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def unfinished(task: Task, options: BatchOptions, attempt: int, status: str, error: str, *, host: str | None = None) -> TaskResult:
+    """The result of a task that ended without its run's own (stopped, or its worker died)."""
+    return TaskResult(id=task.id, status=status, exit_code=130 if status == "aborted" else 1, attempt=attempt, host=host,
+                      model=task.model or options.model, finished_at=_now(), error=error)
+
+
 def status_of(exit_code: int, run_status: str | None) -> str:
     """A task's status from what ``cog edit`` would exit with and the run's own status."""
     if run_status == "aborted":
