@@ -280,12 +280,17 @@ class _Reader:
     def close(self) -> None:
         self._folders.close()
 
+    def _dir_fd(self, folder: str) -> int | None:
+        """An open descriptor of ``folder`` (workspace-relative, '' for the root), reached with no
+        link on the way; None when a part of it is a link (or is gone)."""
+        return self._folders.get(folder)
+
     def read(self, rel: str) -> bytes | None:
         """The file's text as UTF-8 bytes (BOM dropped, CRLF as LF, key lines redacted),
         ``_SECRET_BYTES`` for a link to a secret, None when it is binary, too big, unreadable
         or a link out of the workspace."""
         folder, _, name = rel.rpartition("/")
-        folder_fd = self._folders.get(folder)  # reached with no link on the way; None: a link, or gone
+        folder_fd = self._dir_fd(folder)
         data = _CHECK if folder_fd is None else self._read_plain(folder_fd, name)
         if data is _CHECK:
             data = self._read_checked(rel)
