@@ -18,20 +18,17 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from cogcli.errors import ConfigError
+from cogcli.options import (  # noqa: F401 (the bounds are the settings' own, declared once; re-exported)
+    DEFAULT_MAX_STEPS,
+    MAX_CONTEXT_WINDOW,
+    MAX_STEPS_LIMIT,
+    MAX_TIMEOUT,
+    MIN_CONTEXT_WINDOW,
+    SANDBOX_MODES,
+)
 
 log = logging.getLogger("cogcli")
 
-DEFAULT_MAX_STEPS = 25
-SANDBOX_MODES = ("auto", "on", "off")
-#: the smallest context window cog takes (--context-window says the same: cli.py keeps the numbers to import nothing)
-MIN_CONTEXT_WINDOW = 1024
-#: the largest context window cog takes, in tokens (--context-window says the same, see above): no
-#: model reads more, and a window past it only hides the budget compaction keeps
-MAX_CONTEXT_WINDOW = 10_000_000
-#: the most steps a run may be given: a workspace must not buy itself an endless run
-MAX_STEPS_LIMIT = 10_000
-#: the longest per-call timeout, in seconds (a day): every call ends within its timeout
-MAX_TIMEOUT = 24 * 60 * 60
 SandboxSetting = Literal["auto", "on", "off"]
 CacheTtlSetting = Literal["5m", "1h"]
 #: the most model prices a workspace's ``prices`` table may hold, and the highest price it may

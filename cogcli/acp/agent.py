@@ -33,6 +33,7 @@ from cogcli.acp.prompt import instruction_of
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError
 from cogcli.events import RunStatus
+from cogcli.options import SettingFlags
 
 log = logging.getLogger("cogcli")
 
@@ -57,19 +58,8 @@ STOP_REASONS: dict[str, str] = {
 class AcpOptions:
     """What ``cog acp``'s flags say, for every session it opens (as ``cog edit``'s do for its run)."""
 
-    model: str | None = None
-    max_steps: int | None = None
-    test_command: str | None = None
-    timeout: float | None = None
-    mcp: list[str] = field(default_factory=list)
-    sandbox: str | None = None
-    allow_secrets: list[str] = field(default_factory=list)
-    pass_env: list[str] = field(default_factory=list)
-    sandbox_writable: list[str] = field(default_factory=list)
-    context_window: int | None = None
-    no_instructions: bool = False
-    #: --yes: every call runs, nobody is asked
-    yes: bool = False
+    #: the settings given as flags (:mod:`cogcli.options`); ``--yes``: every call runs, nobody is asked
+    flags: SettingFlags = field(default_factory=SettingFlags)
 
 
 def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, dict[str, str]]]:
@@ -213,25 +203,12 @@ class CogAgent:
                 cwd=cwd,
             )
         root = Path(found.work_tree)
-        opts = self.options
         editor_commands, editor_env = mcp_commands(mcp_servers)
         try:
-            settings = load_settings(
-                root,
-                model=opts.model,
-                test_command=opts.test_command,
-                max_steps=opts.max_steps,
-                timeout=opts.timeout,
-                mcp_servers=[*opts.mcp, *editor_commands] or None,
-                sandbox=opts.sandbox,
-                allow_secrets=opts.allow_secrets,
-                pass_env=opts.pass_env,
-                sandbox_writable=opts.sandbox_writable,
-                context_window=opts.context_window,
-                instructions=not opts.no_instructions,
-            )
-            if editor_env:
-                settings = replace(settings, mcp_env=editor_env)
+            settings = load_settings(root, self.options.flags)
+            if editor_commands:  # the editor's servers are the person's, as --mcp: added to theirs, over the workspace's
+                own = list(settings.mcp_servers) if not settings.mcp_needs_approval else []
+                settings = replace(settings, mcp_servers=[*own, *editor_commands], mcp_source="--mcp", mcp_personal=True, mcp_env=editor_env)
             # never a prompt on a terminal: the workspace's own commands run only once approved (cog trust)
             session = Session.open(settings, cwd=where, interactive=False)
         except CogError as exc:
@@ -245,7 +222,7 @@ class CogAgent:
             if not known:
                 session.close()
                 raise _error(NOT_FOUND, f"no session {session_id!r} in {root} (the session ids are cog's thread ids: cog thread list)", sessionId=session_id)
-        approver = None if opts.yes else EditorApprover(self._requester(session_id), root)
+        approver = None if settings.approval == "auto" else EditorApprover(self._requester(session_id), root)
         opened = _Session(session_id, root, session, approver)
         self.sessions[session_id] = opened
         return opened

@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from cogcli.batch.results import Layout, TaskResult
 from cogcli.batch.tasks import Task
+from cogcli.options import SettingFlags
 
 log = logging.getLogger("cogcli")
 
@@ -37,12 +38,11 @@ SETUP_TAIL = 2000
 
 @dataclass(frozen=True)
 class BatchOptions:
-    """What the batch command line sets for every task (None: the task's workspace decides)."""
+    """What the batch command line sets for every task (a setting not given: the task's workspace,
+    the environment and the person's config decide)."""
 
-    model: str | None = None
-    max_steps: int | None = None
-    timeout: float | None = None
-    sandbox: str | None = None
+    #: the settings given as flags (:mod:`cogcli.options`); a task's ``model`` and ``test_command`` over them
+    flags: SettingFlags = field(default_factory=SettingFlags)
     #: the folder relative task paths are read from (the task file's)
     base: Path = field(default_factory=Path.cwd)
 
@@ -64,7 +64,7 @@ def _now() -> str:
 def unfinished(task: Task, options: BatchOptions, attempt: int, status: str, error: str, *, host: str | None = None) -> TaskResult:
     """The result of a task that ended without its run's own (stopped, or its worker died)."""
     return TaskResult(id=task.id, status=status, exit_code=130 if status == "aborted" else 1, attempt=attempt, host=host,
-                      model=task.model or options.model, finished_at=_now(), error=error)
+                      model=task.model or options.flags.model or None, finished_at=_now(), error=error)
 
 
 def status_of(exit_code: int, run_status: str | None) -> str:
@@ -142,7 +142,7 @@ def _run_task(
 ) -> Outcome:
     started = time.monotonic()
     result = TaskResult(id=task.id, status="error", exit_code=1, attempt=attempt, host=socket.gethostname(),
-                        model=task.model or options.model)
+                        model=task.model or options.flags.model or None)
     patch: bytes | None = None
     base: str | None = None
     if patch_path is not None:
@@ -193,15 +193,8 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
     from cogcli.render.jsonl import JsonlWriter
     from cogcli.session import Session, exit_status, make_tools
 
-    settings = load_settings(
-        checkout,
-        model=task.model or options.model,
-        test_command=task.test_command,
-        max_steps=options.max_steps,
-        timeout=options.timeout,
-        sandbox=options.sandbox,
-        pass_env=list(task.env),
-    )
+    own = {"model": task.model, "test_command": task.test_command, "pass_env": [*(options.flags.pass_env or ()), *task.env]}
+    settings = load_settings(checkout, options.flags.replace(**{k: v for k, v in own.items() if v}))
     result.model = settings.model
     if task.setup:
         _setup(task, settings, checkout)

@@ -74,18 +74,6 @@ class Format(str, enum.Enum):
     github = "github"
 
 
-class Sandbox(str, enum.Enum):
-    auto = "auto"
-    on = "on"
-    off = "off"
-
-
-class ApprovalMode(str, enum.Enum):
-    ask = "ask"
-    auto = "auto"
-    stdin = "stdin"
-
-
 class Schema(str, enum.Enum):
     events = "events"
     presentation = "presentation"
@@ -99,45 +87,6 @@ DirectoryOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per line on stdout (same as --format jsonl).")]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="text, jsonl or github (GitHub Actions).")]
-SandboxOption = Annotated[
-    Optional[Sandbox],
-    typer.Option(
-        "--sandbox",
-        help="Run tests under bubblewrap: auto (when it works here; default), on (required, else exit 2), off. "
-        "Default: COG_SANDBOX, then sandbox in cog.toml or [tool.cog] (on only), then auto.",
-        show_default=False,
-    ),
-]
-
-AllowSecretOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--allow-secret",
-        metavar="PATH",
-        help="Let the tools read PATH although it looks like a secret (.env, *.pem, id_rsa, …; repeatable).",
-        show_default=False,
-    ),
-]
-
-PassEnvOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--pass-env",
-        metavar="NAME",
-        help="Give the tests the variable NAME too (repeatable). Tests get an allow-list (PATH, HOME, LANG, "
-        "the virtualenv's, CI, …) and never credential-named variables unless passed here.",
-        show_default=False,
-    ),
-]
-SandboxWritableOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--sandbox-writable",
-        metavar="PATH",
-        help="Let tests in the sandbox write PATH too (repeatable; also COG_SANDBOX_WRITABLE=PATH:PATH).",
-        show_default=False,
-    ),
-]
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

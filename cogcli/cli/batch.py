@@ -10,6 +10,8 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperGroup
 
+from cogcli.options import BATCH, SettingFlags, with_settings
+
 BATCH_HELP = """\
 Run many tasks, each in its own checkout, on this machine or on Ray.
 
@@ -83,24 +85,21 @@ batch_app = typer.Typer(cls=_BatchGroup, help=BATCH_HELP, rich_markup_mode=None,
 
 
 @batch_app.command("run", help=RUN_HELP)
+@with_settings(BATCH)
 def run(
     tasks: Annotated[Path, typer.Argument(metavar="TASKS.jsonl", help="The tasks, one JSON object a line.", show_default=False)],
     out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Where the results, patches, events and checkouts go (made if missing).", show_default=False)],
     workers: Annotated[Optional[int], typer.Option("--workers", "-w", min=1, max=1024, metavar="N", help="Tasks at once (default: half the cores, at least 1).", show_default=False)] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", metavar="[ADDRESS]", help="Run the tasks on Ray: alone, a local Ray started for the batch; with ADDRESS (auto, ray://head:10001), that cluster.", show_default=False)] = None,
     cpus_per_task: Annotated[float, typer.Option("--cpus-per-task", min=0.01, max=1024, metavar="N", help="With --ray: the CPUs each task asks for.")] = 1.0,
-    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="The model of tasks that name none (default: COG_MODEL, then each workspace's).", show_default=False)] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="Stop each run after this many model turns (default 25).", show_default=False)] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds each tool call (and each setup) may take.", show_default=False)] = None,
-    sandbox: Annotated[Optional[str], typer.Option("--sandbox", metavar="auto|on|off", help="Run setups and tests under bubblewrap: auto (default), on, off.", show_default=False)] = None,
     rerun: Annotated[Optional[str], typer.Option("--rerun", metavar="failed", help="failed: run the tasks that failed or erred again too.", show_default=False)] = None,
+    *,
+    flags: SettingFlags,
 ) -> None:
     from cogcli.cli.app import fail
 
     if rerun not in (None, "failed"):
         fail(f"--rerun takes 'failed' (run the failed and erred tasks again), got {rerun!r}")
-    if sandbox not in (None, "auto", "on", "off"):
-        fail(f"--sandbox must be auto, on or off, got {sandbox!r}")
     from cogcli.batch.local import default_workers
     from cogcli.batch.run import BatchRequest, run_batch
     from cogcli.batch.runner import BatchOptions
@@ -110,7 +109,7 @@ def run(
     request = BatchRequest(
         tasks_file=tasks_file,
         out=out.expanduser().resolve(),
-        options=BatchOptions(model=model, max_steps=max_steps, timeout=timeout, sandbox=sandbox, base=tasks_file.parent),
+        options=BatchOptions(flags=flags, base=tasks_file.parent),
         workers=workers or default_workers(),
         ray=ray is not None,
         ray_address=None if ray in (None, "local") else ray,

@@ -7,56 +7,32 @@ import typer
 
 from cogcli.cli.app import (
     EXIT_CODES,
-    AllowSecretOption,
-    ApprovalMode,
     DirectoryOption,
     Format,
     FormatOption,
     JsonOption,
-    PassEnvOption,
-    SandboxOption,
-    SandboxWritableOption,
     app,
-    fail,
     workspace,
 )
+from cogcli.options import EDIT, SettingFlags, with_settings
 
 
 @app.command(epilog=EXIT_CODES)
+@with_settings(EDIT)
 def edit(
     instruction: Annotated[Optional[str], typer.Argument(metavar="INSTRUCTION", help="What to do, in plain words; - reads it from stdin.", show_default=False)] = None,
-    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="provider:model (default: COG_MODEL, then model in cog.toml or [tool.cog]).", show_default=False)] = None,
     json_flag: JsonOption = False,
     fmt: FormatOption = Format.text,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="Stop after this many model turns (default 25).", show_default=False)] = None,
-    test_command: Annotated[Optional[str], typer.Option("--test-command", metavar="COMMAND", help="The command run_tests runs (default: pytest).", show_default=False)] = None,
     thread: Annotated[Optional[str], typer.Option("--thread", metavar="ID", help="Continue this thread.", show_default=False)] = None,
     record: Annotated[Optional[Path], typer.Option("--record", metavar="PATH", help="Record the model's turns to a cassette (replay: --model replay:PATH).", show_default=False)] = None,
     directory: DirectoryOption = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds each tool call may take.", show_default=False)] = None,
     commit: Annotated[bool, typer.Option("--commit", help="Commit the files the run changed (message from the instruction).")] = False,
     allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="With --commit: run even with uncommitted changes.")] = False,
     commit_hooks: Annotated[bool, typer.Option("--commit-hooks", help="With --commit: run the repository's commit hooks (unsandboxed; only those unchanged since the run started).")] = False,
-    mcp: Annotated[Optional[list[str]], typer.Option("--mcp", metavar="COMMAND", help='Add the tools of an MCP server: --mcp "CMD ARGS" (repeatable).', show_default=False)] = None,
-    sandbox: SandboxOption = None,
-    allow_secret: AllowSecretOption = None,
-    pass_env: PassEnvOption = None,
-    sandbox_writable: SandboxWritableOption = None,
-    approval: Annotated[
-        Optional[ApprovalMode],
-        typer.Option(
-            "--approval",
-            help="Before a call that writes files or runs code: ask (prompt y/n/a on the terminal), auto (run it), "
-            'stdin (read {"type":"approval","toolCallId":…,"approved":true} lines). Default: ask on a terminal; '
-            "otherwise auto when CI is set, else such calls are refused.",
-            show_default=False,
-        ),
-    ] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every call (the same as --approval auto).")] = False,
     instruction_file: Annotated[Optional[Path], typer.Option("--file", metavar="PATH", help="Read the instruction from PATH (instead of INSTRUCTION).", show_default=False)] = None,
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
-    no_instructions: Annotated[bool, typer.Option("--no-instructions", help="Read no AGENTS.md (nor ~/.config/cog/AGENTS.md).")] = False,
-    context_window: Annotated[Optional[int], typer.Option("--context-window", min=1024, max=10_000_000, metavar="TOKENS", help="The model's context window, 1024 to 10,000,000 tokens (default: COG_CONTEXT_WINDOW, context_window in cog.toml or [tool.cog], else known models' own or what the server reports).", show_default=False)] = None,
+    *,
+    flags: SettingFlags,
 ) -> None:
     """Run the coding agent on INSTRUCTION in this repository.
 
@@ -71,35 +47,16 @@ def edit(
         EditOptions(
             instruction=instruction,
             root=workspace(directory),
-            model=model,
+            flags=flags,
             format="jsonl" if json_flag else fmt.value,
-            max_steps=max_steps,
-            test_command=test_command,
             thread=thread,
             record=record,
-            timeout=timeout,
             commit=commit,
             allow_dirty=allow_dirty,
             commit_hooks=commit_hooks,
-            mcp=list(mcp or []),
-            sandbox=sandbox.value if sandbox else None,
-            approval=_approval_mode(approval, yes),
-            allow_secrets=list(allow_secret or []),
-            pass_env=list(pass_env or []),
-            sandbox_writable=list(sandbox_writable or []),
             instruction_file=instruction_file,
             last=last,
             cwd=(directory or Path.cwd()).expanduser().resolve(),
-            context_window=context_window,
-            no_instructions=no_instructions,
         )
     )
     raise typer.Exit(code)
-
-
-def _approval_mode(approval: ApprovalMode | None, yes: bool) -> str | None:
-    if yes and approval not in (None, ApprovalMode.auto):
-        fail(f"--yes means --approval auto; it cannot go with --approval {approval.value}")  # type: ignore[union-attr]
-    return "auto" if yes else approval.value if approval else None
-
-

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
 from cogcli.events import RunStatus
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from cogcli.options import SettingFlags
 from cogcli.render import Renderer, make_renderer
 from cogcli.session import Session, make_tools, store_problem
 from cogcli.shown import say, visible
@@ -47,13 +48,12 @@ class ChatOptions:
     root: Path
     #: the directory cog runs in (instruction files are read from the root down to it)
     cwd: Path | None = None
-    model: str | None = None
+    #: the settings given as flags (:mod:`cogcli.options`); ``/model`` replaces the model
+    flags: SettingFlags = field(default_factory=SettingFlags)
     #: continue this thread (an id or a unique prefix) …
     thread: str | None = None
     #: … or the most recent one here
     last: bool = False
-    context_window: int | None = None
-    no_instructions: bool = False
 
 
 def run_chat(opts: ChatOptions) -> int:
@@ -63,13 +63,13 @@ def run_chat(opts: ChatOptions) -> int:
         say('cog chat needs a terminal (stdin and stdout); to run one instruction from a script: cog edit "…"')
         return EXIT_USAGE
     try:
-        settings = load_settings(opts.root, **_setting_flags(opts))
+        settings = load_settings(opts.root, opts.flags)
         session = Session.open(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
     except ConfigError as exc:
         say(exc.message)
         return EXIT_USAGE
     try:
-        getattr(make_approver("ask"), "close", lambda: None)()  # a terminal to ask on: checked before the first prompt
+        getattr(make_approver(_approval(settings)), "close", lambda: None)()  # a terminal to ask on: checked before the first prompt
         thread_id = _thread_to_continue(session, opts)
     except ConfigError as exc:
         session.close()
@@ -101,8 +101,10 @@ def _note_once(note: str) -> None:
         say(note)
 
 
-def _setting_flags(opts: ChatOptions, model: str | None = None) -> dict[str, Any]:
-    return {"model": model or opts.model, "context_window": opts.context_window, "instructions": not opts.no_instructions}
+def _approval(settings: Any) -> str:
+    """The chat asks on its terminal unless the person said to approve every call (``--yes``,
+    ``approval = "auto"``); stdin is the chat's own, so it carries no approvals."""
+    return "auto" if settings.approval == "auto" else "ask"
 
 
 def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:
@@ -221,7 +223,7 @@ class Chat:
         """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws."""
         renderer = make_renderer("text")
         try:  # each run its own approver, as cog edit's: an "always" answer holds for that run only
-            approve = make_approver("ask")
+            approve = make_approver(_approval(self.session.settings))
         except ConfigError as exc:
             say(exc.message)
             return
@@ -270,7 +272,7 @@ class Chat:
             _print(f"model: {visible(self.state.model, one_line=True)} (change it: /model PROVIDER:MODEL)")
             return
         try:
-            settings = load_settings(self.opts.root, **_setting_flags(self.opts, model))
+            settings = load_settings(self.opts.root, self.opts.flags.replace(model=model))
             session = Session.open(settings, cwd=self.opts.cwd, make_tools=make_tools, on_note=_note_once)
         except ConfigError as exc:
             say(exc.message)

@@ -22,6 +22,7 @@ from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
 from cogcli.events import ErrorEvent, EventEmitter, FinishEvent
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.options import SettingFlags
 from cogcli.render import Renderer, make_renderer
 from cogcli.session import RunNotStarted, Session, exit_status, make_tools
 from cogcli.shown import say
@@ -33,38 +34,21 @@ log = logging.getLogger("cogcli")
 class EditOptions:
     instruction: str
     root: Path
-    model: str | None = None
+    #: the settings given as flags (:mod:`cogcli.options`: model, sandbox, approval, …)
+    flags: SettingFlags = field(default_factory=SettingFlags)
     format: str = "text"
-    max_steps: int | None = None
-    test_command: str | None = None
     thread: str | None = None
     record: Path | None = None
-    timeout: float | None = None
     commit: bool = False
     allow_dirty: bool = False
     #: --commit-hooks: let the commit run the repository's hooks (unchanged ones only)
     commit_hooks: bool = False
-    mcp: list[str] = field(default_factory=list)
-    #: run_tests sandbox: auto | on | off (None: COG_SANDBOX, [tool.cog] sandbox, auto)
-    sandbox: str | None = None
-    #: ask | auto | stdin (None: ask on a terminal, else auto when CI is set, else refuse)
-    approval: str | None = None
-    #: secret-looking files the tools may read all the same (--allow-secret)
-    allow_secrets: list[str] = field(default_factory=list)
-    #: variables the tests get on top of the allow-list (--pass-env)
-    pass_env: list[str] = field(default_factory=list)
-    #: more paths tests may write in the sandbox (--sandbox-writable)
-    sandbox_writable: list[str] = field(default_factory=list)
     #: read the instruction from this file (--file); ``instruction == "-"`` reads stdin
     instruction_file: Path | None = None
     #: continue the most recent thread (--last)
     last: bool = False
     #: the directory cog runs in (instruction files are read from the root down to it)
     cwd: Path | None = None
-    #: --context-window N (tokens)
-    context_window: int | None = None
-    #: --no-instructions: read no AGENTS.md (nor the personal file)
-    no_instructions: bool = False
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -95,28 +79,18 @@ def run_edit(opts: EditOptions) -> int:
     configuration, 130/143 interrupted, 141 the output's reader went away)."""
     from cogcli.commands.edit_input import read_instruction
 
+    try:
+        settings = load_settings(opts.root, opts.flags)
+    except ConfigError as exc:
+        return _failed_before_run(opts.format, exc.message, exc.code)
     try:  # the instruction may come from stdin (-) or --file
-        opts.instruction = read_instruction(opts.instruction, opts.instruction_file, approval=opts.approval)
+        opts.instruction = read_instruction(opts.instruction, opts.instruction_file, approval=settings.approval)
     except ConfigError as exc:
         return _failed_before_run(opts.format, exc.message, "USAGE")
     if not opts.instruction.strip():
         return _failed_before_run(opts.format, 'the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"', "USAGE")
     hooks = None
     try:
-        settings = load_settings(
-            opts.root,
-            model=opts.model,
-            test_command=opts.test_command,
-            max_steps=opts.max_steps,
-            timeout=opts.timeout,
-            mcp_servers=opts.mcp,
-            sandbox=opts.sandbox,
-            allow_secrets=opts.allow_secrets,
-            pass_env=opts.pass_env,
-            sandbox_writable=opts.sandbox_writable,
-            context_window=opts.context_window,
-            instructions=not opts.no_instructions,
-        )
         if opts.commit and settings.model is not None:
             from cogcli.commands.gitcommit import ensure_committable
 
@@ -126,7 +100,7 @@ def run_edit(opts: EditOptions) -> int:
     except ConfigError as exc:
         return _failed_before_run(opts.format, exc.message, exc.code)
     try:
-        approve = make_approver(opts.approval)
+        approve = make_approver(settings.approval)
     except ConfigError as exc:
         session.close()
         return _failed_before_run(opts.format, exc.message, exc.code)

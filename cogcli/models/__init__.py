@@ -44,6 +44,9 @@ PROVIDERS: dict[str, str] = {
     "replay": "the path of a cassette to play back (see `cog edit --record`)",
 }
 
+#: provider → the variable that names its base URL (over the person's config's ``[providers.NAME] base_url``)
+PROVIDER_URL_VARIABLES: dict[str, str] = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"

@@ -32,6 +32,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cogcli.errors import ConfigError
+from cogcli.options import SettingFlags
 from cogcli.shown import visible
 from cogcli.server.auth import Guard, allowed_hosts
 from cogcli.server.runs import RunError, RunRegistry
@@ -95,9 +96,10 @@ async def _body(request: Request, model: type[_Body]) -> Any:
         raise RunError(400, "INVALID_REQUEST", f"{where}: {first.get('msg')}") from None
 
 
-def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None) -> ASGIApp:
+def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None, flags: SettingFlags | None = None) -> ASGIApp:
     """The ASGI app serving ``root``: every ``/api/`` request needs ``Authorization: Bearer token``."""
-    registry = RunRegistry(root, default_model=default_model)
+    flags = (flags or SettingFlags()).replace(model=default_model) if default_model else (flags or SettingFlags())
+    registry = RunRegistry(root, flags=flags)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -122,7 +124,7 @@ def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model
         return endpoint
 
     async def workspace(request: Request) -> Response:
-        return JSONResponse({"name": root.name, "path": str(root), "model": default_model or _configured_model(root)})
+        return JSONResponse({"name": root.name, "path": str(root), "model": _configured_model(root, flags)})
 
     async def start_run(request: Request) -> Response:
         body = await _body(request, StartRun)
@@ -226,11 +228,11 @@ class _SecurityHeaders:
         await self.app(scope, receive, sending)
 
 
-def _configured_model(root: Path) -> str | None:
+def _configured_model(root: Path, flags: SettingFlags) -> str | None:
     from cogcli.config import load_settings
 
     try:
-        return load_settings(root).model
+        return load_settings(root, flags).model
     except ConfigError:
         return None
 

@@ -254,7 +254,7 @@ class Session:
 
                 # the workspace's servers start in its root: the files their approval covers are the ones that run
                 settings = self.settings
-                cwd = (self.cwd or settings.root) if settings.mcp_source == "--mcp" else settings.root
+                cwd = settings.root if settings.mcp_needs_approval else (self.cwd or settings.root)
                 names = {t.name for t in self._run_tools or []}
                 self._mcp_tools = await self._stack.enter_async_context(mcp_tools(settings.mcp_servers, names, cwd=cwd, env=settings.mcp_env))
         return self._mcp_tools

@@ -56,11 +56,15 @@ def export_test_settings(settings: Settings) -> None:
 def make_model(settings: Settings, record: Path | None = None) -> Any:
     """The model ``settings.model`` names (``provider:model``), recording its turns to the cassette
     ``record`` when given. Raises :class:`ConfigError` (unknown provider, missing key, no cassette)."""
-    from cogcli.models import get_model
+    from cogcli.models import PROVIDER_URL_VARIABLES, get_model, parse_model_spec
 
     assert settings.model is not None
+    provider, _ = parse_model_spec(settings.model)
+    variable = PROVIDER_URL_VARIABLES.get(provider)
+    # the person's config names a base URL below the provider's own variable (OPENAI_BASE_URL)
+    base_url = None if variable and os.environ.get(variable) else settings.base_urls.get(provider)
     model = get_model(
-        settings.model, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=settings.prices
+        settings.model, base_url=base_url, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=settings.prices
     )
     if record is not None:
         from cogcli.models.record import RecordingModel
