@@ -162,7 +162,8 @@ def find_workspace(start: Path | str | None = None) -> Path:
 
     found = repository(here)  # the one decision of which repository (a .git naming another one is none)
     if found is not None:
-        return found.work_tree
+        return check_workspace(Path(found.work_tree))
+    check_workspace(here)  # the home folder is never one, nor is the hint's -C . offered for it
     if start is not None:
         return here
     raise ConfigError(
@@ -170,6 +171,20 @@ def find_workspace(start: Path | str | None = None) -> Path:
         f"Run cog inside a repository, point it at one with -C path/to/repo, make this folder one with `git init`, "
         f"or use this folder as it is with -C ."
     )
+
+
+def check_workspace(root: Path) -> Path:
+    """``root``, unless it is the home folder, ``/`` or a folder above the home: cog would list,
+    search and write in everything the person has (a :class:`ConfigError`, exit 2, says so)."""
+    home = Path(os.path.realpath(Path.home()))
+    real = Path(os.path.realpath(root))
+    if real == home or real in home.parents or real == Path(real.anchor):
+        what = "your home folder" if real == home else "the root folder" if real == Path(real.anchor) else "a folder above your home"
+        raise ConfigError(
+            f"{str(root)!r} is {what}: cog will not make it a workspace (its tools would list, search and change "
+            "everything in it). Run cog in a project folder, or point it at one with -C path/to/project"
+        )
+    return root
 
 
 def _workspace_model(root: Path, spec: str, file: str) -> str:

@@ -192,3 +192,53 @@ def test_a_base_url_from_the_persons_config_is_below_the_providers_variable(tmp_
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:10/v1")
     assert make_model(settings).base_url == "http://127.0.0.1:10/v1"
     assert os.environ["OPENAI_API_KEY"] == "k"
+
+
+@pytest.mark.anyio
+async def test_two_sessions_in_one_process_do_not_share_what_their_tests_get(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repository A passes ONLY_FOR_A (its cog.toml) and PERSON_A (a flag) to its tests; repository
+    B's tests, run after A's in the same process (cog acp with two workspaces, cog serve, a batch
+    worker), get neither, and cog's own environment is left as it was."""
+    from cogcli.session import Session
+
+    monkeypatch.setenv("ONLY_FOR_A", "a-secretish")
+    monkeypatch.setenv("PERSON_A", "person")
+    monkeypatch.delenv("COG_PASS_ENV", raising=False)
+    monkeypatch.delenv("COG_SANDBOX_WRITABLE", raising=False)
+    before = dict(os.environ)
+    show = 'sh -c \'echo "A=${ONLY_FOR_A:-none} P=${PERSON_A:-none}"; test -z "$ONLY_FOR_A$PERSON_A"\''
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    repo_a = repo_with(tmp_path / "a", {"cog.toml": f'pass_env = ["ONLY_FOR_A"]\ntest_command = """{show}"""\n'})
+    repo_b = repo_with(tmp_path / "b", {"cog.toml": f'test_command = """{show}"""\n'})
+    nobody = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
+    in_a = Session(load_settings(repo_a, SettingFlags(sandbox="off", pass_env=["PERSON_A"]), environ=nobody), only=["run_tests"])
+    in_b = Session(load_settings(repo_b, SettingFlags(sandbox="off"), environ=nobody), only=["run_tests"])
+    ran_a = await in_a.invoke_tool("run_tests", {})
+    ran_b = await in_b.invoke_tool("run_tests", {})
+    assert "A=a-secretish P=person" in str(ran_a.result)  # A's tests got them (and so failed the check)
+    assert "A=none P=none" in str(ran_b.result) and ran_b.error is None, ran_b.result
+    assert dict(os.environ) == before
+
+
+def test_the_home_folder_root_and_folders_above_home_are_no_workspace(tmp_path: Path) -> None:
+    """``cog tool list_files -C ~`` listed every file of a home; now the home, ``/`` and the folders
+    above the home are refused (exit 2) whether named with -C, started in, or a repository's top;
+    a project folder keeps its hint and its -C."""
+    home = tmp_path / "home" / "me"
+    project = home / "src" / "proj"
+    project.mkdir(parents=True)
+    (project / "a.py").write_text("x = 1\n")
+    env = {"HOME": str(home)}
+    for where, cwd, says in ((str(home), project, "is your home folder"), (str(home.parent), project, "is a folder above your home"),
+                             ("/", project, "is the root folder"), (None, home, "is your home folder")):
+        out = run_cog(["tool", "list_files", *(["-C", where] if where else [])], cwd, env=env)
+        assert out.returncode == 2 and says in out.stderr and "-C path/to/project" in out.stderr, out.stderr
+        assert "a.py" not in out.stdout
+    hint = run_cog(["tool", "list_files"], project, env=env)
+    assert hint.returncode == 2 and "-C ." in hint.stderr
+    listed = run_cog(["tool", "list_files", "-C", "."], project, env=env)
+    assert listed.returncode == 0 and "a.py" in listed.stdout
+    (home / ".git").mkdir()  # a home that is a repository (dotfiles): still no workspace
+    out = run_cog(["tool", "list_files", "-C", str(home / "src")], project, env=env)
+    assert out.returncode == 2 and "is your home folder" in out.stderr

@@ -21,6 +21,7 @@ from workspace_tools.paths import Workspace
 
 if TYPE_CHECKING:
     from workspace_tools.journal import Journal
+    from workspace_tools.testenv import PassedEnv
 
 
 def workspace_tools(
@@ -36,6 +37,7 @@ def workspace_tools(
     journal: Journal | None = None,
     test_runner: str | None = None,
     only: Collection[str] | None = None,
+    test_env: PassedEnv | None = None,
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
@@ -50,6 +52,8 @@ def workspace_tools(
     is where ``edit_file`` and ``write_file`` record each change before making it, so ``cog undo``
     works after a crash; without one they record nothing. ``only`` keeps the tools of those names
     (in the same order) and imports only their modules: ``cog tool NAME`` starts faster.
+    ``test_env`` (:class:`workspace_tools.testenv.PassedEnv`): what the tests get beyond the
+    allow-list, for this workspace only.
     """
     from workspace_tools.secret_files import SecretPolicy
 
@@ -95,7 +99,7 @@ def workspace_tools(
     def run_tests() -> Tool[Any]:
         from workspace_tools.run_tests import run_tests_tool
 
-        return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner)
+        return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner, passed=test_env)
 
     makers = [read_file, list_files, search_text, edit_file, write_file]
     if include_git:

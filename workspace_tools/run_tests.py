@@ -49,7 +49,7 @@ from workspace_tools.runners.pytest import workspace_python  # noqa: F401 (kept 
 from workspace_tools.runners.report import Report, Section, counts_text
 from workspace_tools.runners.results import details as make_details
 from workspace_tools.runners.results import model_text, summary_words, write_report
-from workspace_tools.testenv import child_environment
+from workspace_tools.testenv import PassedEnv
 
 if TYPE_CHECKING:
     from cogcli.context import ToolContext
@@ -91,15 +91,6 @@ def _presentation(params: RunTestsParams) -> dict[str, Any]:
         parts.append(f"-k {params.keyword}")
     parts += params.args or []
     return {"label": LABEL, "icon": ICON, "detail": " ".join(parts) or "all"}
-
-
-def _child_env(extra: dict[str, str], sandbox: Sequence[str]) -> dict[str, str]:
-    """The one place the tests' environment is made: the allow-listed variables (no credentials;
-    see :mod:`workspace_tools.testenv`), then the runner's ``extra`` ones."""
-    env = child_environment(extra)
-    if sandbox:
-        env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp is the only writable place besides the workspace
-    return env
 
 
 def _toolchain_homes(runner: str) -> list[Path]:
@@ -166,10 +157,11 @@ def _sandbox_argv(prefix: list[str], chdir: Path, writable: list[tuple[Path, str
 class _Runs:
     """Drives runners one after the other for one call; keeps what has been reported so far."""
 
-    def __init__(self, workspace: Workspace, context: ToolContext, sandbox: SandboxMode) -> None:
+    def __init__(self, workspace: Workspace, context: ToolContext, sandbox: SandboxMode, passed: PassedEnv) -> None:
         self.workspace = workspace
         self.context = context
         self.sandbox = sandbox
+        self.passed = passed
         self.sandboxed = False
         self.sections: list[Section] = []
         self.current: Report | None = None
@@ -194,7 +186,7 @@ class _Runs:
         readable = [*inv.readable, *_toolchain_homes(runner.name)] if self.sandbox != "off" else inv.readable
         notes: list[str] = []  # what the sandbox does not show that the runner asked for (a link out)
         prefix = await anyio.to_thread.run_sync(
-            functools.partial(sandbox_prefix, self.sandbox, self.workspace.root, readable, notes=notes))
+            functools.partial(sandbox_prefix, self.sandbox, self.workspace.root, readable, notes=notes, writable=self.passed.writable))
         extra = {**_venv_env(runner), **inv.env}
         if prefix:
             self.sandboxed = True
@@ -249,7 +241,7 @@ class _Runs:
             extra_pipe = (read_fd, write_fd, on_pipe)
         started = time.perf_counter()
         exit_code = await run_process_group(
-            [*prefix, *inv.argv], cwd=runner.root, env=_child_env(extra, prefix), on_output=on_output, extra_pipe=extra_pipe
+            [*prefix, *inv.argv], cwd=runner.root, env=self.passed.child_env(extra, bool(prefix)), on_output=on_output, extra_pipe=extra_pipe
         )
         for line in out_lines.flush():
             runner.on_line(line, report)
@@ -353,9 +345,11 @@ def run_tests_tool(
     timeout: float | None = 600,
     sandbox: SandboxMode = "off",
     runner: str | None = None,
+    passed: PassedEnv | None = None,
 ) -> Tool[Any]:
     """The ``run_tests`` tool for ``workspace``: the runners found in it, or ``runner`` (one of
     :data:`~workspace_tools.runners.RUNNER_NAMES`), or ``test_command`` (a shell command).
+    ``passed``: the variables and writable paths the tests get beyond the allow-list.
 
     ``sandbox``: ``"auto"`` runs the tests under bubblewrap when it works on this machine,
     ``"on"`` requires it, ``"off"`` never uses it; ``details.sandbox`` says which ran.
@@ -374,7 +368,7 @@ def run_tests_tool(
         selections = []
         for r, paths in plan:
             selections.append((r, _selection(params, r, paths)))
-        runs = _Runs(workspace, context, sandbox)
+        runs = _Runs(workspace, context, sandbox, passed or PassedEnv())
         # our own deadline, a little before the call's: the counts so far still reach the model
         budget = None if timeout is None else max(timeout - min(5.0, timeout * 0.2), timeout * 0.5)
         try:

@@ -186,7 +186,7 @@ class CogAgent:
         return acp.LoadSessionResponse()
 
     def _open(self, cwd: str, mcp_servers: list[Any] | None, session_id: str, *, must_exist: bool = False) -> _Session:
-        from cogcli.config import load_settings
+        from cogcli.config import check_workspace, load_settings
         from cogcli.session import Session
         from workspace_tools.hostfiles import repository
 
@@ -202,9 +202,9 @@ class CogAgent:
                 "summary need it): open a folder inside a repository, or make this one a repository with `git init`",
                 cwd=cwd,
             )
-        root = Path(found.work_tree)
         editor_commands, editor_env = mcp_commands(mcp_servers)
         try:
+            root = check_workspace(Path(found.work_tree))
             settings = load_settings(root, self.options.flags)
             if editor_commands:  # the editor's servers are the person's, as --mcp: added to theirs, over the workspace's
                 own = list(settings.mcp_servers) if not settings.mcp_needs_approval else []

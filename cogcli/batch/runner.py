@@ -267,14 +267,13 @@ def _setup(task: Task, settings: Any, checkout: Path) -> None:
 
     from cogcli.errors import CogError
     from cogcli.secrets import redact
+    from cogcli.session import test_env
     from workspace_tools.bwrap import sandbox_prefix
     from workspace_tools.procs import OutputTail, run_process_group
-    from workspace_tools.testenv import child_environment
 
-    prefix = sandbox_prefix(settings.sandbox, checkout)
-    env = child_environment(pass_env=settings.pass_env, workspace_pass_env=settings.workspace_pass_env)  # task.env is in pass_env
-    if prefix:
-        env["TMPDIR"] = "/tmp"
+    passed = test_env(settings)  # task.env is in its pass_env
+    prefix = sandbox_prefix(settings.sandbox, checkout, writable=passed.writable)
+    env = passed.child_env({}, bool(prefix))
     tail = OutputTail(SETUP_TAIL)
     limit = settings.timeout or SETUP_TIMEOUT
 

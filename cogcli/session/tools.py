@@ -4,6 +4,7 @@ secret-file rules, test command, runner, timeouts) and the model its settings na
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from collections.abc import Collection
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 
 from cogcli.config import Settings
 from cogcli.tools import Tool
+
+log = logging.getLogger("cogcli")
 
 
 def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str] | None = None) -> list[Tool[Any]]:
@@ -22,8 +25,7 @@ def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str]
     from workspace_tools.bwrap import check_sandbox
 
     check_sandbox(settings.sandbox)
-    export_test_settings(settings)
-    options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal, "only": only}
+    options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal, "only": only, "test_env": test_env(settings)}
     options["secret_globs"], options["allow_secrets"] = settings.secret_globs, settings.allow_secrets
     if settings.test_command:
         options["test_command"] = settings.test_command
@@ -37,20 +39,21 @@ def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str]
     return list(tools)
 
 
-def export_test_settings(settings: Settings) -> None:
-    """Hand what the tests may get to run_tests through cog's environment (its children read it):
-    ``--pass-env`` names, the workspace's ``pass_env`` wishes, ``--sandbox-writable`` paths."""
-    from workspace_tools.bwrap import WRITABLE_ENV
-    from workspace_tools.testenv import PASS_ENV, WORKSPACE_PASS_ENV
+def test_env(settings: Settings) -> Any:
+    """What this workspace's tests get beyond the allow-list (:class:`workspace_tools.testenv.PassedEnv`),
+    handed to run_tests explicitly: the person's ``pass_env`` names, the workspace's ``pass_env``
+    wishes, the ``sandbox_writable`` paths that exist. Never put in cog's own environment, which
+    every session in the process shares."""
+    from workspace_tools.testenv import PassedEnv
 
-    def add(name: str, values: tuple[str, ...], sep: str) -> None:
-        if values:
-            current = [v for v in os.environ.get(name, "").split(sep) if v]
-            os.environ[name] = sep.join([*current, *(v for v in values if v not in current)])
-
-    add(PASS_ENV, settings.pass_env, ",")
-    add(WORKSPACE_PASS_ENV, settings.workspace_pass_env, ",")
-    add(WRITABLE_ENV, tuple(str(Path(p).expanduser().resolve()) for p in settings.sandbox_writable), os.pathsep)
+    writable = []
+    for raw in settings.sandbox_writable:
+        path = Path(raw).expanduser()
+        if path.exists():
+            writable.append(path.resolve())
+        else:
+            log.warning("--sandbox-writable: %s does not exist; not made writable", path)
+    return PassedEnv(pass_env=tuple(settings.pass_env), workspace_pass_env=tuple(settings.workspace_pass_env), writable=tuple(writable))
 
 
 def make_model(settings: Settings, record: Path | None = None) -> Any:
