@@ -29,6 +29,7 @@ MAX_TIMEOUT = 3600.0
 MAX_HOOKS_PER_EVENT = 50
 MAX_COMMAND_CHARS = 8192
 MAX_MATCHER_CHARS = 512
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: a matcher of plain names (``edit_file|write_file``) matches those names exactly, as Claude Code's does
 _PLAIN_NAMES = re.compile(r"[A-Za-z0-9_\-|]+\Z")
@@ -79,6 +80,8 @@ class HookSpec(BaseModel):
     @field_validator("matcher")
     @classmethod
     def _matcher(cls, matcher: str) -> str:
+        if _CONTROL.search(matcher):
+            raise ValueError(f"matcher {matcher[:80]!r} holds a control character")
         compile_matcher(matcher)  # raises ValueError naming what is wrong
         return matcher
 
