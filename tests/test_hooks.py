@@ -167,7 +167,7 @@ async def test_a_claude_code_hook_script_works_unchanged(make_repo: Callable[...
     result, events, model = await run_session(repo, [Turn("", calls), Turn("Done.")])
     assert not (repo / "a.txt").exists() and (repo / "b.txt").read_text() == "fine"
     assert f"No secrets in this repository ({result.thread_id})" in tool_message(model, 1, "w1")
-    assert [h.outcome for h in hooks_of(events)] == ["blocked", "ok"]
+    assert sorted((h.tool_call_id, h.outcome) for h in hooks_of(events)) == [("w1", "blocked"), ("w2", "ok")]  # the turn's calls' hooks ran at once
 
 
 @pytest.mark.anyio
@@ -306,3 +306,21 @@ def test_matchers_and_bad_config_are_named(person: Callable[[str], Path], tmp_pa
     person('[[hooks.PreTool]]\ncommand = "x"\n')
     with pytest.raises(ConfigError, match="PreTool"):
         person_hooks()
+
+
+@pytest.mark.anyio
+async def test_pre_compact_runs_before_a_requested_compaction(make_repo: Callable[..., Path], person: Callable[[str], Path], tmp_path: Path) -> None:
+    repo = make_repo("calc")
+    seen = tmp_path / "compact.json"
+    person(hook_table("PreCompact", f"cat > {seen}", matcher="manual"))
+    model = ScriptedModel([Turn("", [Call("r", "read_file", {"path": "calc/ops.py"})]), Turn("Read it."), Turn("A summary.")])
+    session = Session.open(load_settings(repo, model=REPLAY, sandbox="off"), cwd=repo, interactive=False)
+    await session.model.aclose()
+    session.model = model
+    async with session:
+        result = await session.run("read ops")
+        assert not seen.exists()  # nothing was compacted in the run
+        compacted = await session.compact(result.thread_id)
+    assert compacted is not None
+    told = json.loads(seen.read_text())
+    assert (told["hook_event_name"], told["trigger"], told["session_id"]) == ("PreCompact", "manual", result.thread_id)

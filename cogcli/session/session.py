@@ -291,6 +291,9 @@ class Session:
         conversation = build_history("", store.entries(thread_id))
         if not any(m.role == "assistant" for m in conversation):
             return None
+        if self.command_hooks is not None:  # PreCompact hooks, trigger "manual" (a run's own compactions: "auto")
+            fields = {"trigger": "manual", "custom_instructions": ""}
+            await self.command_hooks.bind(lambda event: None, thread_id).fire("PreCompact", fields, target="manual")
         request = summary_request(conversation, self.settings.context_window)
         text: str | None = None
         try:
