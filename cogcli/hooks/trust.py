@@ -13,7 +13,6 @@ asked about again (on a terminal) or refused (off one, naming ``cog trust``).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,9 +25,10 @@ CONFIG_NAME = "config.toml"
 
 
 def config_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
-    folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
-    return folder / "cog" / CONFIG_NAME
+    """``$XDG_CONFIG_HOME/cog/config.toml`` (default ``~/.config/cog/…``): beside the approvals."""
+    from cogcli.trust import store_path
+
+    return store_path().with_name(CONFIG_NAME)
 
 
 def person_hooks(path: Path | None = None) -> HookTables:
