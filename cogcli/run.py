@@ -89,6 +89,7 @@ class Run:
                 thread_id=self.thread_id,
                 instructions=[f.info() for f in self.agent.instruction_files] or None,
                 context_window=self.agent.context_window,
+                model=getattr(self.agent.model, "name", None),
             )
         )
         cache_key = PROMPT_CACHE_KEY.set(self.thread_id)  # a provider's prompt cache per thread

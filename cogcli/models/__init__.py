@@ -49,6 +49,20 @@ OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
+def _local_hint(url: str, provider: str, model_id: str) -> str | None:
+    """What to say when nothing answers at ``url``: how to start Ollama, or the server on this
+    machine; None for a remote API (a failure to reach it is not the person's configuration)."""
+    if provider == "ollama":
+        return (
+            f"Is Ollama running? Start it with `ollama serve` (or open the Ollama app), fetch the model with "
+            f"`ollama pull {model_id}`, then run cog again"
+        )
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host == "::1" or host.startswith("127."):
+        return "Nothing answers there: start the model server on this machine, or point OPENAI_BASE_URL at the one that runs"
+    return None
+
+
 def parse_model_spec(spec: str) -> tuple[str, str]:
     """``"provider:model"`` → ``(provider, model)``; :class:`ConfigError` naming the fix otherwise."""
     provider, sep, rest = spec.strip().partition(":")
@@ -59,7 +73,11 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
             f"ollama:llama3.1 or replay:path/to/cassette.jsonl"
         )
     if provider not in PROVIDERS:
-        raise ConfigError(f"unknown model provider {provider!r} in {spec!r}; use one of: {', '.join(PROVIDERS)}")
+        import difflib
+
+        close = difflib.get_close_matches(provider, PROVIDERS, n=1, cutoff=0.6)
+        guess = f"did you mean {close[0]}:{rest}? " if close else ""
+        raise ConfigError(f"unknown model provider {provider!r} in {spec!r}; {guess}use one of: {', '.join(PROVIDERS)}")
     return provider, rest
 
 
@@ -119,9 +137,12 @@ def get_model(
                     f"{spec} needs an API key: set OPENAI_API_KEY (or set OPENAI_BASE_URL "
                     f"to a server that needs none)"
                 )
-            return OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
-        url = _check_url(base_url or OLLAMA_DEFAULT_BASE_URL, "base_url" if base_url else "default")
-        return OpenAIModel(model_id, base_url=url, api_key=api_key, name=spec, auth_hint="check the server's API key", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
+            client = OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
+        else:
+            url = _check_url(base_url or OLLAMA_DEFAULT_BASE_URL, "base_url" if base_url else "default")
+            client = OpenAIModel(model_id, base_url=url, api_key=api_key, name=spec, auth_hint="check the server's API key", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
+        client.connect_hint = _local_hint(url, provider, model_id)
+        return client
 
     from cogcli.models.anthropic import AnthropicModel
 
