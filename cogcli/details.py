@@ -379,3 +379,12 @@ def read_test_progress(details: Any) -> TestProgress | None:
         skipped=_int(details.get("skipped")) or 0,
         current=current if isinstance(current, str) and current else None,
     )
+
+
+#: how a run's ``tests_error`` starts when its test calls never ran (refused, cut, bad arguments)
+TESTS_NOT_RUN = "the tests did not run"
+
+
+def tests_not_run(tests_error: str | None) -> bool:
+    """Whether a run's ``tests_error`` says its tests never ran (rather than did not finish)."""
+    return bool(tests_error) and tests_error.startswith(TESTS_NOT_RUN)  # type: ignore[union-attr]

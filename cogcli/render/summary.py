@@ -26,7 +26,7 @@ from cogcli.events import (
 )
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE, run_exit_code  # noqa: F401 (re-exported)
 from cogcli.presentation import ToolPresentation
-from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, file_argument, read_test_report
+from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, file_argument, read_test_report, tests_not_run
 
 #: the word a run's last line starts with, by its exit code (:func:`run_exit_code`, the one rule):
 #: ``Done`` only for 0 (completed, and the last test run, if any, passed)
@@ -215,7 +215,8 @@ class RunSummary:
             parts.append(f"{_plural(len(files), 'file')} changed (+{added} -{removed})")
         counts = self.test_counts()
         if self.tests_errored:
-            parts.append("tests did not finish")
+            not_run = self.finish is not None and tests_not_run(self.finish.tests_error)
+            parts.append("tests did not run" if not_run else "tests did not finish")
         elif counts is not None:
             passed, failed = counts
             if failed:
