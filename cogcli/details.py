@@ -55,6 +55,12 @@ class TestCaseRecord(_Details):
     when: str | None = None
     message: str | None = None
     longrepr: str | None = None
+    #: where a failure is shown: the test's own line that failed (relative to the workspace)
+    file: str | None = None
+    line: int | None = None
+    #: the deepest frame, where it raised, when that is elsewhere (pytest)
+    crash_file: str | None = None
+    crash_line: int | None = None
     #: when it finished (seconds since the epoch)
     stop: float | None = None
 

@@ -45,29 +45,30 @@ def test_a_mistyped_provider_says_which_was_meant(make_repo) -> None:
     assert "unknown model provider 'opnai' in 'opnai:gpt-4o'; did you mean openai:gpt-4o?" in out.stderr
 
 
-def test_a_local_server_not_running_exits_2_saying_how_to_start_it(make_repo) -> None:
+def test_ollama_not_running_exits_2_saying_how_to_start_it(make_repo) -> None:
     repo = make_repo("calc")
-    # nothing listens at this loopback address: what a person whose local server is not running gets
-    # (Ollama's own address is not used: it may answer on a developer's machine)
+    # nothing listens at this loopback address: what a person whose Ollama is not running gets
+    # (OLLAMA_HOST, as Ollama itself reads it, points cog at a port that is surely closed)
     port = _free_port()
-    out = run_cog(
-        ["edit", "--json", "--yes", "--model", "openai:llama3.1", FIX], repo,
-        env={"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "none"},
-    )
+    out = run_cog(["edit", "--json", "--yes", "--model", "ollama:llama3.1", FIX], repo, env={"OLLAMA_HOST": f"127.0.0.1:{port}"})
     events = json_lines(out.stdout)
     assert out.returncode == 2, out.stderr
     assert events[-1]["type"] == "finish" and events[-1]["status"] == "error"
     error = next(e for e in events if e["type"] == "error")
     assert error["code"] == "MODEL_CONFIG_ERROR"
-    assert "Nothing answers there: start the model server on this machine" in error["message"]
+    assert f"cannot connect to http://127.0.0.1:{port}/v1/chat/completions" in error["message"]
+    assert "Is Ollama running? Start it with `ollama serve`" in error["message"] and "`ollama pull llama3.1`" in error["message"]
 
 
-def test_the_ollama_hint_names_ollama_serve_and_pull() -> None:
+def test_ollama_host_is_read_as_ollama_reads_it(monkeypatch) -> None:
     from cogcli.models import get_model
 
-    model = get_model("ollama:qwen2.5-coder")
-    assert "`ollama serve`" in model.connect_hint and "`ollama pull qwen2.5-coder`" in model.connect_hint  # type: ignore[attr-defined]
-    assert get_model("openai:gpt-4o", api_key="k").connect_hint is None  # type: ignore[attr-defined]  # a remote API may be down for a while: exit 1
+    for host, url in [("127.0.0.1:9999", "http://127.0.0.1:9999/v1"), ("0.0.0.0", "http://127.0.0.1:11434/v1"),
+                      ("https://box.lan:8443/", "https://box.lan:8443/v1"), ("", "http://localhost:11434/v1")]:
+        monkeypatch.setenv("OLLAMA_HOST", host)
+        assert get_model("ollama:qwen2.5-coder").base_url == url  # type: ignore[attr-defined]
+    # a remote API that does not answer may be down for a while: an ordinary stream error (exit 1)
+    assert get_model("openai:gpt-4o", api_key="k").connect_hint is None  # type: ignore[attr-defined]
 
 
 def test_plain_cog_without_a_model_says_how_to_set_one_for_the_chat(make_repo, tmp_path: Path) -> None:

@@ -49,18 +49,29 @@ OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
-def _local_hint(url: str, provider: str, model_id: str) -> str | None:
-    """What to say when nothing answers at ``url``: how to start Ollama, or the server on this
-    machine; None for a remote API (a failure to reach it is not the person's configuration)."""
-    if provider == "ollama":
-        return (
-            f"Is Ollama running? Start it with `ollama serve` (or open the Ollama app), fetch the model with "
-            f"`ollama pull {model_id}`, then run cog again"
-        )
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host == "::1" or host.startswith("127."):
-        return "Nothing answers there: start the model server on this machine, or point OPENAI_BASE_URL at the one that runs"
-    return None
+def _ollama_url(host: str) -> str | None:
+    """Ollama's API from ``OLLAMA_HOST`` as Ollama reads it (``127.0.0.1:11434``, ``0.0.0.0``,
+    ``http://box:11434``): its OpenAI-compatible ``/v1``; None when unset."""
+    host = host.strip().rstrip("/")
+    if not host:
+        return None
+    if "://" not in host:
+        host = f"http://{host}"
+    parts = urlsplit(host)
+    name = parts.hostname or "127.0.0.1"
+    if name in ("0.0.0.0", "::"):  # where the server listens, not an address to call
+        name = "127.0.0.1"
+    port = parts.port or 11434
+    shown = f"[{name}]" if ":" in name else name
+    return f"{parts.scheme}://{shown}:{port}{parts.path}/v1"
+
+
+def _ollama_hint(model_id: str) -> str:
+    """What to say when nothing answers at Ollama's address: how to start it."""
+    return (
+        f"Is Ollama running? Start it with `ollama serve` (or open the Ollama app), fetch the model with "
+        f"`ollama pull {model_id}`, then run cog again (OLLAMA_HOST says where it listens)"
+    )
 
 
 def parse_model_spec(spec: str) -> tuple[str, str]:
@@ -139,9 +150,10 @@ def get_model(
                 )
             client = OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
         else:
-            url = _check_url(base_url or OLLAMA_DEFAULT_BASE_URL, "base_url" if base_url else "default")
+            source = "base_url" if base_url else "OLLAMA_HOST" if os.environ.get("OLLAMA_HOST", "").strip() else "default"
+            url = _check_url(base_url or _ollama_url(os.environ.get("OLLAMA_HOST", "")) or OLLAMA_DEFAULT_BASE_URL, source)
             client = OpenAIModel(model_id, base_url=url, api_key=api_key, name=spec, auth_hint="check the server's API key", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
-        client.connect_hint = _local_hint(url, provider, model_id)
+        client.connect_hint = _ollama_hint(model_id) if provider == "ollama" else None
         return client
 
     from cogcli.models.anthropic import AnthropicModel

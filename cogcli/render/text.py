@@ -69,7 +69,7 @@ from cogcli.render.details import (
     sandbox_note,
 )
 from cogcli.render.summary import Call, RunSummary
-from cogcli.render.visible import visible
+from cogcli.render.visible import showing_live_line, visible
 
 #: seconds between two in-place redraws of a running call's row (≤ 10 a second)
 REDRAW_INTERVAL = 0.1
@@ -528,6 +528,7 @@ class TextRenderer:
         self._erase()
         self._write(self._style(shown, "dim"))
         self._live = shown
+        showing_live_line(self._clear_live)  # a message on the terminal meanwhile starts on a line of its own
 
     def _erase(self) -> None:
         if self._live is None:
@@ -535,6 +536,7 @@ class TextRenderer:
         # with colour: carriage return + "erase line"; without (NO_COLOR): overwrite with spaces
         self._write("\r\x1b[2K" if self.color else "\r" + " " * columns(self._live) + "\r", raw=True)
         self._live = None
+        showing_live_line(None)
 
     def _clear_live(self) -> None:
         if self._live is not None:
