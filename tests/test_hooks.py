@@ -416,3 +416,27 @@ async def test_an_abort_kills_a_running_pre_tool_use_hook(make_repo: Callable[..
     assert time.monotonic() - started < 10 and str(result.status) == "aborted"
     assert result.tool_calls[0].error_code == "ABORTED"
     assert not pids.exists() or not alive(int(pids.read_text()))
+
+
+@pytest.mark.anyio
+async def test_pre_compact_runs_before_a_runs_own_compaction(tmp_path: Path) -> None:
+    """The library path (``Cogitator.run(…, hooks=…)``) without a session: big results pass the window."""
+    from runtime_helpers import big
+
+    from cogcli.events import CompactionEvent
+    from cogcli.hooks.config import HookSpec
+    from cogcli.hooks.engine import HookSet
+    from cogcli.runtime import Agent, Cogitator
+
+    seen = tmp_path / "compact.jsonl"
+    hooks = HookSet(tmp_path, {"PreCompact": [HookSpec(matcher="auto", command=f"cat >> {seen}; echo >> {seen}")]})
+    turns = [Turn("", [Call(f"b{i}", "big", {"size": 8000})]) for i in range(4)] + [Turn("Done.")]
+    agent = Agent(name="t", instructions="be brief", model=ScriptedModel(turns), tools=[big], context_window=2048)
+    events: list[BaseEvent] = []
+    result = await Cogitator().run(agent, input="go", on_event=events.append, hooks=hooks)
+    compactions = [e for e in events if isinstance(e, CompactionEvent)]
+    told = [json.loads(line) for line in seen.read_text().splitlines() if line]
+    assert compactions and len(told) == len(compactions) and str(result.status) == "completed"
+    assert {(t["hook_event_name"], t["trigger"], t["reason"]) for t in told} == {("PreCompact", "auto", "threshold")}
+    kinds = [e.type for e in events if e.type in ("hook", "compaction")]
+    assert kinds[:2] == ["hook", "compaction"]  # told before it is made
