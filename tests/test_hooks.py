@@ -300,6 +300,8 @@ def test_matchers_and_bad_config_are_named(person: Callable[[str], Path], tmp_pa
     assert time.monotonic() - started < 1
     with pytest.raises(ValueError, match="lookahead"):
         compile_matcher("(?=x)edit")
+    person('[[hooks.PostToolUse]]\nmatcher = "Edit|Write"\nhooks = [{type = "command", command = "fmt.sh", timeout = 5}, {command = "log.sh"}]\n')
+    assert [(h.matcher, h.command, h.timeout) for h in person_hooks()["PostToolUse"]] == [("Edit|Write", "fmt.sh", 5.0), ("Edit|Write", "log.sh", 60.0)]
     person('[[hooks.PreToolUse]]\ncommand = "x"\ntimeout = -1\n')
     with pytest.raises(ConfigError, match=r"hooks\.PreToolUse\.0\.timeout .*config\.toml"):
         person_hooks()
