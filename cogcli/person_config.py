@@ -47,6 +47,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cogcli.errors import ConfigError
+from cogcli.hooks.config import FIX as HOOKS_FIX, HookTables, check_tables
 from cogcli.options import BY_NAME, SettingError, SettingFlags
 from cogcli.workspace_settings import MAX_PRICES, PriceSetting
 
@@ -60,6 +61,7 @@ MAX_URL_CHARS = 2048
 #: what to do about a bad value in a section, per section
 FIXES: dict[str, str] = {
     "providers": 'give a table per provider (openai, anthropic, ollama) with base_url, e.g. [providers.openai] base_url = "http://localhost:8000/v1"',
+    "hooks": HOOKS_FIX,
     "prices": (
         'give a table per model of USD per million tokens, e.g. [prices."my-model"] with input = 1.0, output = 4.0, '
         f"cache_read = 0.1, cache_write = 1.25 (at most {MAX_PRICES} models)"
@@ -117,6 +119,14 @@ class PersonSections(BaseModel):
     providers: dict[Literal["openai", "anthropic", "ollama"], ProviderSetting] = {}
     #: model name → its prices (over cog's table and the workspace's ``prices``)
     prices: dict[str, PriceSetting] = {}
+    #: event → the person's hooks (``[[hooks.PreToolUse]]``, :mod:`cogcli.hooks`); read for a
+    #: session by :func:`cogcli.hooks.trust.person_hooks`
+    hooks: HookTables = {}
+
+    @field_validator("hooks")
+    @classmethod
+    def _few_hooks(cls, tables: HookTables) -> HookTables:
+        return check_tables(tables)
 
     @field_validator("prices")
     @classmethod
