@@ -81,7 +81,7 @@ def test_outcome(results: Sequence[ToolResult], tools: Mapping[str, Tool[Any]]) 
     declares ``reports_tests`` — its report's counts when it ran, its error when it failed."""
     for r in reversed(results):
         tool = tools.get(r.name)
-        if tool is None or not tool.reports_tests:
+        if tool is None or not tool.reports_tests or r.error_code == "PLAN_MODE":  # refused in plan mode: no test run
             continue
         if r.error is not None:
             return None, r.error

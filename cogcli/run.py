@@ -33,6 +33,7 @@ from cogcli.history import build_history
 from cogcli.memory import ThreadStore
 from cogcli.models.base import PROMPT_CACHE_KEY, Message, ToolCallRequest, ToolSpec, UsageReport
 from cogcli.outcome import RunEnd
+from cogcli.plan_mode import PlanMode, refuse_writing
 from cogcli.result import ToolResult
 from cogcli.tools import Tool
 from cogcli.turn import StreamedCall, Turn, stream_turn, usage_of
@@ -55,6 +56,8 @@ class Hooks:
     on_tool_update: ToolUpdateCallback | None = None
     after_model: AfterModel | None = None
     approve: Approve | None = None
+    #: plan mode (:mod:`cogcli.plan_mode`): calls of tools that are not read-only are refused first
+    plan: PlanMode | None = None
 
 
 class Run:
@@ -181,7 +184,9 @@ class Run:
         except Exception as exc:
             await self._close_calls(turn, slots, ErrorCode.TOOL_ERROR, f"after_model failed ({type(exc).__name__}: {exc})")
             raise
-        try:
+        try:  # the gate: plan mode's refusals, then approval
+            if self.hooks.plan is not None:
+                await refuse_writing(self.hooks.plan, calls, slots, self.conclude)
             if self.hooks.approve is not None:
                 refused = await ask_approval(
                     calls, slots, approve=self.hooks.approve, thread_id=self.thread_id,

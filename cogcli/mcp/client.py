@@ -172,6 +172,7 @@ def remote_tool(server: McpServer, remote: types.Tool, name: str) -> Tool[Any]:
         execute=execute,
         presentation=ToolPresentation(label=label, icon="plug", detail=server.name),
         side_effects=() if read_only else (f"runs {remote_name} on MCP server {server.name}",),
+        read_only=read_only,  # the server says its calls change nothing: plan mode runs them (docs/plan-mode.md)
         annotations={
             **(hints.model_dump(by_alias=True, exclude_none=True) if hints else {}),
             "mcpServer": server.name,
