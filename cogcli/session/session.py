@@ -223,7 +223,7 @@ class Session:
         store = self.store()
         thread_id = thread_to_continue(store, thread, last)
         project = await project_context(self.settings, self.cwd, self.model)  # AGENTS.md files, the context window
-        for note in project.notes:
+        for note in [*project.notes, *(self.skills.notes if self.skills is not None else [])]:  # instruction files, skills left out
             self.on_note(note)
         settings = self.settings
         prompt = coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command)
