@@ -140,3 +140,47 @@ async def test_reads_go_through_the_editor_inside_the_workspace_only_and_session
     assert calls["x1"]["status"] == "failed"
     assert [s.session_id for s in listed.sessions] == [session.session_id]
     assert listed.sessions[0].title == "read ops" and listed.sessions[0].cwd == str(repo.resolve())
+
+
+@pytest.mark.slow
+async def test_an_http_mcp_server_from_the_editor_is_connected_with_its_headers_kept_out_of_logs(make_repo, tmp_path: Path) -> None:
+    import subprocess
+
+    import anyio
+
+    from test_mcp_stdio import cog_mcp, free_port
+
+    repo = make_repo("calc")
+    other = make_repo("calc", dest="other")
+    (other / "REMOTE.md").write_text("served over http\n")
+    port = free_port()
+    server = subprocess.Popen(cog_mcp(other, "--http", str(port)), stderr=subprocess.DEVNULL)
+    try:
+        with anyio.fail_after(60):  # until the port accepts
+            while True:
+                assert server.poll() is None
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    await anyio.sleep(0.05)
+        remote = {"id": "m1", "name": "cog_read_file", "arguments": {"path": "REMOTE.md"}}
+        cassette = write_cassette(tmp_path / "c.jsonl", [{"toolCalls": [remote]}, {"text": "ok"}])
+        editor = Editor()
+        http = acp_schema.HttpMcpServer(type="http", name="other", url=f"http://127.0.0.1:{port}/mcp", headers=[acp_schema.HttpHeader(name="Authorization", value="Bearer s3cr3t-t0ken")])
+        with (tmp_path / "err").open("w") as err:
+            cm, conn, init = await _connect(editor, repo, cassette, err, "--yes")
+            try:
+                assert init.agent_capabilities.mcp_capabilities.http is True
+                session = await conn.new_session(cwd=str(repo), mcp_servers=[http])
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("read the remote file")])
+            finally:
+                await cm.__aexit__(None, None, None)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    calls = editor.calls()
+    assert calls["m1"]["status"] == "completed", (tmp_path / "err").read_text()[-2000:]
+    shown = "".join(c.content.text for u in calls["m1"]["updates"] for c in (u.content or []) if getattr(c, "type", "") == "content")
+    assert "served over http" in shown
+    assert "s3cr3t-t0ken" not in (tmp_path / "err").read_text()

@@ -76,16 +76,18 @@ class AcpOptions:
 def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, dict[str, str]]]:
     """The editor's MCP servers as ``--mcp`` command lines, and the environment the editor gives
     each (by command line), kept apart from it: a token the editor passes a server is in no argv
-    (``ps``), no log line and no error message. Servers over stdio only (cog's MCP client starts
-    commands)."""
+    (``ps``), no log line and no error message. An HTTP server is its URL, its headers given
+    apart the same way (:func:`cogcli.mcp.client.is_url`); SSE servers are left out."""
     commands: list[str] = []
     env: dict[str, dict[str, str]] = {}
     for server in servers or []:
-        if not isinstance(server, acp_schema.McpServerStdio):
-            log.warning("MCP server %r is not a stdio server; cog starts only stdio servers, so it is left out", getattr(server, "name", "?"))
+        if isinstance(server, acp_schema.McpServerHttp):  # Streamable HTTP: its headers kept apart as a stdio server's env
+            command, variables = server.url, {h.name: h.value for h in server.headers or []}
+        elif isinstance(server, acp_schema.McpServerStdio):
+            command, variables = shlex.join([server.command, *server.args]), {e.name: e.value for e in server.env or []}
+        else:
+            log.warning("MCP server %r is neither a stdio nor an HTTP server; cog connects to those only, so it is left out", getattr(server, "name", "?"))
             continue
-        command = shlex.join([server.command, *server.args])
-        variables = {e.name: e.value for e in server.env or []}
         if command in env and env[command] != variables:
             log.warning("two MCP servers run `%s` with different environments; cog starts it once, with the last one", command)
         if command not in env:
@@ -167,7 +169,7 @@ class CogAgent(ModesMixin, ListingMixin):
             agent_capabilities=acp_schema.AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=acp_schema.PromptCapabilities(embedded_context=True, image=False, audio=False),
-                mcp_capabilities=acp_schema.McpCapabilities(http=False, sse=False),
+                mcp_capabilities=acp_schema.McpCapabilities(http=True, sse=False),
                 session_capabilities=acp_schema.SessionCapabilities(list=acp_schema.SessionListCapabilities()),
             ),
             agent_info=acp_schema.Implementation(name="cog", title="cog", version=ours),

@@ -37,7 +37,7 @@ def edit(
     commit: Annotated[bool, typer.Option("--commit", help="Commit the files the run changed (message from the instruction).")] = False,
     allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="With --commit: run even with uncommitted changes.")] = False,
     commit_hooks: Annotated[bool, typer.Option("--commit-hooks", help="With --commit: run the repository's commit hooks (unsandboxed; only those unchanged since the run started).")] = False,
-    mcp: Annotated[Optional[list[str]], typer.Option("--mcp", metavar="COMMAND", help='Add the tools of an MCP server: --mcp "CMD ARGS" (repeatable).', show_default=False)] = None,
+    mcp: Annotated[Optional[list[str]], typer.Option("--mcp", metavar="COMMAND", help='Add the tools of an MCP server: --mcp "CMD ARGS", or its URL for one over HTTP (repeatable).', show_default=False)] = None,
     sandbox: SandboxOption = None,
     allow_secret: AllowSecretOption = None,
     pass_env: PassEnvOption = None,
