@@ -270,31 +270,26 @@ def pycache_prefix() -> Path:
 async def _start(
     tg: TaskGroup, command: str, stop: anyio.Event, timeout: float, cwd: Path | None = None, env: Mapping[str, str] | None = None
 ) -> McpServer:
-    if is_url(command):
-        shown = command.split("?", 1)[0]  # a query may carry a token
+    if is_url(command):  # Streamable HTTP: connected to, not started
+        shown, runner, args = command.split("?", 1)[0], _run_http_server, (command, stop, env)  # a query may carry a token
+        late, failed = "did not answer", "could not be reached"
+    else:
         try:
-            with anyio.fail_after(timeout):
-                found: McpServer = await tg.start(_run_http_server, command, stop, env)
-        except TimeoutError:
-            raise ConfigError(f"MCP server {shown} did not answer within {timeout:g} s") from None
-        except Exception as exc:
-            raise ConfigError(f"MCP server {shown} could not be reached: {describe_failure(exc)}") from None
-        log.info("MCP server %r (%s) offers %d tool(s)", found.name, shown, len(found.tools))
-        return found
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise ConfigError(f"cannot parse MCP server command `{command}`: {exc}") from None
-    if not argv:
-        raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise ConfigError(f"cannot parse MCP server command `{command}`: {exc}") from None
+        if not argv:
+            raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
+        shown, runner, args = f"`{command}`", _run_server, (command, argv, stop, cwd, env)
+        late, failed = "did not start", "failed to start"
     try:
         with anyio.fail_after(timeout):
-            server: McpServer = await tg.start(_run_server, command, argv, stop, cwd, env)
+            server: McpServer = await tg.start(runner, *args)
     except TimeoutError:
-        raise ConfigError(f"MCP server `{command}` did not start within {timeout:g} s") from None
+        raise ConfigError(f"MCP server {shown} {late} within {timeout:g} s") from None
     except Exception as exc:
-        raise ConfigError(f"MCP server `{command}` failed to start: {describe_failure(exc)}") from None
-    log.info("MCP server %r (`%s`) offers %d tool(s)", server.name, command, len(server.tools))
+        raise ConfigError(f"MCP server {shown} {failed}: {describe_failure(exc)}") from None
+    log.info("MCP server %r (%s) offers %d tool(s)", server.name, shown, len(server.tools))
     return server
 
 
