@@ -43,6 +43,11 @@ class BatchOptions:
     max_steps: int | None = None
     timeout: float | None = None
     sandbox: str | None = None
+    #: variables tasks may pass to their setup and tests (``--pass-env``: the person's; see
+    #: :func:`cogcli.batch.tasks.task_env`)
+    pass_env: tuple[str, ...] = ()
+    #: the setup command may reach the network (``--setup-network``: the person's); the tests never do
+    setup_network: bool = False
     #: the folder relative task paths are read from (the task file's)
     base: Path = field(default_factory=Path.cwd)
 
@@ -145,8 +150,8 @@ def _run_task(
                         model=task.model or options.model)
     patch: bytes | None = None
     base: str | None = None
-    if patch_path is not None:
-        patch_path.unlink(missing_ok=True)  # an earlier attempt's: it would not match this result
+    if patch_path is not None:  # an earlier attempt's: it would not match this result
+        Layout(patch_path.parent.parent).remove_patch(task.id)
     try:
         from cogcli.batch.checkout import CheckoutError, clone, make_patch
         from cogcli.errors import CogError, ConfigError
@@ -178,10 +183,8 @@ def _run_task(
         result.finished_at = _now()
     if result.status != "aborted":
         result.status = status_of(result.exit_code, result.run_status)  # type: ignore[assignment]
-    if patch is not None and patch_path is not None:
-        from cogcli.batch.results import write_file
-
-        write_file(patch_path, patch)
+    if patch is not None and patch_path is not None:  # DIR/patches, never through a link
+        Layout(patch_path.parent.parent).write_patch(task.id, patch)
         patch = None
     return Outcome(result=result, patch=patch)
 
@@ -191,8 +194,12 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
 
     from cogcli.config import load_settings
     from cogcli.render.jsonl import JsonlWriter
+    from cogcli.batch.tasks import task_env
     from cogcli.session import Session, exit_status, make_tools
 
+    passed, refused = task_env(task, options.pass_env)
+    for why in refused:
+        log.warning("%s", why)
     settings = load_settings(
         checkout,
         model=task.model or options.model,
@@ -200,11 +207,11 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
         max_steps=options.max_steps,
         timeout=options.timeout,
         sandbox=options.sandbox,
-        pass_env=list(task.env),
+        pass_env=passed,
     )
     result.model = settings.model
     if task.setup:
-        _setup(task, settings, checkout)
+        _setup(task, settings, checkout, network=options.setup_network)
     session = Session.open(settings, cwd=checkout, interactive=False, make_tools=make_tools, on_note=lambda note: log.info("%s", note))
     writer = JsonlWriter(events, live=True)
     try:
@@ -299,8 +306,8 @@ def _setup(task: Task, settings: Any, checkout: Path) -> None:
 
 
 def open_events(layout: Layout, task_id: str) -> IO[bytes]:
-    """The task's events file, new (a re-run replaces it)."""
-    return layout.events_of(task_id).open("wb")
+    """The task's events file, new (a re-run replaces it), never opened through a link."""
+    return layout.open_events(task_id)
 
 
 def child_main(task: Task, options: BatchOptions, out: str, attempt: int, conn: Any) -> None:
@@ -309,7 +316,7 @@ def child_main(task: Task, options: BatchOptions, out: str, attempt: int, conn: 
     os.setpgrp()
     layout = Layout(Path(out))
     with open_events(layout, task.id) as events:
-        outcome = run_task(task, options, layout.checkout(task.id), events, attempt=attempt,
+        outcome = run_task(task, options, layout.clear_checkout(task.id), events, attempt=attempt,
                            patch_path=layout.patch(task.id), watch_signals=True)
     conn.send(outcome.result.model_dump(mode="json"))
     conn.close()
