@@ -151,7 +151,8 @@ def test_pyenv_shims_in_a_git_checkout_stay_on_the_tools_path(tmp_path: Path) ->
     assert counts(run(repo, home, {"PATH": path, "PYENV_ROOT": str(root)})) == (3, 0, "poetry")
     assert str(root / "shims") in (tmp_path / "poetry-path").read_text()  # poetry sees the person's shims
     # no environment at all: the person's python3 (the shim) runs pytest, and the first line says so
-    bare = project(tmp_path / "bare", {"pyproject.toml": "[project]\nname = 'bare'\n", "only_in_env.py": "VALUE = 42\n"})
+    bare = project(tmp_path / "bare", {"pyproject.toml": "[project]\nname = 'bare'\n", "only_in_env.py": "VALUE = 42\n",
+                                           ".python-version": "3.11\n"})
     result = run(bare, home, {"PATH": path, "PYENV_ROOT": str(root)})
     assert counts(result) == (3, 0, "PATH")
     assert str(result["result"]).startswith("No project environment found")

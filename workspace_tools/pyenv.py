@@ -10,8 +10,9 @@ First match wins, in the runner's folder and then the workspace root:
 3. an activated ``$VIRTUAL_ENV`` that is not cog's own (``sys.prefix``), or ``$CONDA_PREFIX``;
 4. the person's tools, declared once in :mod:`workspace_tools.envtools` (Poetry, Pipenv, Hatch, PDM,
    conda), asked only when installed on the host, never when the workspace would steer them;
-5. the person's own ``python3`` on their PATH when pytest is installed for it (pyenv, asdf and mise
-   shims pick the version as in their shell), with a note saying no project environment was found;
+5. when the project names its Python version (``.python-version``, ``.tool-versions``): the
+   person's own ``python3`` on their PATH, if pytest is installed for it (pyenv, asdf and mise shims
+   pick that version as in their shell), with a note saying no project environment was found;
 6. else cog's own interpreter, with a note saying so (:meth:`ProjectPython.fallback_note`).
 
 No workspace file picks the program (every tool is the person's, found by
@@ -190,7 +191,14 @@ def _ask_tools(base: Path, notes: list[str]) -> ProjectPython | None:
     return None
 
 
+#: files by which a project names its Python version for pyenv, asdf and mise shims
+VERSION_FILES = (".python-version", ".tool-versions")
+
+
 def _person_python(base: Path) -> ProjectPython | None:
+    """The person's ``python3`` when the project names its version for their shims (``.python-version``)."""
+    if not any((base / name).is_file() for name in VERSION_FILES):
+        return None
     answer = envtools.person_python(base)
     if answer is None or not os.path.isfile(answer):
         return None

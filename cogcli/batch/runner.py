@@ -166,6 +166,8 @@ def _run_task(
         except Exception as exc:  # never a traceback: the task's result says what broke
             log.debug("task %s failed", task.id, exc_info=True)
             result.error = f"the task failed: {type(exc).__name__}: {exc}"
+        if result.error is None and result.tests and (result.tests.get("errors") or result.tests.get("failed")):
+            result.error = _tests_cause(events)
         if base is not None:
             try:
                 patch = make_patch(checkout, base, [f["path"] for f in result.files_changed])
@@ -274,9 +276,10 @@ async def _abort_on_signals(abort: Any) -> None:
             abort.abort(f"stopped by {signal.Signals(signum).name}")
 
 
-def _setup(task: Task, settings: Any, checkout: Path) -> None:
-    """Run the task's setup command in the checkout, in the test sandbox the settings say (no
-    network, only the checkout writable), with the tests' environment and the task's ``env``."""
+def _setup(task: Task, settings: Any, checkout: Path, *, network: bool = False) -> None:
+    """Run the task's setup command in the checkout, in the test sandbox the settings say (only
+    the checkout writable; no network unless the person gave ``--setup-network``), with the tests'
+    environment and the task's allowed ``env``."""
     import anyio
 
     from cogcli.errors import CogError
@@ -285,11 +288,11 @@ def _setup(task: Task, settings: Any, checkout: Path) -> None:
     from workspace_tools.procs import OutputTail, run_process_group
     from workspace_tools.testenv import child_environment
 
-    prefix = sandbox_prefix(settings.sandbox, checkout)
+    prefix = sandbox_prefix(settings.sandbox, checkout, network=network)
     env = child_environment(pass_env=settings.pass_env, workspace_pass_env=settings.workspace_pass_env)  # task.env is in pass_env
     if prefix:
         env["TMPDIR"] = "/tmp"
-    tail = OutputTail(SETUP_TAIL)
+    tail = OutputTail(SETUP_TAIL * 4)
     limit = settings.timeout or SETUP_TIMEOUT
 
     async def go() -> int | None:
@@ -302,7 +305,44 @@ def _setup(task: Task, settings: Any, checkout: Path) -> None:
         return
     said, _ = redact(tail.text().strip())
     why = f"took longer than {limit:.0f} s" if code is None else f"exited with {code}"
-    raise CogError(f"the setup command {why}{': ' + said[-SETUP_TAIL:] if said else ''}", code="SETUP_FAILED")
+    hint = ("" if network or not prefix else
+            " (the setup ran without network: if it installs dependencies, run the batch with --setup-network)")
+    raise CogError(f"the setup command {why}{hint}{':' + chr(10) + last_lines(said, SETUP_TAIL) if said else ''}", code="SETUP_FAILED")
+
+
+def last_lines(text: str, limit: int) -> str:
+    """The end of ``text`` in at most ``limit`` characters, starting at a line's start (never mid-word)."""
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    newline = cut.find("\n")
+    return "…\n" + (cut[newline + 1:] if 0 <= newline < len(cut) - 1 else cut.split(" ", 1)[-1])
+
+
+def _tests_cause(events: IO[bytes]) -> str | None:
+    """Why the run's last test run failed, when its result said more than counts (no project
+    environment found, the interpreter could not start): the first note of its details."""
+    import json
+
+    try:
+        if hasattr(events, "getvalue"):  # a Ray task's events, in memory
+            lines = events.getvalue().splitlines()
+        else:
+            events.flush()
+            with open(events.fileno(), "rb", closefd=False) as raw:
+                raw.seek(0)
+                lines = raw.read().splitlines()
+    except (OSError, ValueError, AttributeError):
+        return None
+    for line in reversed(lines):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "tool-result" and event.get("name") == "run_tests":
+            notes = ((event.get("details") or {}).get("notes") or []) if isinstance(event.get("details"), dict) else []
+            return str(notes[0]) if notes else None
+    return None
 
 
 def open_events(layout: Layout, task_id: str) -> IO[bytes]:
