@@ -25,13 +25,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from workspace_tools import envtools
 from workspace_tools.envtools import _answers  # noqa: F401 (the tools' answers, cleared by tests)
 from workspace_tools.hostbin import in_virtualenv, is_host_file, tool_roots  # noqa: F401 (kept importable from here)
-from workspace_tools.pysandbox import FIX, bind_allowed, confirmed_env, environments, interpreter_homes, sandbox_paths  # noqa: F401
+from workspace_tools.projectpython import FIX, ProjectPython
+from workspace_tools.pysandbox import bind_allowed, confirmed_env, environments, sandbox_paths  # noqa: F401
 
 #: in-project folders tried first, in this order
 VENV_NAMES = (".venv", "venv")
@@ -41,53 +41,6 @@ ENV_FARMS = (".tox", ".nox")
 SCAN_LIMIT = 500
 #: the environment variable the runner passes the workspace's packages to the pytest plugin in
 PACKAGES_ENV = "COGCLI_WORKSPACE_PACKAGES"
-
-
-@dataclass(frozen=True)
-class ProjectPython:
-    """The interpreter that runs the workspace's tests and where it was found."""
-
-    #: the interpreter to run, absolute (an env's ``bin/python`` as found, not resolved)
-    python: str
-    #: where it came from: .venv | venv | pyvenv.cfg | tox | nox | uv | $VIRTUAL_ENV | $CONDA_PREFIX |
-    #: poetry | pipenv | hatch | pdm | conda | PATH | cog
-    source: str
-    #: the environment's folder (for PATH and VIRTUAL_ENV), None for cog's own or a bare interpreter
-    env: Path | None = None
-    #: whether ``env`` came from the person or a host tool
-    trusted_env: bool = False
-    #: things people should read (a tool not asked, and why)
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def fallback(self) -> bool:
-        """Only cog's own interpreter was found."""
-        return self.source == "cog"
-
-    @property
-    def guessed(self) -> bool:
-        """No project environment was found: the person's python3 on PATH, or cog's own."""
-        return self.source in ("cog", "PATH")
-
-    @property
-    def real(self) -> str:
-        """The interpreter's real path on the host (links followed)."""
-        return os.path.realpath(self.python)
-
-    def fallback_note(self) -> str:
-        whose = "cog's own Python" if self.fallback else "your python3 on PATH"
-        return (
-            "No project environment found (.venv, venv, $VIRTUAL_ENV, uv/poetry/pipenv/hatch/pdm/conda): pytest ran "
-            f"with {whose} ({self.python}), not the project's; create one ({FIX}) or, with poetry, pipenv, hatch or "
-            "pdm, install it (poetry install, pipenv install --dev …)"
-        )
-
-    def describe(self) -> str:
-        return f"{self.python} ({self.source})"
-
-    def as_details(self) -> dict[str, str | None]:
-        """What a result's details say about it: which interpreter, where it came from, its env."""
-        return {"python": self.python, "source": self.source, "env": str(self.env) if self.env is not None else None}
 
 
 # -- finding the environment -------------------------------------------------------------------
@@ -233,6 +186,13 @@ def find_project_python(root: Path, workspace_root: Path | None = None, *, ask: 
     if found is not None:
         return ProjectPython(found.python, found.source, notes=tuple(notes))
     return ProjectPython(sys.executable, "cog", None, notes=tuple(notes))
+
+
+def interpreter_homes(workspace: Path) -> list[Path]:
+    """What the sandbox shows for the workspace's own Python (its root's environment), found
+    without running any program (:func:`find_project_python` with ``ask=False``)."""
+    workspace = Path(workspace)
+    return sandbox_paths(find_project_python(workspace, workspace, ask=False), workspace)[0]
 
 
 # -- the workspace's own packages ------------------------------------------------------------------

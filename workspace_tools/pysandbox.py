@@ -23,15 +23,10 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workspace_tools.envtools import TOOL_TIMEOUT
 from workspace_tools.hostbin import host_path, in_virtualenv, is_host_file, tool_roots
-
-if TYPE_CHECKING:
-    from workspace_tools.pyenv import ProjectPython
-
-FIX = "python -m venv .venv && .venv/bin/pip install -e . pytest"
+from workspace_tools.projectpython import FIX, ProjectPython
 _PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -190,13 +185,3 @@ def _env_answer(python: str, stamp: int) -> str | None:
         return None
     text = done.stdout.decode("utf-8", "replace").strip()
     return text if done.returncode == 0 and os.path.isabs(text) and "\n" not in text else None
-
-
-def interpreter_homes(workspace: Path) -> list[Path]:
-    """What the sandbox shows for the workspace's own Python (its root's environment)."""
-    from workspace_tools.pyenv import find_project_python
-
-    workspace = Path(workspace)
-    return sandbox_paths(find_project_python(workspace, workspace, ask=False), workspace)[0]
-
-
