@@ -27,6 +27,7 @@ from pathlib import Path
 from workspace_tools.envtools import TOOL_TIMEOUT
 from workspace_tools.hostbin import host_path, in_virtualenv, is_host_file, tool_roots
 from workspace_tools.projectpython import FIX, ProjectPython
+
 _PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
