@@ -202,7 +202,7 @@ class CogAgent(ModesMixin, ListingMixin):
         texts = {(s.entry.message_id or f"msg_{s.seq}"): s.entry.content for s in entries if isinstance(s.entry, UserEntry)}
         mapper = EventMapper(opened.root, opened.session.run_tools, user_texts=texts)
         for event in events_from_entries(session_id, entries):
-            for update in mapper.updates(event):
+            for update in [*mapper.updates(event), *filter(None, [plan_update(event)])]:  # the plans it made, too
                 await self.conn.session_update(session_id, update)
         announce(self.conn, session_id, opened.root)
         return acp.LoadSessionResponse(modes=mode_state(opened.mode))
