@@ -170,7 +170,8 @@ def run_edit(opts: EditOptions) -> int:
         code = EXIT_OUTPUT_CLOSED
     thread_id = getattr(result, "thread_id", None) or renderer.summary.thread_id
     if thread_id and opts.format != "jsonl":
-        say(f'thread {thread_id} (continue it: cog edit{_workspace_flag(settings.root)} --thread {thread_id} "…")')
+        go = "carry out the plan" if opts.plan else "continue it"  # a plan-mode run changed nothing: say how to run its plan
+        say(f'thread {thread_id} ({go}: cog edit{_workspace_flag(settings.root)} --thread {thread_id} "{"go" if opts.plan else "…"}")')
     if opts.commit:
         code = _commit(settings, opts, result, code, hooks)
     return leave_lingering_tools(code)
