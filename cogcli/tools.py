@@ -60,6 +60,9 @@ class Tool(Generic[P]):
     #: ``(params, context) -> preview | None``, sync or async: what a call would do, computed
     #: without doing it (an edit's diff), shown when the call asks for approval; None: no preview
     preview: Execute | None = None
+    #: ``(params) -> the rule that allows it | None``: the person's own settings already approve
+    #: this call (their allow list, :mod:`cogcli.allow`), so it runs without asking
+    allowed: Callable[[Any], str | None] | None = None
     #: free-form hints for adapters (MCP annotations and the like)
     annotations: Mapping[str, Any] = field(default_factory=dict)
     is_async: bool = field(init=False)

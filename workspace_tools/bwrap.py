@@ -263,6 +263,7 @@ def sandbox_prefix(
     *,
     writable: Sequence[Path] | None = None,
     notes: list[str] | None = None,
+    network: bool = False,
 ) -> list[str]:
     """The argv prefix that runs a command in the sandbox, or ``[]`` for none.
 
@@ -272,7 +273,8 @@ def sandbox_prefix(
     otherwise hide; they stay read-only, each one as :func:`bindable` allows. ``writable`` are more
     paths tests may write (default: the person's ``COG_SANDBOX_WRITABLE``). ``notes`` gets one line
     for each ``readable`` link out of the workspace that the tests will not see through (for the
-    run's result).
+    run's result). ``network=True`` (only ever the person's choice) keeps the host's network: no
+    network namespace of its own, so the host's loopback and abstract sockets are reachable too.
     """
     if mode == "off":
         return []
@@ -287,8 +289,10 @@ def sandbox_prefix(
         _notice_fallback()
         return []
     workspace = Path(workspace).resolve()
-    namespaces = [a for a in _namespaces() if a not in ("--cap-drop", "ALL")]
+    namespaces = [a for a in _namespaces() if a not in ("--cap-drop", "ALL") and not (network and a == "--unshare-net")]
     setup = _net_setup()
+    if network and setup:
+        setup[-1] = ""  # no network namespace of its own to set up: capabilities only dropped
     caps = ["--cap-drop", "ALL"]
     if setup:  # all dropped by NET_SETUP before the tests start
         caps += ["--cap-add", "CAP_NET_ADMIN", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
