@@ -43,7 +43,8 @@ class Decision:
 
 
 Decisions: TypeAlias = Mapping[str, "bool | Decision"]
-#: the run's hook: the turn's pending calls in, a decision per call id out
+#: the run's hook: the turn's pending calls in, a decision per call id out. A hook whose ``final``
+#: attribute is true can never approve anything (nobody to ask): the run ends after its first refusal
 Approve: TypeAlias = Callable[[list[Approval]], Awaitable[Decisions]]
 
 

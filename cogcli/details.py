@@ -57,6 +57,12 @@ class TestCaseRecord(_Details):
     when: str | None = None
     message: str | None = None
     longrepr: str | None = None
+    #: where a failure is shown: the test's own line that failed (relative to the workspace)
+    file: str | None = None
+    line: int | None = None
+    #: the deepest frame, where it raised, when that is elsewhere (pytest)
+    crash_file: str | None = None
+    crash_line: int | None = None
     #: when it finished (seconds since the epoch)
     stop: float | None = None
 
@@ -426,3 +432,12 @@ def read_output_lines(details: Any, content: Any) -> list[str] | None:
     if not isinstance(content, str):
         return None
     return content.split("\n")
+
+
+#: how a run's ``tests_error`` starts when its test calls never ran (refused, cut, bad arguments)
+TESTS_NOT_RUN = "the tests did not run"
+
+
+def tests_not_run(tests_error: str | None) -> bool:
+    """Whether a run's ``tests_error`` says its tests never ran (rather than did not finish)."""
+    return bool(tests_error) and tests_error.startswith(TESTS_NOT_RUN)  # type: ignore[union-attr]

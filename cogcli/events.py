@@ -121,6 +121,8 @@ class StartEvent(BaseEvent):
     instructions: list[InstructionFileInfo] | None = None
     #: the model's context window in tokens, when cog knows it
     context_window: int | None = None
+    #: the ``provider:model`` the run asks (``openai:gpt-4o``), when known
+    model: str | None = None
 
 
 class TextStartEvent(BaseEvent):

@@ -89,6 +89,7 @@ class Run:
                 thread_id=self.thread_id,
                 instructions=[f.info() for f in self.agent.instruction_files] or None,
                 context_window=self.agent.context_window,
+                model=getattr(self.agent.model, "name", None),
             )
         )
         cache_key = PROMPT_CACHE_KEY.set(self.thread_id)  # a provider's prompt cache per thread
@@ -121,6 +122,8 @@ class Run:
             if turn.cut is not None:
                 return await self._cut(turn)
             calls = await self._step(turn)
+            if self.denied_open and getattr(self.hooks.approve, "final", False):
+                return RunStatus.DENIED  # nobody can ever approve in this run: asking the model again only costs
             if not calls:
                 if turn.at_output_limit:
                     log.warning("the model's last reply was cut at its output limit (stop reason %s)", turn.stop_reason)

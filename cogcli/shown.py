@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TextIO
 
@@ -57,5 +57,28 @@ def say(message: str, *, prefix: str = "cog: ", stream: TextIO | None = None) ->
     """Write ``cog: message`` and a newline on stderr (or ``stream``), the message made
     :func:`visible`: it may carry a path, a command or a name from the workspace or the model."""
     out = stream if stream is not None else sys.stderr
+    clear_live_line()
     out.write(prefix + visible(message) + "\n")
     out.flush()
+
+
+# --- the terminal's one line drawn in place ---------------------------------------------------
+
+#: what erases the line a renderer redraws in place on the terminal (a running test's count and
+#: bar), while one is shown: a message written to the terminal meanwhile (Ctrl-C's notice, a
+#: warning) must start on a line of its own, not at the end of that one
+_live_line_clearer: Callable[[], None] | None = None
+
+
+def showing_live_line(clear: Callable[[], None] | None) -> None:
+    """A renderer says it shows a line in place (``clear`` erases it), or no longer (None)."""
+    global _live_line_clearer
+    _live_line_clearer = clear
+
+
+def clear_live_line() -> None:
+    """Erase the in-place line, if one is shown, before a message goes to the terminal; the
+    renderer draws it again with its next update."""
+    clear = _live_line_clearer
+    if clear is not None:
+        clear()

@@ -71,7 +71,7 @@ from cogcli.render.details import (
 )
 from cogcli.render.live_output import OUTPUT_PREFIX, OutputTails, live_block
 from cogcli.render.summary import Call, RunSummary
-from cogcli.render.visible import visible
+from cogcli.render.visible import showing_live_line, visible
 
 #: seconds between two in-place redraws of a running call's row (≤ 10 a second)
 REDRAW_INTERVAL = 0.1
@@ -330,6 +330,8 @@ class TextRenderer:
         self._lock = threading.RLock()
         self._live: str | None = None  # what the in-place row shows now (a command's: lines below it too)
         self._tails = OutputTails()
+        #: the head and counts of each test run that has counted on this terminal (its live line keeps them)
+        self._counting: dict[str, tuple[str, TestProgress]] = {}
         self._pending: tuple[str, TestProgress | None, str | None] | None = None  # a redraw held back by the throttle
         self._last_draw = float("-inf")
         self._timer: threading.Timer | None = None
@@ -348,11 +350,15 @@ class TextRenderer:
                     call = self.summary.call(event.tool_call_id)
                     progress = read_test_progress(event.details) if self.tty else None
                     output = read_output_lines(event.details, event.content)
+                    last = first_line(event.content, 200) if isinstance(event.content, str) else None
                     if output is not None:  # a command's output: the last lines under its row (live_output)
                         self._output(event, call, output)
                     elif progress is not None:  # on a terminal a test run's line counts, with a bar
-                        last = first_line(event.content, 200) if isinstance(event.content, str) else None
-                        self._progress(self._test_head(event, call), progress, last)
+                        self._counting[event.tool_call_id] = (self._test_head(event, call), progress)
+                        self._progress(*self._counting[event.tool_call_id], last)
+                    elif event.tool_call_id in self._counting and last:
+                        # a line of the runner's own output (npm's): the count and bar stay, it shows after them
+                        self._progress(*self._counting[event.tool_call_id], last)
                     else:
                         self._progress(update_text(event, call))
             elif isinstance(event, ToolResultEvent):
@@ -546,6 +552,7 @@ class TextRenderer:
         self._erase()
         self._write(self._style(shown, "dim"))
         self._live = shown
+        showing_live_line(self._clear_live)  # a message on the terminal meanwhile starts on a line of its own
 
     def _erase(self) -> None:
         if self._live is None:
@@ -554,6 +561,7 @@ class TextRenderer:
         up = self._live.count("\n")
         self._write("\r\x1b[2K" + "\x1b[1A\x1b[2K" * up if self.color else "\r" + " " * columns(self._live) + "\r", raw=True)
         self._live = None
+        showing_live_line(None)
 
     def _clear_live(self) -> None:
         if self._live is not None:

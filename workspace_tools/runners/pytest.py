@@ -18,7 +18,7 @@ from cogcli.errors import ErrorCode, ToolCallError
 from workspace_tools.pyenv import FIX, PACKAGES_ENV, ProjectPython, find_project_python, sandbox_paths, workspace_packages
 from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
 from workspace_tools.runners.base import Invocation, Runner, Selection
-from workspace_tools.runners.report import Report, python_location
+from workspace_tools.runners.report import Report, python_location, python_locations
 
 PYTEST_EXIT_MEANING = {
     0: "all tests passed",
@@ -99,9 +99,9 @@ class PytestRunner(Runner):
             test_id = self.test_id(raw_id) if prefix is None else (f"{prefix}/{raw_id}" if prefix else raw_id)
             file: str | None = None
             line: int | None = None
+            crash: tuple[str | None, int | None] = (None, None)
             if event.get("outcome") in ("failed", "error"):
-                found, line = python_location(longrepr)
-                file = self.rel_file(found) if found else test_id.split("::", 1)[0]
+                file, line, crash = self._failure_location(longrepr, test_id.split("::", 1)[0])
             record = {
                 "id": test_id,
                 "outcome": str(event.get("outcome")),
@@ -113,9 +113,23 @@ class PytestRunner(Runner):
                 "line": line,
                 "stop": event.get("stop"),
             }
+            if crash[0] is not None and crash != (file, line):  # where it raised, deeper than the test's own line
+                record["crash_file"], record["crash_line"] = crash
             if event.get("subtests"):
                 record["subtests"] = event["subtests"]
             report.add_test(record)
+
+    def _failure_location(self, longrepr: str | None, test_file: str) -> tuple[str, int | None, tuple[str | None, int | None]]:
+        """Where a failure is shown: the deepest line in the test's own file (the test's line
+        that failed, as pytest's summary points at it), else the deepest frame; and the deepest
+        frame itself (where it raised), each relative to the workspace."""
+        frames = [(self.rel_file(path), line) for path, line in python_locations(longrepr)]
+        if not frames:
+            return test_file, None, (None, None)
+        deepest = frames[-1]
+        own = [frame for frame in frames if frame[0] == test_file]
+        file, line = own[-1] if own else deepest
+        return file or test_file, line, deepest
 
     def _foreign(self, event: dict[str, Any], report: Report) -> None:
         """A workspace package the tests imported came from somewhere else: an error record (the

@@ -170,8 +170,13 @@ def first_line(text: str) -> str:
 _PY_WHERE = re.compile(r"^([^\s:][^:\n]*\.py):(\d+): ", re.MULTILINE)
 
 
+def python_locations(text: str | None) -> list[tuple[str, int]]:
+    """Every ``path.py:LINE:`` of a pytest failure text, outermost frame first."""
+    return [(path, int(line)) for path, line in _PY_WHERE.findall(text or "")]
+
+
 def python_location(text: str | None) -> tuple[str | None, int | None]:
-    """The last ``path.py:LINE:`` of a pytest failure text: where the test failed."""
+    """The last ``path.py:LINE:`` of a pytest failure text: the deepest frame, where it raised."""
     found = _PY_WHERE.findall(text or "")
     if not found:
         return None, None
