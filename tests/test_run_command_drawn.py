@@ -17,21 +17,9 @@ from cogcli.render.text import TextRenderer
 from workspace_tools.paths import Workspace
 from workspace_tools.run_command import run_command_tool
 
+from test_render_live import FakeTTY, Ticks
+
 PRESENTATION = {"label": "Run", "icon": "terminal", "detail": "make"}
-
-
-class FakeTTY(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-class Ticks:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
 
 
 def a_command(lines: list[list[str]]) -> list[BaseEvent]:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 
 import pytest
 
-from .conftest import Runner, grows, kill_everything_in, needs_bwrap
-from .test_sandbox_escapes import ATTACKS, DAEMON, Attack, Bench, _cleanup_sockets, _reset
+from .conftest import grows, kill_everything_in, needs_bwrap
+from .test_sandbox_escapes import ATTACKS, DAEMON, Attack, Bench, _cleanup_sockets, _reset, bench  # noqa: F401 (fixture)
 
 pytestmark = needs_bwrap
 
@@ -26,16 +25,6 @@ def run_command(bench: Bench, command: str, sandbox: str, env: dict[str, str] | 
     assert result["type"] == "tool-result" and result.get("error") is None, result
     assert result["details"]["sandbox"] == ("bwrap" if sandbox == "on" else "none"), result
     return result
-
-
-@pytest.fixture
-def bench(runner: Runner) -> Iterator[Bench]:
-    repo = runner.make_repo({"README.md": "a repository from a stranger\n"})
-    bench = Bench(runner, repo, runner.scratch("outside"), [])
-    yield bench
-    kill_everything_in(repo)
-    for server in bench.sockets:
-        server.close()
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a[0] for a in ATTACKS])
