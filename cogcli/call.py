@@ -109,6 +109,8 @@ class PreparedCall:
     #: the preview the person approved the call on (set when it is approved, see
     #: :func:`cogcli.calls.ask_approval`): the call runs with it as ``context.approved``
     preview: Preview | None = None
+    #: a PreToolUse hook's "allow" (no approval asked) or "ask" (asked even without side effects)
+    hook_decision: str | None = None
 
     def outcome(self, code: str, message: str, duration_ms: float = 0.0) -> ToolResult:
         """This call's result when it ends without a result of its own (refused, aborted, …)."""

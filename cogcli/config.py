@@ -130,6 +130,9 @@ class Settings:
     prompt_cache_key: bool | None = None
     #: model name → :class:`cogcli.pricing.Price`, over cog's own table (``prices``)
     prices: Mapping[str, Any] = field(default_factory=dict)
+    #: the workspace's own hooks (``[[hooks.<Event>]]``): run only once the person approved them
+    #: (:mod:`cogcli.hooks.trust`); the person's own are in their config.toml
+    hooks: Mapping[str, Any] = field(default_factory=dict)
     #: which workspace file each of its settings came from: ``{"test_command": "cog.toml", …}``
     sources: Mapping[str, str] = field(default_factory=dict)
     #: the person's patterns of commands run_command runs without asking (``--allow``, ``COG_ALLOW``;
@@ -287,6 +290,7 @@ def load_settings(
         cache_ttl=_cache_ttl(config),
         prompt_cache_key=config.prompt_cache_key,
         prices=_prices(config),
+        hooks=dict(config.hooks),
         sources=dict(sources),
         allow=_allow(allow, config),
         command_network=_command_network(command_network),

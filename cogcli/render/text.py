@@ -41,6 +41,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from cogcli.events import (
+    HookEvent,
     ApprovalRequiredEvent,
     BaseEvent,
     CompactionEvent,
@@ -69,6 +70,7 @@ from cogcli.render.details import (
     run_outcome,
     sandbox_note,
 )
+from cogcli.render.hook_line import hook_text
 from cogcli.render.live_output import OUTPUT_PREFIX, OutputTails, live_block
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import showing_live_line, visible
@@ -373,6 +375,9 @@ class TextRenderer:
             elif isinstance(event, CompactionEvent):  # one quiet line
                 self._print_texts()
                 self._line(self._style(compaction_text(event), "dim"))
+            elif isinstance(event, HookEvent) and (said := hook_text(event)) is not None:
+                self._print_texts()
+                self._line(self._style(said, "dim"))
             elif isinstance(event, ApprovalRequiredEvent):
                 self._print_texts()
                 for a in event.approvals if not (self.approvals_asked_here and self.tty) else ():
