@@ -135,10 +135,11 @@ class Settings:
     hooks: Mapping[str, Any] = field(default_factory=dict)
     #: which workspace file each of its settings came from: ``{"test_command": "cog.toml", …}``
     sources: Mapping[str, str] = field(default_factory=dict)
-    #: the person's patterns of commands run_command runs without asking (``--allow``, ``COG_ALLOW``;
-    #: never the workspace's): :mod:`cogcli.allow`
+    #: the person's patterns of commands run_command runs without asking (``--allow``, ``COG_ALLOW``,
+    #: ``allow`` in their config.toml; never the workspace's): :mod:`cogcli.allow`
     allow: tuple[str, ...] = ()
-    #: the person gives run_command the host's network (``--command-network``, ``COG_COMMAND_NETWORK=1``)
+    #: the person gives run_command the host's network (``--command-network``, ``COG_COMMAND_NETWORK=1``,
+    #: ``command_network = true`` in their config.toml)
     command_network: bool = False
 
     @property
@@ -300,13 +301,18 @@ def load_settings(
 def _allow(flags: list[str] | None, config: CogConfig) -> tuple[str, ...]:
     """``--allow`` patterns and ``COG_ALLOW`` (patterns separated by ``;``), each checked; a
     workspace's own ``allow`` is never one of them (the workspace is the stranger's)."""
-    from cogcli.allow import AllowList, BadPattern
+    from cogcli.allow import AllowList, BadPattern, person_settings
 
     env = [p for p in os.environ.get("COG_ALLOW", "").split(";") if p.strip()]
+    mine = person_settings()[0]
     if (config.model_extra or {}).get("allow") is not None:
         log.warning("allow in the workspace's settings is ignored: only your own --allow or COG_ALLOW let commands run unasked")
     try:
-        return AllowList.of([*(flags or []), *env]).patterns
+        AllowList.of(mine)
+    except BadPattern as exc:
+        raise ConfigError(f"allow in your config.toml: {exc}") from None
+    try:
+        return AllowList.of([*(flags or []), *env, *mine]).patterns
     except BadPattern as exc:
         raise ConfigError(f"{'--allow' if flags else 'COG_ALLOW'}: {exc}") from None
 
@@ -315,7 +321,11 @@ def _command_network(flag: bool | None) -> bool:
     if flag is not None:
         return flag
     raw = os.environ.get("COG_COMMAND_NETWORK", "").strip().lower()
-    if raw in ("", "0", "false", "no", "off"):
+    if raw == "":
+        from cogcli.allow import person_settings
+
+        return bool(person_settings()[1])
+    if raw in ("0", "false", "no", "off"):
         return False
     if raw in ("1", "true", "yes", "on"):
         return True

