@@ -1,13 +1,16 @@
 """Which files of the workspace a command changed: a scan of the tree before it and after it.
 
 A scan records each file's size, mtime and inode (``lstat``, no link followed, ``.git/`` and
-``.cog/`` left out, at most :data:`SCAN_LIMIT` entries); comparing two scans gives the files
+``.cog/`` left out, and environments and caches — ``.venv``, ``node_modules``, ``__pycache__``,
+Cargo's ``target/``, any folder with a ``pyvenv.cfg``: :mod:`workspace_tools.envdirs`, as
+git_status leaves them out; at most :data:`SCAN_LIMIT` entries); comparing two scans gives the files
 created, modified and deleted. Files git ignores (``__pycache__/``, ``build/``, ``node_modules/``)
 are left out of the count after the fact with one ``git check-ignore`` (no program of the
 repository's runs: :mod:`workspace_tools.gitrun`), so a test run's caches do not read as changes.
 
-Measured on this machine: 2,700 files (cog's own tree with its venv) ≈ 25 ms a scan; a
-small project (a few hundred files) ≈ 2 ms.
+Measured on this machine (2 busy cores): cog's own checkout is 21,907 files with its ``.venv``,
+1.27 s a scan when the venv was walked; with environments left out, 429 files, 3–15 ms a scan. A
+small project (a few files) ≈ 0.1 ms.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from workspace_tools.envdirs import env_kind
 
 log = logging.getLogger("cogcli")
 
@@ -72,7 +77,7 @@ def scan(root: Path, limit: int = SCAN_LIMIT) -> Snapshot:
                 except OSError:
                     continue
                 if stat.S_ISDIR(info.st_mode):
-                    if not (rel == "" and entry.name in SKIPPED):
+                    if not (rel == "" and entry.name in SKIPPED) and env_kind(entry.path, entry.name) is None:
                         stack.append(path)
                     continue
                 snap.files[path] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
