@@ -109,4 +109,6 @@ def allowed_call(call: Any) -> str | None:
     tool = call.tool
     if tool is None or tool.allowed is None or call.params is None or call.failed is not None:
         return None
+    if getattr(call, "hook_decision", None) == "ask":  # a PreToolUse hook wants the person asked: the allow list does not skip that
+        return None
     return tool.allowed(call.params)

@@ -243,3 +243,30 @@ async def test_the_network_is_only_there_when_the_person_gives_it(tmp_path: Path
         server.close()
     assert "reached" not in closed.details["stdout"] and closed.details["network"] is False
     assert "reached" in opened.details["stdout"] and opened.details["network"] is True and "with network" in opened.result
+
+
+def test_ctrl_c_of_cog_tool_run_command_ends_it_and_what_it_started(tmp_path: Path) -> None:
+    import signal
+    import sys
+    import time
+
+    repo = _repo(tmp_path)
+    command = "echo $$ > shell.pid; echo ready; sleep 300"
+    proc = subprocess.Popen([sys.executable, "-m", "cogcli", "tool", "--sandbox", "off", "run_command", f"command={command}"], cwd=repo,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # the live line comes as the command prints it
+            if "ready" in line:
+                break
+        pid = int((repo / "shell.pid").read_text())
+        assert _alive(pid)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+        deadline = time.monotonic() + 10
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid)
+    finally:
+        proc.kill()
+        proc.communicate()

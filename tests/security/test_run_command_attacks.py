@@ -27,7 +27,22 @@ def run_command(bench: Bench, command: str, sandbox: str, env: dict[str, str] | 
     return result
 
 
-@pytest.mark.parametrize("attack", ATTACKS, ids=[a[0] for a in ATTACKS])
+COMMAND_ATTACKS: list[Attack] = [
+    *ATTACKS,
+    (
+        "write a file outside the workspace",
+        lambda b: f"echo pwned > {b.outside}/direct.txt",
+        lambda b: (b.outside / "direct.txt").exists(),
+    ),
+    (
+        "write through a link in the workspace that leads outside",
+        lambda b: f"ln -sfn {b.outside} out; echo pwned > out/linked.txt; rm out",
+        lambda b: (b.outside / "linked.txt").exists(),
+    ),
+]
+
+
+@pytest.mark.parametrize("attack", COMMAND_ATTACKS, ids=[a[0] for a in COMMAND_ATTACKS])
 def test_the_attack_works_without_the_sandbox_and_fails_inside_it(bench: Bench, attack: Attack) -> None:
     _name, script, escaped = attack
     try:
