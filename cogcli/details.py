@@ -95,6 +95,11 @@ class TestReportDetails(_RunDetails):
     xpassed: int = 0
     collected: int | None = None
     duration_s: float = 0.0
+    #: the runner's own summary words (pytest's last line, plugins' categories counted its way)
+    summary: str | None = None
+    #: which Python environment ran the tests: ``python``, ``source`` (.venv, poetry, $VIRTUAL_ENV,
+    #: PATH, cog …) and ``env`` (its folder, None for a bare interpreter)
+    environment: dict[str, str | None] | None = None
     tests: list[TestCaseRecord] = []
     #: failed tests and errors in all; ``failures`` keeps the first of them (renderers say "… and N more")
     failures_total: int | None = None

@@ -67,7 +67,7 @@ class Run:
     ) -> None:
         self.agent, self.tools, self.store, self.thread_id = agent, tools, store, thread_id
         self.emitter, self.signal, self.hooks = emitter, signal, hooks
-        self.commands = hooks.commands.bind(emitter.emit, thread_id, permission_mode="default" if hooks.approve else "bypassPermissions") if hooks.commands else None
+        self.commands = hooks.commands.bind(emitter.emit, thread_id, permission_mode="default" if hooks.approve else "bypassPermissions", signal=signal) if hooks.commands else None
         self.conclude = Conclude(emitter, hooks.on_tool_result, after=self._after_call if self.commands else None)
         self.message_id = f"msg_{uuid.uuid4().hex[:20]}"
         self.specs = [ToolSpec(**t.spec()) for t in tools.values()]

@@ -300,6 +300,8 @@ def test_matchers_and_bad_config_are_named(person: Callable[[str], Path], tmp_pa
     assert time.monotonic() - started < 1
     with pytest.raises(ValueError, match="lookahead"):
         compile_matcher("(?=x)edit")
+    person('[[hooks.PostToolUse]]\nmatcher = "Edit|Write"\nhooks = [{type = "command", command = "fmt.sh", timeout = 5}, {command = "log.sh"}]\n')
+    assert [(h.matcher, h.command, h.timeout) for h in person_hooks()["PostToolUse"]] == [("Edit|Write", "fmt.sh", 5.0), ("Edit|Write", "log.sh", 60.0)]
     person('[[hooks.PreToolUse]]\ncommand = "x"\ntimeout = -1\n')
     with pytest.raises(ConfigError, match=r"hooks\.PreToolUse\.0\.timeout .*config\.toml"):
         person_hooks()
@@ -324,3 +326,119 @@ async def test_pre_compact_runs_before_a_requested_compaction(make_repo: Callabl
     assert compacted is not None
     told = json.loads(seen.read_text())
     assert (told["hook_event_name"], told["trigger"], told["session_id"]) == ("PreCompact", "manual", result.thread_id)
+
+
+async def run_with(repo: Path, turns: list[Turn], settings: Any, **run: Any) -> tuple[Any, list[BaseEvent], ScriptedModel]:
+    events: list[BaseEvent] = []
+    model = ScriptedModel(turns)
+    session = Session.open(settings, cwd=repo, interactive=False)
+    await session.model.aclose()
+    session.model = model
+    async with session:
+        result = await session.run("go", on_event=events.append, **run)
+    return result, events, model
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_an_mcp_servers_tools_fire_the_hooks_too(make_repo: Callable[..., Path], person: Callable[[str], Path], tmp_path: Path) -> None:
+    repo = make_repo("calc")
+    log = tmp_path / "post.jsonl"
+    server = f"{PY} {Path(__file__).with_name('mcp_progress_server.py')}"
+    person(hook_table("PreToolUse", "echo 'fail is off limits' >&2; exit 2", matcher="^fa") + hook_table("PostToolUse", f"cat >> {log}; echo >> {log}", matcher="count|fail"))
+    settings = load_settings(repo, model=REPLAY, sandbox="off", mcp_servers=[server])
+    calls = [Call("n", "count", {"n": 2}), Call("f", "fail", {"message": "boom"})]
+    result, events, model = await run_with(repo, [Turn("", calls), Turn("Done.")], settings)
+    seen = {d["tool_use_id"]: d for d in map(json.loads, filter(None, log.read_text().splitlines()))}
+    assert seen["n"]["tool_name"] == "count" and seen["n"]["error_code"] is None
+    assert seen["n"]["tool_response"]["content"] == {"counted": 2} and seen["n"]["presentation"]["label"] == "Count items"
+    assert seen["f"]["error_code"] == "DENIED"  # blocked before it ran: PostToolUse still hears of it
+    assert "fail is off limits" in tool_message(model, 1, "f")
+    assert sorted((h.hook_event_name, h.tool_name, h.outcome) for h in hooks_of(events)) == [
+        ("PostToolUse", "count", "ok"), ("PostToolUse", "fail", "ok"), ("PreToolUse", "fail", "blocked")]
+
+
+@pytest.mark.anyio
+async def test_allow_skips_the_approval_ask_asks_and_refuses_with_nobody_to_ask(make_repo: Callable[..., Path], person: Callable[[str], Path]) -> None:
+    repo = make_repo("calc")
+    decide = """python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["tool_input"]["path"]; print(json.dumps({"hookSpecificOutput": {"permissionDecision": "allow" if p.startswith("docs/") else "ask", "permissionDecisionReason": "check " + p}}))'"""
+    person(hook_table("PreToolUse", decide, matcher="write_file|read_file"))
+    asked: list[str] = []
+
+    async def approve(approvals: list[Any]) -> dict[str, bool]:
+        asked.extend(a.tool_call_id for a in approvals)
+        return {a.tool_call_id: True for a in approvals}
+
+    calls = [Call("d", "write_file", {"path": "docs/a.md", "content": "x"}), Call("r", "read_file", {"path": "calc/ops.py"})]
+    result, _, _ = await run_session(repo, [Turn("", calls), Turn("Done.")], approve=approve)
+    assert asked == ["r"]  # docs/ allowed without asking; a read (no side effects) asked because the hook said ask
+    assert (repo / "docs" / "a.md").exists() and all(r.error is None for r in result.tool_calls)
+
+    result, _, model = await run_session(repo, [Turn("", [Call("r", "read_file", {"path": "calc/ops.py"})]), Turn("Done.")])
+    assert result.tool_calls[0].error_code == "DENIED" and "check calc/ops.py, and this run asks nobody" in tool_message(model, 1, "r")
+
+
+@pytest.mark.anyio
+async def test_continue_false_stops_the_run_and_a_hooks_words_are_redacted(
+    make_repo: Callable[..., Path], person: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo("calc")
+    key = "sk-proj-hookleak0123456789abcdefABCDEF"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    stop = f"""echo '{{"continue": false, "stopReason": "budget spent", "hookSpecificOutput": {{"additionalContext": "key {key}"}}}}'"""
+    person(hook_table("PostToolUse", stop, matcher="read_file"))
+    turns = [Turn("", [Call("r", "read_file", {"path": "calc/ops.py"})]), Turn("", [Call("r2", "read_file", {"path": "calc/ops.py"})]), Turn("Done.")]
+    result, events, model = await run_session(repo, turns)
+    assert str(result.status) == "denied" and "a hook stopped the run: budget spent" in (result.error or "")
+    assert len(model.requests) == 1 and [r.call_id for r in result.tool_calls] == ["r"]
+    assert key not in result.tool_calls[0].result and "[REDACTED]" in result.tool_calls[0].result
+    assert all(key not in e.model_dump_json() for e in events)
+
+
+@pytest.mark.anyio
+async def test_an_abort_kills_a_running_pre_tool_use_hook(make_repo: Callable[..., Path], person: Callable[[str], Path], tmp_path: Path) -> None:
+    from cogcli.context import AbortSignal
+
+    repo = make_repo("calc")
+    pids = tmp_path / "pids"
+    person(hook_table("PreToolUse", f"echo $$ > {pids}; sleep 30", timeout=60))
+    signal = AbortSignal()
+    model = ScriptedModel([Turn("", [Call("r", "read_file", {"path": "calc/ops.py"})]), Turn("Done.")])
+    session = Session.open(load_settings(repo, model=REPLAY, sandbox="off"), cwd=repo, interactive=False)
+    await session.model.aclose()
+    session.model = model
+
+    def on_event(event: BaseEvent) -> None:
+        if getattr(event, "type", "") == "tool-call-end":
+            signal.abort()  # Ctrl-C as the call is about to reach its hook
+
+    started = time.monotonic()
+    async with session:
+        result = await session.run("go", on_event=on_event, signal=signal)
+    assert time.monotonic() - started < 10 and str(result.status) == "aborted"
+    assert result.tool_calls[0].error_code == "ABORTED"
+    assert not pids.exists() or not alive(int(pids.read_text()))
+
+
+@pytest.mark.anyio
+async def test_pre_compact_runs_before_a_runs_own_compaction(tmp_path: Path) -> None:
+    """The library path (``Cogitator.run(…, hooks=…)``) without a session: big results pass the window."""
+    from runtime_helpers import big
+
+    from cogcli.events import CompactionEvent
+    from cogcli.hooks.config import HookSpec
+    from cogcli.hooks.engine import HookSet
+    from cogcli.runtime import Agent, Cogitator
+
+    seen = tmp_path / "compact.jsonl"
+    hooks = HookSet(tmp_path, {"PreCompact": [HookSpec(matcher="auto", command=f"cat >> {seen}; echo >> {seen}")]})
+    turns = [Turn("", [Call(f"b{i}", "big", {"size": 8000})]) for i in range(4)] + [Turn("Done.")]
+    agent = Agent(name="t", instructions="be brief", model=ScriptedModel(turns), tools=[big], context_window=2048)
+    events: list[BaseEvent] = []
+    result = await Cogitator().run(agent, input="go", on_event=events.append, hooks=hooks)
+    compactions = [e for e in events if isinstance(e, CompactionEvent)]
+    told = [json.loads(line) for line in seen.read_text().splitlines() if line]
+    assert compactions and len(told) == len(compactions) and str(result.status) == "completed"
+    assert {(t["hook_event_name"], t["trigger"], t["reason"]) for t in told} == {("PreCompact", "auto", "threshold")}
+    kinds = [e.type for e in events if e.type in ("hook", "compaction")]
+    assert kinds[:2] == ["hook", "compaction"]  # told before it is made

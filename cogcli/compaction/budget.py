@@ -187,7 +187,7 @@ class ContextBudget:
             self.skipped += 1
             log.info("not compacting: it would free about %d of %d tokens, less than the %d it must to pay for itself", possible, before, least)
             return history
-        if self.before_compact is not None:
+        if self.before_compact is not None and (dropped or (after > goal and can_summarize)):  # something will be compacted
             await self.before_compact(reason)
         if after > goal:
             if can_summarize:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 #: the events, in the order a run meets them (Claude Code's names)
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Notification", "Stop")
@@ -86,8 +86,26 @@ class HookSpec(BaseModel):
         return matcher
 
 
+def _flatten(tables: object) -> object:
+    """Claude Code's layout, ``{matcher, hooks = [{type = "command", command, timeout}]}``, as one
+    table per command (a pasted Claude config works); cog's own tables pass as they are."""
+    if not isinstance(tables, list):
+        return tables
+    flat: list[object] = []
+    for table in tables:
+        inner = table.get("hooks") if isinstance(table, dict) else None
+        if not isinstance(inner, list):
+            flat.append(table)
+            continue
+        for hook in inner:
+            if not isinstance(hook, dict) or hook.get("type", "command") != "command":
+                raise ValueError(f"only hooks of type \"command\" run in cog, got {hook!r:.80}")
+            flat.append({**{k: v for k, v in table.items() if k != "hooks"}, **{k: v for k, v in hook.items() if k != "type"}})
+    return flat
+
+
 #: event name → its hooks, in the order they are written
-HookTables: TypeAlias = dict[EventName, list[HookSpec]]
+HookTables: TypeAlias = dict[EventName, Annotated[list[HookSpec], BeforeValidator(_flatten)]]
 
 
 def check_tables(tables: HookTables) -> HookTables:

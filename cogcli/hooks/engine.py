@@ -26,6 +26,8 @@ log = logging.getLogger("cogcli")
 
 #: where a hook was configured: the person's config.toml, or the workspace's file (approved with cog trust)
 PERSON = "config.toml"
+#: events whose hooks an abort does not stop: a call ending ABORTED is still told to PostToolUse
+UNSTOPPED = frozenset({"PostToolUse"})
 
 
 @dataclass(frozen=True)
@@ -81,17 +83,21 @@ class HookSet:
         found = self.hooks.get(event, [])
         return found if target is None else [h for h in found if h.test(target)]
 
-    def bind(self, emit: Callable[[Any], Any], thread_id: str, *, permission_mode: str = "default", cwd: Path | None = None) -> RunHooks:
-        return RunHooks(self, emit, thread_id, permission_mode=permission_mode, cwd=cwd or self.root)
+    def bind(
+        self, emit: Callable[[Any], Any], thread_id: str, *, permission_mode: str = "default", cwd: Path | None = None, signal: Any = None,
+    ) -> RunHooks:
+        return RunHooks(self, emit, thread_id, permission_mode=permission_mode, cwd=cwd or self.root, signal=signal)
 
 
 class RunHooks:
     """A :class:`HookSet` bound to one run: its events go to the run's emitter, its payloads
     carry the run's thread id."""
 
-    def __init__(self, hooks: HookSet, emit: Callable[[Any], Any], thread_id: str, *, permission_mode: str, cwd: Path) -> None:
+    def __init__(self, hooks: HookSet, emit: Callable[[Any], Any], thread_id: str, *, permission_mode: str, cwd: Path, signal: Any = None) -> None:
         self.set, self.emit, self.thread_id = hooks, emit, thread_id
         self.permission_mode, self.cwd = permission_mode, cwd
+        #: the run's abort signal: it stops the hooks that run (killed) but those of calls ending (PostToolUse)
+        self.signal = signal
         #: PreToolUse contexts waiting for their call's result (call id → texts)
         self.pending_context: dict[str, list[str]] = {}
         #: a hook said ``"continue": false``: why (the run stops at its next step)
@@ -131,9 +137,15 @@ class RunHooks:
             reply = replies[i] = read_reply(event, finished)
             self._report(event, hook, finished, reply, call_id, tool_name)
 
-        async with anyio.create_task_group() as tg:
-            for i, hook in enumerate(hooks):
-                tg.start_soon(one, i, hook)
+        async with anyio.create_task_group() as outer:
+            if self.signal is not None and event not in UNSTOPPED:
+                from cogcli.context import cancel_on_abort
+
+                outer.start_soon(cancel_on_abort, self.signal, outer.cancel_scope)  # an abort kills the hooks running
+            async with anyio.create_task_group() as tg:
+                for i, hook in enumerate(hooks):
+                    tg.start_soon(one, i, hook)
+            outer.cancel_scope.cancel()
         for reply in replies:
             if reply is not None:
                 _fold(verdict, reply)
@@ -152,11 +164,11 @@ class RunHooks:
             log.warning("the %s hook %s failed: %s; the run goes on", event, visible(hook.spec.command, one_line=True), visible(reply.problem or ""))
         fields = {
             "reason": reply.reason, "message": reply.system_message or reply.problem or reply.stop_reason,
-            "additional_context": reply.additional_context, "stderr": finished.stderr[-4000:] or None,
+            "additional_context": reply.additional_context, "stderr": finished.stderr[-4000:] or None, "command": hook.spec.command,
         }
         fields = redact_value(fields)[0]
         self.emit(HookEvent(
-            hook_event_name=event, command=hook.spec.command, source=hook.source, matcher=hook.spec.matcher or None,
+            hook_event_name=event, source=hook.source, matcher=hook.spec.matcher or None,
             tool_call_id=call_id, tool_name=tool_name, outcome=reply.outcome, exit_code=finished.exit_code,
             timed_out=finished.timed_out or None, decision=reply.decision, updated_input=reply.updated_input is not None or None,
             duration_ms=finished.duration_ms, **fields,
