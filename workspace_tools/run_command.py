@@ -112,8 +112,7 @@ def run_command_tool(
 
         command = check(params)
         limit = min(params.timeout or DEFAULT_TIMEOUT, ceiling)
-        prefix = await anyio.to_thread.run_sync(functools.partial(_prefix, workspace.root, sandbox, network))
-        env = _environment(workspace.root, bool(prefix))
+        prefix, env = await anyio.to_thread.run_sync(functools.partial(_setup, workspace.root, sandbox, network))
         before = await anyio.to_thread.run_sync(scan, workspace.root)
 
         model, out, err = HeadTail(MODEL_HEAD, MODEL_TAIL), HeadTail(DETAILS_HEAD, DETAILS_TAIL), HeadTail(DETAILS_HEAD, DETAILS_TAIL)
@@ -148,7 +147,7 @@ def run_command_tool(
             tg.start_soon(flush_now_and_then)
             with anyio.move_on_after(limit) as deadline:
                 exit_code = await run_process_group(
-                    [*prefix, "bash", "-c", command], cwd=workspace.root, env=env, on_output=on_stdout, on_stderr=on_stderr
+                    [*prefix, _bash(), "-c", command], cwd=workspace.root, env=env, on_output=on_stdout, on_stderr=on_stderr
                 )
             timed_out = deadline.cancelled_caught
             tg.cancel_scope.cancel()
@@ -198,33 +197,44 @@ def run_command_tool(
     return made
 
 
-def _prefix(root: Path, sandbox: SandboxMode, network: bool) -> list[str]:
-    """The sandbox's argv prefix (``[]``: none), with the toolchains a build reads from the home."""
+def _setup(root: Path, sandbox: SandboxMode, network: bool) -> tuple[list[str], dict[str, str]]:
+    """(the sandbox's argv prefix, ``[]`` for none; the environment): the tests' environment (no
+    credentials) with the project's Python environment first on PATH, so ``ruff`` or ``mypy``
+    installed in it run as in an activated shell, shown read-only in the sandbox when it lies
+    outside the workspace and the host confirmed it (as run_tests shows it), and the toolchains a
+    build reads from the home (cargo, go, node)."""
     from workspace_tools.bwrap import sandbox_prefix
+    from workspace_tools.pyenv import find_project_python
+    from workspace_tools.pysandbox import environments
+    from workspace_tools.testenv import child_environment
 
+    project = find_project_python(root, root)
+    extra: dict[str, str] = {}
+    if project.env is not None and not project.fallback and (project.env / "bin").is_dir():
+        extra = {"PATH": f"{project.env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(project.env)}
     readable: list[Path] = []
+    envs: list[Path] = []
     if sandbox != "off":
         from workspace_tools.run_tests import _toolchain_homes
 
         for name in ("cargo", "go", "node"):
             readable += _toolchain_homes(name)
-    return sandbox_prefix(sandbox, root, readable, network=network)
-
-
-def _environment(root: Path, sandboxed: bool) -> dict[str, str]:
-    """The tests' environment (no credentials), with the project's virtualenv first on PATH, so
-    ``ruff`` or ``mypy`` installed in it run as they would in an activated shell."""
-    from workspace_tools.pyenv import find_project_python
-    from workspace_tools.testenv import child_environment
-
-    extra: dict[str, str] = {}
-    venv = find_project_python(root, root).env
-    if venv is not None and (venv / "bin").is_dir():
-        extra = {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(venv)}
+        envs = environments(project, root)[0]
+    prefix = sandbox_prefix(sandbox, root, readable, network=network, environments=envs)
     env = child_environment(extra)
-    if sandboxed:
+    if prefix:
         env["TMPDIR"] = "/tmp"
-    return env
+    return prefix, env
+
+
+def _bash() -> str:
+    """The host's bash (never one a workspace folder on PATH holds)."""
+    from workspace_tools.hostbin import host_program
+
+    found = host_program("bash")
+    if found is None:
+        raise ToolCallError("bash is not installed on this machine; run_command needs it", code=ErrorCode.TOOL_ERROR)
+    return found
 
 
 def _model_text(details: Any, output: str, changed: list[dict[str, str]], limit: float, sandbox: SandboxMode) -> str:
