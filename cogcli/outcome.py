@@ -92,7 +92,7 @@ def test_outcome(results: Sequence[ToolResult], tools: Mapping[str, Tool[Any]]) 
     never_ran: str | None = None
     for r in reversed(results):
         tool = tools.get(r.name)
-        if tool is None or not tool.reports_tests:
+        if tool is None or not tool.reports_tests or r.error_code == "PLAN_MODE":  # refused in plan mode: no test run
             continue
         if r.error is not None and r.error_code in _NEVER_RAN:
             never_ran = f"{TESTS_NOT_RUN}: {r.error}"
