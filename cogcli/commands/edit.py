@@ -108,6 +108,14 @@ def run_edit(opts: EditOptions) -> int:
         return _failed_before_run(opts.format, exc.message, "USAGE")
     if not opts.instruction.strip():
         return _failed_before_run(opts.format, 'the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"', "USAGE")
+    from cogcli.plan_mode import plan_command
+
+    if (planned := plan_command(opts.instruction)) is not None:  # "/plan …" as --plan, "/go" (with --last) runs the plan
+        opts.instruction, opts.plan = planned[0], opts.plan or planned[1]
+        if not opts.instruction.strip():
+            return _failed_before_run(opts.format, 'say what to plan: cog edit --plan "…" (or "/plan …")', "USAGE")
+    if opts.plan_allow and not opts.plan:
+        return _failed_before_run(opts.format, "--plan-allow goes with --plan (it lets a tool run in plan mode)", "USAGE")
     try:  # "/NAME args": a custom command (.agents/commands/NAME.md, ~/.config/cog/commands/NAME.md)
         from cogcli.custom_commands import expand_instruction
 
