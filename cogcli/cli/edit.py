@@ -13,6 +13,8 @@ from cogcli.cli.app import (
     Format,
     FormatOption,
     JsonOption,
+    AllowOption,
+    CommandNetworkOption,
     PassEnvOption,
     SandboxOption,
     SandboxWritableOption,
@@ -42,6 +44,8 @@ def edit(
     allow_secret: AllowSecretOption = None,
     pass_env: PassEnvOption = None,
     sandbox_writable: SandboxWritableOption = None,
+    allow: AllowOption = None,
+    command_network: CommandNetworkOption = None,
     approval: Annotated[
         Optional[ApprovalMode],
         typer.Option(
@@ -90,6 +94,8 @@ def edit(
             allow_secrets=list(allow_secret or []),
             pass_env=list(pass_env or []),
             sandbox_writable=list(sandbox_writable or []),
+            allow=list(allow or []),
+            command_network=command_network,
             instruction_file=instruction_file,
             last=last,
             cwd=(directory or Path.cwd()).expanduser().resolve(),

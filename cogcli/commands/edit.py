@@ -55,6 +55,9 @@ class EditOptions:
     pass_env: list[str] = field(default_factory=list)
     #: more paths tests may write in the sandbox (--sandbox-writable)
     sandbox_writable: list[str] = field(default_factory=list)
+    #: commands run_command runs unasked (--allow) and whether commands get the network (--command-network)
+    allow: list[str] = field(default_factory=list)
+    command_network: bool | None = None
     #: read the instruction from this file (--file); ``instruction == "-"`` reads stdin
     instruction_file: Path | None = None
     #: continue the most recent thread (--last)
@@ -133,6 +136,8 @@ def run_edit(opts: EditOptions) -> int:
             allow_secrets=opts.allow_secrets,
             pass_env=opts.pass_env,
             sandbox_writable=opts.sandbox_writable,
+            allow=opts.allow,
+            command_network=opts.command_network,
             context_window=opts.context_window,
             instructions=not opts.no_instructions,
         )
