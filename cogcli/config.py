@@ -37,7 +37,8 @@ file that is a link leading out of the workspace is not read. Every value is che
 length): a bad one is a :class:`ConfigError` naming the key, the file and the fix.
 
 Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``, ``COG_SANDBOX``,
-``COG_CONTEXT_WINDOW``, ``COG_CACHE_TTL``, ``COG_PASS_ENV``, ``COG_SANDBOX_WRITABLE``, ``COG_APPROVAL``
+``COG_CONTEXT_WINDOW``, ``COG_CACHE_TTL``, ``COG_PASS_ENV``, ``COG_SANDBOX_WRITABLE``, ``COG_APPROVAL``,
+``COG_ALLOW`` (run_command patterns, ``;``-separated), ``COG_COMMAND_NETWORK``
 (:data:`cogcli.options.SETTINGS` is the list).
 """
 
@@ -157,6 +158,12 @@ class Settings:
     origins: Mapping[str, str] = field(default_factory=dict)
     #: the person's config file read (None: there was none)
     person_config: Path | None = None
+    #: the person's patterns of commands run_command runs without asking (``--allow``, ``COG_ALLOW``,
+    #: ``allow`` in their config.toml; never the workspace's): :mod:`cogcli.allow`
+    allow: tuple[str, ...] = ()
+    #: the person gives run_command the host's network (``--command-network``, ``COG_COMMAND_NETWORK=1``,
+    #: ``command_network = true`` in their config.toml)
+    command_network: bool = False
 
     @property
     def mcp_needs_approval(self) -> bool:
@@ -242,6 +249,8 @@ def load_settings(
     sandbox_writable: list[str] | None = None,
     context_window: int | None = None,
     instructions: bool = True,
+    allow: list[str] | None = None,
+    command_network: bool | None = None,
 ) -> Settings:
     """Resolve every setting for a command run in ``root``: flags > environment > the person's
     config > the workspace's settings > defaults (:mod:`cogcli.options`).
@@ -255,6 +264,7 @@ def load_settings(
             "model": model, "test_command": test_command, "max_steps": max_steps, "timeout": timeout,
             "mcp_servers": mcp_servers, "sandbox": sandbox, "allow_secrets": allow_secrets, "pass_env": pass_env,
             "sandbox_writable": sandbox_writable, "context_window": context_window, "instructions": None if instructions else False,
+            "allow": allow, "command_network": command_network,
         })
         given = from_flags((flags or SettingFlags()).merge(named).given())  # checked here too: a caller may build flags itself
         env_layer = from_environment(environ)
@@ -295,9 +305,10 @@ def load_settings(
     # settings declared in cogcli.options that nothing above treats specially: a Settings field of
     # the same name gets the value of the highest layer (a workspace's CogConfig key of that name too)
     special = {"model", "sandbox", "mcp_servers", "instructions", "approval", "yes", "test_command", "max_steps", "timeout",
-               "allow_secrets", "pass_env", "sandbox_writable", "context_window", "cache_ttl", "prompt_cache_key"}
-    plain = {
-        f.name: pick(f.name, getattr(config, f.name, None), f.default if f.default is not MISSING else f.default_factory())  # type: ignore[misc]
+               "allow_secrets", "pass_env", "sandbox_writable", "context_window", "cache_ttl", "prompt_cache_key", "allow"}
+    plain = {  # the workspace's value only for a key CogConfig declares (never one of its unknown extras)
+        f.name: pick(f.name, getattr(config, f.name) if f.name in CogConfig.model_fields else None,
+                     f.default if f.default is not MISSING else f.default_factory())  # type: ignore[misc]
         for f in fields(Settings) if f.name in BY_NAME and f.name not in special
     }
     return Settings(
@@ -331,7 +342,30 @@ def load_settings(
         base_urls={name: p.base_url for name, p in person.sections.providers.items() if p.base_url},
         origins=origins,
         person_config=person.path,
+        allow=_allow(given, env_layer, person, config, origins),
     )
+
+
+def _allow(given: SettingFlags, env_layer: SettingFlags, person: PersonConfig, config: CogConfig, origins: dict[str, str]) -> tuple[str, ...]:
+    """The person's patterns of commands run_command runs unasked: ``--allow``, ``COG_ALLOW`` and
+    ``allow`` in their config.toml, added together, each checked (:mod:`cogcli.allow`); a
+    workspace's own ``allow`` is never one of them (the workspace is the stranger's)."""
+    if (config.model_extra or {}).get("allow") is not None:
+        log.warning("allow in the workspace's settings is ignored: only your own --allow or COG_ALLOW let commands run unasked")
+    layers = [(given.allow, "--allow", "--allow"), (env_layer.allow, "COG_ALLOW", "COG_ALLOW"),
+              (person.flags.allow, f"allow in your config.toml ({person.label})", person.label)]
+    given_layers = [layer for layer in layers if layer[0]]
+    origins["allow"] = " + ".join(label for _, _, label in given_layers) or "default"
+    if not given_layers:
+        return ()
+    from cogcli.allow import AllowList, BadPattern
+
+    for patterns, where, _ in given_layers:
+        try:
+            AllowList.of(list(patterns))
+        except BadPattern as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    return AllowList.of([p for patterns, _, _ in given_layers for p in patterns]).patterns
 
 
 def _approval(chosen: dict[str, Any], origins: dict[str, str]) -> str | None:

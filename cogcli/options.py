@@ -225,7 +225,7 @@ SETTINGS: tuple[Setting, ...] = (
         fix=f"give the seconds one tool call may take, more than 0 and at most {MAX_TIMEOUT:,} (a day)",
     ),
     Setting(
-        "mcp_servers", "list", 'Add the tools of an MCP server: --mcp "CMD ARGS" (repeatable).',
+        "mcp_servers", "list", 'Add the tools of an MCP server: --mcp "CMD ARGS", or its URL for one over HTTP (repeatable).',
         flags=("--mcp",), commands=PERSONAL - {SERVE}, metavar="COMMAND",
     ),
     Setting(
@@ -240,7 +240,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "pass_env", "list", "Give the tests the variable NAME too (repeatable). Tests get an allow-list (PATH, HOME, LANG, "
         "the virtualenv's, CI, …) and never credential-named variables unless passed here.",
-        flags=("--pass-env",), env="COG_PASS_ENV", commands=TOOLS, metavar="NAME",
+        flags=("--pass-env",), env="COG_PASS_ENV", commands=TOOLS - {BATCH}, metavar="NAME",  # batch: its own --pass-env
     ),
     Setting(
         "sandbox_writable", "list", "Let tests in the sandbox write PATH too (repeatable; also COG_SANDBOX_WRITABLE=PATH:PATH).",
@@ -256,6 +256,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "yes", "bool", "Approve every call without asking (the same as --approval auto).",
         flags=("--yes", "-y"), config=False, commands=frozenset({EDIT, CHAT, ACP, CONFIG}),
+    ),
+    Setting(
+        "allow", "list", "Let run_command run commands matching PATTERN without asking, e.g. --allow 'ruff *' --allow 'make lint' "
+        "(repeatable; also COG_ALLOW='ruff *;make lint' and allow in ~/.config/cog/config.toml, all added together). "
+        "Only one simple command matches: nothing chained with ; && | or holding $ ` < >.",
+        flags=("--allow",), env="COG_ALLOW", separator=";", commands=PERSONAL, metavar="PATTERN",
+    ),
+    Setting(
+        "command_network", "bool", "Give run_command's commands the host's network (default: none; COG_COMMAND_NETWORK=1).",
+        flags=("--command-network/--no-command-network",), env="COG_COMMAND_NETWORK", commands=TOOLS - {BATCH},
     ),
     Setting(
         "instructions", "bool", "Read AGENTS.md files (and ~/.config/cog/AGENTS.md) for the model (default: yes).",

@@ -62,6 +62,25 @@ def say(message: str, *, prefix: str = "cog: ", stream: TextIO | None = None) ->
     out.flush()
 
 
+def clipped(text: str, limit: int) -> str:
+    """``text`` in at most about ``limit`` characters, cut at a word's end with "…" (never mid-word
+    unless one word is longer than the limit)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + " …"
+
+
+def error_lines(text: str, *, lines: int = 6, width: int = 300) -> list[str]:
+    """A multi-line message as lines to show: each escaped (control characters visible, no
+    newline written as ``\\x0a``), clipped at a word, at most ``lines`` of them (the first and the last ones)."""
+    parts = [visible(line.rstrip()) for line in text.strip().split("\n") if line.strip()]
+    if len(parts) > lines:
+        parts = [*parts[:2], f"… {len(parts) - lines + 1} lines …", *parts[-(lines - 3):]]
+    return [clipped(part, width) for part in parts]
+
+
 # --- the terminal's one line drawn in place ---------------------------------------------------
 
 #: what erases the line a renderer redraws in place on the terminal (a running test's count and

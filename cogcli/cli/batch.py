@@ -24,8 +24,9 @@ Run many tasks, each in its own checkout, on this machine or on Ray.
 TASKS.jsonl holds one task a line:
   {"id": "t1", "repo": "path/or/git-url", "instruction": "Fix the failing test"}
   optional: "ref" (commit, branch or tag), "model", "test_command",
-  "setup" (a command run in the checkout before the agent, in the test sandbox),
-  "env" (names of variables passed to the setup and the tests).
+  "setup" (a command run in the checkout before the agent, in the test sandbox, without
+  network unless --setup-network), "env" (names of variables passed to the setup and the
+  tests: only those the person allows with --pass-env, never credential-named ones).
 
 Batch runs are non-interactive: the agent's writes and test runs are allowed, inside each
 task's own checkout (DIR/work/ID; the source repository is never touched); a workspace's own
@@ -92,6 +93,8 @@ def run(
     workers: Annotated[Optional[int], typer.Option("--workers", "-w", min=1, max=1024, metavar="N", help="Tasks at once (default: half the cores, at least 1).", show_default=False)] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", metavar="[ADDRESS]", help="Run the tasks on Ray: alone, a local Ray started for the batch; with ADDRESS (auto, ray://head:10001), that cluster.", show_default=False)] = None,
     cpus_per_task: Annotated[float, typer.Option("--cpus-per-task", min=0.01, max=1024, metavar="N", help="With --ray: the CPUs each task asks for.")] = 1.0,
+    pass_env: Annotated[Optional[list[str]], typer.Option("--pass-env", metavar="NAME", help="A variable tasks may pass to their setup and tests when their \"env\" names it (repeatable; never one named like a credential).", show_default=False)] = None,
+    setup_network: Annotated[bool, typer.Option("--setup-network", help="Let each task's setup command reach the network (to install dependencies); it stays in the sandbox otherwise, and the tests never get the network.")] = False,
     rerun: Annotated[Optional[str], typer.Option("--rerun", metavar="failed", help="failed: run the tasks that failed or erred again too.", show_default=False)] = None,
     *,
     flags: SettingFlags,
@@ -109,7 +112,7 @@ def run(
     request = BatchRequest(
         tasks_file=tasks_file,
         out=out.expanduser().resolve(),
-        options=BatchOptions(flags=flags, base=tasks_file.parent),
+        options=BatchOptions(flags=flags, base=tasks_file.parent, pass_env=tuple(pass_env or ()), setup_network=setup_network),
         workers=workers or default_workers(),
         ray=ray is not None,
         ray_address=None if ray in (None, "local") else ray,

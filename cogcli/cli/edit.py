@@ -31,6 +31,8 @@ def edit(
     commit_hooks: Annotated[bool, typer.Option("--commit-hooks", help="With --commit: run the repository's commit hooks (unsandboxed; only those unchanged since the run started).")] = False,
     instruction_file: Annotated[Optional[Path], typer.Option("--file", metavar="PATH", help="Read the instruction from PATH (instead of INSTRUCTION).", show_default=False)] = None,
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
+    plan: Annotated[bool, typer.Option("--plan", help='Plan mode: only tools that change nothing run (reads, searches); the model ends with a plan. Run it with cog edit --last "go".')] = False,
+    plan_allow: Annotated[Optional[list[str]], typer.Option("--plan-allow", metavar="TOOL", help="With --plan: let this tool run too though it is not read-only, e.g. run_tests (repeatable; COG_PLAN_ALLOW=a,b).", show_default=False)] = None,
     *,
     flags: SettingFlags,
 ) -> None:
@@ -42,6 +44,7 @@ def edit(
     are given to the model; the history it reads is compacted before it would overflow the
     model's context window (memory keeps every full result)."""
     from cogcli.commands.edit import EditOptions, run_edit
+    from cogcli.plan_mode import plan_allow_names
 
     code = run_edit(
         EditOptions(
@@ -57,6 +60,8 @@ def edit(
             instruction_file=instruction_file,
             last=last,
             cwd=(directory or Path.cwd()).expanduser().resolve(),
+            plan=plan,
+            plan_allow=plan_allow_names(plan_allow),
         )
     )
     raise typer.Exit(code)

@@ -40,6 +40,7 @@ def tool_command(
       cog tool read_file path=calc/ops.py
       cog tool run_tests
       cog tool run_tests paths=tests/test_a.py -- -x --lf     (after --: the test runner's own options)
+      cog tool run_command command="ruff check ."
       cog tool edit_file --args '{"path": "a.py", "old_text": "x", "new_text": "y"}'
     """
     from cogcli.commands.tool import call_tool
