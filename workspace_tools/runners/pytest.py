@@ -177,6 +177,8 @@ class PytestRunner(Runner):
             report.environment = project.as_details()
         if not report.started and exit_code != 0:
             message = _not_started(python, exit_code, output, project, getattr(self, "interpreter_notes", []))
+            if project is not None and project.guessed and NOT_STARTED not in output:
+                message = f"{project.fallback_note()}.\n{message}"  # the likely why, first
             for note in getattr(self, "interpreter_notes", []):
                 message += "\n" + note
             raise ToolCallError(message, code=ErrorCode.TOOL_ERROR)
