@@ -129,6 +129,25 @@ PassEnvOption = Annotated[
         show_default=False,
     ),
 ]
+AllowOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--allow",
+        metavar="PATTERN",
+        help="Let run_command run commands matching PATTERN without asking, e.g. --allow 'ruff *' --allow 'make lint' "
+        "(repeatable; also COG_ALLOW='ruff *;make lint'). Only one simple command matches: nothing chained with ; && | "
+        "or holding $ ` < >.",
+        show_default=False,
+    ),
+]
+CommandNetworkOption = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--command-network/--no-command-network",
+        help="Give run_command's commands the host's network (default: none; COG_COMMAND_NETWORK=1).",
+        show_default=False,
+    ),
+]
 SandboxWritableOption = Annotated[
     Optional[list[str]],
     typer.Option(
