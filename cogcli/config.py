@@ -119,6 +119,12 @@ class Settings:
     prices: Mapping[str, Any] = field(default_factory=dict)
     #: which workspace file each of its settings came from: ``{"test_command": "cog.toml", …}``
     sources: Mapping[str, str] = field(default_factory=dict)
+    #: a run's budgets (``--max-tokens``, ``--max-cost`` in US dollars; :mod:`cogcli.budgets`) and the
+    #: JSON Schema file its final answer must match (``--output-schema``; :mod:`cogcli.structured`):
+    #: the person's flags only, never the workspace's
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    output_schema: Path | None = None
 
     @property
     def mcp_needs_approval(self) -> bool:
@@ -228,6 +234,9 @@ def load_settings(
     sandbox_writable: list[str] | None = None,
     context_window: int | None = None,
     instructions: bool = True,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    output_schema: Path | None = None,
 ) -> Settings:
     """Resolve every setting for a command run in ``root``: flag > environment > config > default."""
     config = read_config(root)
@@ -268,6 +277,9 @@ def load_settings(
         prompt_cache_key=config.prompt_cache_key,
         prices=_prices(config),
         sources=dict(sources),
+        max_tokens=max_tokens,
+        max_cost=max_cost,
+        output_schema=output_schema,
     )
 
 

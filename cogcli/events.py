@@ -101,8 +101,8 @@ class BudgetSpent(WireModel):
     dollars), its limit, and what was used (None: a response's cost was unknown)."""
 
     kind: Literal["tokens", "cost"]
-    limit: float
-    used: float | None = None
+    limit: int | float
+    used: int | float | None = None
 
 
 class BaseEvent(WireModel):

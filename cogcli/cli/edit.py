@@ -13,6 +13,9 @@ from cogcli.cli.app import (
     Format,
     FormatOption,
     JsonOption,
+    MaxCostOption,
+    MaxTokensOption,
+    OutputSchemaOption,
     PassEnvOption,
     SandboxOption,
     SandboxWritableOption,
@@ -57,6 +60,9 @@ def edit(
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
     no_instructions: Annotated[bool, typer.Option("--no-instructions", help="Read no AGENTS.md (nor ~/.config/cog/AGENTS.md).")] = False,
     context_window: Annotated[Optional[int], typer.Option("--context-window", min=1024, max=10_000_000, metavar="TOKENS", help="The model's context window, 1024 to 10,000,000 tokens (default: COG_CONTEXT_WINDOW, context_window in cog.toml or [tool.cog], else known models' own or what the server reports).", show_default=False)] = None,
+    output_schema: OutputSchemaOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_cost: MaxCostOption = None,
 ) -> None:
     """Run the coding agent on INSTRUCTION in this repository.
 
@@ -92,6 +98,9 @@ def edit(
             cwd=(directory or Path.cwd()).expanduser().resolve(),
             context_window=context_window,
             no_instructions=no_instructions,
+            output_schema=output_schema,
+            max_tokens=max_tokens,
+            max_cost=max_cost,
         )
     )
     raise typer.Exit(code)

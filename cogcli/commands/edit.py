@@ -65,6 +65,10 @@ class EditOptions:
     context_window: int | None = None
     #: --no-instructions: read no AGENTS.md (nor the personal file)
     no_instructions: bool = False
+    #: --output-schema FILE, --max-tokens N, --max-cost USD (:mod:`cogcli.structured`, :mod:`cogcli.budgets`)
+    output_schema: Path | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -116,6 +120,9 @@ def run_edit(opts: EditOptions) -> int:
             sandbox_writable=opts.sandbox_writable,
             context_window=opts.context_window,
             instructions=not opts.no_instructions,
+            max_tokens=opts.max_tokens,
+            max_cost=opts.max_cost,
+            output_schema=opts.output_schema,
         )
         if opts.commit and settings.model is not None:
             from cogcli.commands.gitcommit import ensure_committable

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
 from cogcli.errors import CogError, ConfigError, ErrorCode
 from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE, run_exit_code
-from cogcli.session.tools import make_model, make_tools
+from cogcli.session.tools import make_model, make_tools, run_limits
 
 if TYPE_CHECKING:
     from cogcli.approvals import Approve
@@ -100,6 +100,8 @@ class Session:
         self.on_note = on_note
         self.model: Any = None
         self.journal: Any = None
+        self.budget: Any = None
+        self.output_schema: Any = None
         self._run_tools: list[Tool[Any]] | None = None
         self._direct_tools: list[Tool[Any]] | None = None
         self._mcp_tools: list[Tool[Any]] | None = None
@@ -134,6 +136,7 @@ class Session:
 
             source = settings.sources.get("mcp_servers", "pyproject.toml")
             require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=self.interactive, source=source)
+        self.budget, self.output_schema = run_limits(settings)  # the person's flags, checked before anything runs
         self.model = make_model(settings, self.record)
         from workspace_tools.journal import Journal
 
@@ -228,6 +231,8 @@ class Session:
             instruction_files=project.files,
             nearby_instructions=project.nearby,
             context_window=project.window,
+            budget=self.budget,
+            output_schema=self.output_schema,
         )
         journal = self.journal
 
