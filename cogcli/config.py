@@ -124,7 +124,8 @@ class Settings:
     #: the person's flags only, never the workspace's
     max_tokens: int | None = None
     max_cost: float | None = None
-    output_schema: Path | None = None
+    #: a schema file, or the schema itself (``cog batch`` reads it once for every task)
+    output_schema: Path | Mapping[str, Any] | None = None
 
     @property
     def mcp_needs_approval(self) -> bool:
@@ -236,7 +237,7 @@ def load_settings(
     instructions: bool = True,
     max_tokens: int | None = None,
     max_cost: float | None = None,
-    output_schema: Path | None = None,
+    output_schema: Path | Mapping[str, Any] | None = None,
 ) -> Settings:
     """Resolve every setting for a command run in ``root``: flag > environment > config > default."""
     config = read_config(root)

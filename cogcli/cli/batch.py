@@ -94,6 +94,9 @@ def run(
     timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds each tool call (and each setup) may take.", show_default=False)] = None,
     sandbox: Annotated[Optional[str], typer.Option("--sandbox", metavar="auto|on|off", help="Run setups and tests under bubblewrap: auto (default), on, off.", show_default=False)] = None,
     rerun: Annotated[Optional[str], typer.Option("--rerun", metavar="failed", help="failed: run the tasks that failed or erred again too.", show_default=False)] = None,
+    output_schema: Annotated[Optional[Path], typer.Option("--output-schema", metavar="FILE", help="Each task's final answer must be JSON valid against this JSON Schema; it is the result's output.", show_default=False)] = None,
+    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", min=1, metavar="N", help="Each task's run stops past N tokens (status failed, run_status budget_exceeded).", show_default=False)] = None,
+    max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, metavar="USD", help="Each task's run stops past USD dollars (needs the model's price).", show_default=False)] = None,
 ) -> None:
     from cogcli.cli.app import fail
 
@@ -107,10 +110,19 @@ def run(
     from cogcli.errors import ConfigError
 
     tasks_file = tasks.expanduser().resolve()
+    schema = None
+    if output_schema is not None:  # read once here: every task (and a Ray node) gets the schema itself
+        from cogcli.structured import OutputSchema
+
+        try:
+            schema = OutputSchema.load(output_schema.expanduser()).schema
+        except ConfigError as exc:
+            fail(exc.message)
     request = BatchRequest(
         tasks_file=tasks_file,
         out=out.expanduser().resolve(),
-        options=BatchOptions(model=model, max_steps=max_steps, timeout=timeout, sandbox=sandbox, base=tasks_file.parent),
+        options=BatchOptions(model=model, max_steps=max_steps, timeout=timeout, sandbox=sandbox, base=tasks_file.parent,
+                             max_tokens=max_tokens, max_cost=max_cost, output_schema=schema),
         workers=workers or default_workers(),
         ray=ray is not None,
         ray_address=None if ray in (None, "local") else ray,
@@ -134,6 +146,8 @@ def run(
 def report(
     out: Annotated[Path, typer.Argument(metavar="DIR", help="A batch's output folder (its --out).", show_default=False)],
     json_flag: Annotated[bool, typer.Option("--json", help="The report as one JSON object.")] = False,
+    swebench: Annotated[bool, typer.Option("--swebench", help="SWE-bench predictions instead: one JSON line a task (instance_id = the task id, model_name_or_path, model_patch).")] = False,
+    model_name: Annotated[Optional[str], typer.Option("--model-name", metavar="NAME", help="With --swebench: the model_name_or_path (default cog/<the task's model>).", show_default=False)] = None,
 ) -> None:
     """The summary of a batch's results: tasks per status, tests, tokens and cost, the slowest
     tasks, the ones that did not pass. Reads DIR/results.jsonl, so it works while the batch runs."""
@@ -143,6 +157,14 @@ def report(
         fail(f"{out} holds no results.jsonl: name the --out folder of a batch")
     import json
 
+    if swebench:
+        from cogcli.batch.swebench import predictions_jsonl
+
+        try:
+            typer.echo(predictions_jsonl(out, model_name=model_name), nl=False)
+        except (OSError, ValueError) as exc:
+            fail(f"cannot read the batch's patches: {exc}", 1)
+        return
     from cogcli.batch.report import report as make_report, table
 
     data = make_report(out)

@@ -86,5 +86,6 @@ def run_limits(settings: Settings) -> tuple[Any, Any]:
     if settings.output_schema is not None:
         from cogcli.structured import OutputSchema
 
-        schema = OutputSchema.load(settings.output_schema)
+        given = settings.output_schema
+        schema = OutputSchema.load(given) if isinstance(given, Path) else OutputSchema.of(dict(given))
     return budget, schema
