@@ -89,3 +89,11 @@ def run_limits(settings: Settings) -> tuple[Any, Any]:
         given = settings.output_schema
         schema = OutputSchema.load(given) if isinstance(given, Path) else OutputSchema.of(dict(given))
     return budget, schema
+
+
+def start_telemetry() -> Any:
+    """A :class:`cogcli.telemetry.Telemetry` when the environment asks for spans, else None
+    (OpenTelemetry is imported only then)."""
+    from cogcli.telemetry import Telemetry, wanted
+
+    return Telemetry.from_environment() if wanted() else None
