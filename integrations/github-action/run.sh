@@ -52,36 +52,26 @@ changed=false
 [ -s "$patch" ] && changed=true
 
 # the outputs, read from the stream's finish line
-python3 - "$events" "$GITHUB_OUTPUT" "$code" "$patch" "$changed" <<'PY'
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+python3 "$here/../read_back.py" "$events" "$code" > "$out/run.json"
+python3 - "$out/run.json" "$GITHUB_OUTPUT" "$patch" "$events" "$changed" <<'PY'
 import json, secrets, sys
 
-events, target, code, patch, changed = sys.argv[1:6]
-finish = {}
-with open(events, encoding="utf-8", errors="replace") as f:
-    for line in f:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and event.get("type") == "finish":
-            finish = event
-usage = finish.get("usage") or {}
+run_file, target, patch, events, changed = sys.argv[1:6]
+with open(run_file, encoding="utf-8") as f:
+    run = json.load(f)
 values = {
-    "exit-code": code,
-    "status": finish.get("status", ""),
-    "thread-id": finish.get("threadId", ""),
-    "tokens": str(usage.get("totalTokens", usage.get("inputTokens", 0) + usage.get("outputTokens", 0)) if usage else ""),
-    "cost-usd": "" if usage.get("costUsd") is None else str(usage["costUsd"]),
-    "changed": changed,
-    "patch": patch,
-    "events": events,
+    "exit-code": run["exit_code"], "status": run["status"] or "", "thread-id": run["thread_id"] or "",
+    "tokens": "" if run["total_tokens"] is None else run["total_tokens"],
+    "cost-usd": "" if run["cost_usd"] is None else run["cost_usd"],
+    "changed": changed, "patch": patch, "events": events,
 }
 with open(target, "a", encoding="utf-8") as out:
     for key, value in values.items():
         out.write(f"{key}={value}\n")
-    if "output" in finish:
+    if run["output"] is not None:
         delimiter = f"cog_output_{secrets.token_hex(8)}"  # the model's text can never close it
-        out.write(f"output<<{delimiter}\n{json.dumps(finish['output'], ensure_ascii=False)}\n{delimiter}\n")
+        out.write(f"output<<{delimiter}\n{json.dumps(run['output'], ensure_ascii=False)}\n{delimiter}\n")
 PY
 echo "cog exited $code"
 exit 0

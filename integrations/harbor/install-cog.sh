@@ -30,6 +30,6 @@ python3 -m venv "$home"
 mkdir -p "$bin_dir"
 ln -sf "$home/bin/cog" "$bin_dir/cog"
 install -m 0755 "$here/run-task.sh" "$bin_dir/cog-harbor-run"
-install -m 0644 "$here/read_back.py" "$home/read_back.py"
+install -m 0644 "$here/../read_back.py" "$home/read_back.py"
 "$bin_dir/cog" --version
 echo "INSTALL SUCCESS!"

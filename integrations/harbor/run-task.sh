@@ -46,6 +46,6 @@ python="${COG_PYTHON:-$(dirname "$(readlink -f "$(command -v cog)")")/python}"
 [ -x "$python" ] || python=python3
 here="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")"
 reader="${COG_HOME:-/opt/cog}/read_back.py"
-[ -f "$reader" ] || reader="$here/read_back.py"
+[ -f "$reader" ] || reader="$here/../read_back.py"
 "$python" "$reader" "$logs/cog.jsonl" "$code" > "$logs/usage.json"
 exit "$code"

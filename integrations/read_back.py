@@ -1,4 +1,5 @@
-"""What a harness reads back from one cog run: ``python read_back.py cog.jsonl EXIT_CODE`` prints
+"""What a harness or a CI step reads back from one cog run (the GitHub Action's outputs, Harbor's
+agent context): ``python read_back.py cog.jsonl EXIT_CODE`` prints
 ``{"status", "exit_code", "thread_id", "n_input_tokens", "n_output_tokens", "n_cache_tokens",
 "cost_usd", "output"}`` from the run's ``finish`` event (the names Harbor's agent context uses).
 Standard library only: it runs with any python3 in the task container."""
@@ -37,6 +38,7 @@ def read_back(events_path: str, exit_code: int) -> dict[str, Any]:
         "n_output_tokens": usage.get("outputTokens", 0),
         "n_cache_tokens": usage.get("cachedInputTokens", 0),
         "cost_usd": usage.get("costUsd"),
+        "total_tokens": usage.get("totalTokens", usage.get("inputTokens", 0) + usage.get("outputTokens", 0)) if usage else None,
         "steps": finish.get("steps", 0),
         "output": finish.get("output"),
         "errors": errors,
