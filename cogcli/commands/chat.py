@@ -27,7 +27,7 @@ from cogcli.chat.status import ChatState
 from cogcli.commands.approve import make_approver, quiet_approvals
 from cogcli.commands.common import abort_on_signals, leave_lingering_tools
 from cogcli.commands.edit import RunOutput, close_output, run_watched
-from cogcli.config import load_settings
+from cogcli.config import load_settings, no_model_message
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
 from cogcli.events import RunStatus
@@ -67,6 +67,8 @@ def run_chat(opts: ChatOptions) -> int:
         return EXIT_USAGE
     try:
         settings = load_settings(opts.root, **_setting_flags(opts))
+        if settings.model is None:  # said in chat's words, not cog edit's
+            raise ConfigError(no_model_message("cog chat", ""))
         session = Session.open(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
     except ConfigError as exc:
         say(exc.message)

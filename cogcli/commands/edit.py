@@ -158,10 +158,24 @@ def run_edit(opts: EditOptions) -> int:
         code = EXIT_OUTPUT_CLOSED
     thread_id = getattr(result, "thread_id", None) or renderer.summary.thread_id
     if thread_id and opts.format != "jsonl":
-        say(f'thread {thread_id} (continue it: cog edit --thread {thread_id} "…")')
+        say(f'thread {thread_id} (continue it: cog edit{_workspace_flag(settings.root)} --thread {thread_id} "…")')
     if opts.commit:
         code = _commit(settings, opts, result, code, hooks)
     return leave_lingering_tools(code)
+
+
+def _workspace_flag(root: Path) -> str:
+    """`` -C ROOT`` when cog was started outside the workspace (so the hint works where it is
+    pasted: the folder cog was pointed at), else nothing."""
+    try:
+        here = Path.cwd().resolve()
+    except OSError:
+        here = None
+    if here is not None and (here == root or root in here.parents):
+        return ""
+    import shlex
+
+    return f" -C {shlex.quote(str(root))}"
 
 
 def close_output(result: Any, output: RunOutput, fmt: str) -> int | None:

@@ -106,6 +106,8 @@ class Session:
         self.budget: Any = None
         self.output_schema: Any = None
         self.telemetry = telemetry
+        #: the hook commands its runs run (:mod:`cogcli.hooks`), made by :meth:`prepare`
+        self.command_hooks: Any = None
         self._run_tools: list[Tool[Any]] | None = None
         self._direct_tools: list[Tool[Any]] | None = None
         self._mcp_tools: list[Tool[Any]] | None = None
@@ -141,6 +143,9 @@ class Session:
             source = settings.sources.get("mcp_servers", "pyproject.toml")
             require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=self.interactive, source=source)
         self.budget, self.output_schema = run_limits(settings)  # the person's flags, checked before anything runs
+        from cogcli.hooks.trust import session_hooks
+
+        self.command_hooks = session_hooks(settings, interactive=self.interactive)  # the workspace's: only once approved
         self.model = make_model(settings, self.record)
         self.telemetry = self.telemetry or start_telemetry()
         if self.telemetry is not None:  # each model request a `chat {model}` span
@@ -252,7 +257,7 @@ class Session:
             if on_event is not None:
                 on_event(event)
 
-        return await Cogitator(store).run(agent, input=instruction, thread_id=thread_id, on_event=handle, signal=signal, approve=approve)
+        return await Cogitator(store).run(agent, input=instruction, thread_id=thread_id, on_event=handle, signal=signal, approve=approve, hooks=self.command_hooks)
 
     def run_tools(self) -> list[Tool[Any]]:
         """The tools a run of this session is given: the workspace's, then the MCP servers' once
@@ -301,6 +306,9 @@ class Session:
         conversation = build_history("", store.entries(thread_id))
         if not any(m.role == "assistant" for m in conversation):
             return None
+        if self.command_hooks is not None:  # PreCompact hooks, trigger "manual" (a run's own compactions: "auto")
+            fields = {"trigger": "manual", "custom_instructions": ""}
+            await self.command_hooks.bind(lambda event: None, thread_id).fire("PreCompact", fields, target="manual")
         request = summary_request(conversation, self.settings.context_window)
         text: str | None = None
         try:
