@@ -33,6 +33,7 @@ from cogcli.history import build_history
 from cogcli.memory import ThreadStore
 from cogcli.models.base import PROMPT_CACHE_KEY, Message, ToolCallRequest, ToolSpec, UsageReport
 from cogcli.outcome import RunEnd
+from cogcli.plan_mode import PlanMode, refuse_writing
 from cogcli.result import ToolResult
 from cogcli.tools import Tool
 from cogcli.turn import StreamedCall, Turn, stream_turn, usage_of
@@ -56,6 +57,8 @@ class Hooks:
     on_tool_update: ToolUpdateCallback | None = None
     after_model: AfterModel | None = None
     approve: Approve | None = None
+    #: plan mode (:mod:`cogcli.plan_mode`): calls of tools that are not read-only are refused first
+    plan: PlanMode | None = None
     #: the session's hook commands (:mod:`cogcli.hooks`), run at each event of the run
     commands: HookSet | None = None
 
@@ -261,8 +264,10 @@ class Run:
         except Exception as exc:
             await self._close_calls(turn, slots, ErrorCode.TOOL_ERROR, f"after_model failed ({type(exc).__name__}: {exc})")
             raise
-        try:
-            if self.commands is not None:  # after plan mode's refusal, before the person's approval
+        try:  # the gate: plan mode's refusals, then PreToolUse hooks, then the person's approval
+            if self.hooks.plan is not None:
+                await refuse_writing(self.hooks.plan, calls, slots, self.conclude)
+            if self.commands is not None:
                 from cogcli.hooks.calls import pre_tool_use
 
                 await pre_tool_use(self.commands, calls, slots, tools=self.tools, conclude=self.conclude,

@@ -24,6 +24,7 @@ from cogcli.events import BaseEvent, BudgetSpent, EventEmitter, FileChange, RunS
 from cogcli.invoke import invoke_tool
 from cogcli.memory import ThreadStore
 from cogcli.outcome import RunEnd, files_changed
+from cogcli.plan_mode import PlanMode
 from cogcli.result import ToolResult
 from cogcli.run import AfterModel, Hooks, Run, ToolUpdateCallback
 from cogcli.tools import Tool, tool_index
@@ -84,6 +85,7 @@ class Cogitator:
         after_model: AfterModel | None = None,
         signal: AbortSignal | None = None,
         approve: Approve | None = None,
+        plan: PlanMode | None = None,
         hooks: HookSet | None = None,
     ) -> RunResult:
         """Run ``agent`` on ``input`` in a new thread, or continuing the thread ``thread_id`` (its
@@ -103,7 +105,10 @@ class Cogitator:
         call runs.
 
         ``hooks``: hook commands run at the run's events (:mod:`cogcli.hooks`; a
-        :class:`~cogcli.session.Session` passes the person's and the approved workspace's)."""
+        :class:`~cogcli.session.Session` passes the person's and the approved workspace's).
+
+        With ``plan`` (:class:`cogcli.plan_mode.PlanMode`), a call of a tool that does not declare
+        ``read_only`` ends with error code ``PLAN_MODE`` before anything else sees it."""
         try:
             tools = tool_index(agent.tools)
         except ValueError as exc:
@@ -114,7 +119,7 @@ class Cogitator:
                 raise ConfigError(f"no thread {thread_id!r} to continue (list them with `cog thread list`)")
         else:
             thread = self.store.create_thread(title=input, model=getattr(agent.model, "name", None)).id
-        plugged = Hooks(on_tool_result=on_tool_result, on_tool_update=on_tool_update, after_model=after_model, approve=approve, commands=hooks)
+        plugged = Hooks(on_tool_result=on_tool_result, on_tool_update=on_tool_update, after_model=after_model, approve=approve, commands=hooks, plan=plan)
         run = Run(agent, tools, self.store, thread, EventEmitter(on_event), signal or AbortSignal(), plugged)
         end, output = await run.execute(input)
         return RunResult.of(end, output=output, thread_id=thread, tool_calls=list(run.results))

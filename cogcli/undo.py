@@ -53,9 +53,12 @@ class FileRevert:
     """One file: its bytes now and what the undo puts back (None: delete it, the run created it)."""
 
     path: str
-    current: bytes
+    #: None: the run deleted (or moved away) the file, and the undo makes it again
+    current: bytes | None
     reverted: bytes | None
     encoding: str = "utf-8"
+    #: the mode a file made again gets (as the journal recorded it)
+    mode: int | None = None
 
     @property
     def deletes(self) -> bool:
@@ -76,7 +79,11 @@ class UndoPlan:
 
         out: list[str] = []
         for f in self.files:
-            now = f.current.decode(f.encoding)
+            now = (f.current or b"").decode(f.encoding)
+            if f.current is None and f.reverted is not None:  # a deleted file made again
+                hunks = format_hunks(text_blocks("", f.reverted.decode(f.encoding)))
+                out.append(file_header(f.path, new_mode=f.mode or 0o644, empty=not hunks) + hunks)
+                continue
             if f.reverted is None:
                 a, b = quote_path(f"a/{f.path}"), quote_path(f"b/{f.path}")
                 mode = git_mode(stat.S_IMODE(os.stat(self.root / f.path).st_mode))
@@ -197,9 +204,8 @@ def _plan_from_journal(workspace: Any, thread_id: str, message_id: str | None) -
                 raise UndoRefused(_changed(rel, "was deleted" if state is None else "changed"))
         if state == current:
             continue
-        if current is None:  # only a change that deleted the file gets here; no tool makes one
-            raise UndoRefused(_changed(rel, "was deleted"))
-        plan.files.append(FileRevert(rel, current, state, _shared_encoding(current, state)))
+        mode = next((c.mode for c in file_changes if c.before is not None), None)
+        plan.files.append(FileRevert(rel, current, state, _shared_encoding(current, state), mode))
     if not plan.files:
         raise NothingToUndo(f"nothing to undo: the files of the last run of thread {thread_id} are as they were before it")
     return plan
@@ -313,6 +319,10 @@ def _apply(plan: UndoPlan, atomic_write: Any) -> None:
     try:
         for f in plan.files:
             path = plan.root / f.path
+            if f.current is None:  # the run deleted it: made again, never over a file made since
+                atomic_write(path, f.reverted, mode=f.mode, root=plan.root, expect=None)
+                done.append((f, -1))
+                continue
             mode = stat.S_IMODE(os.stat(path).st_mode)
             if f.reverted is None:
                 path.unlink()
@@ -323,6 +333,9 @@ def _apply(plan: UndoPlan, atomic_write: Any) -> None:
     except (OSError, CogError) as exc:
         for f, mode in reversed(done):
             try:
+                if f.current is None:
+                    (plan.root / f.path).unlink()
+                    continue
                 atomic_write(plan.root / f.path, f.current, mode=mode, root=plan.root)
             except (OSError, CogError):
                 log.error("undo: could not put back %s after a failed write", f.path, exc_info=True)

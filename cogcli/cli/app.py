@@ -142,6 +142,25 @@ OutputSchemaOption = Annotated[
     Optional[Path],
     typer.Option("--output-schema", metavar="FILE", help="The final answer must be JSON valid against the JSON Schema in FILE (an invalid one goes back to the model, 3 tries); finish.output holds it. Never valid: exit 1, OUTPUT_SCHEMA_INVALID.", show_default=False),
 ]
+AllowOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--allow",
+        metavar="PATTERN",
+        help="Let run_command run commands matching PATTERN without asking, e.g. --allow 'ruff *' --allow 'make lint' "
+        "(repeatable; also COG_ALLOW='ruff *;make lint'). Only one simple command matches: nothing chained with ; && | "
+        "or holding $ ` < >.",
+        show_default=False,
+    ),
+]
+CommandNetworkOption = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--command-network/--no-command-network",
+        help="Give run_command's commands the host's network (default: none; COG_COMMAND_NETWORK=1).",
+        show_default=False,
+    ),
+]
 SandboxWritableOption = Annotated[
     Optional[list[str]],
     typer.Option(

@@ -45,5 +45,5 @@ def undo_command(root: Path, thread_id: str | None, *, dry_run: bool = False) ->
 
 def _files(plan: object) -> str:
     files = getattr(plan, "files")
-    names = ", ".join(f"{f.path} (deleted)" if f.deletes else f.path for f in files)
+    names = ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (restored)" if f.current is None else f.path for f in files)
     return f"{len(files)} file{'s' if len(files) != 1 else ''}: {names}"

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from cogcli.context import AbortSignal, UpdateCallback
     from cogcli.events import CompactionEvent
     from cogcli.models.base import UsageReport
+    from cogcli.plan_mode import PlanMode
     from cogcli.memory import ThreadInfo, ThreadStore
     from cogcli.result import ToolResult
     from cogcli.runtime import EventCallback, RunResult
@@ -111,6 +112,7 @@ class Session:
         self._run_tools: list[Tool[Any]] | None = None
         self._direct_tools: list[Tool[Any]] | None = None
         self._mcp_tools: list[Tool[Any]] | None = None
+        self.skills: Any = None
         self._store: ThreadStore | None = None
         self._stack = contextlib.AsyncExitStack()
 
@@ -154,7 +156,10 @@ class Session:
 
         self.journal = Journal(settings.root)  # bound to each run by its start event
         try:
-            self._run_tools = self.make_tools(settings, journal=self.journal)
+            from cogcli.session.extras import agent_tools
+
+            own, self.skills = agent_tools(settings)  # update_plan, load_skill
+            self._run_tools = [*self.make_tools(settings, journal=self.journal), *own]
         except BaseException:
             self.journal.close()
             raise
@@ -195,11 +200,13 @@ class Session:
         approve: Approve | None = None,
         on_event: EventCallback | None = None,
         signal: AbortSignal | None = None,
+        plan: PlanMode | None = None,
     ) -> RunResult:
         """Run ``instruction``, in a new thread or continuing ``thread`` (an id or a unique prefix)
         or, with ``last``, the most recent thread here. Events go to ``on_event`` (the ``start``
         event first opens the run's undo journal); ``approve`` answers calls with side effects
-        (None: every call runs); ``signal`` aborts the run, which still ends with its one ``finish``.
+        (None: every call runs); ``signal`` aborts the run, which still ends with its one ``finish``;
+        ``plan`` runs it in plan mode (:mod:`cogcli.plan_mode`: only read-only tools run).
 
         Raises before the start event, with nothing run: :class:`ConfigError` (an unknown thread,
         an MCP server that does not start), :class:`RunNotStarted` (the thread store cannot be
@@ -207,7 +214,7 @@ class Session:
         import sqlite3  # here, not at the top: listing the tools (cog tools) opens no store
 
         try:
-            return await self._run(instruction, thread, last, approve, on_event, signal)
+            return await self._run(instruction, thread, last, approve, on_event, signal, plan)
         except CogError:
             raise
         except (OSError, sqlite3.Error) as exc:  # the thread store: .cog a file, a full disk
@@ -218,10 +225,11 @@ class Session:
 
     async def _run(
         self, instruction: str, thread: str | None, last: bool, approve: Approve | None,
-        on_event: EventCallback | None, signal: AbortSignal | None,
+        on_event: EventCallback | None, signal: AbortSignal | None, plan: PlanMode | None = None,
     ) -> RunResult:
         from cogcli.prompts import coding_agent_prompt
         from cogcli.runtime import Agent, Cogitator
+        from cogcli.session.extras import run_instructions
         from cogcli.session.project import project_context, thread_to_continue
 
         if self.model is None:
@@ -230,13 +238,13 @@ class Session:
         store = self.store()
         thread_id = thread_to_continue(store, thread, last)
         project = await project_context(self.settings, self.cwd, self.model)  # AGENTS.md files, the context window
-        for note in project.notes:
+        for note in [*project.notes, *(self.skills.notes if self.skills is not None else [])]:  # instruction files, skills left out
             self.on_note(note)
         settings = self.settings
         prompt = coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command)
         agent = Agent(
             name="cog",
-            instructions=f"{prompt}\n\n{project.section}" if project.section else prompt,
+            instructions=run_instructions(prompt, project.section, self.skills, plan, tools),
             model=self.model,
             tools=tools,
             max_steps=settings.max_steps,
@@ -257,7 +265,9 @@ class Session:
             if on_event is not None:
                 on_event(event)
 
-        return await Cogitator(store).run(agent, input=instruction, thread_id=thread_id, on_event=handle, signal=signal, approve=approve, hooks=self.command_hooks)
+        return await Cogitator(store).run(
+            agent, input=instruction, thread_id=thread_id, on_event=handle, signal=signal, approve=approve, hooks=self.command_hooks, plan=plan
+        )
 
     def run_tools(self) -> list[Tool[Any]]:
         """The tools a run of this session is given: the workspace's, then the MCP servers' once

@@ -387,6 +387,11 @@
         if (d.errors) bits.push(d.errors + ' errors');
         if (isInt(d.passed)) bits.push(d.passed + ' passed');
         box.append(el('div', { class: 'count' }, bits.join(' · ')));
+      } else if (this.output) {
+        // a running command: its last lines, as a terminal shows them (text only, never markup)
+        const term = el('pre', { class: 'terminal', 'data-block': 'terminal' }, this.output.join('\n'));
+        box.replaceChildren(term);
+        requestAnimationFrame(() => { term.scrollTop = term.scrollHeight; });
       } else if (d && typeof d === 'object' && isInt(d.line)) {
         box.append(el('div', { class: 'count' }, d.line + ' lines of output'));
       }
@@ -524,6 +529,10 @@
           const c = this.call(ev.toolCallId, ev.toolName);
           if (ev.arguments !== undefined) c.arguments = ev.arguments;
           if (ev.content !== undefined || ev.details !== undefined) { c.update = ev; c.updates++; }
+          if (ev.details && isInt(ev.details.lines) && isInt(ev.details.line) && typeof ev.content === 'string') {
+            // a command's output lines: kept (the last 200) for the terminal block under the row
+            c.output = (c.output || []).concat(ev.content.split('\n')).slice(-200);
+          }
           if (ev.presentation) c.updatePresentation = ev.presentation;
           this.mark(c);
           break;
