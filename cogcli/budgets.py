@@ -71,10 +71,16 @@ def spent_message(spent: BudgetSpent) -> str:
 
 def check_cost_budget(model: str, prices: Mapping[str, Any], *, price_sources: Mapping[str, str] | None = None) -> None:
     """Refuse ``--max-cost`` for a model whose price cog does not know: a ConfigError naming the
-    fix. A ``replay:`` cassette carries each recorded turn's cost, so it may have a budget."""
+    fix. A ``replay:`` cassette may have one when it records every turn's cost."""
     from cogcli.pricing import price_of
 
     if model.startswith("replay:"):
+        from cogcli.models.replay import read_cassette
+
+        path = model.partition(":")[2]
+        _, turns = read_cassette(path)
+        if any(turn.usage is None or turn.usage.cost_usd is None for _, turn in turns):
+            raise ConfigError(f"--max-cost needs each turn's cost, and the cassette {path} records none for some turns: use --max-tokens")
         return
     if price_of(model, prices) is None:
         name = model.partition(":")[2] or model

@@ -132,3 +132,17 @@ def test_a_cost_budget_for_a_model_without_a_price_is_refused_naming_the_fix(tmp
 def test_a_budget_of_zero_is_a_usage_error(tmp_path: Path, flag: str) -> None:
     out = run_cog(["edit", "--model", f"replay:{CASSETTE}", flag, "0", "Fix add"], calc_repo(tmp_path))
     assert out.returncode == 2 and flag in out.stderr
+
+
+def test_a_cost_budget_on_a_cassette_needs_its_recorded_costs(tmp_path: Path) -> None:
+    out = run_cog(["edit", "--model", f"replay:{CASSETTE}", "--max-cost", "1", "Fix add"], calc_repo(tmp_path))
+    assert out.returncode == 2 and "records none for some turns: use --max-tokens" in out.stderr
+    lines = CASSETTE.read_text().splitlines()
+    turns = [json.loads(line) for line in lines[1:]]
+    for turn in turns:
+        turn["usage"]["costUsd"] = 0.01
+    priced = tmp_path / "priced.jsonl"
+    priced.write_text("\n".join([lines[0], *(json.dumps(t) for t in turns)]) + "\n")
+    out = run_cog(["edit", "--json", "--model", f"replay:{priced}", "--max-cost", "0.025", "Fix add"], calc_repo(tmp_path / "p"))
+    assert out.returncode == 1, out.stderr
+    assert json_lines(out.stdout)[-1]["budget"] == {"kind": "cost", "limit": 0.025, "used": 0.03}
