@@ -146,3 +146,16 @@ def test_a_cost_budget_on_a_cassette_needs_its_recorded_costs(tmp_path: Path) ->
     out = run_cog(["edit", "--json", "--model", f"replay:{priced}", "--max-cost", "0.025", "Fix add"], calc_repo(tmp_path / "p"))
     assert out.returncode == 1, out.stderr
     assert json_lines(out.stdout)[-1]["budget"] == {"kind": "cost", "limit": 0.025, "used": 0.03}
+
+
+def test_cog_serve_holds_every_run_to_its_budget(tmp_path: Path) -> None:
+    from serve_helpers import Served
+
+    repo = calc_repo(tmp_path)
+    with Served(repo, model=f"replay:{CASSETTE}", args=["--max-tokens", "2500"]) as srv:
+        run = srv.start(approval="auto")
+        frames = [f for f in srv.sse(f"/api/runs/{run['runId']}/events") if f.comment is None and f.data != "[DONE]"]
+    finish = frames[-1].event
+    assert finish["type"] == "finish" and finish["status"] == "budget_exceeded"
+    assert finish["budget"] == {"kind": "tokens", "limit": 2500, "used": 3350}
+    assert "return a - b" in (repo / "calc" / "ops.py").read_text()
