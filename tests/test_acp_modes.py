@@ -79,6 +79,11 @@ async def test_plan_mode_refuses_writes_even_when_the_editor_allows_then_a_switc
             assert response.stop_reason == "end_turn"
             assert "return a + b" in (repo / "calc/ops.py").read_text()
             assert editor.permissions == []  # accept-edits: an edit runs unasked
+
+            editor.updates.clear()  # a reload redraws the stored thread, its plan included
+            loaded = await conn.load_session(cwd=str(repo), session_id=session.session_id, mcp_servers=[])
+            assert loaded.modes.current_mode_id == "accept-edits"
+            assert [e.content for e in editor.of("plan")[-1].entries] == ["Fix add", "Run the tests"]
         finally:
             await cm.__aexit__(None, None, None)
 

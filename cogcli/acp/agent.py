@@ -51,6 +51,7 @@ STOP_REASONS: dict[str, str] = {
     RunStatus.ABORTED: "cancelled",
     RunStatus.DENIED: "refusal",
     RunStatus.ERROR: "end_turn",
+    RunStatus.BUDGET_EXCEEDED: "max_tokens",
 }
 
 
@@ -71,6 +72,8 @@ class AcpOptions:
     no_instructions: bool = False
     #: --yes: every call runs, nobody is asked
     yes: bool = False
+    #: --max-tokens, --max-cost: what each prompt's run may spend
+    budget: tuple[int | None, float | None] = (None, None)
 
 
 def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, dict[str, str]]]:
@@ -202,7 +205,7 @@ class CogAgent(ModesMixin, ListingMixin):
         texts = {(s.entry.message_id or f"msg_{s.seq}"): s.entry.content for s in entries if isinstance(s.entry, UserEntry)}
         mapper = EventMapper(opened.root, opened.session.run_tools, user_texts=texts)
         for event in events_from_entries(session_id, entries):
-            for update in mapper.updates(event):
+            for update in [*mapper.updates(event), *filter(None, [plan_update(event)])]:  # the plans it made, too
                 await self.conn.session_update(session_id, update)
         announce(self.conn, session_id, opened.root)
         return acp.LoadSessionResponse(modes=mode_state(opened.mode))
@@ -241,6 +244,7 @@ class CogAgent(ModesMixin, ListingMixin):
                 sandbox_writable=opts.sandbox_writable,
                 context_window=opts.context_window,
                 instructions=not opts.no_instructions,
+                max_tokens=opts.budget[0], max_cost=opts.budget[1],
             )
             if editor_env:
                 settings = replace(settings, mcp_env=editor_env)
