@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
 
-from cogcli.events import FileChange, RunStatus, Usage
+from cogcli.events import BudgetSpent, FileChange, RunStatus, Usage
 from cogcli.finished import CallEndFields
 from cogcli.models.base import ToolCallRequest
 
@@ -89,6 +89,9 @@ class RunEndFields(BaseModel):
     peak_context_tokens: int | None = None
     context_window: int | None = None
     compactions: int | None = None
+    #: the final answer parsed against the run's output schema; the budget it went past
+    output: Any = None
+    budget: BudgetSpent | None = None
 
 
 class RunEndEntry(_Entry, RunEndFields):

@@ -66,6 +66,8 @@ class TaskResult(BaseModel):
     #: which attempt this is for the id (1 on the first run)
     attempt: int = 1
     finished_at: str | None = None
+    #: the final answer parsed against --output-schema (None without one, or when it never matched)
+    output: Any = None
     #: warnings cog gave while the task ran (redacted; escape them before showing them)
     notes: list[str] = Field(default_factory=list)
 

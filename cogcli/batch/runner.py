@@ -48,6 +48,10 @@ class BatchOptions:
     pass_env: tuple[str, ...] = ()
     #: the setup command may reach the network (``--setup-network``: the person's); the tests never do
     setup_network: bool = False
+    #: every task's budgets and the JSON Schema (the object, read once by the command) its answer must match
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    output_schema: dict[str, Any] | None = None
     #: the folder relative task paths are read from (the task file's)
     base: Path = field(default_factory=Path.cwd)
 
@@ -212,6 +216,9 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
         timeout=options.timeout,
         sandbox=options.sandbox,
         pass_env=passed,
+        max_tokens=options.max_tokens,
+        max_cost=options.max_cost,
+        output_schema=options.output_schema,
     )
     result.model = settings.model
     if task.setup:
@@ -234,6 +241,7 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
     result.tests = dict(run.tests) if run.tests is not None else None
     result.thread_id = run.thread_id
     result.error = run.error or run.tests_error
+    result.output = run.structured_output
     if str(run.status) == "aborted":
         result.exit_code = 130
 
