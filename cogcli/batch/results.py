@@ -129,7 +129,7 @@ class Layout:
         try:
             name = f"{task_id}.jsonl"
             _unlink_at(fd, name)
-            handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+            handle = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
         finally:
             os.close(fd)
         return os.fdopen(handle, "wb")

@@ -170,8 +170,10 @@ def _run_task(
         except Exception as exc:  # never a traceback: the task's result says what broke
             log.debug("task %s failed", task.id, exc_info=True)
             result.error = f"the task failed: {type(exc).__name__}: {exc}"
-        if result.error is None and result.tests and (result.tests.get("errors") or result.tests.get("failed")):
-            result.error = _tests_cause(events)
+        if result.tests and (result.tests.get("errors") or result.tests.get("failed")):
+            cause = _tests_cause(events)  # why, first: no project environment, an interpreter that could not start
+            if cause and cause not in (result.error or ""):
+                result.error = cause + (f"\n{result.error}" if result.error else "")
         if base is not None:
             try:
                 patch = make_patch(checkout, base, [f["path"] for f in result.files_changed])
@@ -347,7 +349,7 @@ def _tests_cause(events: IO[bytes]) -> str | None:
             event = json.loads(line)
         except ValueError:
             continue
-        if isinstance(event, dict) and event.get("type") == "tool-result" and event.get("name") == "run_tests":
+        if isinstance(event, dict) and event.get("type") == "tool-result" and event.get("toolName") == "run_tests":
             notes = ((event.get("details") or {}).get("notes") or []) if isinstance(event.get("details"), dict) else []
             return str(notes[0]) if notes else None
     return None
