@@ -11,9 +11,9 @@ project, v1.4): ``cog thread export ID --format atif``.
 What each step holds is what the thread keeps: the person's instructions (and the run's own
 follow-ups, such as an answer sent back to match ``--output-schema``) as ``user`` steps, each model
 turn as an ``agent`` step with its calls and what the model read of their results (redacted, cut
-as the model read them), a compaction as a ``system`` step. Usage is kept per run, not per turn, so
-the token counts are in ``final_metrics`` (prompt tokens include cached ones, as ATIF counts
-them; cache writes in its ``extra``) and each run's end in the last agent step's ``extra``.
+as the model read them), a compaction as a ``system`` step. Each agent step's ``metrics`` are its model request's (prompt tokens include cached ones, as ATIF
+counts them; cache writes in ``extra``), ``final_metrics`` sums the runs' usage (summary requests
+for compaction included), and each run's end is in its last agent step's ``extra``.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ def trajectory(thread_id: str, entries: Sequence[StoredEntry], *, model: str | N
             last_agent = _step(steps, "agent", e.content, at)
             if model:
                 last_agent["model_name"] = model
+            if e.usage is not None:  # the turn's own request (threads from before cog kept it have none)
+                last_agent["metrics"] = _metrics(e.usage)
             if e.tool_calls:
                 last_agent["tool_calls"] = [
                     {"tool_call_id": c.id, "function_name": c.name, "arguments": _arguments(c.arguments)} for c in e.tool_calls
@@ -88,6 +90,16 @@ def trajectory(thread_id: str, entries: Sequence[StoredEntry], *, model: str | N
     if runs:
         out["extra"] = {"runs": runs}
     return out
+
+
+def _metrics(usage: Any) -> dict[str, Any]:
+    metrics: dict[str, Any] = {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens,
+                               "cached_tokens": usage.cached_input_tokens or 0}
+    if usage.cost_usd is not None:
+        metrics["cost_usd"] = round(usage.cost_usd, 8)
+    if usage.cache_write_tokens:
+        metrics["extra"] = {"cache_creation_input_tokens": usage.cache_write_tokens}
+    return metrics
 
 
 def _step(steps: list[dict[str, Any]], source: str, message: str, timestamp: str) -> dict[str, Any]:

@@ -33,6 +33,8 @@ class AssistantEntry(_Entry):
     content: str = ""
     #: the calls as the model made them (arguments as it streamed them)
     tool_calls: list[ToolCallRequest] = Field(default_factory=list)
+    #: what the model request of this turn used (absent in threads from before cog kept it)
+    usage: Usage | None = None
 
 
 class ModelToolResult(_Entry):

@@ -284,7 +284,7 @@ class Run:
             for i in slots.open():
                 await self.conclude(slots, i, calls[i].outcome(ErrorCode.ABORTED, f"{calls[i].name} was cancelled before it finished"))
             self.results += slots.done()
-            self._record(turn.text, [c.request() for c in turn.calls], slots.done())
+            self._record(turn.text, [c.request() for c in turn.calls], slots.done(), turn.usage)
         return calls
 
     async def _prepare(self, turn: Turn) -> list[PreparedCall]:
@@ -339,7 +339,7 @@ class Run:
         finished = [i for i, call in enumerate(turn.calls) if call.finished]
         if turn.text or finished:
             kept = [r for i in finished if (r := slots.results[i]) is not None]
-            self._record(turn.text, [turn.calls[i].request() for i in finished], kept)
+            self._record(turn.text, [turn.calls[i].request() for i in finished], kept, turn.usage)
 
     async def _after_call(self, result: ToolResult) -> ToolResult:
         from cogcli.hooks.calls import post_tool_use
@@ -359,12 +359,12 @@ class Run:
                 log.warning("on_tool_update must be a plain function; a coroutine it returned was not awaited")
                 getattr(returned, "close", lambda: None)()
 
-    def _record(self, text: str, calls: list[ToolCallRequest], results: list[ToolResult]) -> None:
+    def _record(self, text: str, calls: list[ToolCallRequest], results: list[ToolResult], usage: Usage | None = None) -> None:
         """The turn and what the model read of each call: into the history and, in one
         transaction, into the thread."""
         limit = self.agent.max_result_length
         self.history.append(Message(role="assistant", content=text, tool_calls=calls))
-        entries: list[Entry] = [AssistantEntry(content=text, tool_calls=calls)]
+        entries: list[Entry] = [AssistantEntry(content=text, tool_calls=calls, usage=usage if usage is not None and usage.counted else None)]
         for result in results:
             entry = result.entry(limit)
             if self.agent.nearby_instructions is not None and result.error is None:

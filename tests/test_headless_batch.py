@@ -68,6 +68,9 @@ def test_a_batch_keeps_each_answer_and_exports_swebench_predictions_and_atif(tmp
     assert metrics["total_prompt_tokens"] == rows["calc__calc-1"]["input_tokens"] == 100 + 101 + 102
     assert metrics["total_completion_tokens"] == 30 and metrics["total_steps"] == 4
     assert traj["steps"][-1]["extra"]["run_end"]["output"] == {"fixed": True}
+    # each agent step has its own request's usage (the cassette's 100+n in, 10 out)
+    assert [s["metrics"]["prompt_tokens"] for s in traj["steps"][1:]] == [100, 101, 102]
+    assert all(s["metrics"]["completion_tokens"] == 10 for s in traj["steps"][1:])
     # into a file, and the same thread's events as JSON lines
     assert run_cog(["thread", "export", traj["session_id"][:12], "-o", str(tmp_path / "t.json"), "-C", str(work)], tmp_path).returncode == 0
     assert json.loads((tmp_path / "t.json").read_text()) == traj
