@@ -111,6 +111,20 @@ class UndoPlan:
             for i, r in enumerate(self.runs)
         ]
 
+    def summary(self, *, would: bool = False) -> str:
+        """One line for what the undo did (or, ``would``, would do): the runs, the files, the conversation."""
+        which = ", ".join(f"{r.number} ({r.title})" for r in self.runs)
+        what = f"run{'s' if len(self.runs) != 1 else ''} {which} of thread {self.thread_id}"
+        names = ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (made again)" if f.creates else f.path for f in self.files)
+        files = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}" + (f": {names}" if names else "")
+        parts = [f"{'would revert' if would else 'reverted'} {files}"] if self.code else []
+        them = "them" if len(self.runs) != 1 else "it"
+        if self.conversation:
+            parts.append(f"the model {'would no longer read' if would else 'no longer reads'} {them}")
+        elif self.code:
+            parts.append(f"the next run {'would be' if would else 'is'} told")
+        return f"{'walking back' if would else 'walked back'} {what}: " + "; ".join(parts)
+
     def reverse_diff(self) -> str:
         """The change the undo makes, as a unified diff (``git apply`` reads it)."""
         from workspace_tools.diffs import file_header, format_hunks, git_mode, quote_path, text_blocks

@@ -25,7 +25,7 @@ from typing import Any
 
 import acp
 from acp import schema as acp_schema
-from acp.helpers import update_tool_call
+from acp.helpers import update_agent_message_text, update_tool_call
 
 from cogcli.acp.mapping import EventMapper
 from cogcli.acp.permissions import EditorApprover
@@ -136,6 +136,19 @@ class _Session:
     approver: EditorApprover | None
     #: the running turn's abort signal (None between turns)
     abort: AbortSignal | None = None
+
+
+async def _slash_command(opened: _Session, text: str) -> str | None:
+    """The reply to a prompt that is ``/undo [RUN]`` or ``/rewind [N [both|code|conversation]]``
+    (:mod:`cogcli.rewind`), walking the session's thread back; None for an instruction."""
+    if not text.lstrip().startswith(("/undo", "/rewind")):
+        return None
+    import anyio
+
+    from cogcli.rewind import slash_reply
+
+    store_has = opened.session.has_threads() and opened.session.store().resolve_id(opened.id) == opened.id
+    return await anyio.to_thread.run_sync(slash_reply, opened.session, opened.id if store_has else None, text)
 
 
 class CogAgent:
@@ -267,6 +280,10 @@ class CogAgent:
         instruction = instruction_of(prompt, opened.root)
         if not instruction.strip():
             raise _error(INVALID_PARAMS, "the prompt is empty; say what to do")
+        reply = await _slash_command(opened, instruction)  # /undo, /rewind: no model turn
+        if reply is not None:
+            await self.conn.session_update(opened.id, update_agent_message_text(reply))
+            return acp.PromptResponse(stop_reason="end_turn")
         abort = AbortSignal()
         opened.abort = abort
         try:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cogcli.chat.rewind import allowed_text, rewind_text, undo_text
+from cogcli.rewind import allowed_text, rewind_text, undo_text
 from cogcli.chat.slash import COMMANDS, help_text, parse, unknown_text
 from cogcli.chat.status import ChatState
 from cogcli.commands.approve import make_approver, quiet_approvals

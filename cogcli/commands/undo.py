@@ -39,28 +39,7 @@ def undo_command(root: Path, thread_id: str | None, *, to: str | None = None, dr
         diff = plan.reverse_diff()  # as it is for a pipe (git apply); escaped for a person's terminal
         sys.stdout.write(visible(diff) if sys.stdout.isatty() else diff)
         sys.stdout.flush()
-        _say(f"dry run: {done_text(plan, would=True)}; nothing was written")
+        _say(f"dry run: {plan.summary(would=True)}; nothing was written")
         return EXIT_OK
-    _say(done_text(plan))
+    _say(plan.summary())
     return EXIT_OK
-
-
-def done_text(plan: object, *, would: bool = False) -> str:
-    """One line for what an undo did (or would do): the runs, the files, the conversation."""
-    runs = getattr(plan, "runs")
-    which = ", ".join(f"{r.number} ({r.title})" for r in runs)
-    what = f"run{'s' if len(runs) != 1 else ''} {which} of thread {getattr(plan, 'thread_id')}"
-    parts = []
-    if getattr(plan, "code"):
-        parts.append(f"{'would revert' if would else 'reverted'} {_files(plan)}")
-    if getattr(plan, "conversation"):
-        parts.append("the model " + ("would no longer read" if would else "no longer reads") + " " + ("them" if len(runs) != 1 else "it"))
-    elif getattr(plan, "code"):
-        parts.append("the next run " + ("would be" if would else "is") + " told")
-    return f"walking back {what}: " + "; ".join(parts) if would else f"walked back {what}: " + "; ".join(parts)
-
-
-def _files(plan: object) -> str:
-    files = getattr(plan, "files")
-    names = ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (made again)" if f.creates else f.path for f in files)
-    return f"{len(files)} file{'s' if len(files) != 1 else ''}" + (f": {names}" if names else "")

@@ -1,5 +1,6 @@
-"""``cog chat``'s ``/undo``, ``/rewind`` and ``/allowed``: walking the chat's thread back, and what
-the person allowed for the session. Each returns the text the chat prints; nothing here draws.
+"""The ``/undo``, ``/rewind`` and ``/allowed`` commands of the conversational front ends (``cog chat``,
+``cog acp``): walking a thread back, and what the person allowed for the session. Each returns the
+text to show; nothing here draws.
 
 - ``/undo`` walks back the newest run that changed files and is not undone yet (again: further back);
   the next run is told what was undone.
@@ -20,7 +21,6 @@ WHAT = {"both": (True, True), "code": (True, False), "conversation": (False, Tru
 
 
 def undo_text(session: Any, thread_id: str | None, to: str | None = None, what: str = "code") -> str:
-    from cogcli.commands.undo import done_text
     from cogcli.undo import UndoRefused
 
     if not thread_id:
@@ -32,7 +32,7 @@ def undo_text(session: Any, thread_id: str | None, to: str | None = None, what: 
         return visible(f"undo refused: {exc.message}")
     except CogError as exc:
         return visible(exc.message)
-    return visible("\n".join([*(f"note: {n}" for n in plan.notes), done_text(plan)]))
+    return visible("\n".join([*(f"note: {n}" for n in plan.notes), plan.summary()]))
 
 
 def rewind_text(session: Any, thread_id: str | None, argument: str) -> str:
@@ -53,6 +53,17 @@ def rewind_text(session: Any, thread_id: str | None, argument: str) -> str:
     if len(words) > 2 or what not in WHAT:
         return "usage: /rewind N [both|code|conversation] (/rewind alone lists the runs)"
     return undo_text(session, thread_id, to=words[0], what=what)
+
+
+def slash_reply(session: Any, thread_id: str | None, text: str) -> str | None:
+    """The reply to ``/undo [RUN]`` or ``/rewind [N [both|code|conversation]]`` typed as a prompt;
+    None when ``text`` is no such command (an instruction)."""
+    word, _, rest = text.strip().partition(" ")
+    if word == "/undo":
+        return undo_text(session, thread_id, to=rest.strip() or None)
+    if word == "/rewind":
+        return rewind_text(session, thread_id, rest)
+    return None
 
 
 def allowed_text(always: set[str], argument: str) -> str:
