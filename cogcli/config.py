@@ -33,7 +33,8 @@ file that is a link leading out of the workspace is not read. Every value is che
 length): a bad one is a :class:`ConfigError` naming the key, the file and the fix.
 
 Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``, ``COG_SANDBOX``,
-``COG_CONTEXT_WINDOW``, ``COG_CACHE_TTL``.
+``COG_CONTEXT_WINDOW``, ``COG_CACHE_TTL``, ``COG_ALLOW`` (run_command patterns, ``;``-separated),
+``COG_COMMAND_NETWORK``.
 """
 
 from __future__ import annotations
@@ -65,13 +66,25 @@ from cogcli.workspace_settings import (  # noqa: F401 (the workspace's settings,
 log = logging.getLogger("cogcli")
 
 
-NO_MODEL_MESSAGE = """\
-no model configured. Pick one of:
-  cog edit --model openai:gpt-4o-mini "…"        with OPENAI_API_KEY set (OPENAI_BASE_URL for other OpenAI-compatible servers)
-  cog edit --model anthropic:claude-sonnet-4-5 "…"   with ANTHROPIC_API_KEY set
-  cog edit --model ollama:llama3.1 "…"            a local Ollama server, no key
-  cog edit --model replay:fixtures/cassettes/calc_fix.jsonl "…"   the offline demo (in a copy of fixtures/calc)
-or set it once: export COG_MODEL=openai:gpt-4o-mini, or model = "…" in cog.toml (or under [tool.cog] in pyproject.toml)"""
+def no_model_message(command: str = "cog edit", instruction: str = ' "…"') -> str:
+    """What to say when no model is set, in the words of the front end the person used:
+    ``cog edit --model … "…"``, ``cog chat --model …``."""
+    choices = [
+        ("openai:gpt-4o-mini", "with OPENAI_API_KEY set (OPENAI_BASE_URL for other OpenAI-compatible servers)"),
+        ("anthropic:claude-sonnet-4-5", "with ANTHROPIC_API_KEY set"),
+        ("ollama:llama3.1", "a local Ollama server, no key"),
+        ("replay:fixtures/cassettes/calc_fix.jsonl", "the offline demo (in a copy of fixtures/calc)"),
+    ]
+    lines = [f"{command} --model {spec}{instruction}" for spec, _ in choices]
+    width = max(len(line) for line in lines[:-1])
+    shown = "\n".join(f"  {line.ljust(width)}   {note}" for line, (_, note) in zip(lines, choices))
+    return (
+        f"no model configured. Pick one of:\n{shown}\n"
+        "or set it once: export COG_MODEL=openai:gpt-4o-mini, or model = \"…\" in cog.toml (or under [tool.cog] in pyproject.toml)"
+    )
+
+
+NO_MODEL_MESSAGE = no_model_message()
 
 
 @dataclass(frozen=True)
@@ -117,8 +130,17 @@ class Settings:
     prompt_cache_key: bool | None = None
     #: model name → :class:`cogcli.pricing.Price`, over cog's own table (``prices``)
     prices: Mapping[str, Any] = field(default_factory=dict)
+    #: the workspace's own hooks (``[[hooks.<Event>]]``): run only once the person approved them
+    #: (:mod:`cogcli.hooks.trust`); the person's own are in their config.toml
+    hooks: Mapping[str, Any] = field(default_factory=dict)
     #: which workspace file each of its settings came from: ``{"test_command": "cog.toml", …}``
     sources: Mapping[str, str] = field(default_factory=dict)
+    #: the person's patterns of commands run_command runs without asking (``--allow``, ``COG_ALLOW``,
+    #: ``allow`` in their config.toml; never the workspace's): :mod:`cogcli.allow`
+    allow: tuple[str, ...] = ()
+    #: the person gives run_command the host's network (``--command-network``, ``COG_COMMAND_NETWORK=1``,
+    #: ``command_network = true`` in their config.toml)
+    command_network: bool = False
 
     @property
     def mcp_needs_approval(self) -> bool:
@@ -228,6 +250,8 @@ def load_settings(
     sandbox_writable: list[str] | None = None,
     context_window: int | None = None,
     instructions: bool = True,
+    allow: list[str] | None = None,
+    command_network: bool | None = None,
 ) -> Settings:
     """Resolve every setting for a command run in ``root``: flag > environment > config > default."""
     config = read_config(root)
@@ -267,8 +291,45 @@ def load_settings(
         cache_ttl=_cache_ttl(config),
         prompt_cache_key=config.prompt_cache_key,
         prices=_prices(config),
+        hooks=dict(config.hooks),
         sources=dict(sources),
+        allow=_allow(allow, config),
+        command_network=_command_network(command_network),
     )
+
+
+def _allow(flags: list[str] | None, config: CogConfig) -> tuple[str, ...]:
+    """``--allow`` patterns and ``COG_ALLOW`` (patterns separated by ``;``), each checked; a
+    workspace's own ``allow`` is never one of them (the workspace is the stranger's)."""
+    from cogcli.allow import AllowList, BadPattern, person_settings
+
+    env = [p for p in os.environ.get("COG_ALLOW", "").split(";") if p.strip()]
+    mine = person_settings()[0]
+    if (config.model_extra or {}).get("allow") is not None:
+        log.warning("allow in the workspace's settings is ignored: only your own --allow or COG_ALLOW let commands run unasked")
+    try:
+        AllowList.of(mine)
+    except BadPattern as exc:
+        raise ConfigError(f"allow in your config.toml: {exc}") from None
+    try:
+        return AllowList.of([*(flags or []), *env, *mine]).patterns
+    except BadPattern as exc:
+        raise ConfigError(f"{'--allow' if flags else 'COG_ALLOW'}: {exc}") from None
+
+
+def _command_network(flag: bool | None) -> bool:
+    if flag is not None:
+        return flag
+    raw = os.environ.get("COG_COMMAND_NETWORK", "").strip().lower()
+    if raw == "":
+        from cogcli.allow import person_settings
+
+        return bool(person_settings()[1])
+    if raw in ("0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigError(f"COG_COMMAND_NETWORK must be 1 or 0, got {raw[:40]!r}")
 
 
 def _cache_ttl(config: CogConfig) -> str:

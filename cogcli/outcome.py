@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import Field
 
-from cogcli.details import diff_text, file_argument, read_test_report, run_outcome
+from cogcli.details import TESTS_NOT_RUN, changed_paths, diff_text, file_argument, read_test_report, run_outcome
 from cogcli.diffstat import diff_stats
+from cogcli.errors import ErrorCode
 from cogcli.entries import RunEndEntry, RunEndFields
 from cogcli.events import FileChange, FinishEvent, RunStatus, Usage
 from cogcli.result import ToolResult
@@ -56,13 +57,16 @@ def files_changed(
 ) -> list[FileChange]:
     """Lines added and removed per path, summed over the successful calls that changed files: those
     whose details carry a diff, of tools that declare they write files (a tool that only shows a
-    diff, like git_diff, changed nothing). A result of a tool not in ``tools`` counts when it carries a diff."""
+    diff, like git_diff, changed nothing). A result of a tool not in ``tools`` counts when it carries a diff.
+    The files a command changed (``changed_files``: no diff, so no line counts) count as paths."""
     index = tools if isinstance(tools, Mapping) else {t.name: t for t in tools}
     totals: dict[str, FileChange] = {}
     for r in results:
         tool = index.get(r.name)
         if r.error is not None or (tool is not None and not tool.writes_files):
             continue
+        for path in changed_paths(r.details) if tool is not None else ():
+            totals.setdefault(path, FileChange(path=path))
         diff = diff_text(r.details) if isinstance(r.details, dict) else None
         if diff is None:
             continue
@@ -76,19 +80,29 @@ def files_changed(
     return list(totals.values())
 
 
+#: a call that ended with one of these never started: it is no test run
+_NEVER_RAN = frozenset({ErrorCode.DENIED, ErrorCode.OUTPUT_CUT, ErrorCode.INVALID_ARGUMENTS, ErrorCode.TOOL_NOT_FOUND})
+
+
 def test_outcome(results: Sequence[ToolResult], tools: Mapping[str, Tool[Any]]) -> tuple[dict[str, int] | None, str | None]:
     """(the counts of the last test run, why it did not finish): from the last call of a tool that
-    declares ``reports_tests`` — its report's counts when it ran, its error when it failed."""
+    declares ``reports_tests`` and ran — its report's counts when it ran, its error when it failed.
+    A call that never started (refused, cut, bad arguments) is no test run: when no call ran at
+    all, the reason is :data:`TESTS_NOT_RUN` and the first such call's error."""
+    never_ran: str | None = None
     for r in reversed(results):
         tool = tools.get(r.name)
-        if tool is None or not tool.reports_tests:
+        if tool is None or not tool.reports_tests or r.error_code == "PLAN_MODE":  # refused in plan mode: no test run
+            continue
+        if r.error is not None and r.error_code in _NEVER_RAN:
+            never_ran = f"{TESTS_NOT_RUN}: {r.error}"
             continue
         if r.error is not None:
             return None, r.error
         report = read_test_report(r.details)
         counts = report.counts() if report is not None else None
         return counts, _not_passed(r.details, counts)
-    return None, None
+    return None, never_ran
 
 
 #: what a test run's ``outcome`` (other than passed, or failed with failures counted) means

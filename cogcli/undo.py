@@ -115,7 +115,7 @@ class UndoPlan:
         """One line for what the undo did (or, ``would``, would do): the runs, the files, the conversation."""
         which = ", ".join(f"{r.number} ({r.title})" for r in self.runs)
         what = f"run{'s' if len(self.runs) != 1 else ''} {which} of thread {self.thread_id}"
-        names = ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (made again)" if f.creates else f.path for f in self.files)
+        names = ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (restored)" if f.creates else f.path for f in self.files)
         files = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}" + (f": {names}" if names else "")
         parts = [f"{'would revert' if would else 'reverted'} {files}"] if self.code else []
         them = "them" if len(self.runs) != 1 else "it"

@@ -129,6 +129,25 @@ PassEnvOption = Annotated[
         show_default=False,
     ),
 ]
+AllowOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--allow",
+        metavar="PATTERN",
+        help="Let run_command run commands matching PATTERN without asking, e.g. --allow 'ruff *' --allow 'make lint' "
+        "(repeatable; also COG_ALLOW='ruff *;make lint'). Only one simple command matches: nothing chained with ; && | "
+        "or holding $ ` < >.",
+        show_default=False,
+    ),
+]
+CommandNetworkOption = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--command-network/--no-command-network",
+        help="Give run_command's commands the host's network (default: none; COG_COMMAND_NETWORK=1).",
+        show_default=False,
+    ),
+]
 SandboxWritableOption = Annotated[
     Optional[list[str]],
     typer.Option(
@@ -159,8 +178,19 @@ class _VisibleFormatter(logging.Formatter):
         return visible(super().format(record))
 
 
+class _TerminalHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """stderr, each message on a line of its own: a line the renderer keeps in place on the
+    terminal (a running test's count) is erased first (Ctrl-C's notice never lands at its end)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from cogcli.shown import clear_live_line
+
+        clear_live_line()
+        super().emit(record)
+
+
 def _setup_logging(verbose: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _TerminalHandler(sys.stderr)
     handler.setFormatter(_VisibleFormatter("cog: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.DEBUG if verbose else logging.WARNING)

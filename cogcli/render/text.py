@@ -41,6 +41,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from cogcli.events import (
+    HookEvent,
     ApprovalRequiredEvent,
     BaseEvent,
     CompactionEvent,
@@ -62,14 +63,17 @@ from cogcli.render.details import (
     changes_view_diff,
     diff_text,
     first_line,
+    read_output_lines,
     read_test_progress,
     read_test_report,
     run_notes,
     run_outcome,
     sandbox_note,
 )
+from cogcli.render.hook_line import hook_text
+from cogcli.render.live_output import OUTPUT_PREFIX, OutputTails, live_block
 from cogcli.render.summary import Call, RunSummary
-from cogcli.render.visible import visible
+from cogcli.render.visible import showing_live_line, visible
 
 #: seconds between two in-place redraws of a running call's row (≤ 10 a second)
 REDRAW_INTERVAL = 0.1
@@ -326,7 +330,10 @@ class TextRenderer:
         self.broken = False
         self._printed_texts: set[str] = set()
         self._lock = threading.RLock()
-        self._live: str | None = None  # what the in-place row shows now
+        self._live: str | None = None  # what the in-place row shows now (a command's: lines below it too)
+        self._tails = OutputTails()
+        #: the head and counts of each test run that has counted on this terminal (its live line keeps them)
+        self._counting: dict[str, tuple[str, TestProgress]] = {}
         self._pending: tuple[str, TestProgress | None, str | None] | None = None  # a redraw held back by the throttle
         self._last_draw = float("-inf")
         self._timer: threading.Timer | None = None
@@ -344,12 +351,20 @@ class TextRenderer:
                 if event.content is not None or event.details is not None or event.presentation is not None:
                     call = self.summary.call(event.tool_call_id)
                     progress = read_test_progress(event.details) if self.tty else None
-                    if progress is not None:  # on a terminal a test run's line counts, with a bar
-                        last = first_line(event.content, 200) if isinstance(event.content, str) else None
-                        self._progress(self._test_head(event, call), progress, last)
+                    output = read_output_lines(event.details, event.content)
+                    last = first_line(event.content, 200) if isinstance(event.content, str) else None
+                    if output is not None:  # a command's output: the last lines under its row (live_output)
+                        self._output(event, call, output)
+                    elif progress is not None:  # on a terminal a test run's line counts, with a bar
+                        self._counting[event.tool_call_id] = (self._test_head(event, call), progress)
+                        self._progress(*self._counting[event.tool_call_id], last)
+                    elif event.tool_call_id in self._counting and last:
+                        # a line of the runner's own output (npm's): the count and bar stay, it shows after them
+                        self._progress(*self._counting[event.tool_call_id], last)
                     else:
                         self._progress(update_text(event, call))
             elif isinstance(event, ToolResultEvent):
+                self._tails.end(event.tool_call_id or event.id)
                 self._result(self.summary.call(event.tool_call_id or event.id))
             elif isinstance(event, ErrorEvent):
                 self._print_texts()
@@ -360,6 +375,9 @@ class TextRenderer:
             elif isinstance(event, CompactionEvent):  # one quiet line
                 self._print_texts()
                 self._line(self._style(compaction_text(event), "dim"))
+            elif isinstance(event, HookEvent) and (said := hook_text(event)) is not None:
+                self._print_texts()
+                self._line(self._style(said, "dim"))
             elif isinstance(event, ApprovalRequiredEvent):
                 self._print_texts()
                 for a in event.approvals if not (self.approvals_asked_here and self.tty) else ():
@@ -428,6 +446,13 @@ class TextRenderer:
         if self.show_content and result.error is None and diff is None and report is None and result.result is not None:
             for line in content_text(result.result).rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + line)
+
+    def _output(self, event: ToolUpdateEvent, call: Call, lines: list[str]) -> None:
+        if not self.tty:  # a log: each line once, in order
+            for line in lines:
+                self._line(self._style(OUTPUT_PREFIX + line, "dim"))
+            return
+        self._progress(live_block(self._test_head(event, call), self._tails.add(call.id, lines)))
 
     def _test_head(self, event: ToolUpdateEvent, call: Call) -> str:
         """The words a running test run's live line starts with: the call's own label and detail
@@ -523,18 +548,25 @@ class TextRenderer:
         self._last_draw = now
         width = max(10, (self.width or shutil.get_terminal_size((100, 24)).columns) - 1)
         room = width - len(UPDATE_PREFIX)
-        words = visible(text)
-        shown = UPDATE_PREFIX + (running_tests_line(words, tests, room, last=last) if tests is not None else cut_to(words, room))
+        if tests is None and "\n" in text and self.color:  # a command's row and its last lines: each cut to a line
+            head, *below = text.split("\n")
+            shown = "\n".join([UPDATE_PREFIX + cut_to(visible(head), room), *(cut_to(visible(line), width) for line in below)])
+        else:
+            words = visible(text.split("\n")[0])
+            shown = UPDATE_PREFIX + (running_tests_line(words, tests, room, last=last) if tests is not None else cut_to(words, room))
         self._erase()
         self._write(self._style(shown, "dim"))
         self._live = shown
+        showing_live_line(self._clear_live)  # a message on the terminal meanwhile starts on a line of its own
 
     def _erase(self) -> None:
         if self._live is None:
             return
-        # with colour: carriage return + "erase line"; without (NO_COLOR): overwrite with spaces
-        self._write("\r\x1b[2K" if self.color else "\r" + " " * columns(self._live) + "\r", raw=True)
+        # with colour: carriage return + "erase line" (and the lines above it); without (NO_COLOR): overwrite with spaces
+        up = self._live.count("\n")
+        self._write("\r\x1b[2K" + "\x1b[1A\x1b[2K" * up if self.color else "\r" + " " * columns(self._live) + "\r", raw=True)
         self._live = None
+        showing_live_line(None)
 
     def _clear_live(self) -> None:
         if self._live is not None:

@@ -31,6 +31,7 @@ def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str]
         options["test_timeout"] = settings.timeout
     if settings.runner:
         options["test_runner"] = settings.runner
+    options.update(allow=settings.allow, command_network=settings.command_network, command_timeout=settings.timeout)
     tools = workspace_tools(settings.root, **options)
     if settings.timeout:
         tools = [dataclasses.replace(t, timeout=settings.timeout) for t in tools]

@@ -387,6 +387,11 @@
         if (d.errors) bits.push(d.errors + ' errors');
         if (isInt(d.passed)) bits.push(d.passed + ' passed');
         box.append(el('div', { class: 'count' }, bits.join(' · ')));
+      } else if (this.output) {
+        // a running command: its last lines, as a terminal shows them (text only, never markup)
+        const term = el('pre', { class: 'terminal', 'data-block': 'terminal' }, this.output.join('\n'));
+        box.replaceChildren(term);
+        requestAnimationFrame(() => { term.scrollTop = term.scrollHeight; });
       } else if (d && typeof d === 'object' && isInt(d.line)) {
         box.append(el('div', { class: 'count' }, d.line + ' lines of output'));
       }
@@ -524,6 +529,10 @@
           const c = this.call(ev.toolCallId, ev.toolName);
           if (ev.arguments !== undefined) c.arguments = ev.arguments;
           if (ev.content !== undefined || ev.details !== undefined) { c.update = ev; c.updates++; }
+          if (ev.details && isInt(ev.details.lines) && isInt(ev.details.line) && typeof ev.content === 'string') {
+            // a command's output lines: kept (the last 200) for the terminal block under the row
+            c.output = (c.output || []).concat(ev.content.split('\n')).slice(-200);
+          }
           if (ev.presentation) c.updatePresentation = ev.presentation;
           this.mark(c);
           break;
@@ -539,9 +548,23 @@
           this.list.append(el('div', { class: 'error run-error', 'data-block': 'run-error' }, ev.message, ev.code ? el('span', { class: 'code' }, ev.code) : null));
           break;
         }
+        case 'hook': this.drawHook(ev); break;
         case 'finish': this.drawFinish(ev); break;
         default: break; // start, and types a newer cog sends
       }
+    }
+    drawHook(ev) {
+      // one quiet line for a hook that blocked, asked, changed a call, failed or said something (as the terminal's)
+      const what = ev.hookEventName + ' hook' + (ev.source && ev.source !== 'config.toml' ? ' (' + ev.source + ')' : '') + (ev.toolName ? ' · ' + ev.toolName : '');
+      let said = null;
+      if (ev.outcome === 'blocked') said = 'blocked: ' + (ev.reason || 'no reason given');
+      else if (ev.outcome === 'error') said = 'failed (' + (ev.timedOut ? 'timed out and was killed' : ev.message || 'exit ' + ev.exitCode) + '); the run went on';
+      else if (ev.decision === 'ask') said = 'asks the person: ' + (ev.reason || '');
+      else if (ev.updatedInput) said = 'changed the arguments';
+      else if (ev.message) said = ev.message;
+      else if (ev.additionalContext) said = 'added context: ' + ev.additionalContext;
+      if (said === null) return;
+      this.list.append(el('div', { class: 'hook ' + (ev.outcome || ''), 'data-block': 'hook', title: ev.command }, el('span', { class: 'code' }, what), ' ', said.slice(0, 600)));
     }
     drawFinish(ev) {
       this.finish = ev;
