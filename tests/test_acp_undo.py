@@ -1,6 +1,6 @@
 """Issue 39 over ACP, with the SDK's own client: a prompt of `/undo` walks the session's thread back
 run by run (no model turn), `/rewind` lists the runs, and the next turn's model is told what was
-undone. (ACP's `available_commands_update` is not sent by cog yet: the commands work as prompt text.)"""
+undone. (They are advertised in `available_commands_update` beside /plan and /go.)"""
 
 from __future__ import annotations
 
