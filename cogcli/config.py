@@ -135,6 +135,13 @@ class Settings:
     hooks: Mapping[str, Any] = field(default_factory=dict)
     #: which workspace file each of its settings came from: ``{"test_command": "cog.toml", …}``
     sources: Mapping[str, str] = field(default_factory=dict)
+    #: a run's budgets (``--max-tokens``, ``--max-cost`` in US dollars; :mod:`cogcli.budgets`) and the
+    #: JSON Schema file its final answer must match (``--output-schema``; :mod:`cogcli.structured`):
+    #: the person's flags only, never the workspace's
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    #: a schema file, or the schema itself (``cog batch`` reads it once for every task)
+    output_schema: Path | Mapping[str, Any] | None = None
     #: the person's patterns of commands run_command runs without asking (``--allow``, ``COG_ALLOW``,
     #: ``allow`` in their config.toml; never the workspace's): :mod:`cogcli.allow`
     allow: tuple[str, ...] = ()
@@ -250,6 +257,9 @@ def load_settings(
     sandbox_writable: list[str] | None = None,
     context_window: int | None = None,
     instructions: bool = True,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    output_schema: Path | Mapping[str, Any] | None = None,
     allow: list[str] | None = None,
     command_network: bool | None = None,
 ) -> Settings:
@@ -293,6 +303,9 @@ def load_settings(
         prices=_prices(config),
         hooks=dict(config.hooks),
         sources=dict(sources),
+        max_tokens=max_tokens,
+        max_cost=max_cost,
+        output_schema=output_schema,
         allow=_allow(allow, config),
         command_network=_command_network(command_network),
     )

@@ -350,3 +350,11 @@ def test_a_package_imported_only_inside_a_test_is_checked_at_the_end(tmp_path: P
     assert details["passed"] == 1  # it ran (the import came late), and its pass is not the verdict
     assert any(f["id"] == "src/unidiff" and os.path.realpath(unidiff.__file__) in f["text"] for f in details["failures"])
     assert "the tests imported unidiff from" in result["result"].split("\n\n")[1]
+
+
+def test_a_repository_with_no_project_gets_no_python_advice(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "notes\n", "data.txt": "1\n"})
+    _, result = run_tests_cli(repo)
+    notes = result["details"]["notes"]
+    assert not any("No project environment" in n or "pip install" in n for n in notes)
+    assert notes[0].startswith("No tests found: the workspace holds no project cog knows")

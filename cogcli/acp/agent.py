@@ -51,6 +51,7 @@ STOP_REASONS: dict[str, str] = {
     RunStatus.ABORTED: "cancelled",
     RunStatus.DENIED: "refusal",
     RunStatus.ERROR: "end_turn",
+    RunStatus.BUDGET_EXCEEDED: "max_tokens",
 }
 
 
@@ -71,6 +72,8 @@ class AcpOptions:
     no_instructions: bool = False
     #: --yes: every call runs, nobody is asked
     yes: bool = False
+    #: --max-tokens, --max-cost: what each prompt's run may spend
+    budget: tuple[int | None, float | None] = (None, None)
 
 
 def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, dict[str, str]]]:
@@ -254,6 +257,7 @@ class CogAgent(ModesMixin, ListingMixin):
                 sandbox_writable=opts.sandbox_writable,
                 context_window=opts.context_window,
                 instructions=not opts.no_instructions,
+                max_tokens=opts.budget[0], max_cost=opts.budget[1],
             )
             if editor_env:
                 settings = replace(settings, mcp_env=editor_env)

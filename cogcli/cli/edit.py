@@ -13,6 +13,9 @@ from cogcli.cli.app import (
     Format,
     FormatOption,
     JsonOption,
+    MaxCostOption,
+    MaxTokensOption,
+    OutputSchemaOption,
     AllowOption,
     CommandNetworkOption,
     PassEnvOption,
@@ -63,6 +66,9 @@ def edit(
     plan: Annotated[bool, typer.Option("--plan", help='Plan mode: only tools that change nothing run (reads, searches); the model ends with a plan. Run it with cog edit --last "go".')] = False,
     plan_allow: Annotated[Optional[list[str]], typer.Option("--plan-allow", metavar="TOOL", help="With --plan: let this tool run too though it is not read-only, e.g. run_tests (repeatable; COG_PLAN_ALLOW=a,b).", show_default=False)] = None,
     context_window: Annotated[Optional[int], typer.Option("--context-window", min=1024, max=10_000_000, metavar="TOKENS", help="The model's context window, 1024 to 10,000,000 tokens (default: COG_CONTEXT_WINDOW, context_window in cog.toml or [tool.cog], else known models' own or what the server reports).", show_default=False)] = None,
+    output_schema: OutputSchemaOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_cost: MaxCostOption = None,
 ) -> None:
     """Run the coding agent on INSTRUCTION in this repository.
 
@@ -101,6 +107,9 @@ def edit(
             cwd=(directory or Path.cwd()).expanduser().resolve(),
             context_window=context_window,
             no_instructions=no_instructions,
+            output_schema=output_schema,
+            max_tokens=max_tokens,
+            max_cost=max_cost,
             plan=plan,
             plan_allow=plan_allow_names(plan_allow),
         )

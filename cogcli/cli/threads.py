@@ -3,6 +3,7 @@ behind, drawn again, described or put back."""
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -100,6 +101,23 @@ def thread_show(
 
     raise typer.Exit(show_command(workspace(directory), thread_id, renderer(fmt, json_flag)))
 
+
+@thread_app.command("export")
+def thread_export(
+    thread_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="The thread's id or a unique prefix (default with --last: the most recent).", show_default=False)] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", metavar="atif|jsonl", help="atif: an ATIF trajectory (Harbor's format, one JSON document); jsonl: its events, one a line.")] = "atif",
+    last: Annotated[bool, typer.Option("--last", help="The most recent thread of this workspace.")] = False,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE", help="Write it to FILE instead of stdout.", show_default=False)] = None,
+    directory: DirectoryOption = None,
+) -> None:
+    """Export a stored thread for another tool: an ATIF trajectory (Harbor, Terminal-Bench) or its events."""
+    from cogcli.commands.thread import export_command
+
+    if fmt not in ("atif", "jsonl"):
+        fail(f"--format must be atif or jsonl, got {fmt!r}")
+    if bool(thread_id) == last:
+        fail("name the thread: cog thread export ID, or cog thread export --last")
+    raise typer.Exit(export_command(workspace(directory), thread_id, fmt, output))
 
 
 @app.command("undo")

@@ -55,6 +55,9 @@ class ChatOptions:
     last: bool = False
     context_window: int | None = None
     no_instructions: bool = False
+    #: each line's run may spend at most this (--max-tokens, --max-cost)
+    max_tokens: int | None = None
+    max_cost: float | None = None
 
 
 def run_chat(opts: ChatOptions) -> int:
@@ -105,7 +108,8 @@ def _note_once(note: str) -> None:
 
 
 def _setting_flags(opts: ChatOptions, model: str | None = None) -> dict[str, Any]:
-    return {"model": model or opts.model, "context_window": opts.context_window, "instructions": not opts.no_instructions}
+    return {"model": model or opts.model, "context_window": opts.context_window, "instructions": not opts.no_instructions,
+            "max_tokens": opts.max_tokens, "max_cost": opts.max_cost}
 
 
 def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:

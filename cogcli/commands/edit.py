@@ -68,6 +68,10 @@ class EditOptions:
     context_window: int | None = None
     #: --no-instructions: read no AGENTS.md (nor the personal file)
     no_instructions: bool = False
+    #: --output-schema FILE, --max-tokens N, --max-cost USD (:mod:`cogcli.structured`, :mod:`cogcli.budgets`)
+    output_schema: Path | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
     #: --plan: only tools that change nothing run; the run ends with a plan (``--last "go"`` runs it)
     plan: bool = False
     #: --plan-allow NAME: tools plan mode lets run though they are not read-only (run_tests)
@@ -140,6 +144,9 @@ def run_edit(opts: EditOptions) -> int:
             command_network=opts.command_network,
             context_window=opts.context_window,
             instructions=not opts.no_instructions,
+            max_tokens=opts.max_tokens,
+            max_cost=opts.max_cost,
+            output_schema=opts.output_schema,
         )
         if opts.commit and settings.model is not None:
             from cogcli.commands.gitcommit import ensure_committable

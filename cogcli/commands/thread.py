@@ -80,6 +80,38 @@ def run_heading(run: Any) -> str:
     return "── run " + " · ".join([str(run.number), str(run.message_id or "?"), *marks]) + " ──"
 
 
+def export_command(root: Path, thread_id: str | None, fmt: str, output: Path | None) -> int:
+    """``cog thread export [ID|--last] --format atif|jsonl``: the thread as an ATIF trajectory (one
+    JSON document) or as its events (JSON lines), on stdout or into ``output``."""
+    from cogcli.memory import default_store, default_store_path
+
+    if not default_store_path(root).exists():
+        return _fail(f"no threads in {root} yet (cog edit starts one)")
+    try:
+        with default_store(root) as store:
+            thread = store.get_thread(thread_id) if thread_id else store.last_thread()
+            if thread is None:
+                return _fail(f"no thread {thread_id!r} (list them with `cog thread list`)" if thread_id else f"no threads in {root} yet")
+            if fmt == "atif":
+                from cogcli.atif import trajectory
+
+                text = json.dumps(trajectory(thread.id, thread.entries, model=thread.model), indent=2, ensure_ascii=False) + "\n"
+            else:
+                text = "".join(json.dumps(e.to_wire(), ensure_ascii=False) + "\n" for e in store.thread_events(thread.id))
+    except ConfigError as exc:
+        return _fail(exc.message)
+    except (ValueError, RecursionError, sqlite3.Error, OSError) as exc:
+        return _fail(_damaged(default_store_path(root), thread_id or "", exc))
+    if output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return _fail(f"cannot write {output} ({exc.strerror or exc}): check that its folder exists and is writable")
+    return EXIT_OK
+
+
 def _damaged(db: Path, thread_id: str, exc: BaseException) -> str:
     """What is wrong with a thread that cannot be read: the entry whose stored data is not valid
     JSON (or not an entry this cog knows) when one is found, else the error."""

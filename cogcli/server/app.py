@@ -105,9 +105,10 @@ async def _body(request: Request, model: type[_Body]) -> Any:
         raise RunError(400, "INVALID_REQUEST", f"{where}: {first.get('msg')}") from None
 
 
-def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None) -> ASGIApp:
-    """The ASGI app serving ``root``: every ``/api/`` request needs ``Authorization: Bearer token``."""
-    registry = RunRegistry(root, default_model=default_model)
+def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None, limits: dict[str, Any] | None = None) -> ASGIApp:
+    """The ASGI app serving ``root``: every ``/api/`` request needs ``Authorization: Bearer token``;
+    ``limits``: every run's budgets (``max_tokens``, ``max_cost``)."""
+    registry = RunRegistry(root, default_model=default_model, limits=limits)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

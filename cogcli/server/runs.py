@@ -167,9 +167,11 @@ def _same_thread(run: ServedRun, thread: str) -> bool:
 class RunRegistry:
     """Starts runs in ``task_group`` (set by the app's lifespan) and keeps them by id."""
 
-    def __init__(self, root: Path, *, default_model: str | None = None) -> None:
+    def __init__(self, root: Path, *, default_model: str | None = None, limits: dict[str, Any] | None = None) -> None:
         self.root = root
         self.default_model = default_model
+        #: what every run may spend (``cog serve --max-tokens/--max-cost``: ``load_settings``' keywords)
+        self.limits = dict(limits or {})
         self.runs: dict[str, ServedRun] = {}
         self.task_group: anyio.abc.TaskGroup | None = None
         self._tasks_done: dict[str, anyio.Event] = {}
@@ -205,7 +207,7 @@ class RunRegistry:
                 raise RunError(409, "THREAD_BUSY", f"thread {busy.thread_id or thread} has a run in flight ({busy.id}); wait for its finish or abort it")
 
         def prepare() -> Session:
-            settings = load_settings(self.root, model=model or self.default_model)
+            settings = load_settings(self.root, model=model or self.default_model, **self.limits)
             if settings.model is None:  # named as a client of the server names one
                 raise ConfigError(NO_MODEL_MESSAGE.replace("cog edit --model", 'POST /api/runs {"model": …} or cog serve --model'))
             return Session.open(settings, interactive=False)  # never a prompt here
