@@ -104,11 +104,16 @@ class RunEndEntry(_Entry, RunEndFields):
 
 
 class UndoEntry(_Entry):
-    """``cog undo`` reverted the files of the run ``message_id``; no model reads it."""
+    """``cog undo`` walked back the run ``message_id``: with ``code``, its files were put back
+    (``files``: those written); with ``conversation``, the model no longer reads the run's turns.
+    A code-only undo is told to the model (:mod:`cogcli.history`), so it never believes the undone
+    edits are still in the files."""
 
     kind: Literal["undo"] = "undo"
     message_id: str | None = None
     files: list[str] = Field(default_factory=list)
+    code: bool = True
+    conversation: bool = False
 
 
 class CompactionEntry(_Entry):

@@ -122,18 +122,25 @@ def thread_export(
 
 @app.command("undo")
 def undo_cmd(
-    thread_id: Annotated[Optional[str], typer.Argument(metavar="[THREAD_ID]", help="The thread whose last run to undo (default: the last run here).", show_default=False)] = None,
+    thread_id: Annotated[Optional[str], typer.Argument(metavar="[THREAD_ID]", help="The thread to walk back (default: the thread of the last run here).", show_default=False)] = None,
+    to: Annotated[Optional[str], typer.Option("--to", metavar="RUN", help="Walk back every run from the newest to this one (its number in `cog thread show`, or its message id).", show_default=False)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the reverse diff; change nothing.")] = False,
+    conversation: Annotated[bool, typer.Option("--conversation", help="Also rewind the conversation: the model no longer reads the undone runs.")] = False,
+    conversation_only: Annotated[bool, typer.Option("--conversation-only", help="Rewind the conversation only; leave the files as they are.")] = False,
     directory: DirectoryOption = None,
 ) -> None:
-    """Put back the files a run changed, from its write-ahead journal (else the diffs its thread kept).
+    """Put back the files the newest run not yet undone changed; again walks further back, run by run.
+
+    Acts only on the undo records cog signed for the run. A file changed since (by you, or a run
+    not undone) is refused, showing what differs, and nothing is written. By default the next
+    run is told what was undone; --conversation drops the undone runs from what the model reads.
 
     \b
     Exit codes: 0 reverted, 1 refused (a file changed since the run; nothing
-    was written), 2 no such thread or nothing to undo.
+    was written), 2 no such thread or run, or nothing to undo.
     """
     from cogcli.commands.undo import undo_command
 
-    raise typer.Exit(undo_command(workspace(directory), thread_id, dry_run=dry_run))
-
-
+    if conversation and conversation_only:
+        fail("--conversation and --conversation-only: pick one (--conversation puts the files back too)")
+    raise typer.Exit(undo_command(workspace(directory), thread_id, to=to, dry_run=dry_run, code=not conversation_only, conversation=conversation or conversation_only))

@@ -8,6 +8,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from typing import Any
+
 from cogcli.errors import ConfigError
 from cogcli.render import Renderer
 from cogcli.exit_codes import EXIT_OK, EXIT_USAGE
@@ -45,20 +47,37 @@ def list_command(root: Path, as_json: bool) -> int:
 
 def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
     from cogcli.memory import default_store_path, default_store
+    from cogcli.render.visible import visible
+    from cogcli.undo import thread_runs
 
     if not default_store_path(root).exists():
         return _fail(f"no thread {thread_id!r}: {root} has no stored threads yet")
     try:
         with default_store(root) as store:
             events = store.thread_events(thread_id)
+            found = store.resolve_id(thread_id)
+            runs = thread_runs(store.entries(found)) if found else []
     except ConfigError as exc:
         return _fail(exc.message)
     except (ValueError, RecursionError, sqlite3.Error, OSError) as exc:  # a damaged row, a damaged file
         return _fail(_damaged(default_store_path(root), thread_id, exc))
+    from cogcli.render.text import TextRenderer
+
+    headed = iter(runs)
     for event in events:
+        if isinstance(renderer, TextRenderer) and getattr(event, "type", None) == "start":
+            run = next(headed, None)
+            if run is not None:  # the number cog undo --to (and chat's /rewind) take
+                renderer.out.write(visible(run_heading(run), one_line=True) + "\n")
         renderer.handle(event)
     renderer.close()
     return EXIT_OK
+
+
+def run_heading(run: Any) -> str:
+    """``── run 2 · msg_… · files undone ──``: a run's number for ``cog undo --to``, and what was undone."""
+    marks = [m for m, on in (("files undone", run.code_undone), ("conversation rewound", run.rewound)) if on]
+    return "── run " + " · ".join([str(run.number), str(run.message_id or "?"), *marks]) + " ──"
 
 
 def export_command(root: Path, thread_id: str | None, fmt: str, output: Path | None) -> int:

@@ -357,13 +357,17 @@ class Session:
         """The stored threads of this workspace, newest first (none before the first run)."""
         return self.store().list_threads(limit) if self.has_threads() else []
 
-    def undo(self, thread_id: str | None = None, *, dry_run: bool = False) -> UndoPlan:
-        """Put back the files the last run of ``thread_id`` (default: the last run here) changed,
-        from its journal (else the diffs its thread kept), and note it in the thread; with
-        ``dry_run`` only plan it. Returns the plan. Raises :class:`~cogcli.undo.NothingToUndo`
-        (no run yet, no such thread, nothing changed, undone already), :class:`~cogcli.undo.UndoRefused`
-        (a file changed since: nothing written), :class:`ConfigError` (the store cannot be used)."""
-        from cogcli.memory import UndoEntry
+    def undo(
+        self, thread_id: str | None = None, *, to: str | None = None, dry_run: bool = False, code: bool = True, conversation: bool = False
+    ) -> UndoPlan:
+        """Walk ``thread_id`` (default: the thread of the last run here) back: its newest run that
+        changed files and is not undone yet, or with ``to`` (a run's number or message id) every run
+        back to that one. ``code``: put their files back from their signed journals; ``conversation``:
+        the model no longer reads their turns (without it, the next run is told what was undone).
+        Notes it in the thread; with ``dry_run`` only plans it. Returns the plan. Raises
+        :class:`~cogcli.undo.NothingToUndo` (no run yet, no such thread or run, nothing changed,
+        undone already), :class:`~cogcli.undo.UndoRefused` (a file changed since: nothing written),
+        :class:`ConfigError` (the store cannot be used)."""
         from cogcli.undo import NothingToUndo, apply_undo, plan_undo
 
         if not self.has_threads():
@@ -375,10 +379,10 @@ class Session:
                 raise NothingToUndo(f"no thread {thread_id!r} (list them with `cog thread list`)")
         else:
             thread = store.last_thread()
-        plan = plan_undo(self.root, thread)
+        plan = plan_undo(self.root, thread, to=to, code=code, conversation=conversation)
         if not dry_run:
             apply_undo(plan)
-            store.append(plan.thread_id, [UndoEntry(message_id=plan.message_id, files=[f.path for f in plan.files])])
+            store.append(plan.thread_id, plan.entries())
         return plan
 
     # --- closing ----------------------------------------------------------------------------
