@@ -158,6 +158,13 @@ class Settings:
     origins: Mapping[str, str] = field(default_factory=dict)
     #: the person's config file read (None: there was none)
     person_config: Path | None = None
+    #: a run's budgets (``--max-tokens``, ``--max-cost`` in US dollars; :mod:`cogcli.budgets`) and the
+    #: JSON Schema file its final answer must match (``--output-schema``; :mod:`cogcli.structured`):
+    #: the person's (flags, COG_MAX_TOKENS / COG_MAX_COST, their config), never the workspace's
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    #: a schema file, or the schema itself (``cog batch`` reads it once for every task)
+    output_schema: Path | Mapping[str, Any] | None = None
     #: the person's patterns of commands run_command runs without asking (``--allow``, ``COG_ALLOW``,
     #: ``allow`` in their config.toml; never the workspace's): :mod:`cogcli.allow`
     allow: tuple[str, ...] = ()
@@ -249,6 +256,9 @@ def load_settings(
     sandbox_writable: list[str] | None = None,
     context_window: int | None = None,
     instructions: bool = True,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    output_schema: Path | Mapping[str, Any] | None = None,
     allow: list[str] | None = None,
     command_network: bool | None = None,
 ) -> Settings:
@@ -257,14 +267,15 @@ def load_settings(
 
     ``flags``: the flags given (the keywords below are the same, for callers that name a few);
     ``environ``: the variables to read (default ``os.environ``); ``person``: the person's config
-    (default: read from ``$XDG_CONFIG_HOME/cog/config.toml``)."""
+    (default: read from ``$XDG_CONFIG_HOME/cog/config.toml``); ``output_schema``: the JSON Schema
+    (a file, or the schema itself) the run's final answer must match (``--output-schema``)."""
     environ = os.environ if environ is None else environ
     try:
         named = from_flags({
             "model": model, "test_command": test_command, "max_steps": max_steps, "timeout": timeout,
             "mcp_servers": mcp_servers, "sandbox": sandbox, "allow_secrets": allow_secrets, "pass_env": pass_env,
             "sandbox_writable": sandbox_writable, "context_window": context_window, "instructions": None if instructions else False,
-            "allow": allow, "command_network": command_network,
+            "allow": allow, "command_network": command_network, "max_tokens": max_tokens, "max_cost": max_cost,
         })
         given = from_flags((flags or SettingFlags()).merge(named).given())  # checked here too: a caller may build flags itself
         env_layer = from_environment(environ)
@@ -343,6 +354,7 @@ def load_settings(
         origins=origins,
         person_config=person.path,
         allow=_allow(given, env_layer, person, config, origins),
+        output_schema=output_schema,
     )
 
 

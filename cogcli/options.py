@@ -279,6 +279,16 @@ SETTINGS: tuple[Setting, ...] = (
         fix="give the model's context window in tokens, e.g. 128000",
     ),
     Setting(
+        "max_tokens", "int", "Stop the run (exit 1, status budget_exceeded) at the first model response that takes it past N tokens, "
+        "input and output.", flags=("--max-tokens",), env="COG_MAX_TOKENS", commands=RUNS, metavar="N", minimum=1, maximum=10**12,
+        fix="give a whole number of tokens, e.g. 200000",
+    ),
+    Setting(
+        "max_cost", "float", "Stop the run (exit 1, status budget_exceeded) at the first model response that takes its cost past "
+        "USD dollars (needs the model's price: cog's table or [prices]).", flags=("--max-cost",), env="COG_MAX_COST", commands=RUNS,
+        metavar="USD", minimum=0, inclusive=False, maximum=1_000_000, fix="give US dollars, e.g. 2.50",
+    ),
+    Setting(
         "cache_ttl", "choice", "How long Anthropic keeps the prompt cache: 5m (default) or 1h (writes cost 2× the input price).",
         env="COG_CACHE_TTL", choices=CACHE_TTLS, fix="give 5m or 1h",
     ),
@@ -327,8 +337,8 @@ class SettingFlags:
         return SettingFlags(**{**lower._values, **self._values})
 
     def replace(self, **values: Any) -> SettingFlags:
-        """A copy with ``values`` set (UNSET removes one)."""
-        merged = {**self._values, **values}
+        """A copy with ``values`` set (None leaves one as it is; UNSET removes it)."""
+        merged = {**self._values, **{k: v for k, v in values.items() if v is not None}}
         return SettingFlags(**{k: v for k, v in merged.items() if v is not UNSET})
 
     def __iter__(self) -> Iterator[tuple[str, Any]]:

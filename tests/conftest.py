@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         path = Path(str(item.fspath))
         if path.stem in SLOW_MODULES or any(part in SLOW_FOLDERS for part in path.relative_to(ROOT / "tests").parts[:-1]):
             item.add_marker(slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_personal_state_or_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite never reads or writes the state and config of whoever runs it: cog's journal key,
+    chat history and the like go to a folder of the session's (``XDG_STATE_HOME``), and the person's
+    config.toml, hooks, commands and AGENTS.md are none (``XDG_CONFIG_HOME`` names no folder) unless
+    a test sets its own. Subprocesses inherit both."""
+    saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME", "XDG_CONFIG_HOME")}
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.getbasetemp() / "no-such-config-dir")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @pytest.fixture(scope="session")

@@ -207,8 +207,10 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv) -
     outside the workspace and the host confirmed it (as run_tests shows it), and the toolchains a
     build reads from the home (cargo, go, node)."""
     from workspace_tools.bwrap import sandbox_prefix
+    from workspace_tools.hostbin import host_program
     from workspace_tools.pyenv import find_project_python
     from workspace_tools.pysandbox import environments
+
     project = find_project_python(root, root)
     extra: dict[str, str] = {}
     if project.env is not None and not project.fallback and (project.env / "bin").is_dir():
@@ -221,8 +223,21 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv) -
         for name in ("cargo", "go", "node"):
             readable += _toolchain_homes(name)
         envs = environments(project, root)[0]
+    go_cache: list[tuple[Path, str]] = []
+    if sandbox != "off" and host_program("go"):  # Go's caches, as run_tests' Go runner has them
+        from workspace_tools.runners.go import SANDBOX_GOCACHE, module_cache, sandbox_build_cache
+
+        readable.append(module_cache())
+        go_cache.append((sandbox_build_cache(root), SANDBOX_GOCACHE))
     prefix = sandbox_prefix(sandbox, root, readable, network=network, environments=envs, writable=passed.writable)
-    return prefix, passed.child_env(extra, bool(prefix))
+    env = passed.child_env(extra, bool(prefix))
+    if prefix and go_cache:
+        from workspace_tools.run_tests import _sandbox_argv
+
+        go_cache[0][0].mkdir(parents=True, exist_ok=True)
+        prefix = _sandbox_argv(prefix, root, go_cache)
+        env.update(GOCACHE=go_cache[0][1], GOTOOLCHAIN="local")
+    return prefix, env
 
 
 def _bash() -> str:

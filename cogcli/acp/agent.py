@@ -23,7 +23,7 @@ from typing import Any
 
 import acp
 from acp import schema as acp_schema
-from acp.helpers import update_tool_call
+from acp.helpers import update_agent_message_text, update_tool_call
 
 from cogcli.acp.commands import announce, command_instruction
 from cogcli.acp.listing import ListingMixin
@@ -52,6 +52,7 @@ STOP_REASONS: dict[str, str] = {
     RunStatus.ABORTED: "cancelled",
     RunStatus.DENIED: "refusal",
     RunStatus.ERROR: "end_turn",
+    RunStatus.BUDGET_EXCEEDED: "max_tokens",
 }
 
 
@@ -131,6 +132,19 @@ class _Session:
     abort: AbortSignal | None = None
     #: the session mode (:mod:`cogcli.acp.modes`): ask, accept-edits or plan
     mode: str = ASK
+
+
+async def _slash_command(opened: _Session, text: str) -> str | None:
+    """The reply to a prompt that is ``/undo [RUN]`` or ``/rewind [N [both|code|conversation]]``
+    (:mod:`cogcli.rewind`), walking the session's thread back; None for an instruction."""
+    if not text.lstrip().startswith(("/undo", "/rewind")):
+        return None
+    import anyio
+
+    from cogcli.rewind import slash_reply
+
+    store_has = opened.session.has_threads() and opened.session.store().resolve_id(opened.id) == opened.id
+    return await anyio.to_thread.run_sync(slash_reply, opened.session, opened.id if store_has else None, text)
 
 
 class CogAgent(ModesMixin, ListingMixin):
@@ -269,6 +283,10 @@ class CogAgent(ModesMixin, ListingMixin):
         instruction = instruction_of(prompt, opened.root)
         if not instruction.strip():
             raise _error(INVALID_PARAMS, "the prompt is empty; say what to do")
+        reply = await _slash_command(opened, instruction)  # /undo, /rewind: no model turn
+        if reply is not None:
+            await self.conn.session_update(opened.id, update_agent_message_text(reply))
+            return acp.PromptResponse(stop_reason="end_turn")
         instruction = await command_instruction(self, opened, instruction)  # /plan, /go, custom commands
         if instruction is None:  # a mode switch alone
             return acp.PromptResponse(stop_reason="end_turn")

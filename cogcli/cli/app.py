@@ -27,7 +27,8 @@ EXIT_CODES = """\b
 Exit codes:
   0    done, and the last test run (if any) passed
   1    the run finished but the task failed: an error, the step limit, failing tests,
-       or calls refused approval (finish status denied)
+       calls refused approval (finish status denied), a budget spent (--max-tokens,
+       --max-cost: status budget_exceeded), no answer valid against --output-schema
   2    usage or configuration error (no model, unknown provider, missing API key)
   130  interrupted by Ctrl-C: the run stops, its thread is saved (continue: --thread ID)
   143  terminated by SIGTERM: the same as Ctrl-C
@@ -87,6 +88,10 @@ DirectoryOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per line on stdout (same as --format jsonl).")]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="text, jsonl or github (GitHub Actions).")]
+OutputSchemaOption = Annotated[
+    Optional[Path],
+    typer.Option("--output-schema", metavar="FILE", help="The final answer must be JSON valid against the JSON Schema in FILE (an invalid one goes back to the model, 3 tries); finish.output holds it. Never valid: exit 1, OUTPUT_SCHEMA_INVALID.", show_default=False),
+]
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -157,8 +162,21 @@ def resume_gc() -> None:
         gc.enable()
 
 
+def _version(value: bool) -> None:
+    """``cog --version``: the package's version, with nothing but cogcli/__init__.py imported."""
+    if value:
+        from cogcli import __version__
+
+        typer.echo(f"cog {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _main(ctx: typer.Context, verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False) -> None:
+def _main(
+    ctx: typer.Context,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False,
+    version: Annotated[bool, typer.Option("--version", help="Print cog's version and exit.", is_eager=True, callback=_version)] = False,
+) -> None:
     _setup_logging(verbose)
     if ctx.invoked_subcommand not in BRIEF_COMMANDS:
         resume_gc()

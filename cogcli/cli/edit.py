@@ -11,6 +11,7 @@ from cogcli.cli.app import (
     Format,
     FormatOption,
     JsonOption,
+    OutputSchemaOption,
     app,
     workspace,
 )
@@ -33,8 +34,7 @@ def edit(
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
     plan: Annotated[bool, typer.Option("--plan", help='Plan mode: only tools that change nothing run (reads, searches); the model ends with a plan. Run it with cog edit --last "go".')] = False,
     plan_allow: Annotated[Optional[list[str]], typer.Option("--plan-allow", metavar="TOOL", help="With --plan: let this tool run too though it is not read-only, e.g. run_tests (repeatable; COG_PLAN_ALLOW=a,b).", show_default=False)] = None,
-    *,
-    flags: SettingFlags,
+    OutputSchemaOption,
 ) -> None:
     """Run the coding agent on INSTRUCTION in this repository.
 
@@ -60,6 +60,7 @@ def edit(
             instruction_file=instruction_file,
             last=last,
             cwd=(directory or Path.cwd()).expanduser().resolve(),
+            output_schema=output_schema,
             plan=plan,
             plan_allow=plan_allow_names(plan_allow),
         )

@@ -7,6 +7,8 @@ import typer
 
 from cogcli.cli.app import (
     DirectoryOption,
+    MaxCostOption,
+    MaxTokensOption,
     app,
     fail,
     workspace,

@@ -49,6 +49,8 @@ class EditOptions:
     last: bool = False
     #: the directory cog runs in (instruction files are read from the root down to it)
     cwd: Path | None = None
+    #: --output-schema FILE (:mod:`cogcli.structured`)
+    output_schema: Path | None = None
     #: --plan: only tools that change nothing run; the run ends with a plan (``--last "go"`` runs it)
     plan: bool = False
     #: --plan-allow NAME: tools plan mode lets run though they are not read-only (run_tests)
@@ -84,7 +86,7 @@ def run_edit(opts: EditOptions) -> int:
     from cogcli.commands.edit_input import read_instruction
 
     try:
-        settings = load_settings(opts.root, opts.flags)
+        settings = load_settings(opts.root, opts.flags, output_schema=opts.output_schema)
     except ConfigError as exc:
         return _failed_before_run(opts.format, exc.message, exc.code)
     try:  # the instruction may come from stdin (-) or --file
@@ -107,7 +109,7 @@ def run_edit(opts: EditOptions) -> int:
         opts.instruction, picked, _ = expand_instruction(opts.instruction, opts.root, opts.flags.model or None)
         if picked:  # the command's own model (a workspace command's held to the workspace), as --model
             opts.flags = opts.flags.replace(model=picked)
-            settings = load_settings(opts.root, opts.flags)
+            settings = load_settings(opts.root, opts.flags, output_schema=opts.output_schema)
     except ConfigError as exc:
         return _failed_before_run(opts.format, exc.message, "USAGE")
     hooks = None

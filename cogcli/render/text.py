@@ -38,7 +38,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 from cogcli.events import (
     HookEvent,
@@ -300,6 +300,16 @@ def compaction_text(event: CompactionEvent) -> str:
     return f"· Context compacted{why}: {', '.join(what) or 'nothing dropped'} · {event.tokens_before:,} → {event.tokens_after:,} tokens{window}"
 
 
+def output_lines(value: Any) -> list[str]:
+    """A run's structured output (``finish.output``) as indented JSON lines, control characters
+    escaped (it is the model's text)."""
+    import json
+
+    from cogcli.shown import visible
+
+    return [visible(line) for line in json.dumps(value, indent=2, ensure_ascii=False).splitlines()]
+
+
 class TextRenderer:
     """Feed it wire events with :meth:`handle`; call :meth:`close` at the end."""
 
@@ -384,6 +394,11 @@ class TextRenderer:
                     self._line(f"? {a.description or a.tool_name} — needs approval")
             elif isinstance(event, FinishEvent):
                 self._print_texts()
+                if event.output is not None:  # the answer valid against --output-schema, as JSON
+                    self._line("")
+                    self._line(self._style("Output:", "bold"))
+                    for line in output_lines(event.output):
+                        self._line(line)
                 self._line("")
                 self._line(self._style(self.summary.line(), "bold"))
 

@@ -189,6 +189,10 @@ class RunRegistry:
         self._sweep()
         return sorted(self.runs.values(), key=lambda r: r.started_at, reverse=True)
 
+    def busy(self, thread: str) -> ServedRun | None:
+        """The run in flight on ``thread`` (an id or its prefix), if any."""
+        return next((r for r in self.runs.values() if not r.finished and _same_thread(r, thread)), None)
+
     async def start(self, text: str, *, model: str | None, thread: str | None, approval: str) -> ServedRun:
         """Build the run as ``cog edit`` does, start it, and return once its ``start`` event is out
         (so its thread id is known). Raises :class:`RunError` when it cannot start."""
@@ -198,7 +202,7 @@ class RunRegistry:
         if self.task_group is None:
             raise RunError(503, "STOPPING", "the server is stopping; no new runs")
         if thread:
-            busy = next((r for r in self.runs.values() if not r.finished and _same_thread(r, thread)), None)
+            busy = self.busy(thread)
             if busy is not None:
                 raise RunError(409, "THREAD_BUSY", f"thread {busy.thread_id or thread} has a run in flight ({busy.id}); wait for its finish or abort it")
 

@@ -67,11 +67,41 @@ def make_model(settings: Settings, record: Path | None = None) -> Any:
     variable = PROVIDER_URL_VARIABLES.get(provider)
     # the person's config names a base URL below the provider's own variable (OPENAI_BASE_URL)
     base_url = None if variable and os.environ.get(variable) else settings.base_urls.get(provider)
-    model = get_model(
-        settings.model, base_url=base_url, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=settings.prices
-    )
+    prices = settings.prices
+    if settings.max_cost is not None:  # a workspace's prices never lift the person's cost budget
+        from cogcli.budgets import budget_prices
+
+        prices = budget_prices(settings.model, prices)
+    model = get_model(settings.model, base_url=base_url, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=prices)
     if record is not None:
         from cogcli.models.record import RecordingModel
 
         model = RecordingModel(model, record)
     return model
+
+
+def run_limits(settings: Settings) -> tuple[Any, Any]:
+    """The run's :class:`~cogcli.budgets.Budget` (None without one) and
+    :class:`~cogcli.structured.OutputSchema` (None without one); a ConfigError names a bad value,
+    a schema file that is not one, or a cost budget for a model whose price cog does not know."""
+    budget = schema = None
+    if settings.max_tokens is not None or settings.max_cost is not None:
+        from cogcli.budgets import Budget, check_cost_budget
+
+        budget = Budget(max_tokens=settings.max_tokens, max_cost=settings.max_cost)
+        if settings.max_cost is not None and settings.model is not None:
+            check_cost_budget(settings.model, settings.prices)
+    if settings.output_schema is not None:
+        from cogcli.structured import OutputSchema
+
+        given = settings.output_schema
+        schema = OutputSchema.load(given) if isinstance(given, Path) else OutputSchema.of(dict(given))
+    return budget, schema
+
+
+def start_telemetry() -> Any:
+    """A :class:`cogcli.telemetry.Telemetry` when the environment asks for spans, else None
+    (OpenTelemetry is imported only then)."""
+    from cogcli.telemetry import Telemetry, wanted
+
+    return Telemetry.from_environment() if wanted() else None

@@ -692,12 +692,36 @@
       abort.disabled = true;
       try { await api('/api/runs/' + encodeURIComponent(runId) + '/abort', { method: 'POST' }); } catch (err) { setText(abort, err.message); }
     });
-    view.onFinish = (ev) => { setText(badge, ev.status); badge.className = 'badge ' + ev.status; abort.remove(); };
+    view.onFinish = (ev) => {
+      setText(badge, ev.status); badge.className = 'badge ' + ev.status; abort.remove();
+      if (info.threadId && (ev.filesChanged || []).length) app.append(undoButton(info.threadId, ev.messageId));
+    };
     window.cogView = view;
     await streamEvents('/api/runs/' + encodeURIComponent(runId) + '/events', (ev) => view.handle(ev), (state, err) => {
       setConn(state);
       if (state === 'error') app.append(el('p', { class: 'notice bad' }, err.message));
     });
+  }
+
+  // Undo on a finished run: puts back the files it (and every later run not undone) changed;
+  // refused, with what differs, when a file changed since
+  function undoButton(threadId, messageId) {
+    const button = el('button', { class: 'btn deny undo', type: 'button', 'data-message-id': messageId || '',
+      title: 'Put back the files this run and any later run changed (a file changed since is refused, never overwritten)' }, 'Undo');
+    const problem = el('div', { class: 'error', hidden: true });
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      problem.hidden = true;
+      try {
+        await api('/api/threads/' + encodeURIComponent(threadId) + '/undo', { method: 'POST', body: JSON.stringify(messageId ? { to: messageId } : {}) });
+        location.href = withToken('/threads/' + encodeURIComponent(threadId));
+      } catch (err) {
+        setText(problem, err.message);
+        problem.hidden = false;
+        button.disabled = false;
+      }
+    });
+    return el('div', { class: 'undo-row' }, button, problem);
   }
 
   async function threadPage(threadId) {
@@ -715,9 +739,17 @@
         info.updatedAt ? el('span', {}, when(info.updatedAt)) : null))));
     const view = new RunView(app, { live: false, runId: null });
     window.cogView = view;
+    const undone = new Set(info.undoneRuns || []);
+    let number = 0;
     for (const ev of events) {
-      if (ev.type === 'start' && view.count > 0) view.list.append(el('hr', { class: 'runsep' }));
+      if (ev.type === 'start') {
+        if (view.count > 0) view.list.append(el('hr', { class: 'runsep' }));
+        number += 1;  // the number cog undo --to and chat's /rewind take
+        view.list.append(el('div', { class: 'runmark', 'data-run': String(number), 'data-message-id': ev.messageId || '' }, 'run ' + number,
+          undone.has(ev.messageId) ? el('span', { class: 'badge undone', title: 'walked back (cog undo)' }, 'undone') : null));
+      }
       view.handle(ev);
+      if (ev.type === 'finish' && !undone.has(ev.messageId) && (ev.filesChanged || []).length) view.list.append(undoButton(threadId, ev.messageId));
     }
     view.flush();
     app.append(el('h2', {}, 'Continue'), newRunForm(ws, threadId));
