@@ -34,7 +34,9 @@ def edit(
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
     plan: Annotated[bool, typer.Option("--plan", help='Plan mode: only tools that change nothing run (reads, searches); the model ends with a plan. Run it with cog edit --last "go".')] = False,
     plan_allow: Annotated[Optional[list[str]], typer.Option("--plan-allow", metavar="TOOL", help="With --plan: let this tool run too though it is not read-only, e.g. run_tests (repeatable; COG_PLAN_ALLOW=a,b).", show_default=False)] = None,
-    OutputSchemaOption,
+    output_schema: OutputSchemaOption = None,
+    *,
+    flags: SettingFlags,
 ) -> None:
     """Run the coding agent on INSTRUCTION in this repository.
 

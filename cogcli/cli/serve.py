@@ -7,8 +7,6 @@ import typer
 
 from cogcli.cli.app import (
     DirectoryOption,
-    MaxCostOption,
-    MaxTokensOption,
     app,
     fail,
     workspace,
