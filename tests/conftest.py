@@ -35,6 +35,15 @@ def init_git_repo(path: Path, *, commit: bool = True) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def person_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The person's state folder (chat history) of each test: a fresh one, never the real
+    ``~/.local/state/cog`` of whoever runs the tests (cog started by a test inherits it)."""
+    home = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(home))
+    return home
+
+
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     """Async tests run on asyncio, as cog does (session-wide, so module-scoped async fixtures share it)."""
