@@ -36,7 +36,6 @@ import re
 import shutil
 import threading
 import time
-import unicodedata
 from collections.abc import Callable
 from typing import TextIO
 
@@ -52,6 +51,7 @@ from cogcli.events import (
     ToolResultEvent,
     ToolUpdateEvent,
 )
+from cogcli.approval_text import columns
 from cogcli.output import content_text
 from cogcli.render.details import (
     ERROR_LINE_LIMIT,
@@ -218,11 +218,6 @@ def failure_place(failure: Failure) -> str | None:
 
 #: cells of the bar a test run's live line draws on a terminal
 BAR_CELLS = 16
-
-
-def columns(text: str) -> int:
-    """How many terminal columns ``text`` takes (wide East Asian characters two, combining ones none)."""
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def cut_to(text: str, width: int) -> str:
