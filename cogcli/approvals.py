@@ -59,20 +59,21 @@ def needs_approval(call: PreparedCall) -> bool:
 
 def approval_for(call: PreparedCall, preview: Preview | None = None) -> Approval | None:
     """The approval a prepared call needs (see :func:`needs_approval`), or None. ``preview``: what
-    :func:`preview_call` made of it; what it shows is redacted here, like any details, so no
-    credential in a file's lines around an edit reaches an ``approval-required`` entry."""
+    :func:`preview_call` made of it; what it shows and the arguments are redacted here, like any
+    details, so no credential in a file's lines around an edit or in what the model wrote reaches
+    an ``approval-required`` entry, an approver or an editor's ``raw_input``."""
     tool = call.tool
     if tool is None or not needs_approval(call):
         return None
+    from cogcli.secrets import redact_value
+
     shown = None
     if preview is not None and preview.shown is not None:
-        from cogcli.secrets import redact_value
-
         shown = redact_value(preview.shown)[0]
     return Approval(
         tool_call_id=call.id,
         tool_name=tool.name,
-        arguments=dict(call.arguments),
+        arguments=redact_value(dict(call.arguments))[0],  # what is shown; the call runs with its own
         description=describe(tool.name, call.presentation),
         side_effects=list(tool.side_effects),
         preview=shown,
