@@ -30,6 +30,7 @@ from acp.helpers import update_tool_call
 from cogcli.acp.mapping import EventMapper
 from cogcli.acp.permissions import EditorApprover
 from cogcli.acp.prompt import instruction_of
+from cogcli.coalesce import Coalescer
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError
 from cogcli.events import RunStatus
@@ -99,16 +100,24 @@ def _error(code: int, message: str, **data: Any) -> acp.RequestError:
 
 class _Outbox:
     """A turn's session updates, sent in order by one task; the run hands them over without
-    waiting (its ``on_event`` is a plain function)."""
+    waiting (its ``on_event`` is a plain function). A call's progress is coalesced
+    (:mod:`cogcli.coalesce`: at most 10 a second, the latest delivered before its result)."""
 
     def __init__(self, conn: Any, session_id: str) -> None:
         self.conn = conn
         self.session_id = session_id
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.coalescer = Coalescer(self.queue.put_nowait)
         self.task = asyncio.ensure_future(self._pump())
 
     def put(self, update: Any) -> None:
+        call_id = getattr(update, "tool_call_id", None)
+        if call_id is not None:  # the call's held progress goes first
+            self.coalescer.before(call_id)
         self.queue.put_nowait(update)
+
+    def progress(self, update: Any) -> None:
+        self.coalescer.progress(update.tool_call_id, update)
 
     async def _pump(self) -> None:
         while True:
@@ -121,6 +130,7 @@ class _Outbox:
                 self.queue.task_done()
 
     async def flush(self) -> None:
+        self.coalescer.flush()
         await self.queue.join()
 
     async def close(self) -> None:
@@ -287,8 +297,9 @@ class CogAgent:
             return approver is not None and bool(getattr(tool, "side_effects", None))  # the approver says when it runs
 
         def handle(event: Any) -> None:
+            progress = getattr(event, "type", None) == "tool-update" and event.arguments is None
             for update in mapper.updates(event):
-                outbox.put(update)
+                (outbox.progress if progress else outbox.put)(update)
             if getattr(event, "type", None) == "tool-call-end" and not needs_approval(event.tool_name):
                 outbox.put(update_tool_call(event.id, status="in_progress"))
 
