@@ -405,7 +405,7 @@ class TextRenderer:
             for line in changes_view_lines(content_text(result.result) if result.result is not None else "", many):
                 self._line(DETAIL_INDENT + self._diff_style(line) if line else "")
         elif diff is not None:
-            for line in diff.rstrip("\n").splitlines():
+            for line in diff.rstrip("\n").split("\n"):  # only \n ends a line of a diff
                 self._line(DETAIL_INDENT + self._diff_style(line))
         report = read_test_report(result.details)
         note = sandbox_note(result.details)
