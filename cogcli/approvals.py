@@ -43,7 +43,8 @@ class Decision:
 
 
 Decisions: TypeAlias = Mapping[str, "bool | Decision"]
-#: the run's hook: the turn's pending calls in, a decision per call id out
+#: the run's hook: the turn's pending calls in, a decision per call id out. A hook whose ``final``
+#: attribute is true can never approve anything (nobody to ask): the run ends after its first refusal
 Approve: TypeAlias = Callable[[list[Approval]], Awaitable[Decisions]]
 
 
@@ -53,8 +54,10 @@ PREVIEW_TIMEOUT_S = 30.0
 
 def needs_approval(call: PreparedCall) -> bool:
     """Its tool has side effects and the call can run (an unknown tool or invalid arguments end
-    with that error, nothing runs)."""
-    return call.tool is not None and bool(call.tool.side_effects) and call.failed is None
+    with that error, nothing runs), unless a PreToolUse hook allowed it; or a hook asked for it."""
+    if call.tool is None or call.failed is not None or call.hook_decision == "allow":  # allowed by a PreToolUse hook
+        return False
+    return bool(call.tool.side_effects) or call.hook_decision == "ask"
 
 
 def approval_for(call: PreparedCall, preview: Preview | None = None) -> Approval | None:

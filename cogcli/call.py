@@ -10,6 +10,8 @@ one path and :func:`cogcli.invoke.invoke_tool` read it; nothing parses or valida
 
 from __future__ import annotations
 
+import difflib
+
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -66,13 +68,31 @@ def _not_an_object(option: str | None, value: Any) -> str:
     return f"{option} must be a JSON object, e.g. {option} '{{\"path\": \"a.py\"}}'"
 
 
-def format_validation_error(tool_name: str, exc: ValidationError) -> str:
-    """A pydantic error as a model can act on it: one line per bad field."""
+def format_validation_error(tool_name: str, exc: ValidationError, parameters: type[BaseModel] | None = None) -> str:
+    """A pydantic error as a model (or a person) can act on it: one line per bad field. With the
+    tool's ``parameters``, an argument it does not take says which one was meant and the last line
+    lists the ones it takes."""
     lines = []
+    fields = list(parameters.model_fields) if parameters is not None else []
+    unknown = False
     for err in exc.errors(include_url=False):
         where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        if err.get("type") == "extra_forbidden" and fields and len(err.get("loc", ())) == 1:
+            unknown = True
+            close = difflib.get_close_matches(where, fields, n=1, cutoff=0.6)
+            lines.append(f"- {where}: {tool_name} takes no such parameter" + (f" (did you mean {close[0]}?)" if close else ""))
+            continue
         lines.append(f"- {where}: {err.get('msg')}")
+    if unknown and parameters is not None:
+        listed = [f"{name} (required)" if f.is_required() else name for name, f in parameters.model_fields.items()]
+        lines.append(f"{tool_name}'s parameters: {', '.join(listed) or 'none'}")
     return f"invalid arguments for {tool_name}:\n" + "\n".join(lines)
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """`` did you mean read_file?`` when one of ``known`` is close to ``name``, else ""."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f" did you mean {close[0]}?" if close else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +109,8 @@ class PreparedCall:
     #: the preview the person approved the call on (set when it is approved, see
     #: :func:`cogcli.calls.ask_approval`): the call runs with it as ``context.approved``
     preview: Preview | None = None
+    #: a PreToolUse hook's "allow" (no approval asked) or "ask" (asked even without side effects)
+    hook_decision: str | None = None
 
     def outcome(self, code: str, message: str, duration_ms: float = 0.0) -> ToolResult:
         """This call's result when it ends without a result of its own (refused, aborted, …)."""
@@ -126,16 +148,16 @@ def prepare(
     found = _lookup(tool, tools)
     arguments, problem = parsed if parsed is not None else parse_arguments(args)
     if found is None:
-        known = ", ".join(sorted(_names(tools))) or "none"
+        names = sorted(_names(tools))
         call = PreparedCall(call_id, name, arguments)
-        return _failed(call, ErrorCode.TOOL_NOT_FOUND, f"unknown tool {name!r}; available tools: {known}")
+        return _failed(call, ErrorCode.TOOL_NOT_FOUND, f"unknown tool {name!r};{did_you_mean(name, names)} available tools: {', '.join(names) or 'none'}")
     call = PreparedCall(call_id, name, arguments, found, presentation=found.static_presentation())
     if problem is not None:
         return _failed(call, ErrorCode.INVALID_ARGUMENTS, f"invalid arguments for {name}: {problem}")
     try:
         params = found.parameters.model_validate(arguments)
     except ValidationError as exc:
-        return _failed(call, ErrorCode.INVALID_ARGUMENTS, format_validation_error(name, exc))
+        return _failed(call, ErrorCode.INVALID_ARGUMENTS, format_validation_error(name, exc, found.parameters))
     return PreparedCall(call_id, name, arguments, found, params, resolve_presentation(found.presentation, params, name))
 
 

@@ -40,7 +40,7 @@ async def ask_approval(
     ``calls`` by the call carrying it (what :func:`run_calls` runs: the tool then checks the
     workspace is still what the person saw). Returns whether a call was refused (None: nothing
     was asked, or the run was aborted while waiting)."""
-    needed = [i for i, call in enumerate(calls) if needs_approval(call)]
+    needed = [i for i in slots.open() if needs_approval(calls[i])]  # a call plan mode or a hook ended is not asked about
     if not needed:
         return None
     previews = await _previews(calls, needed, signal)

@@ -23,6 +23,8 @@ from cogcli.secrets import redact_result
 log = logging.getLogger("cogcli")
 
 ToolResultCallback = Callable[[ToolResult], "Any | Awaitable[Any]"]
+#: what runs on a redacted result before anyone reads it (the run's PostToolUse hooks); returns the result to hand out
+AfterCall = Callable[[ToolResult], Awaitable[ToolResult]]
 
 #: how long ``on_tool_result`` may take for a call that ends while its run is being cancelled
 NOTIFY_WHEN_CANCELLED_S = 5.0
@@ -52,15 +54,18 @@ class Slots:
 class Conclude:
     """Ends a run's calls: ``await conclude(slots, i, result)``."""
 
-    def __init__(self, emitter: EventEmitter, on_tool_result: ToolResultCallback | None) -> None:
+    def __init__(self, emitter: EventEmitter, on_tool_result: ToolResultCallback | None, after: AfterCall | None = None) -> None:
         self.emitter = emitter
         self.on_tool_result = on_tool_result
+        self.after = after
 
     async def __call__(self, slots: Slots, index: int, result: ToolResult) -> ToolResult:
         if slots.results[index] is not None:  # concluded already: every call ends exactly once
             return slots.results[index]  # type: ignore[return-value]
         result = redacted(result)
         slots.results[index] = result
+        if self.after is not None:
+            result = slots.results[index] = await self._after(result)
         self.emitter.emit(result.to_event())
         if self.on_tool_result is not None:
             if _cancelled():
@@ -68,6 +73,17 @@ class Conclude:
                     await self._notify(result)
             else:
                 await self._notify(result)
+        return result
+
+    async def _after(self, result: ToolResult) -> ToolResult:
+        assert self.after is not None
+        try:
+            if not _cancelled():
+                return await self.after(result)
+            with anyio.move_on_after(NOTIFY_WHEN_CANCELLED_S, shield=True):
+                return await self.after(result)
+        except Exception:
+            log.warning("the hooks after %s failed; the run goes on", result.name, exc_info=True)
         return result
 
     async def _notify(self, result: ToolResult) -> None:

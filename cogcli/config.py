@@ -65,13 +65,25 @@ from cogcli.workspace_settings import (  # noqa: F401 (the workspace's settings,
 log = logging.getLogger("cogcli")
 
 
-NO_MODEL_MESSAGE = """\
-no model configured. Pick one of:
-  cog edit --model openai:gpt-4o-mini "…"        with OPENAI_API_KEY set (OPENAI_BASE_URL for other OpenAI-compatible servers)
-  cog edit --model anthropic:claude-sonnet-4-5 "…"   with ANTHROPIC_API_KEY set
-  cog edit --model ollama:llama3.1 "…"            a local Ollama server, no key
-  cog edit --model replay:fixtures/cassettes/calc_fix.jsonl "…"   the offline demo (in a copy of fixtures/calc)
-or set it once: export COG_MODEL=openai:gpt-4o-mini, or model = "…" in cog.toml (or under [tool.cog] in pyproject.toml)"""
+def no_model_message(command: str = "cog edit", instruction: str = ' "…"') -> str:
+    """What to say when no model is set, in the words of the front end the person used:
+    ``cog edit --model … "…"``, ``cog chat --model …``."""
+    choices = [
+        ("openai:gpt-4o-mini", "with OPENAI_API_KEY set (OPENAI_BASE_URL for other OpenAI-compatible servers)"),
+        ("anthropic:claude-sonnet-4-5", "with ANTHROPIC_API_KEY set"),
+        ("ollama:llama3.1", "a local Ollama server, no key"),
+        ("replay:fixtures/cassettes/calc_fix.jsonl", "the offline demo (in a copy of fixtures/calc)"),
+    ]
+    lines = [f"{command} --model {spec}{instruction}" for spec, _ in choices]
+    width = max(len(line) for line in lines[:-1])
+    shown = "\n".join(f"  {line.ljust(width)}   {note}" for line, (_, note) in zip(lines, choices))
+    return (
+        f"no model configured. Pick one of:\n{shown}\n"
+        "or set it once: export COG_MODEL=openai:gpt-4o-mini, or model = \"…\" in cog.toml (or under [tool.cog] in pyproject.toml)"
+    )
+
+
+NO_MODEL_MESSAGE = no_model_message()
 
 
 @dataclass(frozen=True)
@@ -117,6 +129,9 @@ class Settings:
     prompt_cache_key: bool | None = None
     #: model name → :class:`cogcli.pricing.Price`, over cog's own table (``prices``)
     prices: Mapping[str, Any] = field(default_factory=dict)
+    #: the workspace's own hooks (``[[hooks.<Event>]]``): run only once the person approved them
+    #: (:mod:`cogcli.hooks.trust`); the person's own are in their config.toml
+    hooks: Mapping[str, Any] = field(default_factory=dict)
     #: which workspace file each of its settings came from: ``{"test_command": "cog.toml", …}``
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -267,6 +282,7 @@ def load_settings(
         cache_ttl=_cache_ttl(config),
         prompt_cache_key=config.prompt_cache_key,
         prices=_prices(config),
+        hooks=dict(config.hooks),
         sources=dict(sources),
     )
 

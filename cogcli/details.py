@@ -55,6 +55,12 @@ class TestCaseRecord(_Details):
     when: str | None = None
     message: str | None = None
     longrepr: str | None = None
+    #: where a failure is shown: the test's own line that failed (relative to the workspace)
+    file: str | None = None
+    line: int | None = None
+    #: the deepest frame, where it raised, when that is elsewhere (pytest)
+    crash_file: str | None = None
+    crash_line: int | None = None
     #: when it finished (seconds since the epoch)
     stop: float | None = None
 
@@ -87,6 +93,11 @@ class TestReportDetails(_RunDetails):
     xpassed: int = 0
     collected: int | None = None
     duration_s: float = 0.0
+    #: the runner's own summary words (pytest's last line, plugins' categories counted its way)
+    summary: str | None = None
+    #: which Python environment ran the tests: ``python``, ``source`` (.venv, poetry, $VIRTUAL_ENV,
+    #: PATH, cog …) and ``env`` (its folder, None for a bare interpreter)
+    environment: dict[str, str | None] | None = None
     tests: list[TestCaseRecord] = []
     #: failed tests and errors in all; ``failures`` keeps the first of them (renderers say "… and N more")
     failures_total: int | None = None
@@ -379,3 +390,12 @@ def read_test_progress(details: Any) -> TestProgress | None:
         skipped=_int(details.get("skipped")) or 0,
         current=current if isinstance(current, str) and current else None,
     )
+
+
+#: how a run's ``tests_error`` starts when its test calls never ran (refused, cut, bad arguments)
+TESTS_NOT_RUN = "the tests did not run"
+
+
+def tests_not_run(tests_error: str | None) -> bool:
+    """Whether a run's ``tests_error`` says its tests never ran (rather than did not finish)."""
+    return bool(tests_error) and tests_error.startswith(TESTS_NOT_RUN)  # type: ignore[union-attr]

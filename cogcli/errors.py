@@ -17,6 +17,8 @@ class ErrorCode(StrEnum):
     DENIED = "DENIED"
     #: the model reached its output limit while writing the call's arguments: nothing ran
     OUTPUT_CUT = "OUTPUT_CUT"
+    #: plan mode: the call's tool does not declare ``read_only``, so it was refused unrun
+    PLAN_MODE = "PLAN_MODE"
     # workspace tools
     PATH_OUTSIDE_WORKSPACE = "PATH_OUTSIDE_WORKSPACE"
     #: the path is in cog's own state (.cog/): no tool reads or writes it

@@ -121,6 +121,8 @@ class StartEvent(BaseEvent):
     instructions: list[InstructionFileInfo] | None = None
     #: the model's context window in tokens, when cog knows it
     context_window: int | None = None
+    #: the ``provider:model`` the run asks (``openai:gpt-4o``), when known
+    model: str | None = None
 
 
 class TextStartEvent(BaseEvent):
@@ -255,6 +257,38 @@ class CompactionEvent(BaseEvent):
     summary_tokens: int | None = None
 
 
+class HookEvent(BaseEvent):
+    """One hook command ran (:mod:`cogcli.hooks`): which, for what, and what it said. Texts are
+    redacted; a reader shows them escaped (:func:`cogcli.shown.visible`)."""
+
+    type: Literal["hook"] = "hook"
+    #: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, Notification or Stop
+    hook_event_name: str
+    #: the configured command line
+    command: str
+    #: where it is configured: "config.toml" (the person's) or the workspace's "cog.toml" / "pyproject.toml"
+    source: str
+    matcher: str | None = None
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    #: "ok" (exit 0), "blocked" (exit 2 or a deny), "error" (another exit, a timeout, could not start)
+    outcome: str
+    exit_code: int | None = None
+    timed_out: bool | None = None
+    #: allow, deny or ask, when it gave one
+    decision: str | None = None
+    #: why it blocked or asked (stderr on exit 2, else its reason)
+    reason: str | None = None
+    #: a message for the person (systemMessage, stopReason, or what went wrong)
+    message: str | None = None
+    additional_context: str | None = None
+    #: it changed the call's arguments (the tool-update that follows carries them)
+    updated_input: bool | None = None
+    #: the end of its stderr
+    stderr: str | None = None
+    duration_ms: float = 0.0
+
+
 class FileChange(WireModel):
     path: str
     added: int = 0
@@ -296,6 +330,7 @@ Event: TypeAlias = Annotated[
     | ToolResultEvent
     | ErrorEvent
     | CompactionEvent
+    | HookEvent
     | FinishEvent,
     Field(discriminator="type"),
 ]
@@ -315,6 +350,7 @@ EVENT_TYPES: dict[str, type[BaseEvent]] = {
         ToolResultEvent,
         ErrorEvent,
         CompactionEvent,
+        HookEvent,
         FinishEvent,
     )
 }

@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import Field
 
-from cogcli.details import diff_text, file_argument, read_test_report, run_outcome
+from cogcli.details import TESTS_NOT_RUN, diff_text, file_argument, read_test_report, run_outcome
 from cogcli.diffstat import diff_stats
+from cogcli.errors import ErrorCode
 from cogcli.entries import RunEndEntry, RunEndFields
 from cogcli.events import FileChange, FinishEvent, RunStatus, Usage
 from cogcli.result import ToolResult
@@ -76,19 +77,29 @@ def files_changed(
     return list(totals.values())
 
 
+#: a call that ended with one of these never started: it is no test run
+_NEVER_RAN = frozenset({ErrorCode.DENIED, ErrorCode.OUTPUT_CUT, ErrorCode.INVALID_ARGUMENTS, ErrorCode.TOOL_NOT_FOUND})
+
+
 def test_outcome(results: Sequence[ToolResult], tools: Mapping[str, Tool[Any]]) -> tuple[dict[str, int] | None, str | None]:
     """(the counts of the last test run, why it did not finish): from the last call of a tool that
-    declares ``reports_tests`` — its report's counts when it ran, its error when it failed."""
+    declares ``reports_tests`` and ran — its report's counts when it ran, its error when it failed.
+    A call that never started (refused, cut, bad arguments) is no test run: when no call ran at
+    all, the reason is :data:`TESTS_NOT_RUN` and the first such call's error."""
+    never_ran: str | None = None
     for r in reversed(results):
         tool = tools.get(r.name)
-        if tool is None or not tool.reports_tests:
+        if tool is None or not tool.reports_tests or r.error_code == "PLAN_MODE":  # refused in plan mode: no test run
+            continue
+        if r.error is not None and r.error_code in _NEVER_RAN:
+            never_ran = f"{TESTS_NOT_RUN}: {r.error}"
             continue
         if r.error is not None:
             return None, r.error
         report = read_test_report(r.details)
         counts = report.counts() if report is not None else None
         return counts, _not_passed(r.details, counts)
-    return None, None
+    return None, never_ran
 
 
 #: what a test run's ``outcome`` (other than passed, or failed with failures counted) means

@@ -33,6 +33,7 @@ from cogcli.history import build_history
 from cogcli.memory import ThreadStore
 from cogcli.models.base import PROMPT_CACHE_KEY, Message, ToolCallRequest, ToolSpec, UsageReport
 from cogcli.outcome import RunEnd
+from cogcli.plan_mode import PlanMode, refuse_writing
 from cogcli.result import ToolResult
 from cogcli.secrets import redact_value
 from cogcli.tools import Tool
@@ -40,6 +41,7 @@ from cogcli.turn import StreamedCall, Turn, stream_turn, usage_of
 
 if TYPE_CHECKING:
     from cogcli.agent import Agent
+    from cogcli.hooks.engine import HookSet
 
 log = logging.getLogger("cogcli")
 
@@ -56,6 +58,10 @@ class Hooks:
     on_tool_update: ToolUpdateCallback | None = None
     after_model: AfterModel | None = None
     approve: Approve | None = None
+    #: plan mode (:mod:`cogcli.plan_mode`): calls of tools that are not read-only are refused first
+    plan: PlanMode | None = None
+    #: the session's hook commands (:mod:`cogcli.hooks`), run at each event of the run
+    commands: HookSet | None = None
 
 
 class Run:
@@ -65,7 +71,8 @@ class Run:
     ) -> None:
         self.agent, self.tools, self.store, self.thread_id = agent, tools, store, thread_id
         self.emitter, self.signal, self.hooks = emitter, signal, hooks
-        self.conclude = Conclude(emitter, hooks.on_tool_result)
+        self.commands = hooks.commands.bind(emitter.emit, thread_id, permission_mode="default" if hooks.approve else "bypassPermissions", signal=signal) if hooks.commands else None
+        self.conclude = Conclude(emitter, hooks.on_tool_result, after=self._after_call if self.commands else None)
         self.message_id = f"msg_{uuid.uuid4().hex[:20]}"
         self.specs = [ToolSpec(**t.spec()) for t in tools.values()]
         self.history: list[Message] = []
@@ -79,6 +86,12 @@ class Run:
         self.denied_open = False
         #: what the history costs against the model's context window; compacts it when needed
         self.context = ContextBudget(window=agent.context_window, specs=self.specs, describe=describer(self.tools))
+        if self.commands is not None:
+            from cogcli.hooks.lifecycle import notifying, pre_compact
+
+            self.context.before_compact = pre_compact(self.commands)
+            if hooks.approve is not None:
+                self.hooks = replace(hooks, approve=notifying(hooks.approve, self.commands))
 
     async def execute(self, input: str) -> tuple[RunEnd, str]:
         """Run to the end; returns how it ended and the model's last text."""
@@ -90,6 +103,7 @@ class Run:
                 thread_id=self.thread_id,
                 instructions=[f.info() for f in self.agent.instruction_files] or None,
                 context_window=self.agent.context_window,
+                model=getattr(self.agent.model, "name", None),
             )
         )
         cache_key = PROMPT_CACHE_KEY.set(self.thread_id)  # a provider's prompt cache per thread
@@ -109,12 +123,26 @@ class Run:
         return end, self.output
 
     async def _loop(self, input: str) -> RunStatus:
-        self.history = build_history(self.agent.instructions, self.store.entries(self.thread_id))
+        entries = self.store.entries(self.thread_id)
+        self.history = build_history(self.agent.instructions, entries)
+        prompt = input
+        if self.commands is not None:  # SessionStart and UserPromptSubmit hooks: context added, or the prompt blocked
+            from cogcli.hooks.lifecycle import PromptBlocked, before_prompt
+
+            try:
+                prompt = await before_prompt(self.commands, input, new_thread=not entries)
+            except PromptBlocked as blocked:
+                self._fail(f"a UserPromptSubmit hook blocked the prompt: {blocked.reason}", "HOOK_BLOCKED")
+                return RunStatus.DENIED
         self.store.append(self.thread_id, [UserEntry(content=input, message_id=self.message_id)], status="running")
-        self.history.append(Message(role="user", content=input))
+        self.history.append(Message(role="user", content=prompt))
+        stop_hook_active = False
         while True:
             if self.signal.aborted:
                 return RunStatus.ABORTED
+            if self.commands is not None and self.commands.stop_reason is not None:  # a hook's "continue": false
+                self._fail(f"a hook stopped the run: {self.commands.stop_reason}", "HOOK_STOPPED")
+                return RunStatus.DENIED
             if self.steps >= self.agent.max_steps:
                 return RunStatus.DENIED if self.denied_open else RunStatus.MAX_STEPS
             self.steps += 1
@@ -122,10 +150,20 @@ class Run:
             if turn.cut is not None:
                 return await self._cut(turn)
             calls = await self._step(turn)
+            if self.denied_open and getattr(self.hooks.approve, "final", False):
+                return RunStatus.DENIED  # nobody can ever approve in this run: asking the model again only costs
             if not calls:
                 if turn.at_output_limit:
                     log.warning("the model's last reply was cut at its output limit (stop reason %s)", turn.stop_reason)
                 self.output = turn.text
+                if self.commands is not None and self.steps < self.agent.max_steps:  # Stop hooks may send the model back
+                    from cogcli.hooks.lifecycle import at_stop
+
+                    again = await at_stop(self.commands, turn.text, active=stop_hook_active)
+                    if again is not None:
+                        stop_hook_active = True
+                        self.history.append(Message(role="user", content=again))
+                        continue
                 return RunStatus.DENIED if self.denied_open else RunStatus.COMPLETED
             if self.signal.aborted:
                 return RunStatus.ABORTED
@@ -182,7 +220,14 @@ class Run:
         except Exception as exc:
             await self._close_calls(turn, slots, ErrorCode.TOOL_ERROR, f"after_model failed ({type(exc).__name__}: {exc})")
             raise
-        try:
+        try:  # the gate: plan mode's refusals, then PreToolUse hooks, then the person's approval
+            if self.hooks.plan is not None:
+                await refuse_writing(self.hooks.plan, calls, slots, self.conclude)
+            if self.commands is not None:
+                from cogcli.hooks.calls import pre_tool_use
+
+                await pre_tool_use(self.commands, calls, slots, tools=self.tools, conclude=self.conclude,
+                                   can_ask=self.hooks.approve is not None, emit=self.emitter.emit)
             if self.hooks.approve is not None:
                 refused = await ask_approval(
                     calls, slots, approve=self.hooks.approve, thread_id=self.thread_id,
@@ -251,6 +296,12 @@ class Run:
         if turn.text or finished:
             kept = [r for i in finished if (r := slots.results[i]) is not None]
             self._record(turn.text, [turn.calls[i].request() for i in finished], kept)
+
+    async def _after_call(self, result: ToolResult) -> ToolResult:
+        from cogcli.hooks.calls import post_tool_use
+
+        assert self.commands is not None
+        return await post_tool_use(self.commands, result)
 
     def _static_presentation(self, name: str) -> Any:
         tool = self.tools.get(name)  # a per-arguments presentation comes with the tool-result

@@ -11,7 +11,7 @@ The run itself lives in :mod:`cogcli.run` (the loop), :mod:`cogcli.turn` (a mode
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,9 +24,13 @@ from cogcli.events import BaseEvent, EventEmitter, FileChange, RunStatus, Usage
 from cogcli.invoke import invoke_tool
 from cogcli.memory import ThreadStore
 from cogcli.outcome import RunEnd, files_changed
+from cogcli.plan_mode import PlanMode
 from cogcli.result import ToolResult
 from cogcli.run import AfterModel, Hooks, Run, ToolUpdateCallback
 from cogcli.tools import Tool, tool_index
+
+if TYPE_CHECKING:
+    from cogcli.hooks.engine import HookSet
 
 EventCallback = Callable[[BaseEvent], Any]
 
@@ -76,6 +80,8 @@ class Cogitator:
         after_model: AfterModel | None = None,
         signal: AbortSignal | None = None,
         approve: Approve | None = None,
+        plan: PlanMode | None = None,
+        hooks: HookSet | None = None,
     ) -> RunResult:
         """Run ``agent`` on ``input`` in a new thread, or continuing the thread ``thread_id`` (its
         whole id or a unique prefix; to start a thread under an id of your own, make it first with
@@ -91,7 +97,13 @@ class Cogitator:
         decision per call id (see :mod:`cogcli.approvals`), and a refused call ends with error code
         ``DENIED`` without running. A run that ends while a refusal is the last word on its side
         effects (nothing approved since) ends with status ``denied``. Without ``approve`` every
-        call runs."""
+        call runs.
+
+        ``hooks``: hook commands run at the run's events (:mod:`cogcli.hooks`; a
+        :class:`~cogcli.session.Session` passes the person's and the approved workspace's).
+
+        With ``plan`` (:class:`cogcli.plan_mode.PlanMode`), a call of a tool that does not declare
+        ``read_only`` ends with error code ``PLAN_MODE`` before anything else sees it."""
         try:
             tools = tool_index(agent.tools)
         except ValueError as exc:
@@ -102,8 +114,8 @@ class Cogitator:
                 raise ConfigError(f"no thread {thread_id!r} to continue (list them with `cog thread list`)")
         else:
             thread = self.store.create_thread(title=input, model=getattr(agent.model, "name", None)).id
-        hooks = Hooks(on_tool_result=on_tool_result, on_tool_update=on_tool_update, after_model=after_model, approve=approve)
-        run = Run(agent, tools, self.store, thread, EventEmitter(on_event), signal or AbortSignal(), hooks)
+        plugged = Hooks(on_tool_result=on_tool_result, on_tool_update=on_tool_update, after_model=after_model, approve=approve, commands=hooks, plan=plan)
+        run = Run(agent, tools, self.store, thread, EventEmitter(on_event), signal or AbortSignal(), plugged)
         end, output = await run.execute(input)
         return RunResult.of(end, output=output, thread_id=thread, tool_calls=list(run.results))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TextIO
 
@@ -92,5 +92,47 @@ def say(message: str, *, prefix: str = "cog: ", stream: TextIO | None = None) ->
     """Write ``cog: message`` and a newline on stderr (or ``stream``), the message made
     :func:`visible`: it may carry a path, a command or a name from the workspace or the model."""
     out = stream if stream is not None else sys.stderr
+    clear_live_line()
     out.write(prefix + visible(message) + "\n")
     out.flush()
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` in at most about ``limit`` characters, cut at a word's end with "…" (never mid-word
+    unless one word is longer than the limit)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + " …"
+
+
+def error_lines(text: str, *, lines: int = 6, width: int = 300) -> list[str]:
+    """A multi-line message as lines to show: each escaped (control characters visible, no
+    newline written as ``\\x0a``), clipped at a word, at most ``lines`` of them (the first and the last ones)."""
+    parts = [visible(line.rstrip()) for line in text.strip().split("\n") if line.strip()]
+    if len(parts) > lines:
+        parts = [*parts[:2], f"… {len(parts) - lines + 1} lines …", *parts[-(lines - 3):]]
+    return [clipped(part, width) for part in parts]
+
+
+# --- the terminal's one line drawn in place ---------------------------------------------------
+
+#: what erases the line a renderer redraws in place on the terminal (a running test's count and
+#: bar), while one is shown: a message written to the terminal meanwhile (Ctrl-C's notice, a
+#: warning) must start on a line of its own, not at the end of that one
+_live_line_clearer: Callable[[], None] | None = None
+
+
+def showing_live_line(clear: Callable[[], None] | None) -> None:
+    """A renderer says it shows a line in place (``clear`` erases it), or no longer (None)."""
+    global _live_line_clearer
+    _live_line_clearer = clear
+
+
+def clear_live_line() -> None:
+    """Erase the in-place line, if one is shown, before a message goes to the terminal; the
+    renderer draws it again with its next update."""
+    clear = _live_line_clearer
+    if clear is not None:
+        clear()

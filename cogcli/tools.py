@@ -60,6 +60,10 @@ class Tool(Generic[P]):
     #: ``(params, context) -> preview | None``, sync or async: what a call would do, computed
     #: without doing it (an edit's diff), shown when the call asks for approval; None: no preview
     preview: Execute | None = None
+    #: its calls change nothing (no file, no process, nothing outside): what plan mode lets run
+    #: (:mod:`cogcli.plan_mode`); a declaration, never guessed from the name. False (the default)
+    #: for anything that writes, runs code or cannot promise either
+    read_only: bool = False
     #: free-form hints for adapters (MCP annotations and the like)
     annotations: Mapping[str, Any] = field(default_factory=dict)
     is_async: bool = field(init=False)
@@ -71,6 +75,8 @@ class Tool(Generic[P]):
             raise ValueError(f"tool name {self.name!r} must be letters, digits, '_' or '-'")
         if not (isinstance(self.parameters, type) and issubclass(self.parameters, BaseModel)):
             raise TypeError(f"tool {self.name!r}: parameters must be a pydantic model class")
+        if self.read_only and self.side_effects:
+            raise ValueError(f"tool {self.name!r} declares side effects {list(self.side_effects)}, so it cannot be read_only")
         fn = self.execute
         object.__setattr__(self, "is_async", inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)))
         object.__setattr__(self, "arity", min(_positional_arity(fn), 2))
@@ -148,6 +154,7 @@ def tool(
     recall: Recall | None = None,
     kind: ToolKind = "other",
     preview: Execute | None = None,
+    read_only: bool = False,
 ) -> Tool[P]: ...
 
 
@@ -168,6 +175,7 @@ def tool(
     recall: Recall | None = None,
     kind: ToolKind = "other",
     preview: Execute | None = None,
+    read_only: bool = False,
 ) -> Callable[[Execute], Tool[Any]]: ...
 
 
@@ -188,6 +196,7 @@ def tool(
     recall: Recall | None = None,
     kind: ToolKind = "other",
     preview: Execute | None = None,
+    read_only: bool = False,
 ) -> Tool[Any] | Callable[[Execute], Tool[Any]]:
     """Define a tool, or decorate ``async def name(params: Model, context)`` to make one.
 
@@ -197,8 +206,9 @@ def tool(
     any side effect asks for approval), ``reports_tests`` (its details are a test report: the
     run's ``tests``), ``ordered_by`` (calls naming the same value of that argument run in order)
     ``recall`` (what an old call was, for the stub that replaces its result when the history
-    is compacted), ``kind`` (what kind of step it is, for clients) and ``preview`` (what a call
-    would do, shown before it is approved).
+    is compacted), ``kind`` (what kind of step it is, for clients), ``preview`` (what a call
+    would do, shown before it is approved) and ``read_only`` (its calls change nothing: plan mode
+    runs only such tools).
     As a decorator, ``name`` defaults to the function's name, ``description`` to its
     docstring and ``parameters`` to the first argument's annotation.
     """
@@ -220,6 +230,7 @@ def tool(
             recall=recall,
             kind=kind,
             preview=preview,
+            read_only=read_only,
         )
 
     if execute is not None:

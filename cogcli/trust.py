@@ -398,15 +398,16 @@ def question(workspace: Path, setting: str, command: str, checked: Review | None
 def refusal(workspace: Path, setting: str, checked: Review, *, source: str = "pyproject.toml") -> str:
     """Why ``checked.command`` does not start off a terminal, and what to do."""
     where = (f"[tool.cog] {setting}" if source == "pyproject.toml" else setting) + f" in {workspace}/{source}"
+    yours = "put the hook in your own ~/.config/cog/config.toml" if setting.startswith("hooks.") else "pass the server yourself with --mcp"
     if checked.changed:
         return (
             f"not starting {checked.command!r} from {where}: {', '.join(checked.changed)} changed since you approved it "
             "(a test or an edit may have rewritten it). Review the change, then run `cog trust` in this workspace "
-            "on a terminal to approve it again, or pass the server yourself with --mcp"
+            f"on a terminal to approve it again, or {yours}"
         )
     return (
         f"not starting {checked.command!r} from {where}: a workspace's commands run only once you approved them. "
-        "Run `cog trust` in this workspace on a terminal to review and approve it, or pass the server yourself with --mcp"
+        f"Run `cog trust` in this workspace on a terminal to review and approve it, or {yours}"
     )
 
 

@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from cogcli.errors import ConfigError
+from cogcli.hooks.config import FIX as HOOKS_FIX, HookTables, check_tables
 
 log = logging.getLogger("cogcli")
 
@@ -72,6 +73,7 @@ _FIXES: dict[str, str] = {
         'give a table per model of USD per million tokens, e.g. [prices."my-model"] with input = 1.0, output = 4.0, '
         f"cache_read = 0.1, cache_write = 1.25 (each from 0 to {MAX_PRICE:,.0f}; at most {MAX_PRICES} models)"
     ),
+    "hooks": HOOKS_FIX + " (a workspace's hooks run only once you approve them with `cog trust`)",
 }
 
 
@@ -136,6 +138,8 @@ class CogConfig(BaseModel):
     prompt_cache_key: bool | None = None
     #: model name → its prices, adding to or overriding :data:`cogcli.pricing.PRICES`
     prices: dict[str, PriceSetting] = {}
+    #: hook commands per event (:mod:`cogcli.hooks`): they run only once the person approved them (``cog trust``)
+    hooks: HookTables = {}
     #: key → the file it was read from ("cog.toml" or "pyproject.toml")
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
@@ -202,6 +206,11 @@ class CogConfig(BaseModel):
             if not name.strip():
                 raise ValueError("a model name is empty")
         return prices
+
+    @field_validator("hooks")
+    @classmethod
+    def _hooks(cls, tables: HookTables) -> HookTables:
+        return check_tables(tables)
 
     @field_validator("instruction_files")
     @classmethod

@@ -32,15 +32,16 @@ def test_off_a_terminal_without_ci_calls_with_side_effects_are_refused(make_repo
 
     assert out.returncode == 1, out.stderr
     events = json_lines(out.stdout)
-    assert results(events) == [("read_file", None), ("run_tests", "DENIED"), ("edit_file", "DENIED"), ("run_tests", "DENIED")]
+    # the run stops at the first refusal nobody can answer: no more (paid) model turns (issue 43)
+    assert results(events) == [("read_file", None), ("run_tests", "DENIED")]
     assert ops(repo).count(UNFIXED) == 2  # add and sub: nothing was edited
-    assert events[-1]["type"] == "finish" and events[-1]["status"] == "denied"
+    assert events[-1]["type"] == "finish" and events[-1]["status"] == "denied" and events[-1]["steps"] == 2
     required = [e for e in events if e["type"] == "approval-required"]
-    assert [[a["description"] for a in e["approvals"]] for e in required] == [["Run tests · all"], ["Edit file · calc/ops.py"], ["Run tests · all"]]
+    assert [[a["description"] for a in e["approvals"]] for e in required] == [["Run tests · all"]]
     # one notice, naming the way out
     assert out.stderr.count("cog: refused") == 1 and "--yes" in out.stderr
-    edit = next(e for e in events if e["type"] == "tool-result" and e["toolName"] == "edit_file")
-    assert "no one can give it" in edit["error"] and "--yes" in edit["error"]
+    refused = next(e for e in events if e["type"] == "tool-result" and e["toolName"] == "run_tests")
+    assert "no one can give it" in refused["error"] and "--yes" in refused["error"]
 
 
 @pytest.mark.parametrize("how", ["CI=1", "--yes"])

@@ -25,8 +25,9 @@ PYTHON = os.path.realpath(sys.executable)
 @pytest.fixture(autouse=True)
 def _clean(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No activated env, uv setting or remembered tool answer of the person running the tests."""
-    for name in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"):
+    for name in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "CONDA_PREFIX"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the system's python3, without pytest: no person's python is found
     pyenv._answers.clear()
     yield
     pyenv._answers.clear()
@@ -96,7 +97,7 @@ def test_cog_s_own_virtual_env_is_not_the_project_s(tmp_path: Path, monkeypatch:
     found = pyenv.find_project_python(repo, repo)
     assert found.fallback and found.python == sys.executable and found.env is None
     note = found.fallback_note()
-    assert note.startswith("No project environment found (.venv, venv, $VIRTUAL_ENV, uv/poetry/hatch/pdm)")
+    assert note.startswith("No project environment found (.venv, venv, $VIRTUAL_ENV, uv/poetry/pipenv/hatch/pdm/conda)")
     assert sys.executable in note and "python -m venv .venv && .venv/bin/pip install -e . pytest" in note
 
 
@@ -218,8 +219,8 @@ def test_a_trusted_env_outside_the_workspace_is_shown_too(tmp_path: Path, monkey
     repo = make_repo(tmp_path / "repo")
     env = make_env(tmp_path / "person" / "envs" / "project")
     monkeypatch.setenv("VIRTUAL_ENV", str(env))
-    shown, _ = pyenv.sandbox_paths(pyenv.find_project_python(repo, repo), repo)
-    assert env in shown
+    shown, notes = pyenv.environments(pyenv.find_project_python(repo, repo), repo)
+    assert shown == [env] and not notes  # the host confirmed it: its interpreter answered, pyvenv.cfg beside it
 
 
 # -- the workspace's own packages --------------------------------------------------------------------

@@ -88,6 +88,43 @@ def test_on_a_terminal_a_test_run_counts_with_a_bar_under_its_own_detail() -> No
     assert text.endswith("\r\x1b[2K")  # the live line is cleared when the renderer closes
 
 
+def test_a_message_while_the_live_line_shows_starts_on_a_line_of_its_own() -> None:
+    """Ctrl-C's notice (a log line on stderr, the same terminal) is not drawn onto the running
+    test's count: the live line is erased first, and drawn again by the next update (issue 43)."""
+    import logging
+
+    from cogcli.cli.app import _TerminalHandler
+    from cogcli.shown import say
+
+    out = FakeTTY()
+    renderer = TextRenderer(out, clock=Ticks(), color=True, width=100)
+    handler = _TerminalHandler(out)
+    handler.setFormatter(logging.Formatter("cog: %(message)s"))
+    record = logging.LogRecord("cogcli", logging.WARNING, __file__, 1, "SIGINT: stopping the run", None, None)
+    try:
+        events = a_test_run()
+        for e in events[:-1]:
+            renderer.handle(e)
+        handler.emit(record)
+        say("a second notice", stream=out)
+        renderer.handle(events[-1])
+    finally:
+        renderer.close()
+    text = out.getvalue()
+    assert "████░░░░░░░░░░░░ · tests/t.py::a failed\x1b[0m\r\x1b[2Kcog: SIGINT: stopping the run\ncog: a second notice\n" in text
+    assert "\x1b[2m  … Run tests  all · 2/4 · 1 failed · 1 passed" in text.split("a second notice\n", 1)[1]  # drawn again
+
+
+def test_the_runners_own_output_lines_keep_the_count_and_bar() -> None:
+    """npm's runner streams its output's lines between the test updates: on a terminal the count
+    and bar stay, the output line shows after them (issue 43: the live line showed raw output)."""
+    out = FakeTTY()
+    raw = ToolUpdateEvent(tool_call_id="t1", tool_name="run_tests", content="ℹ tests 3", details={"line": 12})
+    draw([*a_test_run(), raw], out, color=False, width=100)
+    live = [part for part in out.getvalue().split("\r") if part.startswith("  … ")]
+    assert live[-1].startswith("  … Run tests  all · 2/4 · 1 failed · 1 passed  ████████░░░░░░░░ · ℹ tests 3"), live[-1]
+
+
 def test_without_an_approval_the_line_has_the_label_and_no_test_id_in_its_head() -> None:
     out = FakeTTY()
     draw(a_test_run(approved=False), out, color=False, width=100)

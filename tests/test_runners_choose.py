@@ -247,3 +247,19 @@ def test_refused_options_match_whole_flags(tmp_path: Path) -> None:
     assert check_args(["-pno:cacheprovider", "-x", "--lf", "-n", "2"], py) == ["-pno:cacheprovider", "-x", "--lf", "-n", "2"]
     with pytest.raises(Exception, match="-p is not allowed"):
         check_args(["-pevil"], py)
+
+
+@pytest.mark.anyio
+async def test_a_failure_points_at_the_tests_own_line_and_keeps_where_it_raised(tmp_path: Path) -> None:
+    """pytest's summary points at the test's line that failed, not at ``raise KeyError`` deep in
+    the code under test (issue 43): so does cog; the deepest frame stays in the details."""
+    root = tmp_path / "deep"
+    (root / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pkg" / "__init__.py").write_text("def look(d):\n    return d['x']\n")
+    (root / "tests" / "test_a.py").write_text("from pkg import look\n\n\ndef test_look():\n    assert look({}) == 1\n")
+    run = await run_tool(root)
+    (failure,) = run.details["failures"]
+    (test,) = run.details["tests"]
+    assert (failure["file"], failure["line"]) == ("tests/test_a.py", 5)
+    assert (test["file"], test["line"], test["crash_file"], test["crash_line"]) == ("tests/test_a.py", 5, "pkg/__init__.py", 2)

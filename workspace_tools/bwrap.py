@@ -33,6 +33,7 @@ from workspace_tools.sandbox_view import (
     WRITABLE_ENV,
     _covered,
     _empty_file,
+    _env_bind_args,
     _is_within,
     _link_note,
     _ro_bind_args,
@@ -173,8 +174,16 @@ class D(ctypes.Structure):
 if libc.capset(ctypes.byref(H(0x20080522, 0)), (D * 2)()) != 0 or libc.prctl(23, 8, 0, 0, 0) > 0:
     sys.stderr.write("cog sandbox: could not drop capabilities; not running the tests\n")
     os._exit(126)
-os.execvp(argv[0], argv)
+try:
+    os.execvp(argv[0], argv)
+except OSError as exc:
+    sys.stderr.write(f"cog sandbox: cannot start {argv[0]!r}: {exc.strerror}; {EXEC_HINT}\n")
+    os._exit(127)
 """
+#: what the sandbox says after a program that could not start (its first words are what readers match)
+NOT_STARTED = "cog sandbox: cannot start "
+EXEC_HINT = ("the program or a folder on its way is not shown inside the sandbox (only the workspace, the system's "
+             "folders and what cog binds are)")
 
 
 def _net_setup() -> list[str]:
@@ -188,7 +197,7 @@ def _net_setup() -> list[str]:
         python = own  # e.g. pyenv's interpreter (a git checkout in the home, which no test can write)
     if not python or not os.access(python, os.X_OK):
         return []
-    return [python, "-I", "-S", "-c", NET_SETUP, host_program("ip") or ""]
+    return [python, "-I", "-S", "-c", f"EXEC_HINT = {EXEC_HINT!r}\n{NET_SETUP}", host_program("ip") or ""]
 
 
 def _namespaces() -> list[str]:
@@ -263,6 +272,8 @@ def sandbox_prefix(
     *,
     writable: Sequence[Path] | None = None,
     notes: list[str] | None = None,
+    network: bool = False,
+    environments: Sequence[Path] = (),
 ) -> list[str]:
     """The argv prefix that runs a command in the sandbox, or ``[]`` for none.
 
@@ -272,7 +283,11 @@ def sandbox_prefix(
     otherwise hide; they stay read-only, each one as :func:`bindable` allows. ``writable`` are more
     paths tests may write (default: the person's ``COG_SANDBOX_WRITABLE``). ``notes`` gets one line
     for each ``readable`` link out of the workspace that the tests will not see through (for the
-    run's result).
+    run's result). ``network`` (the person's choice, e.g. ``cog batch --setup-network`` for a setup
+    that installs packages): the host's network, everything else as without. ``environments``:
+    Python environments the host confirmed (:func:`workspace_tools.pyconfirm.confirmed_env`), shown
+    read-only where they are even in a hidden place such as ``~/.cache`` (each folder alone; see
+    :func:`workspace_tools.sandbox_view.env_bind_refusal`).
     """
     if mode == "off":
         return []
@@ -287,8 +302,8 @@ def sandbox_prefix(
         _notice_fallback()
         return []
     workspace = Path(workspace).resolve()
-    namespaces = [a for a in _namespaces() if a not in ("--cap-drop", "ALL")]
-    setup = _net_setup()
+    namespaces = [a for a in _namespaces() if a not in ("--cap-drop", "ALL") and not (network and a == "--unshare-net")]
+    setup = [] if network else _net_setup()
     caps = ["--cap-drop", "ALL"]
     if setup:  # all dropped by NET_SETUP before the tests start
         caps += ["--cap-add", "CAP_NET_ADMIN", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
@@ -305,6 +320,10 @@ def sandbox_prefix(
     # links in the workspace last: one leading into a folder bound anyway (a toolchain's) is shown by that
     for path in sorted(wanted, key=lambda p: p.is_absolute() and workspace_link(p, workspace) is not None):
         args += _ro_bind_args(path, workspace, hidden, bound, links_out)
+    for env in environments:
+        args += _env_bind_args(env, workspace, hidden, bound)
+    if network:
+        args += _resolver_binds(hidden)
     if workspace != Path("/"):
         args += ["--bind", str(workspace), str(workspace)]
     extra_writable = list(writable_paths() if writable is None else writable)
@@ -354,6 +373,16 @@ def sandbox_prefix(
         args += ["--setenv", "HOME", str(home), "--setenv", "XDG_CACHE_HOME", str(home / ".cache")]
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(workspace), "--", *setup]
     return args
+
+
+def _resolver_binds(hidden: Sequence[Path]) -> list[str]:
+    """With the host's network: the resolver configuration ``/etc/resolv.conf`` leads to when it
+    is a link into a hidden folder (systemd-resolved's ``/run/systemd/resolve``), bound read-only."""
+    try:
+        real = Path("/etc/resolv.conf").resolve(strict=True)
+    except (OSError, RuntimeError):
+        return []
+    return ["--ro-bind", str(real), str(real)] if _covered(real, hidden) and real.is_file() else []
 
 
 def _linked_git_dir(workspace: Path) -> Path | None:

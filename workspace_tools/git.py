@@ -331,6 +331,7 @@ def git_status_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
     return tool(
         kind="read",
         name="git_status",
+        read_only=True,
         description=(
             "Show which files changed since the last commit (HEAD), untracked ones included, with added/removed "
             "line counts. Virtualenvs, tool caches and secret-looking files are named, not shown."
@@ -367,6 +368,7 @@ def git_diff_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None) 
     return tool(
         kind="read",
         name="git_diff",
+        read_only=True,
         description=(
             "Show everything changed since the last commit (HEAD) as a unified diff, untracked files included "
             "(optionally only under path). Virtualenvs, tool caches and secret-looking files are named, not shown."

@@ -7,7 +7,10 @@ folder on ``PATH``, and a plain ``shutil.which("git")`` would then start the tes
 host, unsandboxed, the next time a read-only tool looks at the repository. So a program is looked
 up on ``PATH`` skipping every folder that is relative, inside a git work tree (a workspace, or any
 other repository), or inside a virtualenv; only the system's and the person's own install folders
-(``/usr/bin``, ``/usr/local/bin``, ``~/.local/bin``, pyenv's, Homebrew's …) count.
+(``/usr/bin``, ``/usr/local/bin``, ``~/.local/bin``, pyenv's, Homebrew's …) count, and the
+person's own tool installations (:func:`tool_roots`: pipx's and Poetry's installer's virtualenvs,
+uv's tools and Pythons, pyenv, asdf and mise, whose roots are git checkouts): they live in the
+home, which the sandbox hides, or where the person's own variables say.
 """
 
 from __future__ import annotations
@@ -35,17 +38,48 @@ def is_host_file(path: str | os.PathLike[str]) -> bool:
     return _trusted_dir(os.path.dirname(os.path.realpath(path)))
 
 
-@functools.lru_cache(maxsize=64)
 def _lookup(name: str, path: str) -> str | None:
+    return _which(name, path, tool_roots())
+
+
+@functools.lru_cache(maxsize=64)
+def _which(name: str, path: str, roots: tuple[Path, ...]) -> str | None:
     return shutil.which(name, path=host_path(path))
 
 
-@functools.lru_cache(maxsize=256)
+def tool_roots() -> tuple[Path, ...]:
+    """Where the person's own Python tools install themselves (resolved): pipx (``PIPX_HOME``,
+    ``~/.local/pipx``, ``~/.local/share/pipx``), Poetry's installer (``POETRY_HOME``,
+    ``~/.local/share/pypoetry``), uv (``UV_TOOL_DIR``, ``UV_PYTHON_INSTALL_DIR``,
+    ``~/.local/share/uv``), pyenv (``PYENV_ROOT``, ``~/.pyenv``), asdf (``ASDF_DATA_DIR``,
+    ``~/.asdf``), mise (``MISE_DATA_DIR``, ``~/.local/share/mise``). A program there is the person's
+    although it lies in a virtualenv or a git checkout."""
+    home = os.path.expanduser("~")
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+    raw = [
+        os.environ.get("PIPX_HOME") or os.path.join(home, ".local", "pipx"), os.path.join(data, "pipx"),
+        os.environ.get("POETRY_HOME") or os.path.join(data, "pypoetry"),
+        os.environ.get("UV_TOOL_DIR") or os.path.join(data, "uv", "tools"),
+        os.environ.get("UV_PYTHON_INSTALL_DIR") or os.path.join(data, "uv", "python"),
+        os.environ.get("PYENV_ROOT") or os.path.join(home, ".pyenv"),
+        os.environ.get("ASDF_DATA_DIR") or os.path.join(home, ".asdf"),
+        os.environ.get("MISE_DATA_DIR") or os.path.join(data, "mise"),
+    ]
+    return tuple(dict.fromkeys(Path(os.path.realpath(r)) for r in raw if os.path.isabs(r) and r != "/"))
+
+
 def _trusted_dir(entry: str) -> bool:
+    return _trusted(entry, tool_roots())
+
+
+@functools.lru_cache(maxsize=256)
+def _trusted(entry: str, roots: tuple[Path, ...]) -> bool:
     if not entry or not os.path.isabs(entry):
         return False
     here = Path(os.path.realpath(entry))
     for folder in (here, *here.parents):
+        if folder in roots and folder != Path("/"):
+            return True  # the person's tool installation (a virtualenv, a git checkout of pyenv)
         if os.path.lexists(folder / ".git") or os.path.lexists(folder / "pyvenv.cfg"):
             return False
     return True

@@ -77,6 +77,7 @@ def list_files_tool(workspace: Workspace, *, secrets: SecretPolicy | None = None
     return tool(
         kind="search",
         name="list_files",
+        read_only=True,
         description=(
             "List the files under a folder of the workspace (files ignored by .gitignore, virtualenvs and tool "
             "caches such as .venv or node_modules are left out; pass their path to look inside). "

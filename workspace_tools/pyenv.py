@@ -1,92 +1,46 @@
-"""The project's Python: which interpreter runs the workspace's tests, and what of the host the
-sandbox must show for it to start. The one place that answers both.
+"""The project's Python: which interpreter runs the workspace's tests, found the way the
+project's own tools find it. What the sandbox must show for it: :mod:`workspace_tools.pysandbox`.
 
-Found the way people have it, first match wins, in the runner's folder and then the workspace root:
+First match wins, in the runner's folder and then the workspace root:
 
-1. ``.venv`` or ``venv`` (their ``bin/python``), else any folder there holding ``pyvenv.cfg``;
+1. ``.venv`` or ``venv`` (their ``bin/python``; a link to a venv outside is followed, and the
+   sandbox shows it when the host confirms it), else any folder there holding ``pyvenv.cfg``, else
+   a tox or nox environment (``.tox/<env>``, ``.nox/<env>``) that has pytest;
 2. uv: with ``uv.lock``, the person's ``UV_PROJECT_ENVIRONMENT`` (uv's default, ``.venv``, is 1.);
-3. an activated ``$VIRTUAL_ENV`` that is not cog's own (``sys.prefix``);
-4. Poetry (``poetry.lock``: ``poetry env info -p``), Hatch (``[tool.hatch]`` or ``hatch.toml``:
-   ``hatch env find``), PDM (``pdm.lock``: ``pdm info --python``), asked only when the tool is
-   installed on the host (:func:`~workspace_tools.hostbin.host_program`, never a workspace
-   binary), with a timeout, no shell, never creating or syncing anything. A tool is not asked when
-   the workspace holds what would make it run workspace code on the host (Hatch's custom
-   collectors and ``requires``, PDM's ``.pdm-plugins``/``.pdm-python``, a ``poetry.toml``);
-5. else cog's own interpreter, with a note saying so (:meth:`ProjectPython.fallback_note`).
+3. an activated ``$VIRTUAL_ENV`` that is not cog's own (``sys.prefix``), or ``$CONDA_PREFIX``;
+4. the person's tools, declared once in :mod:`workspace_tools.envtools` (Poetry, Pipenv, Hatch, PDM,
+   conda), asked only when installed on the host, never when the workspace would steer them;
+5. when the project names its Python version (``.python-version``, ``.tool-versions``): the
+   person's own ``python3`` on their PATH, if pytest is installed for it (pyenv, asdf and mise shims
+   pick that version as in their shell), with a note saying no project environment was found;
+6. else cog's own interpreter, with a note saying so (:meth:`ProjectPython.fallback_note`).
 
-What the sandbox shows (:func:`sandbox_paths`) is never taken from a workspace file's text (a
-``home =`` in ``pyvenv.cfg`` is an attacker's to write): it is the base installation that the
-env's interpreter, resolved on the host (``os.path.realpath``), reports when run isolated by its
-real path — and only when that real path is named like a Python, lies in no virtualenv and is a
-host file (outside every work tree) or an installation of pyenv or asdf (git checkouts themselves). An interpreter that is a file in the workspace (``venv --copies``) is never
-run on the host. Whatever is bound passes :func:`bind_allowed`: never ``$HOME``, ``/tmp``,
-``/run``, ``/var/tmp``, ``/dev/shm`` or a folder above one of them.
+No workspace file picks the program (every tool is the person's, found by
+:func:`~workspace_tools.hostbin.host_program`) or the answer (an answer is a path the person's
+tool printed, checked to hold an interpreter, and shown to the sandbox only once the host confirmed it).
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import re
-import subprocess
 import sys
-import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 
-from workspace_tools.hostbin import host_path, host_program, in_virtualenv, is_host_file
+from workspace_tools import envtools
+from workspace_tools.envtools import _answers  # noqa: F401 (the tools' answers, cleared by tests)
+from workspace_tools.hostbin import in_virtualenv, is_host_file, tool_roots  # noqa: F401 (kept importable from here)
+from workspace_tools.projectpython import FIX, ProjectPython
+from workspace_tools.pysandbox import bind_allowed, confirmed_env, environments, sandbox_paths  # noqa: F401
 
 #: in-project folders tried first, in this order
 VENV_NAMES = (".venv", "venv")
-#: seconds a tool (poetry, hatch, pdm) or an interpreter may take to answer
-TOOL_TIMEOUT = 20.0
-#: a tool's "no environment" answer is asked again after this many seconds
-NEGATIVE_TTL = 30.0
+#: folders holding one environment per folder (tox's, nox's)
+ENV_FARMS = (".tox", ".nox")
 #: folders searched for a ``pyvenv.cfg`` folder (beyond .venv/venv) at most
 SCAN_LIMIT = 500
 #: the environment variable the runner passes the workspace's packages to the pytest plugin in
 PACKAGES_ENV = "COGCLI_WORKSPACE_PACKAGES"
-#: what an interpreter's file name looks like (only such a host file is run to ask its base)
-_PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-FIX = "python -m venv .venv && .venv/bin/pip install -e . pytest"
-
-
-@dataclass(frozen=True)
-class ProjectPython:
-    """The interpreter that runs the workspace's tests and where it was found."""
-
-    #: the interpreter to run, absolute (an env's ``bin/python`` as found, not resolved)
-    python: str
-    #: where it came from: .venv | venv | pyvenv.cfg | uv | $VIRTUAL_ENV | poetry | hatch | pdm | cog
-    source: str
-    #: the environment's folder (for PATH and VIRTUAL_ENV), None for cog's own or a bare interpreter
-    env: Path | None = None
-    #: whether ``env`` came from the person or a host tool (may be bound when outside the workspace)
-    trusted_env: bool = False
-    #: things people should read (a tool not asked, and why)
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def fallback(self) -> bool:
-        """Only cog's own interpreter was found."""
-        return self.source == "cog"
-
-    @property
-    def real(self) -> str:
-        """The interpreter's real path on the host (links followed)."""
-        return os.path.realpath(self.python)
-
-    def fallback_note(self) -> str:
-        return (
-            "No project environment found (.venv, venv, $VIRTUAL_ENV, uv/poetry/hatch/pdm): pytest ran with "
-            f"cog's own Python ({self.python}), not the project's; create one: {FIX}"
-        )
-
-    def describe(self) -> str:
-        return f"{self.python} ({self.source})"
 
 
 # -- finding the environment -------------------------------------------------------------------
@@ -102,6 +56,10 @@ def _python_in(env: Path) -> Path | None:
     return None
 
 
+def _has_pytest(env: Path) -> bool:
+    return any((lib / "site-packages" / "pytest").is_dir() for lib in (env / "lib").glob("python*"))
+
+
 def _in_project(base: Path) -> ProjectPython | None:
     for name in VENV_NAMES:
         found = _python_in(base / name)
@@ -112,7 +70,7 @@ def _in_project(base: Path) -> ProjectPython | None:
     except OSError:
         return None
     for entry in entries:
-        if entry.name in VENV_NAMES or entry.name in (".git", ".cog", "node_modules"):
+        if entry.name in VENV_NAMES or entry.name in (".git", ".cog", "node_modules", *ENV_FARMS):
             continue
         try:
             if not entry.is_dir(follow_symlinks=False):
@@ -124,6 +82,16 @@ def _in_project(base: Path) -> ProjectPython | None:
             found = _python_in(env)
             if found is not None:
                 return ProjectPython(str(found), "pyvenv.cfg", env)
+    for farm in ENV_FARMS:  # tox's and nox's envs: the first (by name) that has pytest
+        try:
+            envs = sorted((e for e in os.scandir(base / farm) if e.is_dir(follow_symlinks=False)), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in envs[:SCAN_LIMIT]:
+            env = Path(entry.path)
+            found = _python_in(env)
+            if found is not None and (env / "pyvenv.cfg").is_file() and _has_pytest(env):
+                return ProjectPython(str(found), farm.lstrip("."), env)
     return None
 
 
@@ -138,134 +106,63 @@ def _uv(base: Path) -> ProjectPython | None:
     return ProjectPython(str(found), "uv", env, trusted_env=True) if found is not None else None
 
 
-def _virtual_env() -> ProjectPython | None:
-    """An activated virtualenv that is not the one cog runs in."""
-    raw = os.environ.get("VIRTUAL_ENV", "").strip()
-    if not raw or not os.path.isabs(raw):
+def _activated() -> ProjectPython | None:
+    """An activated virtualenv (or conda env) that is not the one cog runs in."""
+    own = (os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix))
+    for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        raw = os.environ.get(variable, "").strip()
+        if not raw or not os.path.isabs(raw) or os.path.realpath(raw) in own:
+            continue
+        if variable == "CONDA_PREFIX" and os.environ.get("CONDA_DEFAULT_ENV", "") == "base":
+            continue  # conda's base, active in every shell: not the project's
+        found = _python_in(Path(raw))
+        if found is not None:
+            return ProjectPython(str(found), f"${variable}", Path(raw), trusted_env=True)
+    return None
+
+
+def _ask_tools(base: Path, notes: list[str]) -> ProjectPython | None:
+    for tool in envtools.TOOLS:
+        if not tool.applies(base) or tool.program() is None:
+            continue
+        if tool.steering(base):
+            notes.append(tool.refused_note())
+            continue
+        answer = envtools.ask(tool, base)
+        if answer is None:
+            continue
+        if tool.answers_python:
+            if not (os.path.isfile(answer) and os.access(answer, os.X_OK)):
+                continue
+            env = Path(answer).parent.parent
+            if (env / "pyvenv.cfg").is_file():
+                return ProjectPython(answer, tool.name, env, trusted_env=True)
+            return ProjectPython(answer, tool.name)  # a bare interpreter (PDM's PEP 582 mode)
+        found = _python_in(Path(answer))
+        if found is not None:
+            return ProjectPython(str(found), tool.name, Path(answer), trusted_env=True)
+    return None
+
+
+#: files by which a project names its Python version for pyenv, asdf and mise shims
+VERSION_FILES = (".python-version", ".tool-versions")
+
+
+def _person_python(base: Path) -> ProjectPython | None:
+    """The person's ``python3`` when the project names its version for their shims (``.python-version``)."""
+    if not any((base / name).is_file() for name in VERSION_FILES):
         return None
-    env = Path(raw)
-    if os.path.realpath(env) in (os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)):
+    answer = envtools.person_python(base)
+    if answer is None or not os.path.isfile(answer):
         return None
-    found = _python_in(env)
-    return ProjectPython(str(found), "$VIRTUAL_ENV", env, trusted_env=True) if found is not None else None
+    if os.path.realpath(answer) == os.path.realpath(sys.executable) and sys.prefix == sys.base_prefix:
+        return None  # cog's own interpreter: the fallback says so
+    return ProjectPython(answer, "PATH")
 
 
-_answers: dict[tuple[str, str], tuple[float, str | None]] = {}
-
-
-def _tool_env() -> dict[str, str]:
-    """The person's environment for a host tool: no activated env or Python settings of cog's,
-    and a PATH without workspace folders (the tool finds interpreters on it)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH")}
-    env["PATH"] = host_path()
-    env.setdefault("LANG", "C.UTF-8")
-    return env
-
-
-def _ask(tool: str, args: Sequence[str], cwd: Path) -> str | None:
-    """The last line ``tool args`` prints in ``cwd`` (an absolute path), or None. Cached: an
-    answer while the path exists, a non-answer for :data:`NEGATIVE_TTL` seconds."""
-    key = (tool, str(cwd))
-    now = time.monotonic()
-    cached = _answers.get(key)
-    if cached is not None:
-        stamp, answer = cached
-        if (answer is not None and os.path.exists(answer)) or (answer is None and now - stamp < NEGATIVE_TTL):
-            return answer
-    program = host_program(tool)
-    answer = None
-    if program is not None:
-        try:
-            done = subprocess.run([program, *args], cwd=cwd, env=_tool_env(), stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=TOOL_TIMEOUT)
-        except (OSError, subprocess.TimeoutExpired):
-            done = None
-        if done is not None and done.returncode == 0:
-            lines = [line.strip() for line in done.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
-            last = lines[-1] if lines else ""
-            if last and os.path.isabs(last) and not _CONTROL.search(last) and len(last) < 4096:
-                answer = last
-    _answers[key] = (now, answer)
-    return answer
-
-
-def _toml(path: Path) -> dict[str, object]:
-    import tomllib
-
-    try:
-        if path.stat().st_size > 1_000_000:
-            return {}
-        data = tomllib.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _hatch_config(base: Path) -> dict[str, object] | None:
-    """The project's Hatch settings (``[tool.hatch]`` or ``hatch.toml``), None when it has none."""
-    found = None
-    tool = _toml(base / "pyproject.toml").get("tool")
-    if isinstance(tool, dict) and isinstance(tool.get("hatch"), dict):
-        found = dict(tool["hatch"])
-    if (base / "hatch.toml").is_file():
-        found = {**(found or {}), **_toml(base / "hatch.toml")}
-    return found
-
-
-def _poetry(base: Path, notes: list[str]) -> ProjectPython | None:
-    if not (base / "poetry.lock").is_file() or host_program("poetry") is None:
-        return None
-    if (base / "poetry.toml").exists() or (base / ".poetry").exists():
-        notes.append("poetry was not asked for the project's environment: the workspace has its own poetry settings "
-                     "or plugins (poetry.toml, .poetry/), which would steer a program cog runs on the host")
-        return None
-    answer = _ask("poetry", ["--no-plugins", "--no-interaction", "--no-ansi", "env", "info", "-p"], base)
-    if answer is None:
-        return None
-    env = Path(answer)
-    found = _python_in(env)
-    return ProjectPython(str(found), "poetry", env, trusted_env=True) if found is not None else None
-
-
-def _hatch(base: Path, notes: list[str]) -> ProjectPython | None:
-    if host_program("hatch") is None:
-        return None
-    config = _hatch_config(base)
-    if config is None:
-        return None
-    env_config = config.get("env")
-    if (base / "hatch_plugins.py").exists() or (isinstance(env_config, dict) and (env_config.get("requires") or env_config.get("collectors"))):
-        notes.append("hatch was not asked for the project's environment: its settings load plugins (env requires, "
-                     "collectors, hatch_plugins.py), which would run workspace code or installs on the host")
-        return None
-    answer = _ask("hatch", ["env", "find"], base)
-    if answer is None:
-        return None
-    env = Path(answer)
-    found = _python_in(env)
-    return ProjectPython(str(found), "hatch", env, trusted_env=True) if found is not None else None
-
-
-def _pdm(base: Path, notes: list[str]) -> ProjectPython | None:
-    if not (base / "pdm.lock").is_file() or host_program("pdm") is None:
-        return None
-    if any((base / name).exists() for name in (".pdm-plugins", ".pdm-python", "pdm.toml")):
-        notes.append("pdm was not asked for the project's environment: the workspace has its own pdm settings or "
-                     "plugins (.pdm-plugins, .pdm-python, pdm.toml), which would steer a program cog runs on the host")
-        return None
-    answer = _ask("pdm", ["info", "--python"], base)
-    if answer is None or not os.access(answer, os.X_OK) or not os.path.isfile(answer):
-        return None
-    python = Path(answer)
-    env = python.parent.parent
-    if (env / "pyvenv.cfg").is_file():
-        return ProjectPython(str(python), "pdm", env, trusted_env=True)
-    return ProjectPython(str(python), "pdm")  # a bare interpreter (PEP 582 mode)
-
-
-def find_project_python(root: Path, workspace_root: Path | None = None) -> ProjectPython:
-    """The interpreter that runs the tests of the project in ``root`` (see the module)."""
+def find_project_python(root: Path, workspace_root: Path | None = None, *, ask: bool = True) -> ProjectPython:
+    """The interpreter that runs the tests of the project in ``root`` (see the module). ``ask=False``:
+    no program is run to find it (steps 1–3 only), for what needs it cheaply."""
     bases = list(dict.fromkeys([Path(root), Path(workspace_root or root)]))
     for base in bases:
         found = _in_project(base)
@@ -275,126 +172,27 @@ def find_project_python(root: Path, workspace_root: Path | None = None) -> Proje
         found = _uv(base)
         if found is not None:
             return found
-    found = _virtual_env()
+    found = _activated()
     if found is not None:
         return found
     notes: list[str] = []
+    if not ask:
+        return ProjectPython(sys.executable, "cog", None)
     for base in bases:
-        for ask in (_poetry, _hatch, _pdm):
-            found = ask(base, notes)
-            if found is not None:
-                return ProjectPython(found.python, found.source, found.env, found.trusted_env, tuple(notes))
+        found = _ask_tools(base, notes)
+        if found is not None:
+            return ProjectPython(found.python, found.source, found.env, found.trusted_env, tuple(notes))
+    found = _person_python(bases[0])
+    if found is not None:
+        return ProjectPython(found.python, found.source, notes=tuple(notes))
     return ProjectPython(sys.executable, "cog", None, notes=tuple(notes))
 
 
-# -- what the sandbox shows ----------------------------------------------------------------------
-
-
-def bind_allowed(path: str | os.PathLike[str], workspace: Path | None = None) -> bool:
-    """Whether the sandbox may show the folder ``path`` read-only: the sandbox's one guard
-    (:func:`workspace_tools.sandbox_view.bind_refusal`: never the home, ``/tmp``, ``/run``, ``/var/tmp``,
-    ``/dev/shm``, the home's ``.ssh``/``.config``/…, nor a folder above one of them)."""
-    from workspace_tools.sandbox_view import bind_refusal
-
-    raw = os.fspath(path)
-    if not raw or not os.path.isabs(raw) or _CONTROL.search(raw) or not os.path.isdir(raw):
-        return False
-    return not bind_refusal(Path(raw), workspace)
-
-
-@functools.lru_cache(maxsize=32)
-def _base_prefix(real: str, stamp: int) -> str | None:
-    """``sys.base_prefix`` as the host interpreter at ``real`` reports it, run isolated (no site,
-    no environment variables, no current folder), or None."""
-    try:
-        done = subprocess.run([real, "-I", "-S", "-c", "import sys; print(sys.base_prefix)"], cwd="/",
-                              env={"PATH": host_path(), "LANG": "C.UTF-8"}, stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=TOOL_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0:
-        return None
-    text = done.stdout.decode("utf-8", "replace").strip()
-    if not text or "\n" in text or not os.path.isabs(text) or _CONTROL.search(text):
-        return None
-    return text
-
-
-def _within(path: str | os.PathLike[str], folder: Path) -> bool:
-    here = Path(os.path.realpath(path))
-    top = Path(os.path.realpath(folder))
-    return here == top or top in here.parents
-
-
-def _manager_roots() -> list[Path]:
-    """Where the person's interpreter managers keep their installations, which are git checkouts
-    themselves (pyenv, asdf), so :func:`~workspace_tools.hostbin.is_host_file` alone refuses them."""
-    home = Path(os.path.expanduser("~"))
-    roots = [os.environ.get("PYENV_ROOT") or home / ".pyenv", os.environ.get("ASDF_DATA_DIR") or home / ".asdf"]
-    return [Path(os.path.realpath(r)) for r in roots if os.path.isabs(r)]
-
-
-def _owned(path: str) -> bool:
-    """Owned by root or this user and writable by no one else (no other user planted or can swap it)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    return st.st_uid in (0, os.geteuid()) and not st.st_mode & 0o022
-
-
-def _host_interpreter(real: str) -> bool:
-    """Whether the file at ``real`` (links followed) may be run on the host to ask its base
-    installation: named like a Python, in no virtualenv, owned by root or this user and writable by
-    no one else, and a host file (outside every work tree) or one of pyenv's or asdf's installations."""
-    if not _PYTHON_NAME.match(os.path.basename(real)) or in_virtualenv(real):
-        return False
-    if not os.path.isfile(real) or not os.access(real, os.X_OK) or not (_owned(real) and _owned(os.path.dirname(real))):
-        return False
-    return is_host_file(real) or any(_within(real, root / sub) for root in _manager_roots() for sub in ("versions", "installs"))
-
-
-def sandbox_paths(project: ProjectPython, workspace: Path) -> tuple[list[Path], list[str]]:
-    """(host folders the sandbox must show read-only for ``project``'s interpreter to start,
-    notes when its base installation cannot be shown). Every folder passes :func:`bind_allowed`."""
-    found: list[Path] = []
-    notes: list[str] = []
-    if project.fallback:
-        return found, notes  # cog's own: the sandbox shows sys.prefix and sys.base_prefix itself
-    if project.trusted_env and project.env is not None and not _within(project.env, workspace):
-        found.append(Path(os.path.realpath(project.env)))  # the person's or a host tool's env (poetry's cache…)
-    real = project.real
-    if _within(real, workspace):
-        notes.append(
-            f"The project's Python ({project.python}) is a file inside the workspace (a venv made with --copies?): "
-            "cog does not run it on the host to learn its base installation, so the sandbox shows that only when it "
-            f"is outside $HOME and /tmp. If it cannot start there, recreate the environment with links: {FIX}"
-        )
-    elif not _host_interpreter(real):
-        notes.append(
-            f"The project's Python ({project.python}) resolves to {real}, which is not an interpreter installed on the "
-            "host (it lies in a work tree or virtualenv, or is not named like python): cog does not run it to learn "
-            "its base installation."
-        )
-    else:
-        try:
-            stamp = os.stat(real).st_mtime_ns
-        except OSError:
-            stamp = 0
-        base = _base_prefix(real, stamp)
-        if base is not None:
-            found.append(Path(os.path.realpath(base)))
-        install = Path(real).parent.parent  # …/bin/python3.11 -> its installation
-        if base is None or not _within(real, Path(base)):
-            found.append(install)
-    shown = [p for p in dict.fromkeys(found) if bind_allowed(p, workspace)]
-    return shown, notes
-
-
 def interpreter_homes(workspace: Path) -> list[Path]:
-    """What the sandbox shows for the workspace's own Python (its root's environment)."""
+    """What the sandbox shows for the workspace's own Python (its root's environment), found
+    without running any program (:func:`find_project_python` with ``ask=False``)."""
     workspace = Path(workspace)
-    return sandbox_paths(find_project_python(workspace, workspace), workspace)[0]
+    return sandbox_paths(find_project_python(workspace, workspace, ask=False), workspace)[0]
 
 
 # -- the workspace's own packages ------------------------------------------------------------------

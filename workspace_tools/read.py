@@ -96,6 +96,7 @@ def read_file_tool(
     return tool(
         kind="read",
         name="read_file",
+        read_only=True,
         description=(
             "Read a text file of the workspace. Lines come numbered (number, tab, line) like `cat -n`; the numbers "
             "are not part of the file. Large files: pass offset (1-based first line) and limit (line count)."

@@ -140,6 +140,8 @@ def _venv_env(runner: Runner) -> dict[str, str]:
     as an activated venv would put it; nothing when there is none (cog's own)."""
     from workspace_tools.pyenv import find_project_python
 
+    if runner.name in ("go", "cargo", "node", "vitest", "jest"):
+        return {}  # their own toolchains: no Python environment is looked for (nor its tools asked)
     env = find_project_python(runner.root, runner.workspace.root).env
     if env is None or not (env / "bin").is_dir():
         return {}
@@ -194,7 +196,8 @@ class _Runs:
         readable = [*inv.readable, *_toolchain_homes(runner.name)] if self.sandbox != "off" else inv.readable
         notes: list[str] = []  # what the sandbox does not show that the runner asked for (a link out)
         prefix = await anyio.to_thread.run_sync(
-            functools.partial(sandbox_prefix, self.sandbox, self.workspace.root, readable, notes=notes))
+            functools.partial(sandbox_prefix, self.sandbox, self.workspace.root, readable, notes=notes,
+                              environments=inv.environments))
         extra = {**_venv_env(runner), **inv.env}
         if prefix:
             self.sandboxed = True

@@ -160,6 +160,62 @@ def bind_refusal(path: Path, workspace: Path | None) -> str:
     return ""
 
 
+#: folders of the home holding keys where a confirmed Python environment may still lie (a cache:
+#: poetry's ``~/.cache/pypoetry/virtualenvs``); the environment's folder alone is shown, never the cache
+ENV_HOSTS = (".cache",)
+
+
+def is_env_folder(path: Path) -> bool:
+    """Whether ``path`` holds what a Python environment holds beside its interpreter: ``pyvenv.cfg``
+    (a virtualenv) or ``conda-meta/`` (a conda environment)."""
+    return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
+
+
+def env_bind_refusal(path: Path, workspace: Path | None) -> str:
+    """Why the Python environment at ``path`` (one the host confirmed: its own interpreter
+    answered from it) must not be shown read-only to the tests ("" when it may). Unlike
+    :func:`bind_refusal`, it may lie in a hidden place (``~/.cache/pypoetry/virtualenvs/x``) and
+    be reached through a workspace link (``.venv -> ~/.virtualenvs/x``): that folder alone is
+    shown. Never ``/``, a hidden place or a folder holding one, a key folder of the home
+    (``.ssh``, ``.config``, …) or a folder holding one, nor anything inside a key folder other
+    than a cache (:data:`ENV_HOSTS`)."""
+    try:
+        real = Path(path).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "it does not exist"
+    if not real.is_dir() or not is_env_folder(real):
+        return "it is not a Python environment (no pyvenv.cfg nor conda-meta/ in it)"
+    if real == Path("/"):
+        return "it is /, above every folder the sandbox hides"
+    for place in hiding_places():
+        if _is_within(place, real):
+            return f"it {'is' if place == real else 'holds'} {_shown(place)}, which the sandbox hides"
+    home = home_dir()
+    for sub in HOME_SECRETS if home is not None else ():
+        secret = home / sub  # type: ignore[operator]
+        if _is_within(secret, real):
+            return f"it is or holds {_shown(secret)}, where keys and credentials live"
+        if _is_within(real, secret) and sub not in ENV_HOSTS:
+            return f"it lies in {_shown(secret)}, where keys and credentials live"
+    return ""
+
+
+def _env_bind_args(path: Path, workspace: Path, hidden: Sequence[Path], bound: list[Path]) -> list[str]:
+    """The ``--ro-bind`` that shows the confirmed environment ``path`` (see :func:`env_bind_refusal`)."""
+    try:
+        real = Path(path).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return []
+    if _is_within(real, workspace) or not _covered(real, hidden) or _covered(real, bound):
+        return []
+    why = env_bind_refusal(real, workspace)
+    if why:
+        log.warning("sandbox: the Python environment %s is not shown to the tests: %s", _shown(real), why)
+        return []
+    bound.append(real)
+    return ["--ro-bind", str(real), str(real)]
+
+
 def bindable(path: Path, workspace: Path) -> bool:
     """Whether ``path`` may be bound read-only into the sandbox of ``workspace``; a refusal is
     logged (see :func:`bind_refusal`). Every bind of a runner's, toolchain's or interpreter's

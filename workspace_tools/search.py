@@ -209,6 +209,7 @@ def search_text_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
     return tool(
         kind="search",
         name="search_text",
+        read_only=True,
         description=(
             "Search the workspace's text files for a regular expression (Python syntax without lookaround or "
             f"backreferences), line by line. Prints `path:line: text` for each match (at most {MAX_SHOWN}), the "

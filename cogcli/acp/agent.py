@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import shlex
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,7 +25,10 @@ import acp
 from acp import schema as acp_schema
 from acp.helpers import update_tool_call
 
+from cogcli.acp.commands import announce, command_instruction
+from cogcli.acp.listing import ListingMixin
 from cogcli.acp.mapping import EventMapper
+from cogcli.acp.modes import ASK, PLAN, ModesMixin, mode_state, plan_from_text, plan_of, plan_update
 from cogcli.acp.permissions import EditorApprover
 from cogcli.acp.prompt import instruction_of
 from cogcli.coalesce import Coalescer
@@ -76,16 +77,18 @@ class AcpOptions:
 def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, dict[str, str]]]:
     """The editor's MCP servers as ``--mcp`` command lines, and the environment the editor gives
     each (by command line), kept apart from it: a token the editor passes a server is in no argv
-    (``ps``), no log line and no error message. Servers over stdio only (cog's MCP client starts
-    commands)."""
+    (``ps``), no log line and no error message. An HTTP server is its URL, its headers given
+    apart the same way (:func:`cogcli.mcp.client.is_url`); SSE servers are left out."""
     commands: list[str] = []
     env: dict[str, dict[str, str]] = {}
     for server in servers or []:
-        if not isinstance(server, acp_schema.McpServerStdio):
-            log.warning("MCP server %r is not a stdio server; cog starts only stdio servers, so it is left out", getattr(server, "name", "?"))
+        if isinstance(server, acp_schema.McpServerHttp):  # Streamable HTTP: its headers kept apart as a stdio server's env
+            command, variables = server.url, {h.name: h.value for h in server.headers or []}
+        elif isinstance(server, acp_schema.McpServerStdio):
+            command, variables = shlex.join([server.command, *server.args]), {e.name: e.value for e in server.env or []}
+        else:
+            log.warning("MCP server %r is neither a stdio nor an HTTP server; cog connects to those only, so it is left out", getattr(server, "name", "?"))
             continue
-        command = shlex.join([server.command, *server.args])
-        variables = {e.name: e.value for e in server.env or []}
         if command in env and env[command] != variables:
             log.warning("two MCP servers run `%s` with different environments; cog starts it once, with the last one", command)
         if command not in env:
@@ -146,16 +149,20 @@ class _Session:
     approver: EditorApprover | None
     #: the running turn's abort signal (None between turns)
     abort: AbortSignal | None = None
+    #: the session mode (:mod:`cogcli.acp.modes`): ask, accept-edits or plan
+    mode: str = ASK
 
 
-class CogAgent:
-    """The ACP agent: ``initialize``, ``session/new``, ``session/load``, ``session/prompt``,
-    ``session/cancel`` (see :mod:`cogcli.acp`)."""
+class CogAgent(ModesMixin, ListingMixin):
+    """The ACP agent: ``initialize``, ``session/new``, ``session/load``, ``session/list``,
+    ``session/prompt``, ``session/set_mode``, ``session/cancel`` (see :mod:`cogcli.acp`)."""
 
     def __init__(self, options: AcpOptions | None = None) -> None:
         self.options = options or AcpOptions()
         self.conn: Any = None
         self.sessions: dict[str, _Session] = {}
+        #: the editor reads files for read_file (``fs/read_text_file``: unsaved buffers)
+        self.editor_reads = False
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -165,12 +172,15 @@ class CogAgent:
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any) -> acp.InitializeResponse:
         from cogcli import __version__ as ours
 
+        fs = getattr(client_capabilities, "fs", None)
+        self.editor_reads = bool(getattr(fs, "read_text_file", False))
         return acp.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=acp_schema.AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=acp_schema.PromptCapabilities(embedded_context=True, image=False, audio=False),
-                mcp_capabilities=acp_schema.McpCapabilities(http=False, sse=False),
+                mcp_capabilities=acp_schema.McpCapabilities(http=True, sse=False),
+                session_capabilities=acp_schema.SessionCapabilities(list=acp_schema.SessionListCapabilities()),
             ),
             agent_info=acp_schema.Implementation(name="cog", title="cog", version=ours),
             auth_methods=[],
@@ -185,7 +195,8 @@ class CogAgent:
         from cogcli.memory import new_thread_id
 
         opened = self._open(cwd, mcp_servers, new_thread_id())
-        return acp.NewSessionResponse(session_id=opened.id)
+        announce(self.conn, opened.id, opened.root)  # the commands, once the editor knows the session
+        return acp.NewSessionResponse(session_id=opened.id, modes=mode_state(opened.mode))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **kwargs: Any) -> acp.LoadSessionResponse:
         from cogcli.memory import UserEntry, events_from_entries
@@ -203,7 +214,8 @@ class CogAgent:
         for event in events_from_entries(session_id, entries):
             for update in mapper.updates(event):
                 await self.conn.session_update(session_id, update)
-        return acp.LoadSessionResponse()
+        announce(self.conn, session_id, opened.root)
+        return acp.LoadSessionResponse(modes=mode_state(opened.mode))
 
     def _open(self, cwd: str, mcp_servers: list[Any] | None, session_id: str, *, must_exist: bool = False) -> _Session:
         from cogcli.config import load_settings
@@ -243,7 +255,7 @@ class CogAgent:
             if editor_env:
                 settings = replace(settings, mcp_env=editor_env)
             # never a prompt on a terminal: the workspace's own commands run only once approved (cog trust)
-            session = Session.open(settings, cwd=where, interactive=False)
+            session = Session.open(settings, cwd=where, interactive=False, make_tools=self._tools_for(session_id))
         except CogError as exc:
             raise _error(INVALID_PARAMS, exc.message, errorCode=exc.code) from None
         if must_exist:
@@ -259,6 +271,19 @@ class CogAgent:
         opened = _Session(session_id, root, session, approver)
         self.sessions[session_id] = opened
         return opened
+
+    def _tools_for(self, session_id: str) -> Any:
+        """The workspace tools; read_file through the editor when it offers ``fs/read_text_file``."""
+        from cogcli.session import make_tools
+
+        if not self.editor_reads:
+            return make_tools
+        from cogcli.acp.files import with_editor_reads
+
+        async def read(path: str) -> str:
+            return (await self.conn.read_text_file(session_id=session_id, path=path)).content
+
+        return with_editor_reads(make_tools, read)
 
     def _requester(self, session_id: str) -> Any:
         async def request(tool_call: Any, options: list[Any]) -> Any:
@@ -277,6 +302,9 @@ class CogAgent:
         instruction = instruction_of(prompt, opened.root)
         if not instruction.strip():
             raise _error(INVALID_PARAMS, "the prompt is empty; say what to do")
+        instruction = await command_instruction(self, opened, instruction)  # /plan, /go, custom commands
+        if instruction is None:  # a mode switch alone
+            return acp.PromptResponse(stop_reason="end_turn")
         abort = AbortSignal()
         opened.abort = abort
         try:
@@ -296,10 +324,14 @@ class CogAgent:
             tool = mapper.tool(name)
             return approver is not None and bool(getattr(tool, "side_effects", None))  # the approver says when it runs
 
+        planned: list[Any] = []
+
         def handle(event: Any) -> None:
             progress = getattr(event, "type", None) == "tool-update" and event.arguments is None
-            for update in mapper.updates(event):
+            for update in [*mapper.updates(event), *filter(None, [plan_update(event)])]:
                 (outbox.progress if progress else outbox.put)(update)
+                if update.session_update == "plan":
+                    planned.append(update)
             if getattr(event, "type", None) == "tool-call-end" and not needs_approval(event.tool_name):
                 outbox.put(update_tool_call(event.id, status="in_progress"))
 
@@ -311,7 +343,9 @@ class CogAgent:
         try:
             try:
                 self._make_thread(opened, instruction)
-                result = await session.run(instruction, thread=opened.id, approve=approver, on_event=handle, signal=abort)
+                result = await session.run(instruction, thread=opened.id, approve=approver, on_event=handle, signal=abort, plan=plan_of(opened.mode))
+                if opened.mode == PLAN and not planned and (steps := plan_from_text(result.output)) is not None:
+                    outbox.put(steps)  # the plan the turn ended with, for the editor's plan view
             except CogError as exc:
                 await outbox.flush()
                 raise _error(INTERNAL_ERROR, exc.message, errorCode=exc.code) from None
@@ -391,67 +425,6 @@ def _usage(usage: Any) -> acp_schema.Usage | None:
 # --- stdin/stdout ----------------------------------------------------------------------------
 
 
-async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """The connection's streams: stdin, and the real stdout — after which file descriptor 1 is
-    stderr, so nothing else in the process (or a child it starts) can write into the stream.
-    Pipes and sockets (what an editor gives) are read and written by the event loop; a regular
-    file (``cog acp < requests > replies``) through a thread and plain writes."""
-    loop = asyncio.get_running_loop()
-    sys.stdout.flush()
-    wire = os.dup(1)  # not inherited by children (Python's default)
-    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    except ValueError:  # not a pipe
-        _feed_from_thread(loop, reader, sys.stdin.fileno())
-    protocol = asyncio.streams.FlowControlMixin()
-    try:
-        transport, _ = await loop.connect_write_pipe(lambda: protocol, os.fdopen(wire, "wb", buffering=0, closefd=False))
-    except ValueError:  # not a pipe
-        transport = _FileTransport(wire)
-    os.dup2(2, 1)
-    return reader, asyncio.StreamWriter(transport, protocol, None, loop)  # type: ignore[arg-type]
-
-
-def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
-    import threading
-
-    def feed() -> None:
-        try:
-            while chunk := os.read(fd, 65536):
-                loop.call_soon_threadsafe(reader.feed_data, chunk)
-        finally:
-            loop.call_soon_threadsafe(reader.feed_eof)
-
-    threading.Thread(target=feed, name="cog-acp-stdin", daemon=True).start()
-
-
-class _FileTransport(asyncio.WriteTransport):
-    """Writes to a file descriptor that is no pipe, at once (a regular file does not block)."""
-
-    def __init__(self, fd: int) -> None:
-        super().__init__()
-        self.fd = fd
-        self.closing = False
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        view = memoryview(bytes(data))
-        while view:
-            view = view[os.write(self.fd, view):]
-
-    def can_write_eof(self) -> bool:
-        return False
-
-    def is_closing(self) -> bool:
-        return self.closing
-
-    def close(self) -> None:
-        self.closing = True
-
-    def abort(self) -> None:
-        self.closing = True
-
-
 async def serve_stdio(options: AcpOptions) -> int | None:
     """Serve ACP on stdin/stdout until the editor closes stdin, or a SIGINT/SIGTERM: then the
     running turns are aborted (their threads kept, as Ctrl-C keeps cog edit's) and serving ends.
@@ -460,7 +433,9 @@ async def serve_stdio(options: AcpOptions) -> int | None:
 
     import anyio
 
-    reader, writer = await _stdio()
+    from cogcli.acp.stdio import stdio_streams
+
+    reader, writer = await stdio_streams()
     agent = CogAgent(options)
     received: list[int] = []
     try:

@@ -90,13 +90,15 @@ class EditorApprover:
         self.signal: AbortSignal | None = None
         #: told the id of each call allowed (it runs now)
         self.on_allowed: Callable[[str], None] | None = None
+        #: calls allowed unasked (the session's mode: ``accept-edits`` lets edits through, :mod:`cogcli.acp.modes`)
+        self.auto: Callable[[Approval], bool] | None = None
 
     async def __call__(self, approvals: list[Approval]) -> Decisions:
         decisions: dict[str, bool | Decision] = {}
         if self.before_asking is not None:  # the editor draws the calls before it is asked about them
             await self.before_asking()
         for approval in approvals:
-            if approval.tool_name in self.always:
+            if approval.tool_name in self.always or (self.auto is not None and self.auto(approval)):
                 decision = Decision(True)
             elif self.signal is not None and self.signal.aborted:
                 decision = Decision(False, "the turn was cancelled")

@@ -59,6 +59,37 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path, onerror=retry)
 
 
+def remove_tree_at(dir_fd: int, name: str) -> None:
+    """Remove the entry ``name`` of the folder ``dir_fd`` (a task's old checkout): a link or file is
+    unlinked, a folder removed through descriptors (``shutil.rmtree`` with ``dir_fd`` never
+    follows a link inside it, and its folder was opened without following one)."""
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        os.unlink(name, dir_fd=dir_fd)
+        return
+
+    def retry(func, failed, exc):  # type: ignore[no-untyped-def]
+        try:  # a folder a test left read-only: its own, inside the checkout
+            fd = os.open(os.path.dirname(failed) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+        except OSError:
+            return
+        try:
+            os.chmod(fd, stat.S_IRWXU)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        try:
+            func(failed, dir_fd=dir_fd) if func in (os.rmdir, os.unlink) else func(failed)
+        except (OSError, TypeError):
+            pass
+
+    shutil.rmtree(name, dir_fd=dir_fd, onerror=retry)
+
+
 def clone(source: str, dest: Path, *, local: bool, ref: str | None, timeout: float = CLONE_TIMEOUT) -> str:
     """Clone ``source`` into ``dest`` (removed first if it is there: a re-run starts afresh) and
     check out ``ref`` (a commit, branch or tag; default: the source's HEAD) detached. Returns the

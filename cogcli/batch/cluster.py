@@ -41,11 +41,14 @@ PASSED_PREFIXES = ("OPENAI_", "ANTHROPIC_", "OLLAMA_", "COG_")
 PASSED_NAMES = frozenset({"XDG_CONFIG_HOME", "CI"})
 
 
-def runtime_env_vars(tasks: Sequence[Task], environ: dict[str, str] | None = None) -> dict[str, str]:
+def runtime_env_vars(tasks: Sequence[Task], environ: dict[str, str] | None = None, allowed: Sequence[str] = ()) -> dict[str, str]:
     """The variables the job's workers get: the model providers' (keys, base URLs), cog's own
-    settings, and the names tasks pass in ``env``, as set in this process."""
+    settings, and the names tasks pass in ``env`` that the person allowed (``allowed``, see
+    :func:`cogcli.batch.tasks.task_env`), as set in this process."""
+    from cogcli.batch.tasks import task_env
+
     environ = dict(os.environ if environ is None else environ)
-    wanted = {name for task in tasks for name in task.env} | PASSED_NAMES
+    wanted = {name for task in tasks for name in task_env(task, allowed)[0]} | PASSED_NAMES
     return {k: v for k, v in environ.items() if k.startswith(PASSED_PREFIXES) or k in wanted}
 
 
@@ -79,8 +82,8 @@ def ray_task(task_json: str, options: BatchOptions, local_work: str | None, atte
 
 def _ray_task(task: Task, options: BatchOptions, local_work: str | None, attempt: int) -> dict[str, Any]:
     events = io.BytesIO()
-    if local_work is not None:
-        checkout = Path(local_work) / task.id
+    if local_work is not None:  # DIR/work, opened without following links (see Layout)
+        checkout = Layout(Path(local_work).parent).clear_checkout(task.id)
         outcome = run_task(task, options, checkout, events, attempt=attempt)
     else:
         from cogcli.batch.checkout import remove_tree
@@ -134,7 +137,7 @@ class RayExecutor:
         except ImportError:
             raise ConfigError("--ray needs Ray: pip install 'cogcli[ray]' (on every node of the cluster too)") from None
 
-        env_vars, secrets = split_secrets(runtime_env_vars(tasks))
+        env_vars, secrets = split_secrets(runtime_env_vars(tasks, allowed=self.options.pass_env))
         options: dict[str, Any] = {
             "include_dashboard": False,
             "log_to_driver": False,
@@ -165,7 +168,7 @@ class RayExecutor:
         try:
             secrets_ref = ray.put(secrets)  # in the object store, not in a log
             remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=MAX_RETRIES, retry_exceptions=False)(ray_task)
-            local_work = str(self.layout.work.resolve()) if self.address is None else None
+            local_work = str(self.layout.work) if self.address is None else None
             for task, attempt in tasks:  # "running" on the progress line: submitted (Ray queues what waits for CPUs)
                 ref = remote.remote(task.model_dump_json(), self.options, local_work, attempt, secrets_ref)
                 self._refs[ref] = (task, attempt)
@@ -199,10 +202,10 @@ class RayExecutor:
             why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return unfinished(task, self.options, attempt, "error", f"the Ray task failed: {type(exc).__name__}: {why[:500]}")
         result = TaskResult.model_validate(got["result"])
-        write_file(self.layout.events_of(task.id), got["events"] or b"")
+        write_file(self.layout.events_of(task.id), got["events"] or b"", self.layout)
         if got["patch"] is not None:
-            write_file(self.layout.patch(task.id), got["patch"])
+            self.layout.write_patch(task.id, got["patch"])
         else:
-            self.layout.patch(task.id).unlink(missing_ok=True)  # an earlier attempt's
+            self.layout.remove_patch(task.id)  # an earlier attempt's
         return result
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cogcli.batch.results import Layout, TaskResult, read_results
-from cogcli.shown import visible
+from cogcli.shown import error_lines, visible
 
 STATUSES = ("passed", "failed", "error", "aborted")
 #: how many of the slowest tasks the report names
@@ -80,8 +80,9 @@ def table(report: dict[str, Any], out: Path) -> str:
     if failing:
         lines += ["", "  not passed"]
         for r in failing:
-            why = visible(r.get("error") or "", one_line=True)
-            lines.append(f"    {r['status']:<{width}}  {visible(r['id'])}{'  ' + why[:160] if why else ''}")
+            why = error_lines(r.get("error") or "", lines=4, width=160)
+            lines.append(f"    {r['status']:<{width}}  {visible(r['id'])}{'  ' + why[0] if why else ''}")
+            lines += [f"    {'':<{width}}  {'':<{len(visible(r['id']))}}  {part}" for part in why[1:]]
     return "\n".join(lines)
 
 

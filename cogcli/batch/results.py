@@ -23,6 +23,9 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cogcli.errors import ConfigError
+from cogcli.shown import visible
+
 Status = Literal["passed", "failed", "error", "aborted"]
 #: what ``--rerun failed`` runs again (besides tasks with no result and aborted ones)
 RERUN_FAILED: frozenset[str] = frozenset({"failed", "error"})
@@ -74,8 +77,15 @@ class TaskResult(BaseModel):
         return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
 
 
+class FolderRefused(ConfigError):
+    """A folder of the output folder is a link or not a folder: nothing is written through it."""
+
+
 class Layout:
-    """The paths of an output folder."""
+    """The paths of an output folder. Everything under it is made and opened without following
+    links (:func:`workspace_tools.hostfiles.open_dir`): a link planted at ``DIR/patches``,
+    ``DIR/events`` or ``DIR/work`` is refused, so no patch, event or checkout lands in (or removes)
+    a folder outside ``DIR``. ``DIR`` itself is the person's and is taken as it is."""
 
     def __init__(self, out: Path) -> None:
         self.out = out
@@ -85,8 +95,22 @@ class Layout:
         self.work = out / WORK
 
     def make(self) -> None:
-        for folder in (self.out, self.patches, self.events, self.work):
-            folder.mkdir(parents=True, exist_ok=True)
+        self.out.mkdir(parents=True, exist_ok=True)
+        for folder in (self.patches, self.events, self.work):
+            os.close(self.open_folder(folder))
+
+    def open_folder(self, folder: Path) -> int:
+        """A descriptor of ``folder`` (one of DIR's), made if missing, never through a link."""
+        from workspace_tools.hostfiles import LinkRefused, open_dir
+
+        try:
+            return open_dir(folder, self.out, create=True, mode=0o755)
+        except LinkRefused as exc:
+            raise FolderRefused(
+                f"{visible(str(folder))} is a link (to {visible(str(exc.target))}): cog batch writes only into folders "
+                "of the output folder itself; remove the link (or give another --out)") from None
+        except NotADirectoryError:
+            raise FolderRefused(f"{visible(str(folder))} is not a folder: remove it (or give another --out)") from None
 
     def patch(self, task_id: str) -> Path:
         return self.patches / f"{task_id}.diff"
@@ -96,6 +120,47 @@ class Layout:
 
     def checkout(self, task_id: str) -> Path:
         return self.work / task_id
+
+    def open_events(self, task_id: str) -> IO[bytes]:
+        """The task's events file, new (a re-run replaces it; a link there is removed, not followed)."""
+        fd = self.open_folder(self.events)
+        try:
+            name = f"{task_id}.jsonl"
+            _unlink_at(fd, name)
+            handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+        finally:
+            os.close(fd)
+        return os.fdopen(handle, "wb")
+
+    def write_patch(self, task_id: str, data: bytes) -> None:
+        write_file(self.patch(task_id), data, self)
+
+    def remove_patch(self, task_id: str) -> None:
+        fd = self.open_folder(self.patches)
+        try:
+            _unlink_at(fd, f"{task_id}.diff")
+        finally:
+            os.close(fd)
+
+    def clear_checkout(self, task_id: str) -> Path:
+        """Remove the task's old checkout (a re-run starts afresh) inside ``DIR/work`` opened without
+        following links, and return where the new one goes."""
+        from cogcli.batch.checkout import remove_tree_at
+
+        fd = self.open_folder(self.work)
+        try:
+            remove_tree_at(fd, task_id)
+        finally:
+            os.close(fd)
+        return self.checkout(task_id)
+
+
+def _unlink_at(dir_fd: int, name: str) -> None:
+    """Remove the entry ``name`` of the folder ``dir_fd`` if it is not a folder (a link is removed, never followed)."""
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except (FileNotFoundError, IsADirectoryError):
+        pass
 
 
 def read_results(path: Path, on_problem: Any = None) -> dict[str, TaskResult]:
@@ -137,7 +202,8 @@ class ResultsWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        self._file: IO[str] = os.fdopen(fd, "a", encoding="utf-8")
 
     def write(self, result: TaskResult) -> None:
         self._file.write(result.line() + "\n")
@@ -154,8 +220,21 @@ class ResultsWriter:
         self.close()
 
 
-def write_file(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole (a temporary file renamed over it: a reader never sees half)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def write_file(path: Path, data: bytes, layout: Layout | None = None) -> None:
+    """Write ``data`` to ``path`` whole (a temporary file renamed over it: a reader never sees half).
+    With ``layout``, ``path``'s folder is one of the output folder's, opened without following links."""
+    if layout is None:
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+        return
+    fd = layout.open_folder(path.parent)
+    try:
+        tmp = f".{path.name}.tmp"
+        _unlink_at(fd, tmp)
+        handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path.name, src_dir_fd=fd, dst_dir_fd=fd)
+    finally:
+        os.close(fd)

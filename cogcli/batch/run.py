@@ -18,7 +18,7 @@ from cogcli.batch.results import Layout, ResultsWriter, TaskResult, read_results
 from cogcli.batch.runner import BatchOptions
 from cogcli.batch.tasks import Task, read_tasks
 from cogcli.errors import ConfigError
-from cogcli.shown import say, visible
+from cogcli.shown import error_lines, say, visible
 
 #: the batch ran everything and every task passed / some did not / it was stopped
 EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_STOPPED = 0, 1, 130
@@ -52,7 +52,7 @@ def describe(result: TaskResult) -> str:
     parts.append(f"{result.duration_s:.1f} s")
     line = f"{result.status:<7}  {visible(result.id)}  {' · '.join(parts)}"
     if result.error and result.status != "passed":
-        line += f"\n         {visible(result.error, one_line=True)[:300]}"
+        line += "".join(f"\n         {part}" for part in error_lines(result.error))
     return line
 
 

@@ -43,6 +43,11 @@ class BatchOptions:
     max_steps: int | None = None
     timeout: float | None = None
     sandbox: str | None = None
+    #: variables tasks may pass to their setup and tests (``--pass-env``: the person's; see
+    #: :func:`cogcli.batch.tasks.task_env`)
+    pass_env: tuple[str, ...] = ()
+    #: the setup command may reach the network (``--setup-network``: the person's); the tests never do
+    setup_network: bool = False
     #: the folder relative task paths are read from (the task file's)
     base: Path = field(default_factory=Path.cwd)
 
@@ -145,8 +150,8 @@ def _run_task(
                         model=task.model or options.model)
     patch: bytes | None = None
     base: str | None = None
-    if patch_path is not None:
-        patch_path.unlink(missing_ok=True)  # an earlier attempt's: it would not match this result
+    if patch_path is not None:  # an earlier attempt's: it would not match this result
+        Layout(patch_path.parent.parent).remove_patch(task.id)
     try:
         from cogcli.batch.checkout import CheckoutError, clone, make_patch
         from cogcli.errors import CogError, ConfigError
@@ -161,6 +166,8 @@ def _run_task(
         except Exception as exc:  # never a traceback: the task's result says what broke
             log.debug("task %s failed", task.id, exc_info=True)
             result.error = f"the task failed: {type(exc).__name__}: {exc}"
+        if result.error is None and result.tests and (result.tests.get("errors") or result.tests.get("failed")):
+            result.error = _tests_cause(events)
         if base is not None:
             try:
                 patch = make_patch(checkout, base, [f["path"] for f in result.files_changed])
@@ -178,10 +185,8 @@ def _run_task(
         result.finished_at = _now()
     if result.status != "aborted":
         result.status = status_of(result.exit_code, result.run_status)  # type: ignore[assignment]
-    if patch is not None and patch_path is not None:
-        from cogcli.batch.results import write_file
-
-        write_file(patch_path, patch)
+    if patch is not None and patch_path is not None:  # DIR/patches, never through a link
+        Layout(patch_path.parent.parent).write_patch(task.id, patch)
         patch = None
     return Outcome(result=result, patch=patch)
 
@@ -191,8 +196,12 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
 
     from cogcli.config import load_settings
     from cogcli.render.jsonl import JsonlWriter
+    from cogcli.batch.tasks import task_env
     from cogcli.session import Session, exit_status, make_tools
 
+    passed, refused = task_env(task, options.pass_env)
+    for why in refused:
+        log.warning("%s", why)
     settings = load_settings(
         checkout,
         model=task.model or options.model,
@@ -200,11 +209,11 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
         max_steps=options.max_steps,
         timeout=options.timeout,
         sandbox=options.sandbox,
-        pass_env=list(task.env),
+        pass_env=passed,
     )
     result.model = settings.model
     if task.setup:
-        _setup(task, settings, checkout)
+        _setup(task, settings, checkout, network=options.setup_network)
     session = Session.open(settings, cwd=checkout, interactive=False, make_tools=make_tools, on_note=lambda note: log.info("%s", note))
     writer = JsonlWriter(events, live=True)
     try:
@@ -267,9 +276,10 @@ async def _abort_on_signals(abort: Any) -> None:
             abort.abort(f"stopped by {signal.Signals(signum).name}")
 
 
-def _setup(task: Task, settings: Any, checkout: Path) -> None:
-    """Run the task's setup command in the checkout, in the test sandbox the settings say (no
-    network, only the checkout writable), with the tests' environment and the task's ``env``."""
+def _setup(task: Task, settings: Any, checkout: Path, *, network: bool = False) -> None:
+    """Run the task's setup command in the checkout, in the test sandbox the settings say (only
+    the checkout writable; no network unless the person gave ``--setup-network``), with the tests'
+    environment and the task's allowed ``env``."""
     import anyio
 
     from cogcli.errors import CogError
@@ -278,11 +288,11 @@ def _setup(task: Task, settings: Any, checkout: Path) -> None:
     from workspace_tools.procs import OutputTail, run_process_group
     from workspace_tools.testenv import child_environment
 
-    prefix = sandbox_prefix(settings.sandbox, checkout)
+    prefix = sandbox_prefix(settings.sandbox, checkout, network=network)
     env = child_environment(pass_env=settings.pass_env, workspace_pass_env=settings.workspace_pass_env)  # task.env is in pass_env
     if prefix:
         env["TMPDIR"] = "/tmp"
-    tail = OutputTail(SETUP_TAIL)
+    tail = OutputTail(SETUP_TAIL * 4)
     limit = settings.timeout or SETUP_TIMEOUT
 
     async def go() -> int | None:
@@ -295,12 +305,49 @@ def _setup(task: Task, settings: Any, checkout: Path) -> None:
         return
     said, _ = redact(tail.text().strip())
     why = f"took longer than {limit:.0f} s" if code is None else f"exited with {code}"
-    raise CogError(f"the setup command {why}{': ' + said[-SETUP_TAIL:] if said else ''}", code="SETUP_FAILED")
+    hint = ("" if network or not prefix else
+            " (the setup ran without network: if it installs dependencies, run the batch with --setup-network)")
+    raise CogError(f"the setup command {why}{hint}{':' + chr(10) + last_lines(said, SETUP_TAIL) if said else ''}", code="SETUP_FAILED")
+
+
+def last_lines(text: str, limit: int) -> str:
+    """The end of ``text`` in at most ``limit`` characters, starting at a line's start (never mid-word)."""
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    newline = cut.find("\n")
+    return "…\n" + (cut[newline + 1:] if 0 <= newline < len(cut) - 1 else cut.split(" ", 1)[-1])
+
+
+def _tests_cause(events: IO[bytes]) -> str | None:
+    """Why the run's last test run failed, when its result said more than counts (no project
+    environment found, the interpreter could not start): the first note of its details."""
+    import json
+
+    try:
+        if hasattr(events, "getvalue"):  # a Ray task's events, in memory
+            lines = events.getvalue().splitlines()
+        else:
+            events.flush()
+            with open(events.fileno(), "rb", closefd=False) as raw:
+                raw.seek(0)
+                lines = raw.read().splitlines()
+    except (OSError, ValueError, AttributeError):
+        return None
+    for line in reversed(lines):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "tool-result" and event.get("name") == "run_tests":
+            notes = ((event.get("details") or {}).get("notes") or []) if isinstance(event.get("details"), dict) else []
+            return str(notes[0]) if notes else None
+    return None
 
 
 def open_events(layout: Layout, task_id: str) -> IO[bytes]:
-    """The task's events file, new (a re-run replaces it)."""
-    return layout.events_of(task_id).open("wb")
+    """The task's events file, new (a re-run replaces it), never opened through a link."""
+    return layout.open_events(task_id)
 
 
 def child_main(task: Task, options: BatchOptions, out: str, attempt: int, conn: Any) -> None:
@@ -309,7 +356,7 @@ def child_main(task: Task, options: BatchOptions, out: str, attempt: int, conn: 
     os.setpgrp()
     layout = Layout(Path(out))
     with open_events(layout, task.id) as events:
-        outcome = run_task(task, options, layout.checkout(task.id), events, attempt=attempt,
+        outcome = run_task(task, options, layout.clear_checkout(task.id), events, attempt=attempt,
                            patch_path=layout.patch(task.id), watch_signals=True)
     conn.send(outcome.result.model_dump(mode="json"))
     conn.close()

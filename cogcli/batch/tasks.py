@@ -7,7 +7,9 @@
 A task file is hostile text like any other input: an id becomes a file name (``patches/<id>.diff``,
 ``work/<id>``) only once it matched :data:`ID_PATTERN` (letters, digits, ``.``, ``_``, ``-``; no
 ``..``; not starting with a dot or dash); a ``ref`` or ``repo`` never starts with ``-`` (git would
-read it as an option); ``env`` holds variable names. Every bad line is reported by its number, all
+read it as an option); ``env`` holds variable names, and a task file is not the person: a name in
+it reaches the setup and the tests only when the person allowed it (``cog batch --pass-env NAME``)
+and never when it is named like a credential (:func:`task_env`). Every bad line is reported by its number, all
 of them at once, before any task starts (:class:`TaskFileError`).
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -88,6 +91,27 @@ class Task(BaseModel):
     def source(self, base: Path) -> str:
         """Where to clone from: the URL, or the path resolved against ``base`` (the task file's folder)."""
         return self.repo if self.is_url else str((base / Path(self.repo).expanduser()).resolve())
+
+
+def task_env(task: Task, allowed: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(the names of ``task.env`` its setup and tests get, why each other one is not passed).
+    Only names the person allowed (``allowed``: ``cog batch --pass-env``), and never one named like
+    a credential (``OPENAI_API_KEY``, ``*_TOKEN``, …), whoever allowed it: the task file asks for it."""
+    from workspace_tools.testenv import is_credential_name
+
+    person = set(allowed)
+    passed: list[str] = []
+    refused: list[str] = []
+    for name in task.env:
+        if is_credential_name(name):
+            refused.append(f"task {task.id}: env {name} is named like a credential: a task file never passes one to the "
+                           "setup or the tests")
+        elif name not in person:
+            refused.append(f"task {task.id}: env {name} was not passed to the setup and the tests: the task file asks "
+                           f"for it, and only the person allows variables (cog batch --pass-env {name})")
+        else:
+            passed.append(name)
+    return passed, refused
 
 
 def is_git_url(repo: str) -> bool:

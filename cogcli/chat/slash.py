@@ -11,6 +11,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/compact": ("", "summarize the conversation now; the model reads the summary instead of it from then on"),
     "/thread": ("", "the thread's id, the context used and left, this session's tokens and cost"),
     "/new": ("", "start a new thread with the next instruction"),
+    "/plan": ("[INSTRUCTION]", "plan mode: only tools that change nothing run and the model ends with a plan (until /go)"),
+    "/go": ("[NOTE]", "leave plan mode and carry out the plan"),
     "/help": ("", "this list"),
     "/exit": ("", "leave (Ctrl-D does too)"),
 }
@@ -28,9 +30,14 @@ def parse(line: str) -> tuple[str, str] | None:
     return word.lower(), rest.strip()
 
 
-def help_text() -> str:
-    width = max(len(f"{name} {arg}".rstrip()) for name, (arg, _) in COMMANDS.items())
-    lines = [f"  {f'{name} {arg}'.rstrip():<{width}}  {what}" for name, (arg, what) in COMMANDS.items()]
+def help_text(custom: dict[str, tuple[str, str]] | None = None) -> str:
+    """``/help``: the built-in commands, then ``custom`` ones (name → (argument, description), from
+    ``.agents/commands`` and ``~/.config/cog/commands``)."""
+    from cogcli.shown import visible
+
+    listed = {**COMMANDS, **{k: (visible(a, one_line=True), visible(w, one_line=True)) for k, (a, w) in (custom or {}).items()}}
+    width = max(len(f"{name} {arg}".rstrip()) for name, (arg, _) in listed.items())
+    lines = [f"  {f'{name} {arg}'.rstrip():<{width}}  {what}" for name, (arg, what) in listed.items()]
     keys = [
         "",
         "  Enter sends; Alt-Enter or a trailing \\ starts a new line; a paste stays one message.",
@@ -39,7 +46,8 @@ def help_text() -> str:
     return "\n".join(["Commands:", *lines, *keys])
 
 
-def unknown_text(name: str) -> str:
+def unknown_text(name: str, custom: list[str] | None = None) -> str:
     from cogcli.shown import visible
 
-    return f"unknown command {visible(name, one_line=True)}; the commands are {', '.join(COMMANDS)} (/help says what each does)"
+    names = ", ".join([*COMMANDS, *(custom or [])])
+    return f"unknown command {visible(name, one_line=True)}; the commands are {names} (/help says what each does)"

@@ -30,6 +30,8 @@ class ChatState:
     finished: int = 0
     #: the conversation was compacted since the last run (its size is counted again by the next)
     compacted: bool = False
+    #: plan mode (``/plan``): the next runs only read and end with a plan, until ``/go``
+    plan: bool = False
 
     def handle(self, event: Any) -> None:
         """Fold in one event of a run."""
@@ -88,7 +90,7 @@ class ChatState:
         return f"{tokens}, ${self.cost_usd:.4f}" if self.cost_usd < 0.01 else f"{tokens}, ${self.cost_usd:.2f}"
 
     def status_line(self) -> str:
-        return f"{self.model} · {self.context_text()} · {self.cost_text()}"
+        return f"{'plan mode (/go runs the plan) · ' if self.plan else ''}{self.model} · {self.context_text()} · {self.cost_text()}"
 
     def thread_text(self) -> str:
         """What ``/thread`` says."""

@@ -159,8 +159,19 @@ class _VisibleFormatter(logging.Formatter):
         return visible(super().format(record))
 
 
+class _TerminalHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """stderr, each message on a line of its own: a line the renderer keeps in place on the
+    terminal (a running test's count) is erased first (Ctrl-C's notice never lands at its end)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from cogcli.shown import clear_live_line
+
+        clear_live_line()
+        super().emit(record)
+
+
 def _setup_logging(verbose: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _TerminalHandler(sys.stderr)
     handler.setFormatter(_VisibleFormatter("cog: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.DEBUG if verbose else logging.WARNING)

@@ -22,8 +22,9 @@ Run many tasks, each in its own checkout, on this machine or on Ray.
 TASKS.jsonl holds one task a line:
   {"id": "t1", "repo": "path/or/git-url", "instruction": "Fix the failing test"}
   optional: "ref" (commit, branch or tag), "model", "test_command",
-  "setup" (a command run in the checkout before the agent, in the test sandbox),
-  "env" (names of variables passed to the setup and the tests).
+  "setup" (a command run in the checkout before the agent, in the test sandbox, without
+  network unless --setup-network), "env" (names of variables passed to the setup and the
+  tests: only those the person allows with --pass-env, never credential-named ones).
 
 Batch runs are non-interactive: the agent's writes and test runs are allowed, inside each
 task's own checkout (DIR/work/ID; the source repository is never touched); a workspace's own
@@ -93,6 +94,8 @@ def run(
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="Stop each run after this many model turns (default 25).", show_default=False)] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds each tool call (and each setup) may take.", show_default=False)] = None,
     sandbox: Annotated[Optional[str], typer.Option("--sandbox", metavar="auto|on|off", help="Run setups and tests under bubblewrap: auto (default), on, off.", show_default=False)] = None,
+    pass_env: Annotated[Optional[list[str]], typer.Option("--pass-env", metavar="NAME", help="A variable tasks may pass to their setup and tests when their \"env\" names it (repeatable; never one named like a credential).", show_default=False)] = None,
+    setup_network: Annotated[bool, typer.Option("--setup-network", help="Let each task's setup command reach the network (to install dependencies); it stays in the sandbox otherwise, and the tests never get the network.")] = False,
     rerun: Annotated[Optional[str], typer.Option("--rerun", metavar="failed", help="failed: run the tasks that failed or erred again too.", show_default=False)] = None,
 ) -> None:
     from cogcli.cli.app import fail
@@ -110,7 +113,8 @@ def run(
     request = BatchRequest(
         tasks_file=tasks_file,
         out=out.expanduser().resolve(),
-        options=BatchOptions(model=model, max_steps=max_steps, timeout=timeout, sandbox=sandbox, base=tasks_file.parent),
+        options=BatchOptions(model=model, max_steps=max_steps, timeout=timeout, sandbox=sandbox, base=tasks_file.parent,
+                             pass_env=tuple(pass_env or ()), setup_network=setup_network),
         workers=workers or default_workers(),
         ray=ray is not None,
         ray_address=None if ray in (None, "local") else ray,

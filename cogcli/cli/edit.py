@@ -37,7 +37,7 @@ def edit(
     commit: Annotated[bool, typer.Option("--commit", help="Commit the files the run changed (message from the instruction).")] = False,
     allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="With --commit: run even with uncommitted changes.")] = False,
     commit_hooks: Annotated[bool, typer.Option("--commit-hooks", help="With --commit: run the repository's commit hooks (unsandboxed; only those unchanged since the run started).")] = False,
-    mcp: Annotated[Optional[list[str]], typer.Option("--mcp", metavar="COMMAND", help='Add the tools of an MCP server: --mcp "CMD ARGS" (repeatable).', show_default=False)] = None,
+    mcp: Annotated[Optional[list[str]], typer.Option("--mcp", metavar="COMMAND", help='Add the tools of an MCP server: --mcp "CMD ARGS", or its URL for one over HTTP (repeatable).', show_default=False)] = None,
     sandbox: SandboxOption = None,
     allow_secret: AllowSecretOption = None,
     pass_env: PassEnvOption = None,
@@ -56,6 +56,8 @@ def edit(
     instruction_file: Annotated[Optional[Path], typer.Option("--file", metavar="PATH", help="Read the instruction from PATH (instead of INSTRUCTION).", show_default=False)] = None,
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
     no_instructions: Annotated[bool, typer.Option("--no-instructions", help="Read no AGENTS.md (nor ~/.config/cog/AGENTS.md).")] = False,
+    plan: Annotated[bool, typer.Option("--plan", help='Plan mode: only tools that change nothing run (reads, searches); the model ends with a plan. Run it with cog edit --last "go".')] = False,
+    plan_allow: Annotated[Optional[list[str]], typer.Option("--plan-allow", metavar="TOOL", help="With --plan: let this tool run too though it is not read-only, e.g. run_tests (repeatable; COG_PLAN_ALLOW=a,b).", show_default=False)] = None,
     context_window: Annotated[Optional[int], typer.Option("--context-window", min=1024, max=10_000_000, metavar="TOKENS", help="The model's context window, 1024 to 10,000,000 tokens (default: COG_CONTEXT_WINDOW, context_window in cog.toml or [tool.cog], else known models' own or what the server reports).", show_default=False)] = None,
 ) -> None:
     """Run the coding agent on INSTRUCTION in this repository.
@@ -66,6 +68,7 @@ def edit(
     are given to the model; the history it reads is compacted before it would overflow the
     model's context window (memory keeps every full result)."""
     from cogcli.commands.edit import EditOptions, run_edit
+    from cogcli.plan_mode import plan_allow_names
 
     code = run_edit(
         EditOptions(
@@ -92,6 +95,8 @@ def edit(
             cwd=(directory or Path.cwd()).expanduser().resolve(),
             context_window=context_window,
             no_instructions=no_instructions,
+            plan=plan,
+            plan_allow=plan_allow_names(plan_allow),
         )
     )
     raise typer.Exit(code)

@@ -19,7 +19,7 @@ def trust_command(
     approve_all: Annotated[bool, typer.Option("--approve", help="Approve every listed command without asking.")] = False,
     list_only: Annotated[bool, typer.Option("--list", help="Only list the commands, the files they run and whether they are approved; ask nothing.")] = False,
 ) -> None:
-    """List the commands this workspace's settings (cog.toml or [tool.cog]) would run on this machine (mcp_servers) and
+    """List the commands this workspace's settings (cog.toml or [tool.cog]) would run on this machine (mcp_servers, hooks) and
     approve them: asked one by one on a terminal, or all with --approve.
 
     \b

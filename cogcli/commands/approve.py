@@ -118,7 +118,11 @@ class LineReader:
 
 
 class Refuser:
-    """No one to ask: every call that needs approval is refused; stderr says so once."""
+    """No one to ask: every call that needs approval is refused; stderr says so once. It is
+    ``final``: no later turn could be approved either, so the run ends after the first refusal
+    instead of paying for more model turns that would be refused too."""
+
+    final = True
 
     def __init__(self) -> None:
         self.told = False

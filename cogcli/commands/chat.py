@@ -27,7 +27,7 @@ from cogcli.chat.status import ChatState
 from cogcli.commands.approve import make_approver, quiet_approvals
 from cogcli.commands.common import abort_on_signals, leave_lingering_tools
 from cogcli.commands.edit import RunOutput, close_output, run_watched
-from cogcli.config import load_settings
+from cogcli.config import load_settings, no_model_message
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
 from cogcli.events import RunStatus
@@ -64,6 +64,8 @@ def run_chat(opts: ChatOptions) -> int:
         return EXIT_USAGE
     try:
         settings = load_settings(opts.root, **_setting_flags(opts))
+        if settings.model is None:  # said in chat's words, not cog edit's
+            raise ConfigError(no_model_message("cog chat", ""))
         session = Session.open(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
     except ConfigError as exc:
         say(exc.message)
@@ -142,6 +144,12 @@ class Chat:
         self.state = state
         #: Ctrl-C was pressed on an empty line (once more leaves)
         self.interrupted = False
+        from cogcli.custom_commands import builtin_names, load_commands
+
+        #: ``/NAME`` commands of .agents/commands and ~/.config/cog/commands (never a built-in's name)
+        self.commands = load_commands(session.root, builtin_names())
+        for note in self.commands.notes:
+            _note_once(note)
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -206,19 +214,22 @@ class Chat:
         return PromptSession(
             PROMPT,
             history=WorkspaceHistory(self.session.root),
-            completer=_slash_completer(),
+            completer=_slash_completer(self._custom()),
             complete_while_typing=True,
             key_bindings=keys,
             bottom_toolbar=lambda: visible(self.state.status_line(), one_line=True),
             prompt_continuation=lambda width, line_number, wrap_count: "." * (width - 1) + " ",
-            reserve_space_for_menu=len(COMMANDS),
+            reserve_space_for_menu=min(len(COMMANDS) + len(self.commands), 16),
             enable_suspend=True,
         )
 
     # --- a run ----------------------------------------------------------------------------
 
     async def run(self, instruction: str) -> None:
-        """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws."""
+        """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws;
+        in plan mode (``/plan``) only tools that change nothing run."""
+        from cogcli.plan_mode import PlanMode, plan_allow_names
+
         renderer = make_renderer("text")
         try:  # each run its own approver, as cog edit's: an "always" answer holds for that run only
             approve = make_approver("ask")
@@ -228,7 +239,8 @@ class Chat:
         quiet_approvals(renderer, approve)
         output = _ChatOutput(renderer, self.state)
         try:
-            result, received = await run_watched(self.session, instruction, output, thread=self.state.thread_id, approve=approve)
+            plan = PlanMode.of(plan_allow_names()) if self.state.plan else None
+            result, received = await run_watched(self.session, instruction, output, thread=self.state.thread_id, approve=approve, plan=plan)
         finally:
             getattr(approve, "close", lambda: None)()
         close_output(result, output, "text")
@@ -245,7 +257,7 @@ class Chat:
         if name == "/exit":
             return True
         if name == "/help":
-            _print(help_text())
+            _print(help_text(self._custom()))
         elif name == "/new":
             self.state.new_thread()
             _print("The next instruction starts a new thread.")
@@ -259,9 +271,33 @@ class Chat:
             self.diff()
         elif name == "/compact":
             await self.compact()
+        elif name in ("/plan", "/go"):
+            await self.plan_mode(name == "/plan", argument)
+        elif (command := self.commands.get(name)) is not None:
+            _print(visible(f"/{command.name} · {command.shown}", one_line=True))
+            await self.run(command.expand(argument))
         else:
-            _print(unknown_text(name))
+            _print(unknown_text(name, [f"/{c.name}" for c in self.commands]))
         return False
+
+    def _custom(self) -> dict[str, tuple[str, str]]:
+        """The custom commands for /help and the completion menu, their workspace text escaped."""
+        return {f"/{c.name}": (visible(c.hint, one_line=True), visible(c.description, one_line=True)) for c in self.commands}
+
+    async def plan_mode(self, on: bool, argument: str) -> None:
+        """``/plan [INSTRUCTION]``: plan mode from now on (running the instruction if given);
+        ``/go [NOTE]``: leave it and carry out the plan (the note added)."""
+        from cogcli.plan_mode import GO
+
+        self.state.plan = on
+        if on:
+            _print("Plan mode: only tools that change nothing run, and the model ends with a plan. /go carries it out.")
+            if argument:
+                await self.run(argument)
+        elif not self.state.thread_id:
+            _print("Nothing to carry out yet: no plan in this conversation. Plan mode is off.")
+        else:
+            await self.run(f"{GO}\n\n{argument}" if argument else GO)
 
     async def switch_model(self, model: str) -> None:
         """``/model PROVIDER:MODEL``: checked as ``--model`` is (known provider, its key set, the
@@ -331,7 +367,7 @@ class Chat:
         _print(compaction_text(event.model_copy(update={"context_window": self.state.window})) + " (estimated)")
 
 
-def _slash_completer() -> Any:
+def _slash_completer(custom: dict[str, tuple[str, str]] | None = None) -> Any:
     from prompt_toolkit.completion import Completer, Completion
 
     class SlashCompleter(Completer):
@@ -339,7 +375,7 @@ def _slash_completer() -> Any:
             typed = document.text_before_cursor
             if not typed.startswith("/") or any(c in typed for c in " \n"):
                 return
-            for name, (argument, what) in COMMANDS.items():
+            for name, (argument, what) in {**COMMANDS, **(custom or {})}.items():
                 if name.startswith(typed.lower()):
                     yield Completion(name + (" " if argument else ""), start_position=-len(typed), display=name, display_meta=what)
 

@@ -65,6 +65,10 @@ class EditOptions:
     context_window: int | None = None
     #: --no-instructions: read no AGENTS.md (nor the personal file)
     no_instructions: bool = False
+    #: --plan: only tools that change nothing run; the run ends with a plan (``--last "go"`` runs it)
+    plan: bool = False
+    #: --plan-allow NAME: tools plan mode lets run though they are not read-only (run_tests)
+    plan_allow: list[str] = field(default_factory=list)
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -101,6 +105,13 @@ def run_edit(opts: EditOptions) -> int:
         return _failed_before_run(opts.format, exc.message, "USAGE")
     if not opts.instruction.strip():
         return _failed_before_run(opts.format, 'the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"', "USAGE")
+    try:  # "/NAME args": a custom command (.agents/commands/NAME.md, ~/.config/cog/commands/NAME.md)
+        from cogcli.custom_commands import expand_instruction
+
+        opts.instruction, picked, _ = expand_instruction(opts.instruction, opts.root, opts.model)
+        opts.model = picked or opts.model
+    except ConfigError as exc:
+        return _failed_before_run(opts.format, exc.message, "USAGE")
     hooks = None
     try:
         settings = load_settings(
@@ -151,10 +162,24 @@ def run_edit(opts: EditOptions) -> int:
         code = EXIT_OUTPUT_CLOSED
     thread_id = getattr(result, "thread_id", None) or renderer.summary.thread_id
     if thread_id and opts.format != "jsonl":
-        say(f'thread {thread_id} (continue it: cog edit --thread {thread_id} "…")')
+        say(f'thread {thread_id} (continue it: cog edit{_workspace_flag(settings.root)} --thread {thread_id} "…")')
     if opts.commit:
         code = _commit(settings, opts, result, code, hooks)
     return leave_lingering_tools(code)
+
+
+def _workspace_flag(root: Path) -> str:
+    """`` -C ROOT`` when cog was started outside the workspace (so the hint works where it is
+    pasted: the folder cog was pointed at), else nothing."""
+    try:
+        here = Path.cwd().resolve()
+    except OSError:
+        here = None
+    if here is not None and (here == root or root in here.parents):
+        return ""
+    import shlex
+
+    return f" -C {shlex.quote(str(root))}"
 
 
 def close_output(result: Any, output: RunOutput, fmt: str) -> int | None:
@@ -225,7 +250,10 @@ class RunOutput:
 
 async def _run(session: Session, opts: EditOptions, output: RunOutput, approve: Approve | None) -> tuple[Any, list[int]]:
     """The one run of ``cog edit``; the session is closed under the same signal watch."""
-    return await run_watched(session, opts.instruction, output, thread=opts.thread, last=opts.last, approve=approve, close_session=True)
+    from cogcli.plan_mode import PlanMode
+
+    plan = PlanMode.of(opts.plan_allow) if opts.plan else None
+    return await run_watched(session, opts.instruction, output, thread=opts.thread, last=opts.last, approve=approve, close_session=True, plan=plan)
 
 
 async def run_watched(
@@ -237,20 +265,22 @@ async def run_watched(
     last: bool = False,
     approve: Approve | None = None,
     close_session: bool = False,
+    plan: Any = None,
 ) -> tuple[Any, list[int]]:
     """Run ``instruction`` in ``session`` under the signal watch (Ctrl-C and SIGTERM abort the run,
     which ends with its ``finish``; the signals received are returned beside the result), its
     events drawn by ``output``. An error found before the run starts (an MCP server that cannot
     start, an unknown thread, the thread store) is returned, not raised, so it reaches the caller
     as itself and not wrapped in the signal watch's task group. ``close_session``: close the
-    session after the run, still under the watch (``cog edit``; ``cog chat`` keeps it open)."""
+    session after the run, still under the watch (``cog edit``; ``cog chat`` keeps it open);
+    ``plan``: a :class:`~cogcli.plan_mode.PlanMode` (only read-only tools run)."""
     abort = AbortSignal()
     output.abort = abort
     async with abort_on_signals(abort) as received:
         result: Any = None
         try:
             async with session if close_session else contextlib.nullcontext(session):
-                result = await session.run(instruction, thread=thread, last=last, approve=approve, on_event=output.handle, signal=abort)
+                result = await session.run(instruction, thread=thread, last=last, approve=approve, on_event=output.handle, signal=abort, plan=plan)
         except CogError as exc:
             result = exc if result is None else result
         except Exception as exc:  # closing what the run started failed: the run's own end stands

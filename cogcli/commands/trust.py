@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cogcli.config import read_config
 from cogcli.errors import ConfigError
+from cogcli.hooks.trust import workspace_entries
 from cogcli.shown import say, visible
 from cogcli.trust import (
     Review,
@@ -43,9 +44,10 @@ def trust(root: Path, *, approve_all: bool = False, list_only: bool = False) -> 
         say(exc.message)
         return 2
     listed = [(setting, command) for setting in SETTINGS for command in getattr(config, setting)]
+    listed += list(workspace_entries(config.hooks))  # its hooks: approved with their event, matcher, timeout and pass_env
     if not listed:
         sys.stdout.write(
-            f"{visible(str(root), one_line=True)}: neither cog.toml nor pyproject.toml ([tool.cog]) names commands to run (mcp_servers); nothing to approve.\n"
+            f"{visible(str(root), one_line=True)}: neither cog.toml nor pyproject.toml ([tool.cog]) names commands to run (mcp_servers, hooks); nothing to approve.\n"
         )
         return 0
     interactive = _terminal() and not list_only
@@ -56,7 +58,7 @@ def trust(root: Path, *, approve_all: bool = False, list_only: bool = False) -> 
         if checked.approved:
             sys.stdout.write(_line("approved", setting, checked))
             continue
-        if (approve_all and not list_only) or (interactive and _ask_on_terminal(question(root, setting, command, checked, source=config.sources.get(setting, "pyproject.toml")))):
+        if (approve_all and not list_only) or (interactive and _ask_on_terminal(question(root, setting, command, checked, source=config.sources.get(setting.split(".")[0], "pyproject.toml")))):
             if command_files(root, command) != checked.files:  # changed while the person read the question
                 left += 1
                 sys.stdout.write(_line("NOT approved", setting, checked))

@@ -16,7 +16,7 @@ it can). The system prompt, the tools and the first user message are never rewri
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,8 @@ class ContextBudget:
     #: the largest request (input tokens as reported, else as estimated)
     peak: int = 0
     compactions: int = 0
+    #: awaited with the reason ("threshold", "context-length-error") just before a compaction is made (the run's PreCompact hooks)
+    before_compact: Callable[[str], Awaitable[Any]] | None = None
     #: the history last sent; the history the last report counted and the input tokens it reported
     _sent: list[Message] = field(default_factory=list)
     _counted: list[Message] = field(default_factory=list)
@@ -185,6 +187,8 @@ class ContextBudget:
             self.skipped += 1
             log.info("not compacting: it would free about %d of %d tokens, less than the %d it must to pay for itself", possible, before, least)
             return history
+        if self.before_compact is not None and (dropped or (after > goal and can_summarize)):  # something will be compacted
+            await self.before_compact(reason)
         if after > goal:
             if can_summarize:
                 replaced = new[first:cut]

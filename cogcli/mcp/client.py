@@ -172,6 +172,7 @@ def remote_tool(server: McpServer, remote: types.Tool, name: str) -> Tool[Any]:
         execute=execute,
         presentation=ToolPresentation(label=label, icon="plug", detail=server.name),
         side_effects=() if read_only else (f"runs {remote_name} on MCP server {server.name}",),
+        read_only=read_only,  # the server says its calls change nothing: plan mode runs them (docs/plan-mode.md)
         annotations={
             **(hints.model_dump(by_alias=True, exclude_none=True) if hints else {}),
             "mcpServer": server.name,
@@ -232,6 +233,32 @@ async def _run_server(
     # leaving the Client closes the server's stdin, then terminates its process tree if it lingers
 
 
+def is_url(command: str) -> bool:
+    """An MCP server given by its Streamable HTTP endpoint (``http://host:port/mcp``), not a command."""
+    return command.startswith(("http://", "https://"))
+
+
+async def _run_http_server(
+    url: str, stop: anyio.Event, headers: Mapping[str, str] | None = None, *, task_status: TaskStatus[McpServer]
+) -> None:
+    """Connect to the server at ``url`` (Streamable HTTP) with ``headers`` (a token: in no message),
+    hand its :class:`McpServer` to the starter, keep the connection until ``stop``."""
+    import mcp_types as types
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from cogcli import __version__
+
+    async with create_mcp_http_client(headers=dict(headers or {})) as http:
+        async with Client(streamable_http_client(url, http_client=http), client_info=types.Implementation(name="cog", version=__version__)) as client:
+            tools = await _list_tools(client)
+            info = client.server_info
+            name = (info.name if info is not None else "") or url.split("//", 1)[-1].split("/", 1)[0]
+            task_status.started(McpServer(command=url, name=name, client=client, tools=tools))
+            await stop.wait()
+
+
 def pycache_prefix() -> Path:
     """Where a Python server keeps its compiled modules: a folder of the person's
     (``$XDG_CACHE_HOME/cogcli/mcp-pycache``), never the workspace's ``__pycache__``. A test may write
@@ -243,20 +270,26 @@ def pycache_prefix() -> Path:
 async def _start(
     tg: TaskGroup, command: str, stop: anyio.Event, timeout: float, cwd: Path | None = None, env: Mapping[str, str] | None = None
 ) -> McpServer:
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise ConfigError(f"cannot parse MCP server command `{command}`: {exc}") from None
-    if not argv:
-        raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
+    if is_url(command):  # Streamable HTTP: connected to, not started
+        shown, runner, args = command.split("?", 1)[0], _run_http_server, (command, stop, env)  # a query may carry a token
+        late, failed = "did not answer", "could not be reached"
+    else:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise ConfigError(f"cannot parse MCP server command `{command}`: {exc}") from None
+        if not argv:
+            raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
+        shown, runner, args = f"`{command}`", _run_server, (command, argv, stop, cwd, env)
+        late, failed = "did not start", "failed to start"
     try:
         with anyio.fail_after(timeout):
-            server: McpServer = await tg.start(_run_server, command, argv, stop, cwd, env)
+            server: McpServer = await tg.start(runner, *args)
     except TimeoutError:
-        raise ConfigError(f"MCP server `{command}` did not start within {timeout:g} s") from None
+        raise ConfigError(f"MCP server {shown} {late} within {timeout:g} s") from None
     except Exception as exc:
-        raise ConfigError(f"MCP server `{command}` failed to start: {describe_failure(exc)}") from None
-    log.info("MCP server %r (`%s`) offers %d tool(s)", server.name, command, len(server.tools))
+        raise ConfigError(f"MCP server {shown} {failed}: {describe_failure(exc)}") from None
+    log.info("MCP server %r (%s) offers %d tool(s)", server.name, shown, len(server.tools))
     return server
 
 

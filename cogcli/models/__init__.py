@@ -49,6 +49,31 @@ OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
+def _ollama_url(host: str) -> str | None:
+    """Ollama's API from ``OLLAMA_HOST`` as Ollama reads it (``127.0.0.1:11434``, ``0.0.0.0``,
+    ``http://box:11434``): its OpenAI-compatible ``/v1``; None when unset."""
+    host = host.strip().rstrip("/")
+    if not host:
+        return None
+    if "://" not in host:
+        host = f"http://{host}"
+    parts = urlsplit(host)
+    name = parts.hostname or "127.0.0.1"
+    if name in ("0.0.0.0", "::"):  # where the server listens, not an address to call
+        name = "127.0.0.1"
+    port = parts.port or 11434
+    shown = f"[{name}]" if ":" in name else name
+    return f"{parts.scheme}://{shown}:{port}{parts.path}/v1"
+
+
+def _ollama_hint(model_id: str) -> str:
+    """What to say when nothing answers at Ollama's address: how to start it."""
+    return (
+        f"Is Ollama running? Start it with `ollama serve` (or open the Ollama app), fetch the model with "
+        f"`ollama pull {model_id}`, then run cog again (OLLAMA_HOST says where it listens)"
+    )
+
+
 def parse_model_spec(spec: str) -> tuple[str, str]:
     """``"provider:model"`` → ``(provider, model)``; :class:`ConfigError` naming the fix otherwise."""
     provider, sep, rest = spec.strip().partition(":")
@@ -59,7 +84,11 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
             f"ollama:llama3.1 or replay:path/to/cassette.jsonl"
         )
     if provider not in PROVIDERS:
-        raise ConfigError(f"unknown model provider {provider!r} in {spec!r}; use one of: {', '.join(PROVIDERS)}")
+        import difflib
+
+        close = difflib.get_close_matches(provider, PROVIDERS, n=1, cutoff=0.6)
+        guess = f"did you mean {close[0]}:{rest}? " if close else ""
+        raise ConfigError(f"unknown model provider {provider!r} in {spec!r}; {guess}use one of: {', '.join(PROVIDERS)}")
     return provider, rest
 
 
@@ -119,9 +148,13 @@ def get_model(
                     f"{spec} needs an API key: set OPENAI_API_KEY (or set OPENAI_BASE_URL "
                     f"to a server that needs none)"
                 )
-            return OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
-        url = _check_url(base_url or OLLAMA_DEFAULT_BASE_URL, "base_url" if base_url else "default")
-        return OpenAIModel(model_id, base_url=url, api_key=api_key, name=spec, auth_hint="check the server's API key", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
+            client = OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
+        else:
+            source = "base_url" if base_url else "OLLAMA_HOST" if os.environ.get("OLLAMA_HOST", "").strip() else "default"
+            url = _check_url(base_url or _ollama_url(os.environ.get("OLLAMA_HOST", "")) or OLLAMA_DEFAULT_BASE_URL, source)
+            client = OpenAIModel(model_id, base_url=url, api_key=api_key, name=spec, auth_hint="check the server's API key", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
+        client.connect_hint = _ollama_hint(model_id) if provider == "ollama" else None
+        return client
 
     from cogcli.models.anthropic import AnthropicModel
 

@@ -104,10 +104,12 @@ class RetryPolicy:
 class RetryableError(Exception):
     """A failure that a retry may cure, raised by one attempt before it yielded anything."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, *, retry_after: float | None = None, connect_failed: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
+        #: nothing answered at the address (no server there), as opposed to a server that failed
+        self.connect_failed = connect_failed
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -127,11 +129,14 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 async def stream_with_retries(
-    attempt: Callable[[], AsyncIterator[T]], policy: RetryPolicy, *, label: str
+    attempt: Callable[[], AsyncIterator[T]], policy: RetryPolicy, *, label: str, connect_hint: str | None = None
 ) -> AsyncIterator[T]:
     """Yield what ``attempt()`` yields. When it raises :class:`RetryableError` before yielding
     anything, wait and call it again, at most ``policy.retries`` times; a failure after the first
-    item, or the last failure, becomes :class:`ModelError` (``MODEL_STREAM_ERROR``)."""
+    item, or the last failure, becomes :class:`ModelError` (``MODEL_STREAM_ERROR``). With a
+    ``connect_hint`` (a local server: Ollama, a server on this machine), a last failure because
+    nothing answered at all is a configuration error (``MODEL_CONFIG_ERROR``, exit 2) that ends
+    with the hint: how to start the server."""
     import anyio
 
     tries = 0
@@ -147,6 +152,8 @@ async def stream_with_retries(
                 raise ModelError(f"{label}: the stream broke mid-turn: {exc.message}") from None
             if tries >= policy.retries:
                 gave_up = f" (gave up after {tries + 1} attempts)" if tries else ""
+                if exc.connect_failed and connect_hint:
+                    raise ModelError(f"{label}: {exc.message}{gave_up}. {connect_hint}", code=ErrorCode.MODEL_CONFIG_ERROR) from None
                 raise ModelError(f"{label}: {exc.message}{gave_up}") from None
             wait = policy.delay(tries, exc.retry_after)
             if wait > policy.max_retry_after:
@@ -242,7 +249,9 @@ async def post_sse(
             async for event in aiter_sse(response.aiter_lines()):
                 yield event
     except httpx.ConnectError as exc:
-        raise RetryableError(f"cannot connect to {url}: {hide_known_secrets(str(exc) or type(exc).__name__, secrets)}") from None
+        raise RetryableError(
+            f"cannot connect to {url}: {hide_known_secrets(str(exc) or type(exc).__name__, secrets)}", connect_failed=True
+        ) from None
     except httpx.TransportError as exc:
         raise RetryableError(f"{type(exc).__name__} talking to {url}: {hide_known_secrets(str(exc), secrets)}") from None
 
@@ -256,6 +265,9 @@ class HttpModel:
     base_url: str
     timeout: float
     retry: RetryPolicy
+    #: what to do when nothing answers at ``base_url`` (a local server that is not running); None:
+    #: a failure to connect is an ordinary stream error (a remote API may be down for a while)
+    connect_hint: str | None = None
     _client: httpx.AsyncClient | None = None
 
     @property
@@ -284,7 +296,7 @@ class HttpModel:
 
     async def _stream_body(self, body: dict[str, Any]) -> AsyncIterator[ModelStreamEvent]:
         """One turn for a request body already made, with the retry policy."""
-        async for event in stream_with_retries(lambda: self._attempt(body), self.retry, label=self.name):
+        async for event in stream_with_retries(lambda: self._attempt(body), self.retry, label=self.name, connect_hint=self.connect_hint):
             yield event
 
     async def aclose(self) -> None:

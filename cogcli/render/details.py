@@ -22,10 +22,12 @@ from cogcli.details import (
     run_notes,
     run_outcome,
     sandbox_note,
+    tests_not_run,
 )
 from cogcli.diffstat import DiffStat, diff_stats
 
 __all__ = [
+    "tests_not_run",
     "ERROR_LINE_LIMIT",
     "MAX_FAILURES_SHOWN",
     "DiffStat",

@@ -20,6 +20,7 @@ from typing import TextIO
 from cogcli.events import (
     BaseEvent,
     CompactionEvent,
+    HookEvent,
     ErrorEvent,
     FinishEvent,
     StartEvent,
@@ -33,6 +34,7 @@ from cogcli.render.details import changes_view_diff, diff_text, file_touched, fi
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import visible
 from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, changes_view_lines, error_lines, error_text, failure_lines, row_text
+from cogcli.render.hook_line import hook_text
 from cogcli.render.text import compaction_text, instructions_text, update_text
 
 
@@ -100,6 +102,8 @@ class GithubRenderer:
             self._print_texts()
             self._end_group()
             self._line(compaction_text(event))
+        elif isinstance(event, HookEvent) and (said := hook_text(event)) is not None:
+            self._line(said)
         elif isinstance(event, ErrorEvent):
             self._end_group()
             self._line(command("error", f"{event.code}: {event.message}" if event.code else event.message))

@@ -26,7 +26,7 @@ from cogcli.events import (
 )
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE, run_exit_code  # noqa: F401 (re-exported)
 from cogcli.presentation import ToolPresentation
-from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, file_argument, read_test_report
+from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, file_argument, read_test_report, tests_not_run
 
 #: the word a run's last line starts with, by its exit code (:func:`run_exit_code`, the one rule):
 #: ``Done`` only for 0 (completed, and the last test run, if any, passed)
@@ -84,6 +84,8 @@ class RunSummary:
     tests: TestReport | None = None
     finish: FinishEvent | None = None
     thread_id: str | None = None
+    #: the run's ``provider:model`` (from its ``start``), for the cost words of the last line
+    model: str | None = None
     errors: list[ErrorEvent] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
     last_text_id: str | None = None
@@ -99,6 +101,7 @@ class RunSummary:
     def add(self, event: BaseEvent) -> None:
         if isinstance(event, StartEvent):
             self.thread_id = event.thread_id
+            self.model = event.model or self.model
         elif isinstance(event, TextDeltaEvent):
             self.texts[event.id] = self.texts.get(event.id, "") + event.delta
             self.last_text_id = event.id
@@ -212,34 +215,38 @@ class RunSummary:
             parts.append(f"{_plural(len(files), 'file')} changed (+{added} -{removed})")
         counts = self.test_counts()
         if self.tests_errored:
-            parts.append("tests did not finish")
+            not_run = self.finish is not None and tests_not_run(self.finish.tests_error)
+            parts.append("tests did not run" if not_run else "tests did not finish")
         elif counts is not None:
             passed, failed = counts
             if failed:
                 parts.append(f"{_plural(failed, 'test')} failed, {passed} passed")
             else:
                 parts.append(f"{_plural(passed, 'test')} passed")
-        used = usage_words(self.finish.usage if self.finish is not None else None)
+        used = usage_words(self.finish.usage if self.finish is not None else None, self.model)
         if used:
             parts.append(used)
         return " · ".join(parts)
 
 
-def usage_words(usage: Usage | None) -> str | None:
+def usage_words(usage: Usage | None, model: str | None = None) -> str | None:
     """What the run used, for its last line (``5,392 tokens``); None when nothing is known. The one
-    place the last line speaks of usage: cached tokens and cost belong here too."""
+    place the last line speaks of usage: cached tokens and cost belong here too. ``model`` is the
+    run's ``provider:model``: a real model whose price cog does not know says ``unknown cost``
+    (a replayed cassette costs nothing and says only what it recorded)."""
     if usage is None or not (usage.total_tokens or usage.input_tokens or usage.output_tokens):
         return None
-    return f"{_tokens(usage)} tokens"
+    priced_model = model is not None and not model.startswith("replay:")
+    return f"{_tokens(usage, unknown_cost=priced_model)} tokens"
 
 
-def _tokens(usage: Usage) -> str:
+def _tokens(usage: Usage, *, unknown_cost: bool = False) -> str:
     """What goes before " tokens" on the last line: the total, and when the provider reported its
     prompt cache or cog knows the price, the parts and the cost — ``$0.0123 for 5,000 in (4,000
     cache read, 500 cache write) + 392 out = 5,392`` (``unknown cost for …`` without a price)."""
     total = usage.total_tokens or (usage.input_tokens + usage.output_tokens)
     read, write, cost = usage.cached_input_tokens, usage.cache_write_tokens, usage.cost_usd
-    if read is None and write is None and cost is None:
+    if read is None and write is None and cost is None and not unknown_cost:
         return f"{total:,}"
     from cogcli.pricing import format_cost
 

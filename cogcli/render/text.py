@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from cogcli.events import (
+    HookEvent,
     ApprovalRequiredEvent,
     BaseEvent,
     CompactionEvent,
@@ -68,8 +69,9 @@ from cogcli.render.details import (
     run_outcome,
     sandbox_note,
 )
+from cogcli.render.hook_line import hook_text
 from cogcli.render.summary import Call, RunSummary
-from cogcli.render.visible import visible
+from cogcli.render.visible import showing_live_line, visible
 
 #: seconds between two in-place redraws of a running call's row (≤ 10 a second)
 REDRAW_INTERVAL = 0.1
@@ -322,6 +324,8 @@ class TextRenderer:
         self._printed_texts: set[str] = set()
         self._lock = threading.RLock()
         self._live: str | None = None  # what the in-place row shows now
+        #: the head and counts of each test run that has counted on this terminal (its live line keeps them)
+        self._counting: dict[str, tuple[str, TestProgress]] = {}
         self._pending: tuple[str, TestProgress | None, str | None] | None = None  # a redraw held back by the throttle
         self._last_draw = float("-inf")
         self._timer: threading.Timer | None = None
@@ -339,9 +343,13 @@ class TextRenderer:
                 if event.content is not None or event.details is not None or event.presentation is not None:
                     call = self.summary.call(event.tool_call_id)
                     progress = read_test_progress(event.details) if self.tty else None
+                    last = first_line(event.content, 200) if isinstance(event.content, str) else None
                     if progress is not None:  # on a terminal a test run's line counts, with a bar
-                        last = first_line(event.content, 200) if isinstance(event.content, str) else None
-                        self._progress(self._test_head(event, call), progress, last)
+                        self._counting[event.tool_call_id] = (self._test_head(event, call), progress)
+                        self._progress(*self._counting[event.tool_call_id], last)
+                    elif event.tool_call_id in self._counting and last:
+                        # a line of the runner's own output (npm's): the count and bar stay, it shows after them
+                        self._progress(*self._counting[event.tool_call_id], last)
                     else:
                         self._progress(update_text(event, call))
             elif isinstance(event, ToolResultEvent):
@@ -355,6 +363,9 @@ class TextRenderer:
             elif isinstance(event, CompactionEvent):  # one quiet line
                 self._print_texts()
                 self._line(self._style(compaction_text(event), "dim"))
+            elif isinstance(event, HookEvent) and (said := hook_text(event)) is not None:
+                self._print_texts()
+                self._line(self._style(said, "dim"))
             elif isinstance(event, ApprovalRequiredEvent):
                 self._print_texts()
                 for a in event.approvals if not (self.approvals_asked_here and self.tty) else ():
@@ -523,6 +534,7 @@ class TextRenderer:
         self._erase()
         self._write(self._style(shown, "dim"))
         self._live = shown
+        showing_live_line(self._clear_live)  # a message on the terminal meanwhile starts on a line of its own
 
     def _erase(self) -> None:
         if self._live is None:
@@ -530,6 +542,7 @@ class TextRenderer:
         # with colour: carriage return + "erase line"; without (NO_COLOR): overwrite with spaces
         self._write("\r\x1b[2K" if self.color else "\r" + " " * columns(self._live) + "\r", raw=True)
         self._live = None
+        showing_live_line(None)
 
     def _clear_live(self) -> None:
         if self._live is not None:

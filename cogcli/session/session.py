@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from cogcli.context import AbortSignal, UpdateCallback
     from cogcli.events import CompactionEvent
     from cogcli.models.base import UsageReport
+    from cogcli.plan_mode import PlanMode
     from cogcli.memory import ThreadInfo, ThreadStore
     from cogcli.result import ToolResult
     from cogcli.runtime import EventCallback, RunResult
@@ -100,9 +101,12 @@ class Session:
         self.on_note = on_note
         self.model: Any = None
         self.journal: Any = None
+        #: the hook commands its runs run (:mod:`cogcli.hooks`), made by :meth:`prepare`
+        self.command_hooks: Any = None
         self._run_tools: list[Tool[Any]] | None = None
         self._direct_tools: list[Tool[Any]] | None = None
         self._mcp_tools: list[Tool[Any]] | None = None
+        self.skills: Any = None
         self._store: ThreadStore | None = None
         self._stack = contextlib.AsyncExitStack()
 
@@ -134,12 +138,18 @@ class Session:
 
             source = settings.sources.get("mcp_servers", "pyproject.toml")
             require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=self.interactive, source=source)
+        from cogcli.hooks.trust import session_hooks
+
+        self.command_hooks = session_hooks(settings, interactive=self.interactive)  # the workspace's: only once approved
         self.model = make_model(settings, self.record)
         from workspace_tools.journal import Journal
 
         self.journal = Journal(settings.root)  # bound to each run by its start event
         try:
-            self._run_tools = self.make_tools(settings, journal=self.journal)
+            from cogcli.session.extras import agent_tools
+
+            own, self.skills = agent_tools(settings)  # update_plan, load_skill
+            self._run_tools = [*self.make_tools(settings, journal=self.journal), *own]
         except BaseException:
             self.journal.close()
             raise
@@ -180,11 +190,13 @@ class Session:
         approve: Approve | None = None,
         on_event: EventCallback | None = None,
         signal: AbortSignal | None = None,
+        plan: PlanMode | None = None,
     ) -> RunResult:
         """Run ``instruction``, in a new thread or continuing ``thread`` (an id or a unique prefix)
         or, with ``last``, the most recent thread here. Events go to ``on_event`` (the ``start``
         event first opens the run's undo journal); ``approve`` answers calls with side effects
-        (None: every call runs); ``signal`` aborts the run, which still ends with its one ``finish``.
+        (None: every call runs); ``signal`` aborts the run, which still ends with its one ``finish``;
+        ``plan`` runs it in plan mode (:mod:`cogcli.plan_mode`: only read-only tools run).
 
         Raises before the start event, with nothing run: :class:`ConfigError` (an unknown thread,
         an MCP server that does not start), :class:`RunNotStarted` (the thread store cannot be
@@ -192,7 +204,7 @@ class Session:
         import sqlite3  # here, not at the top: listing the tools (cog tools) opens no store
 
         try:
-            return await self._run(instruction, thread, last, approve, on_event, signal)
+            return await self._run(instruction, thread, last, approve, on_event, signal, plan)
         except CogError:
             raise
         except (OSError, sqlite3.Error) as exc:  # the thread store: .cog a file, a full disk
@@ -203,10 +215,11 @@ class Session:
 
     async def _run(
         self, instruction: str, thread: str | None, last: bool, approve: Approve | None,
-        on_event: EventCallback | None, signal: AbortSignal | None,
+        on_event: EventCallback | None, signal: AbortSignal | None, plan: PlanMode | None = None,
     ) -> RunResult:
         from cogcli.prompts import coding_agent_prompt
         from cogcli.runtime import Agent, Cogitator
+        from cogcli.session.extras import run_instructions
         from cogcli.session.project import project_context, thread_to_continue
 
         if self.model is None:
@@ -215,13 +228,13 @@ class Session:
         store = self.store()
         thread_id = thread_to_continue(store, thread, last)
         project = await project_context(self.settings, self.cwd, self.model)  # AGENTS.md files, the context window
-        for note in project.notes:
+        for note in [*project.notes, *(self.skills.notes if self.skills is not None else [])]:  # instruction files, skills left out
             self.on_note(note)
         settings = self.settings
         prompt = coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command)
         agent = Agent(
             name="cog",
-            instructions=f"{prompt}\n\n{project.section}" if project.section else prompt,
+            instructions=run_instructions(prompt, project.section, self.skills, plan, tools),
             model=self.model,
             tools=tools,
             max_steps=settings.max_steps,
@@ -237,7 +250,9 @@ class Session:
             if on_event is not None:
                 on_event(event)
 
-        return await Cogitator(store).run(agent, input=instruction, thread_id=thread_id, on_event=handle, signal=signal, approve=approve)
+        return await Cogitator(store).run(
+            agent, input=instruction, thread_id=thread_id, on_event=handle, signal=signal, approve=approve, hooks=self.command_hooks, plan=plan
+        )
 
     def run_tools(self) -> list[Tool[Any]]:
         """The tools a run of this session is given: the workspace's, then the MCP servers' once
@@ -286,6 +301,9 @@ class Session:
         conversation = build_history("", store.entries(thread_id))
         if not any(m.role == "assistant" for m in conversation):
             return None
+        if self.command_hooks is not None:  # PreCompact hooks, trigger "manual" (a run's own compactions: "auto")
+            fields = {"trigger": "manual", "custom_instructions": ""}
+            await self.command_hooks.bind(lambda event: None, thread_id).fire("PreCompact", fields, target="manual")
         request = summary_request(conversation, self.settings.context_window)
         text: str | None = None
         try:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools import pyenv
+from workspace_tools import pyenv, pysandbox
 
 from .conftest import Runner, kill_everything_in, needs_bwrap
 
@@ -161,7 +161,7 @@ def test_a_hostile_pyvenv_cfg_puts_nothing_of_the_home_or_tmp_in_the_sandbox(tmp
     for path in shown:
         assert pyenv.bind_allowed(path)
         assert path not in (fake_home, Path("/tmp"), Path("/")) and path not in fake_home.parents
-    base = Path(os.path.realpath(pyenv._base_prefix(_host_python(), 0) or "/nonexistent"))
+    base = Path(os.path.realpath(pysandbox._base_prefix(_host_python(), 0) or "/nonexistent"))
     assert shown == ([base] if pyenv.bind_allowed(base) else []), (shown, base)
 
 

@@ -21,7 +21,8 @@ Each line is one JSON object, written with one ``os.write`` loop (no buffering):
   runner) was imported, by the time the tests start or the session ends, from somewhere else (an
   installed copy): the tests would not test the workspace's code. Found before the tests start, the
   run stops there (``stopped``); under xdist each worker's finding reaches the controller at its end.
-- ``{"event": "finish", "exitstatus": 1, "warnings": 2}`` (warnings: how many pytest recorded)
+- ``{"event": "finish", "exitstatus": 1, "warnings": 2, "summary": "1 failed, 2 passed"}`` (warnings: how
+  many pytest recorded; summary: pytest's own summary words, None when its reporter has none)
 """
 
 from __future__ import annotations
@@ -341,7 +342,19 @@ class CogStream:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
         self._report_foreign(foreign_packages(self.packages), stopped=False)
-        self.writer.emit({"event": "finish", "exitstatus": int(exitstatus), "warnings": self.warnings})
+        self.writer.emit({"event": "finish", "exitstatus": int(exitstatus), "warnings": self.warnings,
+                          "summary": _summary_line(session.config)})
+
+
+def _summary_line(config: Any) -> str | None:
+    """pytest's own summary words (``9 failed, 15 passed, 46 subtests passed``), as its last line
+    says them: its terminal reporter's, so plugins' categories count as pytest counts them."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    try:
+        parts, _ = reporter.build_summary_stats_line()
+        return ", ".join(text for text, _markup in parts) or None
+    except Exception:  # an older or replaced terminal reporter: cog's own counts are used
+        return None
 
 
 def pytest_configure(config: Any) -> None:

@@ -53,6 +53,9 @@ class Invocation:
     report_fd_env: str | None = None
     #: paths the command must read inside the sandbox (only those under /tmp need a bind)
     readable: list[Path] = field(default_factory=list)
+    #: Python environments outside the workspace the host confirmed, shown read-only wherever they
+    #: are (:func:`workspace_tools.pysandbox.environments`)
+    environments: list[Path] = field(default_factory=list)
     #: (host folder, folder inside the sandbox) bound writable; the host one is created first
     writable: list[tuple[Path, str]] = field(default_factory=list)
     #: variables set only when the command runs in the sandbox (a writable cache's place)

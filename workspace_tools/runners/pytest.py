@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from cogcli.errors import ErrorCode, ToolCallError
-from workspace_tools.pyenv import FIX, PACKAGES_ENV, ProjectPython, find_project_python, sandbox_paths, workspace_packages
+from workspace_tools.pyenv import FIX, PACKAGES_ENV, ProjectPython, environments, find_project_python, sandbox_paths, workspace_packages
+from workspace_tools.bwrap import NOT_STARTED
 from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
 from workspace_tools.runners.base import Invocation, Runner, Selection
-from workspace_tools.runners.report import Report, python_location
+from workspace_tools.runners.report import Report, python_location, python_locations
 
 PYTEST_EXIT_MEANING = {
     0: "all tests passed",
@@ -63,12 +64,15 @@ class PytestRunner(Runner):
         self.python = python
         self.project = project
         shown, self.interpreter_notes = sandbox_paths(project, self.workspace.root)
+        envs, env_notes = environments(project, self.workspace.root)
+        self.interpreter_notes += env_notes
         packages = workspace_packages([self.root, self.workspace.root])
         return Invocation(
             argv=[python, "-m", "pytest", "-p", PLUGIN_MODULE, *args],
             env={"PYTHONPATH": pythonpath, PACKAGES_ENV: json.dumps({"packages": packages})},
             report_fd_env=REPORT_FD_ENV,
             readable=[PLUGIN_DIR, Path(sys.prefix), Path(sys.base_prefix), *shown],
+            environments=envs,
         )
 
     def on_event(self, event: dict[str, Any], report: Report) -> None:
@@ -90,6 +94,9 @@ class PytestRunner(Runner):
             report.warnings += 1
         elif kind == "finish":
             report.warnings = max(report.warnings, int(event.get("warnings") or 0))
+            summary = event.get("summary")
+            if isinstance(summary, str) and summary and len(summary) < 1000:
+                report.summary = summary
         elif kind == "foreign_package":
             self._foreign(event, report)
         elif kind in ("test", "collect_error"):
@@ -99,9 +106,9 @@ class PytestRunner(Runner):
             test_id = self.test_id(raw_id) if prefix is None else (f"{prefix}/{raw_id}" if prefix else raw_id)
             file: str | None = None
             line: int | None = None
+            crash: tuple[str | None, int | None] = (None, None)
             if event.get("outcome") in ("failed", "error"):
-                found, line = python_location(longrepr)
-                file = self.rel_file(found) if found else test_id.split("::", 1)[0]
+                file, line, crash = self._failure_location(longrepr, test_id.split("::", 1)[0])
             record = {
                 "id": test_id,
                 "outcome": str(event.get("outcome")),
@@ -113,9 +120,23 @@ class PytestRunner(Runner):
                 "line": line,
                 "stop": event.get("stop"),
             }
+            if crash[0] is not None and crash != (file, line):  # where it raised, deeper than the test's own line
+                record["crash_file"], record["crash_line"] = crash
             if event.get("subtests"):
                 record["subtests"] = event["subtests"]
             report.add_test(record)
+
+    def _failure_location(self, longrepr: str | None, test_file: str) -> tuple[str, int | None, tuple[str | None, int | None]]:
+        """Where a failure is shown: the deepest line in the test's own file (the test's line
+        that failed, as pytest's summary points at it), else the deepest frame; and the deepest
+        frame itself (where it raised), each relative to the workspace."""
+        frames = [(self.rel_file(path), line) for path, line in python_locations(longrepr)]
+        if not frames:
+            return test_file, None, (None, None)
+        deepest = frames[-1]
+        own = [frame for frame in frames if frame[0] == test_file]
+        file, line = own[-1] if own else deepest
+        return file or test_file, line, deepest
 
     def _foreign(self, event: dict[str, Any], report: Report) -> None:
         """A workspace package the tests imported came from somewhere else: an error record (the
@@ -144,12 +165,13 @@ class PytestRunner(Runner):
     def finish(self, exit_code: int, report: Report, output: str) -> None:
         python = getattr(self, "python", "python")
         project: ProjectPython | None = getattr(self, "project", None)
-        if project is not None and project.fallback:
+        if project is not None and project.guessed:
             report.headline.insert(0, project.fallback_note())
         if project is not None:
             report.notes += project.notes
+            report.environment = project.as_details()
         if not report.started and exit_code != 0:
-            message = _not_started(python, exit_code, output)
+            message = _not_started(python, exit_code, output, project, getattr(self, "interpreter_notes", []))
             for note in getattr(self, "interpreter_notes", []):
                 message += "\n" + note
             raise ToolCallError(message, code=ErrorCode.TOOL_ERROR)
@@ -182,9 +204,17 @@ class PytestRunner(Runner):
 _CONFTEST = re.compile(r"^(ImportError while loading conftest|Error while loading conftest|ImportError while loading plugin|.*Error while loading plugin)", re.M)
 
 
-def _not_started(python: str, exit_code: int, output: str) -> str:
+def _not_started(python: str, exit_code: int, output: str, project: ProjectPython | None = None,
+                 notes: list[str] | None = None) -> str:
     """pytest ended before the plugin said hello: say why, the real error first."""
     tail = output[-3000:]
+    if NOT_STARTED in output:  # the interpreter itself could not start in the sandbox
+        where = f" ({project.source}{', ' + str(project.env) if project.env else ''})" if project is not None else ""
+        why = " ".join(notes or []) or "its folder (or the environment it belongs to) is not shown inside the sandbox."
+        return (f"The project's Python {python}{where} could not start in the test sandbox: {why} Fix: make the "
+                f"environment a real folder in the workspace ({FIX}), or, for an environment of yours elsewhere, check "
+                "that it is a working virtualenv (its bin/python runs) outside ~/.ssh, ~/.config and the like; or run "
+                f"with --sandbox off if you trust the project's tests.\n{tail}")
     if "No module named pytest" in output:
         return (f"pytest is not installed for {python}: install it in the workspace's environment "
                 f"({python} -m pip install pytest), then run the tests again.\n{tail}")

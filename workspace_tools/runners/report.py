@@ -63,6 +63,11 @@ class Report:
         #: lines the result opens with: the verdict is not about the workspace's code (cog's own
         #: Python ran the tests, or they imported an installed copy of a workspace package)
         self.headline: list[str] = []
+        #: the runner's own summary words (pytest's last line: plugins' categories such as
+        #: pytest-subtests' counted its way), shown instead of cog's counts when known
+        self.summary: str | None = None
+        #: which Python environment ran (``source``, ``python``, ``env``), for a Python runner
+        self.environment: dict[str, str | None] | None = None
 
     def add_test(self, record: dict[str, Any]) -> dict[str, Any]:
         record.setdefault("duration", 0.0)
@@ -160,6 +165,11 @@ def counts_text(counts: dict[str, int], warnings: int = 0, subtests: dict[str, i
     return ", ".join(parts) or "no tests ran"
 
 
+def report_words(r: Report) -> str:
+    """A report's counts as people read them: the runner's own summary when it gave one, else cog's."""
+    return r.summary or counts_text(r.counts, r.warnings, r.subtests)
+
+
 def first_line(text: str) -> str:
     for line in text.splitlines():
         if line.strip():
@@ -170,8 +180,13 @@ def first_line(text: str) -> str:
 _PY_WHERE = re.compile(r"^([^\s:][^:\n]*\.py):(\d+): ", re.MULTILINE)
 
 
+def python_locations(text: str | None) -> list[tuple[str, int]]:
+    """Every ``path.py:LINE:`` of a pytest failure text, outermost frame first."""
+    return [(path, int(line)) for path, line in _PY_WHERE.findall(text or "")]
+
+
 def python_location(text: str | None) -> tuple[str | None, int | None]:
-    """The last ``path.py:LINE:`` of a pytest failure text: where the test failed."""
+    """The last ``path.py:LINE:`` of a pytest failure text: the deepest frame, where it raised."""
     found = _PY_WHERE.findall(text or "")
     if not found:
         return None, None

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workspace_tools.runners.report import COUNT_KEYS, OUTCOME_MEANING, Section, counts_text, worst
+from workspace_tools.runners.report import COUNT_KEYS, OUTCOME_MEANING, Section, counts_text, report_words, worst
 
 #: per-test records kept in details (the rest go to the report file)
 TESTS_KEPT = 500
@@ -95,7 +95,7 @@ def summary_words(sections: list[Section]) -> str:
         elif s.outcome == "build-failed":
             words = "build failed" + (f", {counts_text(s.report.counts)}" if s.report.tests else "")
         else:
-            words = counts_text(s.report.counts, s.report.warnings, s.report.subtests)
+            words = report_words(s.report)
         parts.append(f"{s.runner}: {words}" if len(sections) > 1 else words)
     return "; ".join(parts)
 
@@ -120,7 +120,7 @@ def _section_text(s: Section) -> list[str]:
             s.output[-6000:],
         ]
     r = s.report
-    counts = counts_text(r.counts, r.warnings, r.subtests)
+    counts = report_words(r)
     if r.build_errors:
         n = len(r.build_errors)
         counts = f"build failed ({n} target{'s' if n > 1 else ''})" + (f", {counts}" if r.tests else "")
@@ -161,6 +161,10 @@ def _section_summary(s: Section) -> dict[str, Any]:
                            "exit_code": s.exit_code, "duration_s": round(s.duration, 3), "counted": s.counted}
     if s.counted:
         out.update(s.report.counts)
+        if s.report.summary:
+            out["summary"] = s.report.summary
+    if s.report.environment:
+        out["environment"] = s.report.environment
     return out
 
 
@@ -193,6 +197,12 @@ def details(sections: list[Section], sandbox: str, workspace_root: Path, *, forc
     if d["tests_dropped"]:  # every test's time is in ``tests`` otherwise
         d["slowest"] = [{"id": t["id"], "duration": t.get("duration") or 0.0}
                         for t in sorted(tests, key=lambda t: -(t.get("duration") or 0.0))[:SLOWEST]]
+    summaries = [s.report.summary for s in sections if s.report.summary]
+    if summaries:  # the runner's own words (pytest's summary line); the counts above are cog's split per test
+        d["summary"] = "; ".join(summaries)
+    environments = [s.report.environment for s in sections if s.report.environment]
+    if environments:  # which Python environment ran: its source and path
+        d["environment"] = environments[0]
     d["notes"] = [n for s in sections for n in (*s.report.headline, *s.report.notes)]
     d["sections"] = [_section_summary(s) for s in sections]
     d["output_tail"] = "\n".join(s.output for s in sections) if len(sections) > 1 else sections[0].output

@@ -539,9 +539,23 @@
           this.list.append(el('div', { class: 'error run-error', 'data-block': 'run-error' }, ev.message, ev.code ? el('span', { class: 'code' }, ev.code) : null));
           break;
         }
+        case 'hook': this.drawHook(ev); break;
         case 'finish': this.drawFinish(ev); break;
         default: break; // start, and types a newer cog sends
       }
+    }
+    drawHook(ev) {
+      // one quiet line for a hook that blocked, asked, changed a call, failed or said something (as the terminal's)
+      const what = ev.hookEventName + ' hook' + (ev.source && ev.source !== 'config.toml' ? ' (' + ev.source + ')' : '') + (ev.toolName ? ' · ' + ev.toolName : '');
+      let said = null;
+      if (ev.outcome === 'blocked') said = 'blocked: ' + (ev.reason || 'no reason given');
+      else if (ev.outcome === 'error') said = 'failed (' + (ev.timedOut ? 'timed out and was killed' : ev.message || 'exit ' + ev.exitCode) + '); the run went on';
+      else if (ev.decision === 'ask') said = 'asks the person: ' + (ev.reason || '');
+      else if (ev.updatedInput) said = 'changed the arguments';
+      else if (ev.message) said = ev.message;
+      else if (ev.additionalContext) said = 'added context: ' + ev.additionalContext;
+      if (said === null) return;
+      this.list.append(el('div', { class: 'hook ' + (ev.outcome || ''), 'data-block': 'hook', title: ev.command }, el('span', { class: 'code' }, what), ' ', said.slice(0, 600)));
     }
     drawFinish(ev) {
       this.finish = ev;

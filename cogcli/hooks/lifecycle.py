@@ -1,0 +1,94 @@
+"""Hooks around a run as a whole: ``SessionStart`` and ``UserPromptSubmit`` before the model reads
+the prompt, ``PreCompact`` before the history is compacted, ``Stop`` when the model is done, and the
+``Notification`` sent while the run waits for the person's approval.
+
+- SessionStart (``source``: ``startup`` for a new thread, ``resume`` for the session's first run in
+  an existing one) and UserPromptSubmit (``prompt``): their ``additionalContext`` — or plain stdout —
+  is added after the prompt the model reads. A UserPromptSubmit block (exit 2, ``"decision":
+  "block"``) ends the run ``denied`` before anything is sent or kept; the reason goes to the person.
+- Stop (``stop_hook_active``, ``last_assistant_message``): a block sends the model back to work
+  with the reason as the next message, as Claude Code does; ``stop_hook_active`` is true then, so a
+  hook can let the run end the second time.
+- PreCompact (``trigger``: ``auto``; matcher on it): told before; it cannot stop a compaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from cogcli.hooks.calls import notification
+from cogcli.hooks.engine import RunHooks, context_note
+
+
+class PromptBlocked(Exception):
+    """A UserPromptSubmit hook blocked the prompt: nothing is sent to the model."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def before_prompt(hooks: RunHooks, prompt: str, *, new_thread: bool) -> str:
+    """The prompt as the model reads it, after SessionStart (once per thread in a session) and
+    UserPromptSubmit. Raises :class:`PromptBlocked`."""
+    notes: list[str] = []
+    started = hooks.set.started
+    if hooks.thread_id not in started:
+        started.add(hooks.thread_id)
+        source = "startup" if new_thread else "resume"
+        verdict = await hooks.fire("SessionStart", {"source": source}, target=source)
+        notes.append(context_note("SessionStart", verdict.contexts))
+    verdict = await hooks.fire("UserPromptSubmit", {"prompt": prompt})
+    if verdict.blocked:
+        raise PromptBlocked(verdict.reason or "a UserPromptSubmit hook blocked the prompt")
+    notes.append(context_note("UserPromptSubmit", verdict.contexts))
+    notes = [n for n in notes if n]
+    if not notes:
+        return prompt
+    from cogcli.secrets import redact
+
+    return prompt + "\n\n" + redact("\n\n".join(notes))[0]
+
+
+async def at_stop(hooks: RunHooks, last_message: str, *, active: bool) -> str | None:
+    """The Stop hooks' reason to go on (the model's next message), or None to end the run."""
+    verdict = await hooks.fire("Stop", {"stop_hook_active": active, "last_assistant_message": last_message})
+    if not verdict.blocked:
+        return None
+    from cogcli.secrets import redact
+
+    return redact(f"[Stop hook] {verdict.reason or 'a Stop hook asked you to go on'}")[0]
+
+
+def pre_compact(hooks: RunHooks) -> Callable[[str], Awaitable[Any]]:
+    """What the run's context budget awaits before it compacts."""
+
+    async def told(reason: str) -> None:
+        await hooks.fire("PreCompact", {"trigger": "auto", "reason": reason, "custom_instructions": ""}, target="auto")
+
+    return told
+
+
+def notifying(approve: Callable[[list[Any]], Awaitable[Any]], hooks: RunHooks) -> Callable[[list[Any]], Awaitable[Any]]:
+    """``approve`` with the Notification hooks run while the person is asked."""
+    if not hooks.set.hooks.get("Notification"):
+        return approve
+
+    async def asked(approvals: list[Any]) -> Any:
+        from cogcli.approvals import summarize
+
+        answer: Any = None
+
+        async def ask() -> None:
+            nonlocal answer
+            answer = await approve(approvals)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(notification, hooks, f"cog needs your approval: {summarize(approvals)}")
+            tg.start_soon(ask)
+        return answer
+
+    return asked

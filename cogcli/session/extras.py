@@ -1,0 +1,32 @@
+"""What a session adds to the workspace tools and the system prompt: the agent's own tools
+(``update_plan``; ``load_skill`` when there are skills), the list of skills, and plan mode's
+section for a run in plan mode."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cogcli.config import Settings
+    from cogcli.plan_mode import PlanMode
+    from cogcli.skills import Skills
+    from cogcli.tools import Tool
+
+
+def agent_tools(settings: Settings) -> tuple[list[Tool[Any]], Skills]:
+    """The agent's own tools and the skills they load (the person's and the workspace's)."""
+    from cogcli.agent_tools.plan import update_plan_tool
+    from cogcli.agent_tools.skill import load_skill_tool
+    from cogcli.skills import load_skills
+
+    skills = load_skills(settings.root)
+    tools: list[Tool[Any]] = [update_plan_tool()]
+    if skills.skills:
+        tools.append(load_skill_tool(skills))
+    return tools, skills
+
+
+def run_instructions(prompt: str, project_section: str, skills: Skills | None, plan: PlanMode | None, tools: list[Tool[Any]]) -> str:
+    """The system prompt, then the instruction files, the skills and (in plan mode) plan mode's rules."""
+    parts = [prompt, project_section, skills.prompt_section() if skills is not None else "", plan.instructions(tools) if plan is not None else ""]
+    return "\n\n".join(p for p in parts if p)
