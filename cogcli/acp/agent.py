@@ -329,7 +329,7 @@ class CogAgent(ModesMixin, ListingMixin):
         def handle(event: Any) -> None:
             progress = getattr(event, "type", None) == "tool-update" and event.arguments is None
             for update in [*mapper.updates(event), *filter(None, [plan_update(event)])]:
-                (outbox.progress if progress else outbox.put)(update)
+                (outbox.progress if progress and update.session_update == "tool_call_update" else outbox.put)(update)
                 if update.session_update == "plan":
                     planned.append(update)
             if getattr(event, "type", None) == "tool-call-end" and not needs_approval(event.tool_name):
