@@ -320,7 +320,8 @@ def review(store: TrustStore, workspace: Path, setting: str, command: str) -> Re
     if entry is None:
         return Review(command, now, approved=False)
     before = entry.files if entry.files is not None else {}
-    changed = tuple(sorted(k for k in {*before, *now} if before.get(k) != now.get(k)))
+    # a name newly covered (or no longer) as absent is no change on disk: the source that imports it is
+    changed = tuple(sorted(k for k in {*before, *now} if before.get(k) != now.get(k) and {before.get(k), now.get(k)} != {None, ABSENT}))
     return Review(command, now, approved=not changed, changed=changed)
 
 
