@@ -27,3 +27,7 @@ class Agent:
     nearby_instructions: Any = None
     #: the model's context window in tokens; None: unknown (compaction waits for a context-length error)
     context_window: int | None = None
+    #: what the run may spend (a :class:`cogcli.budgets.Budget`; None: no limit)
+    budget: Any = None
+    #: the schema its final answer must match (a :class:`cogcli.structured.OutputSchema`; None: any text)
+    output_schema: Any = None

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 
+from cogcli.allow import allowed_call
 from cogcli.approvals import Approve, Decision, Decisions, approval_for, decision_of, denied_message, needs_approval, preview_call
 from cogcli.call import PreparedCall
 from cogcli.conclude import Conclude, Slots
@@ -53,7 +54,9 @@ async def ask_approval(
             await conclude(slots, i, found)
             continue
         approval = approval_for(calls[i], found)
-        if approval is not None:
+        if approval is not None and allowed_call(calls[i]) is not None:  # the person's allow list: runs unasked
+            calls[i] = replace(calls[i], preview=found) if found is not None else calls[i]
+        elif approval is not None:
             pending.append((i, approval, found))
     if not pending:
         return None

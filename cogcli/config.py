@@ -33,7 +33,8 @@ file that is a link leading out of the workspace is not read. Every value is che
 length): a bad one is a :class:`ConfigError` naming the key, the file and the fix.
 
 Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``, ``COG_SANDBOX``,
-``COG_CONTEXT_WINDOW``, ``COG_CACHE_TTL``.
+``COG_CONTEXT_WINDOW``, ``COG_CACHE_TTL``, ``COG_ALLOW`` (run_command patterns, ``;``-separated),
+``COG_COMMAND_NETWORK``.
 """
 
 from __future__ import annotations
@@ -134,6 +135,19 @@ class Settings:
     hooks: Mapping[str, Any] = field(default_factory=dict)
     #: which workspace file each of its settings came from: ``{"test_command": "cog.toml", …}``
     sources: Mapping[str, str] = field(default_factory=dict)
+    #: a run's budgets (``--max-tokens``, ``--max-cost`` in US dollars; :mod:`cogcli.budgets`) and the
+    #: JSON Schema file its final answer must match (``--output-schema``; :mod:`cogcli.structured`):
+    #: the person's flags only, never the workspace's
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    #: a schema file, or the schema itself (``cog batch`` reads it once for every task)
+    output_schema: Path | Mapping[str, Any] | None = None
+    #: the person's patterns of commands run_command runs without asking (``--allow``, ``COG_ALLOW``,
+    #: ``allow`` in their config.toml; never the workspace's): :mod:`cogcli.allow`
+    allow: tuple[str, ...] = ()
+    #: the person gives run_command the host's network (``--command-network``, ``COG_COMMAND_NETWORK=1``,
+    #: ``command_network = true`` in their config.toml)
+    command_network: bool = False
 
     @property
     def mcp_needs_approval(self) -> bool:
@@ -243,6 +257,11 @@ def load_settings(
     sandbox_writable: list[str] | None = None,
     context_window: int | None = None,
     instructions: bool = True,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    output_schema: Path | Mapping[str, Any] | None = None,
+    allow: list[str] | None = None,
+    command_network: bool | None = None,
 ) -> Settings:
     """Resolve every setting for a command run in ``root``: flag > environment > config > default."""
     config = read_config(root)
@@ -284,7 +303,46 @@ def load_settings(
         prices=_prices(config),
         hooks=dict(config.hooks),
         sources=dict(sources),
+        max_tokens=max_tokens,
+        max_cost=max_cost,
+        output_schema=output_schema,
+        allow=_allow(allow, config),
+        command_network=_command_network(command_network),
     )
+
+
+def _allow(flags: list[str] | None, config: CogConfig) -> tuple[str, ...]:
+    """``--allow`` patterns and ``COG_ALLOW`` (patterns separated by ``;``), each checked; a
+    workspace's own ``allow`` is never one of them (the workspace is the stranger's)."""
+    from cogcli.allow import AllowList, BadPattern, person_settings
+
+    env = [p for p in os.environ.get("COG_ALLOW", "").split(";") if p.strip()]
+    mine = person_settings()[0]
+    if (config.model_extra or {}).get("allow") is not None:
+        log.warning("allow in the workspace's settings is ignored: only your own --allow or COG_ALLOW let commands run unasked")
+    try:
+        AllowList.of(mine)
+    except BadPattern as exc:
+        raise ConfigError(f"allow in your config.toml: {exc}") from None
+    try:
+        return AllowList.of([*(flags or []), *env, *mine]).patterns
+    except BadPattern as exc:
+        raise ConfigError(f"{'--allow' if flags else 'COG_ALLOW'}: {exc}") from None
+
+
+def _command_network(flag: bool | None) -> bool:
+    if flag is not None:
+        return flag
+    raw = os.environ.get("COG_COMMAND_NETWORK", "").strip().lower()
+    if raw == "":
+        from cogcli.allow import person_settings
+
+        return bool(person_settings()[1])
+    if raw in ("0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigError(f"COG_COMMAND_NETWORK must be 1 or 0, got {raw[:40]!r}")
 
 
 def _cache_ttl(config: CogConfig) -> str:

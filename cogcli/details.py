@@ -8,11 +8,13 @@ extra keys, so a field added later never breaks an older reader.
 - :class:`FileWriteDetails` — ``write_file``: the same, and whether the file was created;
 - :class:`TestReportDetails` — ``run_tests`` with pytest: counts, one record per test, output tail;
 - :class:`CommandRunDetails` — ``run_tests`` with a configured command: exit code, output tail;
-- :class:`SearchDetails` — ``search_text``: the matches shown and how many there were.
+- :class:`SearchDetails` — ``search_text``: the matches shown and how many there were;
+- :class:`ShellCommandDetails` — ``run_command``: the command, exit code, duration, bounded stdout
+  and stderr, and the workspace files it changed.
 
 Everything the run, memory and the renderers read of a call's details or arguments is read here,
 by the accessors below — :func:`diff_text`, :func:`file_change_diff`, :func:`changes_view_diff`,
-:func:`read_test_report`, :func:`read_test_progress`, :func:`run_outcome`, :func:`sandbox_note`,
+:func:`read_test_report`, :func:`read_test_progress`, :func:`run_outcome`, :func:`sandbox_note`, :func:`changed_paths`,
 :func:`file_argument`, :func:`line_argument`, :func:`file_touched` — from these shapes (and the loose shapes other tools, MCP servers say,
 return). Nothing else sniffs a details dict's keys or an argument's name.
 """
@@ -113,6 +115,30 @@ class CommandRunDetails(_RunDetails):
     output_dropped_bytes: int = 0
 
 
+class ShellCommandDetails(_Details):
+    """``run_command``: what ran, how it ended, its output (each stream's head and tail, bounded)."""
+
+    command: str
+    #: the command's exit code (negative: killed by that signal; None: it never started or timed out)
+    exit_code: int | None = None
+    duration_ms: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    #: bytes of each stream left out between its head and its tail
+    stdout_dropped: int = 0
+    stderr_dropped: int = 0
+    timed_out: bool = False
+    #: "bwrap" (in the sandbox) or "none" (``--sandbox off``, or no sandbox here)
+    sandbox: str = "none"
+    #: whether the command had the host's network (the person's ``--command-network``)
+    network: bool = False
+    #: workspace files the command created, modified or deleted (git-ignored ones left out), at most 200
+    changed_files: list[dict[str, str]] = []
+    #: how many there were in all, and whether the scan saw the whole tree
+    changed_total: int = 0
+    changes_complete: bool = True
+
+
 class SearchMatch(_Details):
     path: str
     line: int
@@ -141,6 +167,7 @@ DETAILS_MODELS: tuple[type[BaseModel], ...] = (
     TestReportDetails,
     CommandRunDetails,
     SearchDetails,
+    ShellCommandDetails,
 )
 
 
@@ -152,7 +179,8 @@ def details_json_schema() -> dict[str, Any]:
     schema["description"] = (
         "The `details` of the workspace tools' results (tool-result events, thread metadata): "
         "edit_file → FileEditDetails, write_file → FileWriteDetails, run_tests → TestReportDetails "
-        "(pytest) or CommandRunDetails (a test command), search_text → SearchDetails. Keys are only ever added."
+        "(pytest) or CommandRunDetails (a test command), search_text → SearchDetails, run_command → "
+        "ShellCommandDetails, move_file / delete_file → FileWriteDetails. Keys are only ever added."
     )
     return schema
 
@@ -188,6 +216,14 @@ def changes_view_diff(details: Any) -> str | None:
     if isinstance(details, dict) and isinstance(details.get("files"), list):
         return diff_text(details)
     return None
+
+
+def changed_paths(details: Any) -> list[str]:
+    """The workspace files a command changed (:attr:`ShellCommandDetails.changed_files`), in order."""
+    files = details.get("changed_files") if isinstance(details, dict) else None
+    if not isinstance(files, list):
+        return []
+    return [f["path"] for f in files if isinstance(f, dict) and isinstance(f.get("path"), str) and f["path"]]
 
 
 def sandbox_note(details: Any) -> str | None:
@@ -390,6 +426,17 @@ def read_test_progress(details: Any) -> TestProgress | None:
         skipped=_int(details.get("skipped")) or 0,
         current=current if isinstance(current, str) and current else None,
     )
+
+
+def read_output_lines(details: Any, content: Any) -> list[str] | None:
+    """The output lines a command's progress update carries (``details`` ``{"line": first, "lines":
+    count}``, the lines in ``content``: :mod:`workspace_tools.command_output`), or None for any
+    other update."""
+    if not isinstance(details, dict) or _int(details.get("lines")) is None or _int(details.get("line")) is None:
+        return None
+    if not isinstance(content, str):
+        return None
+    return content.split("\n")
 
 
 #: how a run's ``tests_error`` starts when its test calls never ran (refused, cut, bad arguments)

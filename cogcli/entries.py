@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
 
-from cogcli.events import FileChange, RunStatus, Usage
+from cogcli.events import BudgetSpent, FileChange, RunStatus, Usage
 from cogcli.finished import CallEndFields
 from cogcli.models.base import ToolCallRequest
 
@@ -33,6 +33,8 @@ class AssistantEntry(_Entry):
     content: str = ""
     #: the calls as the model made them (arguments as it streamed them)
     tool_calls: list[ToolCallRequest] = Field(default_factory=list)
+    #: what the model request of this turn used (absent in threads from before cog kept it)
+    usage: Usage | None = None
 
 
 class ModelToolResult(_Entry):
@@ -89,6 +91,9 @@ class RunEndFields(BaseModel):
     peak_context_tokens: int | None = None
     context_window: int | None = None
     compactions: int | None = None
+    #: the final answer parsed against the run's output schema; the budget it went past
+    output: Any = None
+    budget: BudgetSpent | None = None
 
 
 class RunEndEntry(_Entry, RunEndFields):
@@ -99,11 +104,16 @@ class RunEndEntry(_Entry, RunEndFields):
 
 
 class UndoEntry(_Entry):
-    """``cog undo`` reverted the files of the run ``message_id``; no model reads it."""
+    """``cog undo`` walked back the run ``message_id``: with ``code``, its files were put back
+    (``files``: those written); with ``conversation``, the model no longer reads the run's turns.
+    A code-only undo is told to the model (:mod:`cogcli.history`), so it never believes the undone
+    edits are still in the files."""
 
     kind: Literal["undo"] = "undo"
     message_id: str | None = None
     files: list[str] = Field(default_factory=list)
+    code: bool = True
+    conversation: bool = False
 
 
 class CompactionEntry(_Entry):

@@ -38,6 +38,10 @@ class ErrorCode(StrEnum):
     CONTEXT_LENGTH_EXCEEDED = "CONTEXT_LENGTH_EXCEEDED"
     CASSETTE_EXHAUSTED = "CASSETTE_EXHAUSTED"
     MCP_ERROR = "MCP_ERROR"
+    #: the run went past --max-tokens or --max-cost (status budget_exceeded)
+    BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
+    #: the final answer never matched --output-schema in its tries
+    OUTPUT_SCHEMA_INVALID = "OUTPUT_SCHEMA_INVALID"
 
 
 class CogError(Exception):

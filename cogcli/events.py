@@ -46,6 +46,8 @@ class RunStatus(StrEnum):
     ERROR = "error"
     #: it ended while a refusal was the last word on its side effects (nothing approved since)
     DENIED = "denied"
+    #: it went past its token or cost budget (``--max-tokens``, ``--max-cost``); ``finish.budget`` says which
+    BUDGET_EXCEEDED = "budget_exceeded"
 
 
 class WireModel(BaseModel):
@@ -92,6 +94,15 @@ class Usage(WireModel):
             cache_write_tokens=opt_sum(self.cache_write_tokens, other.cache_write_tokens),
             cost_usd=cost,
         )
+
+
+class BudgetSpent(WireModel):
+    """The budget a run went past: ``tokens`` (``--max-tokens``) or ``cost`` (``--max-cost``, US
+    dollars), its limit, and what was used (None: a response's cost was unknown)."""
+
+    kind: Literal["tokens", "cost"]
+    limit: int | float
+    used: int | float | None = None
 
 
 class BaseEvent(WireModel):
@@ -315,6 +326,10 @@ class FinishEvent(BaseEvent):
     context_window: int | None = None
     #: how many times the history was compacted
     compactions: int | None = None
+    #: the final answer parsed as JSON, valid against the run's output schema (``--output-schema``)
+    output: Any = None
+    #: the budget the run went past (status ``budget_exceeded``)
+    budget: BudgetSpent | None = None
 
 
 Event: TypeAlias = Annotated[

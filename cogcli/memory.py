@@ -300,7 +300,7 @@ def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[
     open_run: str | None = None
     for stored in entries:
         e, at = stored.entry, stored.created_at
-        if isinstance(e, UserEntry):
+        if isinstance(e, UserEntry) and (e.message_id is None or e.message_id != open_run):  # not a run's follow-up (--output-schema)
             open_run = e.message_id or f"msg_{stored.seq}"
             events.append((StartEvent(message_id=open_run, thread_id=thread_id), at))
         elif isinstance(e, AssistantEntry):

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import Field
 
-from cogcli.details import TESTS_NOT_RUN, diff_text, file_argument, read_test_report, run_outcome
+from cogcli.details import TESTS_NOT_RUN, changed_paths, diff_text, file_argument, read_test_report, run_outcome
 from cogcli.diffstat import diff_stats
 from cogcli.errors import ErrorCode
 from cogcli.entries import RunEndEntry, RunEndFields
@@ -57,13 +57,16 @@ def files_changed(
 ) -> list[FileChange]:
     """Lines added and removed per path, summed over the successful calls that changed files: those
     whose details carry a diff, of tools that declare they write files (a tool that only shows a
-    diff, like git_diff, changed nothing). A result of a tool not in ``tools`` counts when it carries a diff."""
+    diff, like git_diff, changed nothing). A result of a tool not in ``tools`` counts when it carries a diff.
+    The files a command changed (``changed_files``: no diff, so no line counts) count as paths."""
     index = tools if isinstance(tools, Mapping) else {t.name: t for t in tools}
     totals: dict[str, FileChange] = {}
     for r in results:
         tool = index.get(r.name)
         if r.error is not None or (tool is not None and not tool.writes_files):
             continue
+        for path in changed_paths(r.details) if tool is not None else ():
+            totals.setdefault(path, FileChange(path=path))
         diff = diff_text(r.details) if isinstance(r.details, dict) else None
         if diff is None:
             continue

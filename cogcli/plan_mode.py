@@ -88,3 +88,17 @@ def plan_allow_names(flags: Collection[str] | None = None, environ: Any = None) 
         return [n.strip() for f in flags for n in f.split(",") if n.strip()]
     env = os.environ if environ is None else environ
     return [n.strip() for n in env.get("COG_PLAN_ALLOW", "").split(",") if n.strip()]
+
+
+def plan_command(text: str) -> tuple[str, bool] | None:
+    """``/plan INSTRUCTION`` → (the instruction, True: plan mode); ``/go [NOTE]`` → (carry out the
+    plan, False); None for any other text. What ``cog edit`` makes of the chat's two commands."""
+    from cogcli.custom_commands import parse_command_line
+
+    parsed = parse_command_line(text.strip())
+    if parsed is None or parsed[0] not in ("plan", "go"):
+        return None
+    name, argument = parsed
+    if name == "plan":
+        return argument, True
+    return (f"{GO}\n\n{argument}" if argument else GO), False

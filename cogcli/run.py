@@ -28,7 +28,7 @@ from cogcli.conclude import Conclude, Slots, ToolResultCallback
 from cogcli.context import AbortSignal, ToolUpdate, cancel_on_abort
 from cogcli.entries import AssistantEntry, Entry, UserEntry
 from cogcli.errors import ContextLengthError, ErrorCode, ModelError
-from cogcli.events import ErrorEvent, EventEmitter, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
+from cogcli.events import BudgetSpent, ErrorEvent, EventEmitter, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
 from cogcli.history import build_history
 from cogcli.memory import ThreadStore
 from cogcli.models.base import PROMPT_CACHE_KEY, Message, ToolCallRequest, ToolSpec, UsageReport
@@ -82,6 +82,10 @@ class Run:
         self.output = ""
         self.error: str | None = None
         self.error_code: str | None = None
+        #: the final answer parsed against the agent's output schema; the budget the run went past
+        self.structured: Any = None
+        self.spent: BudgetSpent | None = None
+        self.answers = 0
         #: the last turn that asked for approval had a call refused
         self.denied_open = False
         #: what the history costs against the model's context window; compacts it when needed
@@ -124,7 +128,10 @@ class Run:
 
     async def _loop(self, input: str) -> RunStatus:
         entries = self.store.entries(self.thread_id)
-        self.history = build_history(self.agent.instructions, entries)
+        instructions = self.agent.instructions
+        if self.agent.output_schema is not None:  # what the final answer must be, from the first request on
+            instructions = f"{instructions}\n\n{self.agent.output_schema.instructions()}"
+        self.history = build_history(instructions, entries)
         prompt = input
         if self.commands is not None:  # SessionStart and UserPromptSubmit hooks: context added, or the prompt blocked
             from cogcli.hooks.lifecycle import PromptBlocked, before_prompt
@@ -149,6 +156,8 @@ class Run:
             turn = await self._stream_turn()
             if turn.cut is not None:
                 return await self._cut(turn)
+            if self.agent.budget is not None and (spent := self.agent.budget.spent(self.usage)) is not None:
+                return await self._over_budget(turn, spent)
             calls = await self._step(turn)
             if self.denied_open and getattr(self.hooks.approve, "final", False):
                 return RunStatus.DENIED  # nobody can ever approve in this run: asking the model again only costs
@@ -156,6 +165,10 @@ class Run:
                 if turn.at_output_limit:
                     log.warning("the model's last reply was cut at its output limit (stop reason %s)", turn.stop_reason)
                 self.output = turn.text
+                if self.agent.output_schema is not None and not self._answer_fits(turn.text):
+                    if self.error is not None:
+                        return RunStatus.ERROR
+                    continue
                 if self.commands is not None and self.steps < self.agent.max_steps:  # Stop hooks may send the model back
                     from cogcli.hooks.lifecycle import at_stop
 
@@ -167,6 +180,38 @@ class Run:
                 return RunStatus.DENIED if self.denied_open else RunStatus.COMPLETED
             if self.signal.aborted:
                 return RunStatus.ABORTED
+
+    async def _over_budget(self, turn: Turn, spent: BudgetSpent) -> RunStatus:
+        """The response that took the run past its budget: its calls end unrun, its text is kept."""
+        from cogcli.budgets import spent_message
+
+        self.spent = spent
+        self.error, self.error_code = spent_message(spent), ErrorCode.BUDGET_EXCEEDED
+        await self._close_calls(turn, Slots(len(turn.calls)), ErrorCode.BUDGET_EXCEEDED, self.error)
+        self.emitter.emit(ErrorEvent(message=self.error, code=self.error_code))
+        return RunStatus.BUDGET_EXCEEDED
+
+    def _answer_fits(self, text: str) -> bool:
+        """Whether the final answer ``text`` is valid against the output schema. When it is not,
+        it goes back to the model (a user message naming the problem) while tries are left, else
+        the run fails with ``OUTPUT_SCHEMA_INVALID``."""
+        from cogcli.structured import OUTPUT_SCHEMA_INVALID
+
+        schema = self.agent.output_schema
+        verdict = schema.check(text)
+        self.answers += 1
+        if verdict.ok:
+            self.structured = verdict.value
+            return True
+        left = schema.tries - self.answers
+        if left <= 0:
+            self._fail(schema.failure(verdict.problem), OUTPUT_SCHEMA_INVALID)
+            return False
+        log.info("the final answer is not valid against the output schema (%s); asking again", verdict.problem)
+        retry = schema.retry_message(verdict.problem, left)
+        self.store.append(self.thread_id, [UserEntry(content=retry, message_id=self.message_id)])
+        self.history.append(Message(role="user", content=retry))
+        return False
 
     async def _stream_turn(self) -> Turn:
         """One model turn on a history that fits the context window (compacted first when the
@@ -240,7 +285,7 @@ class Run:
             for i in slots.open():
                 await self.conclude(slots, i, calls[i].outcome(ErrorCode.ABORTED, f"{calls[i].name} was cancelled before it finished"))
             self.results += slots.done()
-            self._record(turn.text, [c.request() for c in turn.calls], slots.done())
+            self._record(turn.text, [c.request() for c in turn.calls], slots.done(), turn.usage)
         return calls
 
     async def _prepare(self, turn: Turn) -> list[PreparedCall]:
@@ -295,7 +340,7 @@ class Run:
         finished = [i for i, call in enumerate(turn.calls) if call.finished]
         if turn.text or finished:
             kept = [r for i in finished if (r := slots.results[i]) is not None]
-            self._record(turn.text, [turn.calls[i].request() for i in finished], kept)
+            self._record(turn.text, [turn.calls[i].request() for i in finished], kept, turn.usage)
 
     async def _after_call(self, result: ToolResult) -> ToolResult:
         from cogcli.hooks.calls import post_tool_use
@@ -315,13 +360,13 @@ class Run:
                 log.warning("on_tool_update must be a plain function; a coroutine it returned was not awaited")
                 getattr(returned, "close", lambda: None)()
 
-    def _record(self, text: str, calls: list[ToolCallRequest], results: list[ToolResult]) -> None:
+    def _record(self, text: str, calls: list[ToolCallRequest], results: list[ToolResult], usage: Usage | None = None) -> None:
         """The turn and what the model read of each call: into the history and, in one
         transaction, into the thread."""
         limit = self.agent.max_result_length
         self.history.append(Message(role="assistant", content=text, tool_calls=calls))
         # the thread keeps what the model wrote with credentials redacted, as it keeps results
-        entries: list[Entry] = [redact_value(AssistantEntry(content=text, tool_calls=calls))[0]]
+        entries: list[Entry] = [redact_value(AssistantEntry(content=text, tool_calls=calls, usage=usage if usage is not None and usage.counted else None))[0]]
         for result in results:
             entry = result.entry(limit)
             if self.agent.nearby_instructions is not None and result.error is None:
@@ -342,7 +387,7 @@ class Run:
             status, self.results, self.tools, steps=self.steps, usage=self.usage, duration_ms=duration_ms,
             error=self.error, error_code=self.error_code,
             peak_context_tokens=self.context.peak or None, context_window=self.context.window,
-            compactions=self.context.compactions or None,
+            compactions=self.context.compactions or None, output=self.structured, budget=self.spent,
         )
         self.emitter.emit(end.finish_event(self.message_id, self.thread_id))
         try:

@@ -20,7 +20,7 @@ from cogcli.approvals import Approve
 from cogcli.conclude import ToolResultCallback
 from cogcli.context import AbortSignal, UpdateCallback
 from cogcli.errors import ConfigError
-from cogcli.events import BaseEvent, EventEmitter, FileChange, RunStatus, Usage
+from cogcli.events import BaseEvent, BudgetSpent, EventEmitter, FileChange, RunStatus, Usage
 from cogcli.invoke import invoke_tool
 from cogcli.memory import ThreadStore
 from cogcli.outcome import RunEnd, files_changed
@@ -56,10 +56,15 @@ class RunResult(BaseModel):
     tests: dict[str, int] | None = None
     #: why the run's last test run did not finish, if it did not
     tests_error: str | None = None
+    #: the final answer parsed as JSON and valid against the agent's output schema (else None)
+    structured_output: Any = None
+    #: the budget the run went past (status ``budget_exceeded``)
+    budget: BudgetSpent | None = None
 
     @classmethod
     def of(cls, end: RunEnd, *, output: str, thread_id: str, tool_calls: list[ToolResult]) -> RunResult:
-        return cls(output=output, thread_id=thread_id, tool_calls=tool_calls, **dict(end))
+        fields = dict(end)
+        return cls(output=output, thread_id=thread_id, tool_calls=tool_calls, structured_output=fields.pop("output", None), **fields)
 
 
 class Cogitator:

@@ -60,6 +60,9 @@ class Tool(Generic[P]):
     #: ``(params, context) -> preview | None``, sync or async: what a call would do, computed
     #: without doing it (an edit's diff), shown when the call asks for approval; None: no preview
     preview: Execute | None = None
+    #: ``(params) -> the rule that allows it | None``: the person's own settings already approve
+    #: this call (their allow list, :mod:`cogcli.allow`), so it runs without asking
+    allowed: Callable[[Any], str | None] | None = None
     #: its calls change nothing (no file, no process, nothing outside): what plan mode lets run
     #: (:mod:`cogcli.plan_mode`); a declaration, never guessed from the name. False (the default)
     #: for anything that writes, runs code or cannot promise either

@@ -1,20 +1,20 @@
-"""Undo a run: put back the files it changed, from its write-ahead journal or the diffs its thread kept.
+"""Undo runs: walk a thread back run by run — the files each run changed, its conversation, or both.
 
-A run of ``cog edit`` records every change in its journal (:mod:`workspace_tools.journal`) before
-making it, so its undo works even when the run was killed or its thread could not be written (a
-full disk): :func:`plan_undo` reads the journal first. A run without one (older runs, the Python
-API without a journal) is undone from its thread's diffs:
+A run records every change in its write-ahead journal (:mod:`workspace_tools.journal`) before
+making it, each record signed with the person's key outside the workspace, so undo works after a
+kill or a full disk and acts only on records cog itself wrote: a record planted in ``.cog/journal/``
+does not verify and is set aside (named in :attr:`UndoPlan.notes`), never acted on.
 
-Every ``edit_file`` / ``write_file`` result keeps its unified diff in ``metadata.details.diff``.
-:func:`plan_undo` takes the last run of a thread and, for each file it touched, starts from the
-file as it is now and applies the reverse of each diff, the last call first. Each hunk must find
-exactly the lines the run left, at the line numbers it left them: if a file changed since the
-run (or was deleted), the undo is refused naming the file, before anything is written. A file
-the run created is deleted. :func:`apply_undo` then writes every file (atomically, each keeping
-its mode, encoding, BOM and line endings); if a write fails, the files already written are put
-back as they were.
+:func:`plan_undo` picks the runs (the newest run that changed files and is not undone yet, or with
+``to`` every run from the newest back to that one) and walks each file back from its bytes now,
+the newest change first: bytes equal to what a change wrote become what it found; bytes equal to
+what it found mean it never landed; anything else is a change made since (by the person, or a run
+not undone), and the undo is refused naming the file and showing what differs — nothing is
+written, nothing overwritten. A file a run created is deleted, one it deleted (or moved away) is
+made again with its mode. :func:`apply_undo` then writes every file atomically; if a write
+fails, those already written are put back.
 
-    plan = plan_undo(workspace, store.last_thread())
+    plan = plan_undo(workspace, thread, to="2")       # run 2 and every later one
     print(plan.reverse_diff())
     apply_undo(plan)
 """
@@ -29,15 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogcli.details import file_change_diff
-from cogcli.diffstat import hunk_sides
 from cogcli.errors import CogError
-from cogcli.memory import StoredEntry, Thread, ToolResultEntry, UndoEntry, UserEntry
+from cogcli.memory import StoredEntry, Thread, UndoEntry, UserEntry
 
 log = logging.getLogger("cogcli")
 
+#: lines of "what differs" shown per refused file
+DIFF_LINES = 40
+
+
 class NothingToUndo(CogError):
-    """No such thread, the run changed no files, or it was undone already (exit 2)."""
+    """No such thread or run, the runs changed no files, or they were undone already (exit 2)."""
 
     code = "NOTHING_TO_UNDO"
 
@@ -49,26 +51,79 @@ class UndoRefused(CogError):
 
 
 @dataclass(frozen=True)
+class RunRef:
+    """One run of a thread, numbered from 1 as ``cog thread show`` numbers them."""
+
+    number: int
+    message_id: str | None
+    instruction: str
+    #: its files were put back (an undo entry with ``code``)
+    code_undone: bool
+    #: the model no longer reads its turns (an undo entry with ``conversation``)
+    rewound: bool
+
+    @property
+    def title(self) -> str:
+        line = " ".join(self.instruction.split())
+        return line if len(line) <= 60 else line[:59] + "…"
+
+
+@dataclass(frozen=True)
 class FileRevert:
-    """One file: its bytes now and what the undo puts back (None: delete it, the run created it)."""
+    """One file: its bytes now and what the undo puts back (None: delete it, the run created it;
+    ``current`` None: make it again, the run deleted or moved it)."""
 
     path: str
-    current: bytes
+    current: bytes | None
     reverted: bytes | None
     encoding: str = "utf-8"
+    #: the permission bits to make it again with (a file the run deleted)
+    mode: int | None = None
 
     @property
     def deletes(self) -> bool:
         return self.reverted is None
+
+    @property
+    def creates(self) -> bool:
+        return self.current is None
 
 
 @dataclass
 class UndoPlan:
     root: Path
     thread_id: str
-    #: the run being undone (its ``messageId``)
+    #: the oldest run walked back (its ``messageId``)
     message_id: str | None
     files: list[FileRevert] = field(default_factory=list)
+    #: the runs walked back, newest first
+    runs: list[RunRef] = field(default_factory=list)
+    code: bool = True
+    conversation: bool = False
+    #: what the person should know: records set aside, runs whose files were already back
+    notes: list[str] = field(default_factory=list)
+
+    def entries(self) -> list[UndoEntry]:
+        """The undo entries the thread keeps for this plan, one per run, newest first."""
+        written = [f.path for f in self.files]
+        return [
+            UndoEntry(message_id=r.message_id, files=written if i == 0 and self.code else [], code=self.code and not r.code_undone, conversation=self.conversation)
+            for i, r in enumerate(self.runs)
+        ]
+
+    def summary(self, *, would: bool = False) -> str:
+        """One line for what the undo did (or, ``would``, would do): the runs, the files, the conversation."""
+        which = ", ".join(f"{r.number} ({r.title})" for r in self.runs)
+        what = f"run{'s' if len(self.runs) != 1 else ''} {which} of thread {self.thread_id}"
+        names = ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (restored)" if f.creates else f.path for f in self.files)
+        files = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}" + (f": {names}" if names else "")
+        parts = [f"{'would revert' if would else 'reverted'} {files}"] if self.code else []
+        them = "them" if len(self.runs) != 1 else "it"
+        if self.conversation:
+            parts.append(f"the model {'would no longer read' if would else 'no longer reads'} {them}")
+        elif self.code:
+            parts.append(f"the next run {'would be' if would else 'is'} told")
+        return f"{'walking back' if would else 'walked back'} {what}: " + "; ".join(parts)
 
     def reverse_diff(self) -> str:
         """The change the undo makes, as a unified diff (``git apply`` reads it)."""
@@ -76,19 +131,41 @@ class UndoPlan:
 
         out: list[str] = []
         for f in self.files:
-            now = f.current.decode(f.encoding)
+            now = "" if f.current is None else f.current.decode(f.encoding)
+            a, b = quote_path(f"a/{f.path}"), quote_path(f"b/{f.path}")
             if f.reverted is None:
-                a, b = quote_path(f"a/{f.path}"), quote_path(f"b/{f.path}")
                 mode = git_mode(stat.S_IMODE(os.stat(self.root / f.path).st_mode))
                 hunks = format_hunks(text_blocks(now, ""))
                 out.append(f"diff --git {a} {b}\ndeleted file mode {mode}\n" + (f"--- {a}\n+++ /dev/null\n{hunks}" if hunks else ""))
+            elif f.current is None:
+                hunks = format_hunks(text_blocks("", f.reverted.decode(f.encoding)))
+                mode = git_mode(f.mode if f.mode is not None else 0o644)
+                out.append(f"diff --git {a} {b}\nnew file mode {mode}\n" + (f"--- /dev/null\n+++ {b}\n{hunks}" if hunks else ""))
             else:
                 hunks = format_hunks(text_blocks(now, f.reverted.decode(f.encoding)))
                 out.append(file_header(f.path) + hunks if hunks else "")
         return "".join(out)
 
 
-# --- planning -------------------------------------------------------------------------------
+# --- the runs of a thread -------------------------------------------------------------------
+
+
+def thread_runs(entries: Sequence[StoredEntry]) -> list[RunRef]:
+    """The runs of a thread in order, numbered from 1, with what was undone of each."""
+    code_undone: set[str | None] = set()
+    rewound: set[str | None] = set()
+    for s in entries:
+        if isinstance(s.entry, UndoEntry):
+            if s.entry.code:
+                code_undone.add(s.entry.message_id)
+            if s.entry.conversation:
+                rewound.add(s.entry.message_id)
+    runs: list[RunRef] = []
+    for s in entries:
+        if isinstance(s.entry, UserEntry):
+            mid = s.entry.message_id
+            runs.append(RunRef(len(runs) + 1, mid, s.entry.content, mid in code_undone, mid in rewound))
+    return runs
 
 
 def last_run(entries: Sequence[StoredEntry]) -> tuple[str | None, list[StoredEntry], bool]:
@@ -103,106 +180,145 @@ def last_run(entries: Sequence[StoredEntry]) -> tuple[str | None, list[StoredEnt
     return user.message_id, run, undone
 
 
-def run_diffs(run: Sequence[StoredEntry]) -> list[str]:
-    """The diffs of the run's successful file changes, in call order."""
-    diffs: list[str] = []
-    for stored in run:
-        e = stored.entry
-        if not isinstance(e, ToolResultEntry) or e.metadata.error is not None:
-            continue
-        diff = file_change_diff(e.metadata.details)  # a file's change, by the details' shape
-        if diff is not None:
-            diffs.append(diff)
-    return diffs
+def undone_runs(entries: Sequence[StoredEntry]) -> list[str]:
+    """The ``messageId`` of every run of the thread that was walked back (files or conversation)."""
+    return [r.message_id for r in thread_runs(entries) if r.message_id and (r.code_undone or r.rewound)]
 
 
-def plan_undo(root: str | Path, thread: Thread | None) -> UndoPlan:
-    """What undoing the last run of ``thread`` writes. Raises :class:`NothingToUndo` or
-    :class:`UndoRefused`; reads files, writes nothing."""
-    from unidiff import PatchSet
-    from unidiff.errors import UnidiffParseError
+def find_run(runs: Sequence[RunRef], which: str) -> RunRef:
+    """The run ``which`` names: its number (``3``, ``#3``) or its message id (or a unique prefix)."""
+    text = which.strip().lstrip("#")
+    if text.isdigit():
+        number = int(text)
+        for run in runs:
+            if run.number == number:
+                return run
+        raise NothingToUndo(f"no run {number} in this thread: it has {len(runs)} (see `cog thread show`)")
+    found = [r for r in runs if r.message_id and r.message_id.startswith(text)] if text else []
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise NothingToUndo(f"run {which!r} is ambiguous: {', '.join(str(r.message_id) for r in found[:5])}; give more of the id")
+    raise NothingToUndo(f"no run {which!r} in this thread (a run's number from `cog thread show`, or its message id)")
 
+
+# --- planning -------------------------------------------------------------------------------
+
+
+def plan_undo(root: str | Path, thread: Thread | None, *, to: str | None = None, code: bool = True, conversation: bool = False) -> UndoPlan:
+    """What walking ``thread`` back writes: without ``to``, its newest run that changed files and is
+    not undone yet (``code``), or its newest run the model still reads (``conversation`` alone);
+    with ``to`` (a run's number or message id), every run from the newest back to that one. Raises
+    :class:`NothingToUndo` or :class:`UndoRefused`; reads files, writes nothing."""
+    from workspace_tools.journal import read_run
     from workspace_tools.paths import Workspace
 
     if thread is None:
         raise NothingToUndo("nothing to undo: no run in this workspace yet")
-    message_id, run, undone = last_run(thread.entries)
-    if message_id is None and not run:
+    runs = thread_runs(thread.entries)
+    if not runs:
         raise NothingToUndo(f"nothing to undo: thread {thread.id} has no run")
-    if undone:
-        raise NothingToUndo(f"nothing to undo: the last run of thread {thread.id} was undone already")
     workspace = Workspace(root)
-    journaled = _plan_from_journal(workspace, thread.id, message_id)
-    if journaled is not None:
-        return journaled
-    diffs = run_diffs(run)
-    if not diffs:
-        raise NothingToUndo(f"nothing to undo: the last run of thread {thread.id} changed no files")
+    notes: list[str] = []
+    records: dict[int, list[Any]] = {}
 
-    # per file, the patches in call order
-    patches: dict[str, list[Any]] = {}
-    for diff in diffs:
-        try:
-            patch = PatchSet(diff)
-        except UnidiffParseError as exc:
-            raise UndoRefused(f"a diff kept in thread {thread.id} cannot be read ({exc}); nothing was changed") from None
-        for pf in patch:
-            patches.setdefault(_patch_path(pf), []).append(pf)
+    def changes_of(run: RunRef) -> list[Any]:
+        if run.number not in records:
+            read = read_run(workspace.root, run.message_id) if run.message_id else None
+            if read is not None and read.rejected:
+                notes.append(
+                    f"set aside {len(read.rejected)} record{'s' if len(read.rejected) != 1 else ''} in .cog/journal/{run.message_id}/ "
+                    "that cog did not write (planted or altered): not acted on"
+                )
+            records[run.number] = read.changes if read is not None else []
+        return records[run.number]
 
-    plan = UndoPlan(root=workspace.root, thread_id=thread.id, message_id=message_id)
-    for rel, file_patches in patches.items():
-        try:
-            path = workspace.resolve(rel, for_write=True)
-        except CogError as exc:
-            raise UndoRefused(f"{rel}: {exc.message}") from None
-        plan_file = _revert_file(workspace.relative(path), path, file_patches)
-        if plan_file is not None:
-            plan.files.append(plan_file)
-    if not plan.files:
-        raise NothingToUndo(f"nothing to undo: the files of the last run of thread {thread.id} are as they were before it")
+    if to is not None:
+        target = find_run(runs, to)
+        chosen = [r for r in runs if r.number >= target.number and ((code and not r.code_undone) or (conversation and not r.rewound))]
+        if not chosen or chosen[0].number != target.number:
+            raise NothingToUndo(f"nothing to undo: run {target.number} of thread {thread.id} was undone already")
+        chosen.reverse()
+    elif code:
+        chosen = next(([r] for r in reversed(runs) if not r.code_undone and changes_of(r)), [])
+        if not chosen:
+            if any(changes_of(r) for r in runs):
+                raise NothingToUndo(f"nothing to undo: every run of thread {thread.id} that changed files was undone already")
+            raise NothingToUndo(f"nothing to undo: the runs of thread {thread.id} changed no files" + (f" ({'; '.join(notes)})" if notes else ""))
+    else:
+        chosen = next(([r] for r in reversed(runs) if not r.rewound), [])
+        if not chosen:
+            raise NothingToUndo(f"nothing to undo: the model reads no run of thread {thread.id} any more")
+    plan = UndoPlan(root=workspace.root, thread_id=thread.id, message_id=chosen[-1].message_id, runs=chosen, code=code, conversation=conversation)
+    if code:
+        plan.files = _walk_back(workspace, [(r, changes_of(r)) for r in chosen if not r.code_undone])
+        if not plan.files and to is None and not conversation:
+            run = chosen[0]
+            raise NothingToUndo(
+                f"nothing to undo: the files of run {run.number} of thread {thread.id} are as they were before it "
+                f"(walk further back with --to {max(1, run.number - 1)})"
+            )
+        if not plan.files and any(changes_of(r) for r in chosen):
+            notes.append("the files were already as they were before " + ("that run" if len(chosen) == 1 else "those runs"))
+    plan.notes = notes
     return plan
 
 
-def _plan_from_journal(workspace: Any, thread_id: str, message_id: str | None) -> UndoPlan | None:
-    """The plan from the run's journal, None when it has none (or recorded nothing). Per file, from
-    its bytes now, each recorded change is walked back, the last first: bytes equal to what the
-    change wrote become what it found; bytes equal to what it found mean it never landed (killed
-    before the rename, a failed write); anything else is a change made since: refused."""
-    from workspace_tools.journal import read_journal
+def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]]) -> list[FileRevert]:
+    """Each file walked back through the runs' changes, newest first (see the module)."""
+    now: dict[str, bytes | None] = {}
+    state: dict[str, bytes | None] = {}
+    modes: dict[str, int | None] = {}
+    refused: dict[str, str] = {}
+    for run, changes in runs:
+        for change in reversed(changes):
+            try:
+                path = workspace.resolve(change.path, for_write=True)
+            except CogError as exc:
+                raise UndoRefused(f"{change.path}: {exc.message}") from None
+            rel = workspace.relative(path)
+            if rel in refused:
+                continue
+            if rel not in now:
+                now[rel] = state[rel] = _read(rel, path)
+            held = state[rel]
+            if change.is_after(held):
+                state[rel] = change.before
+                modes[rel] = change.mode
+            elif held != change.before:
+                refused[rel] = _refusal(rel, run, change, held)
+    if refused:
+        raise UndoRefused("\n".join(refused.values()))
+    out: list[FileRevert] = []
+    for rel, current in now.items():
+        if state[rel] != current:
+            out.append(FileRevert(rel, current, state[rel], _shared_encoding(current, state[rel]), modes.get(rel)))
+    return out
 
-    changes = read_journal(workspace.root, message_id) if message_id else None
-    if not changes:
+
+def _read(rel: str, path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
         return None
-    by_path: dict[str, list[Any]] = {}
-    for change in changes:
-        by_path.setdefault(change.path, []).append(change)
-    plan = UndoPlan(root=workspace.root, thread_id=thread_id, message_id=message_id)
-    for rel, file_changes in by_path.items():
-        try:
-            path = workspace.resolve(rel, for_write=True)
-        except CogError as exc:
-            raise UndoRefused(f"{rel}: {exc.message}") from None
-        rel = workspace.relative(path)
-        try:
-            current: bytes | None = path.read_bytes()
-        except FileNotFoundError:
-            current = None
-        except OSError as exc:
-            raise UndoRefused(f"{rel} cannot be read ({exc.strerror or exc}); nothing was changed") from None
-        state = current
-        for change in reversed(file_changes):
-            if change.is_after(state):
-                state = change.before
-            elif state != change.before:
-                raise UndoRefused(_changed(rel, "was deleted" if state is None else "changed"))
-        if state == current:
-            continue
-        if current is None:  # only a change that deleted the file gets here; no tool makes one
-            raise UndoRefused(_changed(rel, "was deleted"))
-        plan.files.append(FileRevert(rel, current, state, _shared_encoding(current, state)))
-    if not plan.files:
-        raise NothingToUndo(f"nothing to undo: the files of the last run of thread {thread_id} are as they were before it")
-    return plan
+    except OSError as exc:
+        raise UndoRefused(f"{rel} cannot be read ({exc.strerror or exc}); nothing was changed") from None
+
+
+def _refusal(rel: str, run: RunRef, change: Any, held: bytes | None) -> str:
+    """``rel`` changed since ``run``: the refusal, with what differs from what the run left."""
+    from cogcli.shown import visible
+    from workspace_tools.diffs import format_hunks, text_blocks
+
+    how = "was deleted" if held is None else "changed"
+    head = f"{_changed(rel, how)} (run {run.number}: {run.title})"
+    if held is None or (change.after is None and change.after_sha256 is not None):
+        return head
+    left = b"" if change.after is None else change.after
+    enc = _shared_encoding(left, held)
+    lines = format_hunks(text_blocks(left.decode(enc), held.decode(enc))).splitlines()
+    shown = lines[:DIFF_LINES] + ([f"… {len(lines) - DIFF_LINES} more lines"] if len(lines) > DIFF_LINES else [])
+    return head + "; what differs from what the run left:\n" + "\n".join("    " + visible(line, one_line=True) for line in shown)
 
 
 def _shared_encoding(*datas: bytes | None) -> str:
@@ -215,78 +331,8 @@ def _shared_encoding(*datas: bytes | None) -> str:
         return "latin-1"
 
 
-def _patch_path(pf: Any) -> str:
-    path = pf.path
-    for prefix in ("a/", "b/"):
-        if path.startswith(prefix):
-            return path[len(prefix) :]
-    return path
-
-
-def _revert_file(rel: str, path: Path, file_patches: list[Any]) -> FileRevert | None:
-    from workspace_tools.textfile import NotText, detect_encoding
-
-    try:
-        current: bytes | None = path.read_bytes()
-    except FileNotFoundError:
-        current = None
-    except OSError as exc:
-        raise UndoRefused(f"{rel} cannot be read ({exc.strerror or exc}); nothing was changed") from None
-    encoding = "utf-8"
-    text: str | None = None
-    if current is not None:
-        try:
-            encoding = detect_encoding(current)
-        except NotText:
-            raise UndoRefused(f"{rel} is not a text file now; it changed since the run, so nothing was changed") from None
-        text = current.decode(encoding)
-    for pf in reversed(file_patches):
-        text = _reverse(rel, text, pf)
-    if current is None:
-        if text is None:
-            return None  # created and gone again
-        raise UndoRefused(_changed(rel, "was deleted"))
-    if text is None:
-        return FileRevert(rel, current, None, encoding)
-    try:
-        reverted = text.encode(encoding)
-    except UnicodeEncodeError:
-        reverted = text.encode("utf-8")
-    return None if reverted == current else FileRevert(rel, current, reverted, encoding)
-
-
 def _changed(rel: str, how: str = "changed") -> str:
     return f"{rel} {how} since the run, so it cannot be put back as it was; nothing was changed"
-
-
-
-
-def _reverse(rel: str, text: str | None, pf: Any) -> str | None:
-    """``text`` (the file after ``pf`` was applied; None: no file) as it was before."""
-    from workspace_tools.textfile import split_lines
-
-    if pf.is_binary_file or (not len(pf) and not pf.is_added_file):
-        raise UndoRefused(f"{rel}: the run's change to it has no text diff (a binary file), so it cannot be undone; nothing was changed")
-    if text is None:
-        raise UndoRefused(_changed(rel, "was deleted"))
-    if pf.is_added_file:
-        made = "".join(line for hunk in pf for line in hunk_sides(hunk)[1])
-        if text != made:
-            raise UndoRefused(_changed(rel))
-        return None
-    lines = split_lines(text)
-    out: list[str] = []
-    cursor = 0
-    for hunk in pf:
-        before, after = hunk_sides(hunk)
-        start = hunk.target_start - 1 if hunk.target_length else hunk.target_start
-        if start < cursor or lines[start : start + len(after)] != after:
-            raise UndoRefused(_changed(rel))
-        out += lines[cursor:start]
-        out += before
-        cursor = start + len(after)
-    out += lines[cursor:]
-    return "".join(out)
 
 
 # --- applying -------------------------------------------------------------------------------
@@ -304,15 +350,23 @@ def apply_undo(plan: UndoPlan) -> None:
 def _apply(plan: UndoPlan, atomic_write: Any) -> None:
     for f in plan.files:
         try:
-            now = (plan.root / f.path).read_bytes()
-        except OSError:
+            now: bytes | None = (plan.root / f.path).read_bytes()
+        except FileNotFoundError:
             now = None
+        except OSError:
+            now = b"" if f.current is None else None
         if now != f.current:
             raise UndoRefused(_changed(f.path, "changed while undoing"))
-    done: list[tuple[FileRevert, int]] = []
+    done: list[tuple[FileRevert, int | None]] = []
     try:
         for f in plan.files:
             path = plan.root / f.path
+            if f.current is None:  # deleted or moved away by the run: made again, with its mode
+                assert f.reverted is not None
+                _make_parents(plan.root, path)
+                atomic_write(path, f.reverted, mode=f.mode, root=plan.root, expect=None)
+                done.append((f, None))
+                continue
             mode = stat.S_IMODE(os.stat(path).st_mode)
             if f.reverted is None:
                 path.unlink()
@@ -323,9 +377,19 @@ def _apply(plan: UndoPlan, atomic_write: Any) -> None:
     except (OSError, CogError) as exc:
         for f, mode in reversed(done):
             try:
-                atomic_write(plan.root / f.path, f.current, mode=mode, root=plan.root)
+                if f.current is None:
+                    (plan.root / f.path).unlink()
+                else:
+                    atomic_write(plan.root / f.path, f.current, mode=mode, root=plan.root)
             except (OSError, CogError):
                 log.error("undo: could not put back %s after a failed write", f.path, exc_info=True)
         what = getattr(exc, "filename", None) or "a file"
         why = getattr(exc, "strerror", None) or getattr(exc, "message", None) or exc
         raise UndoRefused(f"could not write {what}: {why}; the files were left as they were") from None
+
+
+def _make_parents(root: Path, path: Path) -> None:
+    """The folders of a file made again (a move's source folder may be gone), none through a link."""
+    from workspace_tools.hostfiles import open_dir
+
+    os.close(open_dir(path.parent, root, create=True))

@@ -79,6 +79,11 @@ async def test_plan_mode_refuses_writes_even_when_the_editor_allows_then_a_switc
             assert response.stop_reason == "end_turn"
             assert "return a + b" in (repo / "calc/ops.py").read_text()
             assert editor.permissions == []  # accept-edits: an edit runs unasked
+
+            editor.updates.clear()  # a reload redraws the stored thread, its plan included
+            loaded = await conn.load_session(cwd=str(repo), session_id=session.session_id, mcp_servers=[])
+            assert loaded.modes.current_mode_id == "accept-edits"
+            assert [e.content for e in editor.of("plan")[-1].entries] == ["Fix add", "Run the tests"]
         finally:
             await cm.__aexit__(None, None, None)
 
@@ -97,8 +102,8 @@ async def test_commands_are_offered_and_plan_and_custom_commands_run_from_the_pr
             session = await conn.new_session(cwd=str(repo), mcp_servers=[])
             await editor.seen.wait()
             offered = editor.of("available_commands_update")[0].available_commands
-            assert [c.name for c in offered] == ["plan", "go", "review"]
-            assert offered[2].description == "Review $1" and offered[2].input.root.hint == "PATH"
+            assert [c.name for c in offered] == ["plan", "go", "undo", "rewind", "review"]
+            assert offered[4].description == "Review $1" and offered[4].input.root.hint == "PATH"
 
             await conn.prompt(session_id=session.session_id, prompt=[text_block("/plan tidy calc")])
             assert [u.current_mode_id for u in editor.of("current_mode_update")] == ["plan"]

@@ -95,12 +95,12 @@ def test_instructions_run_in_one_thread_with_approvals_then_diff_undo_and_ctrl_d
         child.expect(r"-x = 1")
         child.expect(r"\+x = 2")
         send(child, "/undo")
-        child.expect(r"Put back 1 file: a.py")
+        child.expect(r"walked back run 2 \(make it two\) of thread thr_\w+: reverted 1 file: a.py; the next run is told")
         assert (repo / "a.py").read_text() == "x = 1\n"
         send(child, "/diff")
         child.expect("This session changed no files")
         send(child, "/frobnicate")
-        child.expect(r"unknown command /frobnicate; the commands are /undo, /diff, /model, /compact, /thread, /new, /plan, /go, /help, /exit")
+        child.expect(r"unknown command /frobnicate; the commands are /undo, /rewind, /allowed, /diff, /model, /compact, /thread, /new, /plan, /go, /help, /exit")
         child.expect(PROMPT)
         assert leave(child) == 0
     listed = run_cog(["thread", "list", "-C", str(repo)], repo)
@@ -285,3 +285,63 @@ def test_cog_help_does_not_import_prompt_toolkit() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=cog_env())
     assert out.stdout.strip().splitlines()[-1] == "LOADED []", out.stderr
+
+
+def test_undo_walks_back_run_by_run_rewind_and_always_for_the_session(tmp_path: Path) -> None:
+    """Issue 39 as a person met it: an edit in instruction 1, another in 2; /undo twice walks both
+    back (the second no longer says the last run changed nothing), the next request is told; an
+    [a]lways answer holds for the rest of the chat and /allowed lists and drops it; /rewind lists
+    the runs and walks back files and conversation."""
+    repo = repo_with(tmp_path, {"a.py": "x = 1\n", "b.py": "y = 1\n"})
+    one = ToolCall("e1", "edit_file", {"path": "a.py", "old_text": "x = 1", "new_text": "x = 2"})
+    two = ToolCall("e2", "edit_file", {"path": "b.py", "old_text": "y = 1", "new_text": "y = 2"})
+    three = ToolCall("e3", "edit_file", {"path": "a.py", "old_text": "x = 1", "new_text": "x = 3"})
+    script = [Reply("", [one]), Reply("a done."), Reply("", [two]), Reply("b done."), Reply("tests pass."),
+              Reply("", [three]), Reply("a is three."), Reply("fine.")]
+    with OpenAIServer(script) as server, chat(repo, server_env(server)) as child:
+        child.expect(PROMPT)
+        send(child, "edit a")
+        child.expect(APPROVAL)
+        child.expect("in this run|for this chat session")
+        assert child.match.group(0) == "for this chat session"
+        answer(child, "a")
+        child.expect("a done.")
+        child.expect(PROMPT)
+        send(child, "edit b")
+        child.expect("always for edit_file for this chat session")  # not asked again
+        child.expect("b done.")
+        child.expect(PROMPT)
+        send(child, "run the tests")
+        child.expect("tests pass.")
+        child.expect(PROMPT)
+        send(child, "/allowed")
+        child.expect(r"Allowed without asking for this chat session .*\r?\n\s+edit_file")
+        send(child, "/undo")
+        child.expect(r"walked back run 2 \(edit b\) .*reverted 1 file: b.py")
+        send(child, "/undo")
+        child.expect(r"walked back run 1 \(edit a\) .*reverted 1 file: a.py")
+        assert (repo / "a.py").read_text() == "x = 1\n" and (repo / "b.py").read_text() == "y = 1\n"
+        send(child, "/undo")
+        child.expect("every run of thread thr_\\w+ that changed files was undone already")
+        send(child, "/allowed drop edit_file")
+        child.expect("edit_file asks again")
+        send(child, "edit a to three")
+        child.expect(APPROVAL)  # dropped: asked again
+        answer(child, "y")
+        child.expect("a is three.")
+        child.expect(PROMPT)
+        told = user_texts(server.requests[5])
+        assert any(t.startswith('[cog] The person undid the run for "edit b"') and "b.py" in t for t in told)
+        assert any(t.startswith('[cog] The person undid the run for "edit a"') for t in told)
+        send(child, "/rewind")
+        child.expect(r"1  edit a  \[files undone\]")
+        child.expect(r"4  edit a to three")
+        send(child, "/rewind 3")
+        child.expect(r"walked back runs 4 \(edit a to three\), 3 \(run the tests\) .*reverted 1 file: a.py; the model no longer reads them")
+        assert (repo / "a.py").read_text() == "x = 1\n"
+        send(child, "and now?")
+        child.expect("fine.")
+        child.expect(PROMPT)
+        last = user_texts(server.requests[-1])
+        assert "run the tests" not in last and "edit a to three" not in last and last[-1] == "and now?"
+        assert leave(child) == 0

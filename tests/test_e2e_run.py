@@ -154,6 +154,9 @@ async def test_the_cassette_replays_the_http_run_event_for_event(make_repo: Call
     for e in a:  # the demo cassette predates costs: the live run prices gpt-4o, the replay has no cost to play
         if e["type"] == "finish":
             assert e["usage"].pop("costUsd") > 0
+    # each start names the model it ran (the replay its cassette)
+    assert [e.pop("model") for e in a if e["type"] == "start"] == ["openai:gpt-4o"]
+    assert [e.pop("model") for e in b if e["type"] == "start"] == [f"replay:{CASSETTE}"]
     assert [e["type"] for e in a] == [e["type"] for e in b]
     assert a == b
     assert any(e["type"] == "tool-update" for e in a)

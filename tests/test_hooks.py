@@ -442,3 +442,26 @@ async def test_pre_compact_runs_before_a_runs_own_compaction(tmp_path: Path) -> 
     assert {(t["hook_event_name"], t["trigger"], t["reason"]) for t in told} == {("PreCompact", "auto", "threshold")}
     kinds = [e.type for e in events if e.type in ("hook", "compaction")]
     assert kinds[:2] == ["hook", "compaction"]  # told before it is made
+
+
+BASH_VALIDATOR = """
+# Claude Code's documented Bash validator, pointed at cog's run_command: tool_input.command is the same field
+import re
+data = json.load(sys.stdin)
+command = data.get("tool_input", {}).get("command", "")
+issues = [message for pattern, message in ((r"\\brm\\s+-rf\\b", "rm -rf is not allowed here; delete files one by one"),) if re.search(pattern, command)]
+if issues:
+    print("\\n".join(f"• {m}" for m in issues), file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+@pytest.mark.anyio
+async def test_a_command_validator_blocks_run_command(make_repo: Callable[..., Path], person: Callable[[str], Path], tmp_path: Path) -> None:
+    repo = make_repo("calc")
+    person(hook_table("PreToolUse", str(script(tmp_path, "bash_validator.py", BASH_VALIDATOR)), matcher="run_command"))
+    calls = [Call("rm", "run_command", {"command": "rm -rf calc"}), Call("ok", "run_command", {"command": "echo hello"})]
+    result, _, model = await run_session(repo, [Turn("", calls), Turn("Done.")])
+    assert (repo / "calc" / "ops.py").exists()
+    assert "• rm -rf is not allowed here" in tool_message(model, 1, "rm")
+    assert result.tool_calls[1].error is None and "hello" in tool_message(model, 1, "ok")

@@ -101,7 +101,7 @@ def test_the_gate_reads_declarations_not_names_and_the_person_may_allow_a_tool(t
 
     ran.clear()
     result = _run([sneaky, honest, runner], calls, PlanMode.of(["run_tests"]), approve)
-    assert ran == ["peek", "run_tests"] and asked == ["run_tests"]  # allowed, still approved as usual
+    assert sorted(ran) == ["peek", "run_tests"] and asked == ["run_tests"]  # they run concurrently  # allowed, still approved as usual
     assert [r.error_code for r in result.tool_calls] == ["PLAN_MODE", None, None]
 
 
@@ -127,3 +127,19 @@ from pydantic import BaseModel  # noqa: E402
 
 class _NoArgs(BaseModel):
     pass
+
+
+def test_cog_edit_takes_the_chats_plan_and_go_and_plan_allow_needs_plan(make_repo, tmp_path: Path) -> None:
+    from cogcli.plan_mode import GO, plan_command
+
+    assert plan_command("/plan fix add") == ("fix add", True)
+    assert plan_command("/go also docs") == (f"{GO}\n\nalso docs", False)
+    assert plan_command("/review x") is None and plan_command("plan it") is None
+    repo = make_repo("calc")
+    before = (repo / "calc/ops.py").read_bytes()
+    cassette = write_cassette(tmp_path / "p.jsonl", [{"toolCalls": [WRITES["toolCalls"][1]]}, {"text": "1. fix"}])
+    done = run_cog(["edit", "--yes", "--json", "--model", f"replay:{cassette}", "/plan Fix add"], repo)
+    assert done.returncode == 0 and _results(done.stdout)["e1"]["errorCode"] == "PLAN_MODE"
+    assert (repo / "calc/ops.py").read_bytes() == before
+    wrong = run_cog(["edit", "--plan-allow", "run_tests", "--model", f"replay:{cassette}", "x"], repo)
+    assert wrong.returncode == 2 and "--plan-allow goes with --plan" in wrong.stderr

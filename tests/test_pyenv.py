@@ -350,3 +350,33 @@ def test_a_package_imported_only_inside_a_test_is_checked_at_the_end(tmp_path: P
     assert details["passed"] == 1  # it ran (the import came late), and its pass is not the verdict
     assert any(f["id"] == "src/unidiff" and os.path.realpath(unidiff.__file__) in f["text"] for f in details["failures"])
     assert "the tests imported unidiff from" in result["result"].split("\n\n")[1]
+
+
+def test_a_repository_with_no_project_gets_no_python_advice(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "notes\n", "data.txt": "1\n"})
+    _, result = run_tests_cli(repo)
+    notes = result["details"]["notes"]
+    assert not any("No project environment" in n or "pip install" in n for n in notes)
+    assert notes[0].startswith("No tests found: the workspace holds no project cog knows")
+
+
+def test_a_tox_env_with_pytest_is_the_project_s_python(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"tox.ini": "[tox]\nenvlist = py311\n"})
+    lint = make_env(repo / ".tox" / "lint")  # no pytest in it: not the one
+    py311 = make_env(repo / ".tox" / "py311")
+    (py311 / "lib" / "python3.11" / "site-packages" / "pytest").mkdir(parents=True)
+    found = pyenv.find_project_python(repo, repo)
+    assert (found.source, found.env) == ("tox", py311) and lint != py311
+
+
+def test_a_conda_env_named_by_environment_yml_is_asked_of_the_person_s_conda(tmp_path: Path, tools: Path) -> None:
+    env = make_env(tmp_path / "conda" / "envs" / "proj", cfg=False)
+    (env / "conda-meta").mkdir()
+    other = make_env(tmp_path / "conda" / "envs" / "other", cfg=False)
+    fake_tool(tools, "conda", json.dumps({"envs": [str(other), str(env)]}).replace('"', '\\"'))
+    repo = make_repo(tmp_path / "repo", {"environment.yml": "name: proj\nchannels: [conda-forge]\n"})
+    found = pyenv.find_project_python(repo, repo)
+    assert (found.source, found.env) == ("conda", env)
+    planted = make_repo(tmp_path / "planted", {"environment.yml": "name: proj\n", ".condarc": "channels: [evil]\n"})
+    refused = pyenv.find_project_python(planted, planted)
+    assert refused.fallback and refused.notes[0].startswith("conda was not asked")

@@ -1,7 +1,7 @@
 """`cog undo` (issue 9 §4) after real `cog edit` runs (replayed cassettes): the files come back
 byte for byte, --dry-run prints the reverse diff and writes nothing, a file changed since the
 run is refused by name with nothing written, created files are deleted, CRLF/BOM/mode survive,
-and only the last run of a thread is undone, once."""
+and a thread is walked back run by run, each run once."""
 
 from __future__ import annotations
 
@@ -180,7 +180,9 @@ def test_undo_takes_the_last_run_of_the_named_thread(calc: Path, tmp_path: Path)
     assert run_cog(["edit", "--model", model, "--thread", thread_id, "Document sub"], calc).returncode == 0
     assert run_cog(["undo", thread_id[:12]], calc).returncode == 0
     assert snapshot(calc) == fixed  # the second run is undone, the fix of the first is kept
-    assert run_cog(["undo", thread_id], calc).returncode == 2
+    assert run_cog(["undo", thread_id], calc).returncode == 0  # again: walks back the first run too
+    again = run_cog(["undo", thread_id], calc)
+    assert again.returncode == 2 and "undone already" in again.stderr
 
 
 def test_no_such_thread_and_no_runs_exit_2(calc: Path, tmp_path: Path) -> None:

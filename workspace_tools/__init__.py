@@ -2,7 +2,7 @@
 
 >>> tools = workspace_tools("path/to/repo", test_command=None)
 >>> [t.name for t in tools]
-['read_file', 'list_files', 'search_text', 'edit_file', 'write_file', 'git_status', 'git_diff', 'run_tests']
+['read_file', 'list_files', 'search_text', 'edit_file', 'write_file', 'move_file', 'delete_file', 'git_status', 'git_diff', 'run_tests', 'run_command']
 
 Every path argument goes through :meth:`Workspace.resolve`; each tool returns
 ``tool_output(content, details, presentation)`` so the model, the app and any client each get
@@ -36,6 +36,9 @@ def workspace_tools(
     journal: Journal | None = None,
     test_runner: str | None = None,
     only: Collection[str] | None = None,
+    allow: Sequence[str] = (),
+    command_network: bool = False,
+    command_timeout: float | None = None,
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
@@ -50,6 +53,10 @@ def workspace_tools(
     is where ``edit_file`` and ``write_file`` record each change before making it, so ``cog undo``
     works after a crash; without one they record nothing. ``only`` keeps the tools of those names
     (in the same order) and imports only their modules: ``cog tool NAME`` starts faster.
+    ``run_command`` runs shell commands in the same sandbox as the tests; ``allow`` are the
+    person's patterns of commands that run without asking (:mod:`cogcli.allow`),
+    ``command_network`` the person's choice to give commands the network, ``command_timeout``
+    the most one command may take. ``move_file`` and ``delete_file`` record in ``journal`` too.
     """
     from workspace_tools.secret_files import SecretPolicy
 
@@ -82,6 +89,23 @@ def workspace_tools(
 
         return write_file_tool(workspace, secrets=secrets, journal=journal)
 
+    def move_file() -> Tool[Any]:
+        from workspace_tools.move import move_file_tool
+
+        return move_file_tool(workspace, secrets=secrets, journal=journal)
+
+    def delete_file() -> Tool[Any]:
+        from workspace_tools.delete import delete_file_tool
+
+        return delete_file_tool(workspace, secrets=secrets, journal=journal)
+
+    def run_command() -> Tool[Any]:
+        from cogcli.allow import AllowList
+        from workspace_tools.run_command import run_command_tool
+
+        return run_command_tool(workspace, sandbox=sandbox, max_timeout=command_timeout, allow=AllowList.of(allow),
+                                network=command_network)
+
     def git_status() -> Tool[Any]:
         from workspace_tools.git import git_status_tool
 
@@ -97,10 +121,10 @@ def workspace_tools(
 
         return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner)
 
-    makers = [read_file, list_files, search_text, edit_file, write_file]
+    makers = [read_file, list_files, search_text, edit_file, write_file, move_file, delete_file]
     if include_git:
         makers += [git_status, git_diff]
-    makers.append(run_tests)
+    makers += [run_tests, run_command]
     return [make() for make in makers if only is None or make.__name__ in only]
 
 

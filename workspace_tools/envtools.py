@@ -95,8 +95,8 @@ def _last_path(out: str, base: Path) -> str | None:
 def _conda_env(out: str, base: Path) -> str | None:
     """The person's conda environment named as ``environment.yml`` says, from ``env list --json``."""
     wanted = conda_env_name(base)
-    try:
-        envs = json.loads(out).get("envs")
+    try:  # from the JSON object on: a notice printed before it is not the answer
+        envs = json.loads(out[out.index("{"):]).get("envs")
     except (ValueError, AttributeError):
         return None
     for env in envs if isinstance(envs, list) else ():

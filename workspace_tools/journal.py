@@ -18,8 +18,15 @@ after a kill or a full disk at any point, ``cog undo`` finds every change the ru
     ...
     changes = read_journal(workspace_root, message_id)   # what cog undo reads
 
-The folder holds copies of the files as they were (like the files themselves: local, in ``.cog/``
-which git ignores). Only the newest :data:`KEEP_RUNS` runs are kept.
+The folder holds copies of the files as they were and as the change made them (like the files
+themselves: local, in ``.cog/`` which git ignores). Only the newest :data:`KEEP_RUNS` runs are kept.
+
+Every record is signed (an HMAC-SHA256 over the workspace, the run, the record's number, path, mode
+and the hashes of both sides) with the person's key in their state folder, outside the workspace
+(:mod:`workspace_tools.journal_key`). ``.cog/`` can be written by what runs in the repository (a test
+without the sandbox); a record it planted does not verify, :func:`read_run` sets it aside, and undo
+never acts on it. A delete is ``record(path, before=…, after=None, …)``; a move is a delete of the
+old path and a create (``before=None``) of the new one.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from pathlib import Path
 
 from cogcli.errors import ErrorCode, ToolCallError
 from workspace_tools import hostfiles
+from workspace_tools.journal_key import KeyUnusable, journal_key, sign, verify
 
 JOURNAL_DIR = (".cog", "journal")
 #: runs whose journal is kept; older ones are removed when a run begins
@@ -57,6 +65,8 @@ class Change:
     mode: int | None
     #: sha256 of the bytes the change writes; None: the change deletes the file
     after_sha256: str | None
+    #: the bytes the change writes, when kept (to show what differs when a file changed since)
+    after: bytes | None = None
 
     def is_after(self, data: bytes | None) -> bool:
         if data is None or self.after_sha256 is None:
@@ -76,6 +86,7 @@ class Journal:
         self._lock = threading.Lock()
         self._run_fd: int | None = None
         self._seq = 0
+        self._key = b""
         self.message_id: str | None = None
         self.error: str | None = None
 
@@ -89,16 +100,18 @@ class Journal:
             try:
                 if not _SAFE_ID.match(message_id) or not _SAFE_ID.match(thread_id):
                     raise JournalError(f"unusable run id {message_id!r}")
+                self._key = journal_key()
                 base = _open_dirs(self.root, JOURNAL_DIR, create=True)
                 try:
                     _prune(base, keep=KEEP_RUNS - 1)
                     os.mkdir(message_id, 0o700, dir_fd=base)
                     self._run_fd = os.open(message_id, _DIR_FLAGS, dir_fd=base)
+                    self._seq = 0
                 finally:
                     os.close(base)
                 _write_file(self._run_fd, "run.json", json.dumps({"threadId": thread_id, "messageId": message_id}).encode())
                 self.error = None
-            except (OSError, JournalError) as exc:
+            except (OSError, JournalError, KeyUnusable) as exc:
                 self.error = _why(exc)
                 self.close()
 
@@ -123,20 +136,24 @@ class Journal:
                 )
             self._seq += 1
             seq = self._seq
-            meta = {
+            meta: dict[str, object] = {
                 "seq": seq,
                 "path": path,
                 "exists": before is not None,
                 "mode": mode,
                 "after": None if after is None else sha256(after),
             }
+            assert self.message_id is not None
+            meta["mac"] = sign(self._key, _signed(self.root, self.message_id, meta, before))
             name = f"{seq:06d}"
             try:
                 if before is not None:
                     _write_file(self._run_fd, f"{name}.before", before)
+                if after is not None:
+                    _write_file(self._run_fd, f"{name}.after", after)
                 _write_file(self._run_fd, f"{name}.json", json.dumps(meta).encode())
             except OSError as exc:
-                for leftover in (f"{name}.before", f"{name}.json"):
+                for leftover in (f"{name}.before", f"{name}.after", f"{name}.json"):
                     try:
                         os.unlink(leftover, dir_fd=self._run_fd)
                     except OSError:
@@ -154,20 +171,37 @@ class Journal:
         with self._lock:
             if self._run_fd is None:
                 return
-            for name in (f"{seq:06d}.json", f"{seq:06d}.before"):
+            for name in (f"{seq:06d}.json", f"{seq:06d}.before", f"{seq:06d}.after"):
                 try:
                     os.unlink(name, dir_fd=self._run_fd)
                 except OSError:
                     pass
 
 
+@dataclass(frozen=True)
+class RunRecords:
+    """What a run's journal holds: the records cog signed, in order, and the names of any that do
+    not verify (planted, altered, or signed with a key since replaced): never acted on."""
+
+    changes: list[Change]
+    rejected: list[str]
+
+
 def read_journal(root: str | Path, message_id: str) -> list[Change] | None:
-    """The changes recorded for the run ``message_id``, in order; None when it has no journal."""
+    """The changes cog recorded (and signed) for the run ``message_id``, in order; None when it has
+    no journal."""
+    run = read_run(root, message_id)
+    return None if run is None else run.changes
+
+
+def read_run(root: str | Path, message_id: str) -> RunRecords | None:
+    """The run's journal: its verified changes and the records set aside; None when it has none."""
     if not _SAFE_ID.match(message_id):
         return None
+    resolved = Path(root).resolve()
     try:
-        base = _open_dirs(Path(root).resolve(), JOURNAL_DIR, create=False)
-    except OSError:
+        base = _open_dirs(resolved, JOURNAL_DIR, create=False)
+    except (OSError, JournalError):
         return None
     try:
         try:
@@ -177,19 +211,52 @@ def read_journal(root: str | Path, message_id: str) -> list[Change] | None:
     finally:
         os.close(base)
     try:
+        names = sorted(n for n in os.listdir(run_fd) if re.fullmatch(r"\d{6}\.json", n))
+        try:
+            key: bytes | None = journal_key() if names else None
+        except KeyUnusable:
+            key = None
         changes: list[Change] = []
-        for name in sorted(n for n in os.listdir(run_fd) if re.fullmatch(r"\d{6}\.json", n)):
+        rejected: list[str] = []
+        for name in names:
             try:
                 meta = json.loads(_read_file(run_fd, name))
                 before = _read_file(run_fd, name[:-5] + ".before") if meta["exists"] else None
-                changes.append(Change(int(meta["seq"]), str(meta["path"]), before, meta.get("mode"), meta.get("after")))
-            except (OSError, ValueError, KeyError, TypeError):
+                if key is None or meta.get("seq") != int(name[:-5]) or not verify(key, _signed(resolved, message_id, meta, before), meta.get("mac")):
+                    rejected.append(name)
+                    continue
+                after = _kept_after(run_fd, name[:-5] + ".after", meta.get("after"))
+                changes.append(Change(int(meta["seq"]), str(meta["path"]), before, meta.get("mode"), meta.get("after"), after))
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 # a record cut by a kill: its .json is written last (and atomically), so the
                 # file change it announces was never started
                 continue
-        return changes
+        return RunRecords(changes, rejected)
     finally:
         os.close(run_fd)
+
+
+def _signed(root: Path, message_id: str, meta: dict[str, object], before: bytes | None) -> dict[str, object]:
+    """What a record's MAC covers: the workspace, the run, and every field undo acts on."""
+    return {
+        "v": 1,
+        "root": str(root),
+        "messageId": message_id,
+        "seq": meta["seq"],
+        "path": meta["path"],
+        "exists": meta["exists"],
+        "mode": meta["mode"],
+        "before": None if before is None else sha256(before),
+        "after": meta["after"],
+    }
+
+
+def _kept_after(run_fd: int, name: str, digest: object) -> bytes | None:
+    try:
+        data = _read_file(run_fd, name)
+    except OSError:
+        return None
+    return data if isinstance(digest, str) and sha256(data) == digest else None
 
 
 # --- files ----------------------------------------------------------------------------------

@@ -132,10 +132,12 @@ async def run_process_group(
     on_output: Sink,
     extra_pipe: tuple[int, int, Sink] | None = None,
     term_grace: float = TERM_GRACE,
+    on_stderr: Sink | None = None,
 ) -> int:
     """Run ``argv`` in a new process group and return its exit code (negative: killed by that signal).
 
-    stdout and stderr (merged) go to ``on_output`` chunk by chunk. ``extra_pipe`` is
+    stdout and stderr (merged) go to ``on_output`` chunk by chunk; with ``on_stderr``, stderr goes
+    there instead, read apart. ``extra_pipe`` is
     ``(read_fd, write_fd, sink)``: ``write_fd`` is passed to the child (its number stays the same)
     and ``read_fd`` is drained into ``sink``; both are closed here. Sinks run on the event loop's
     thread, in the order the bytes arrived. Cancelling the caller kills the whole group
@@ -150,7 +152,7 @@ async def run_process_group(
             list(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.STDOUT if on_stderr is None else subprocess.PIPE,
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
@@ -172,6 +174,9 @@ async def run_process_group(
                 async with anyio.create_task_group() as readers:
                     assert process.stdout is not None
                     readers.start_soon(_pump_stream, process.stdout, on_output)
+                    if on_stderr is not None:
+                        assert process.stderr is not None
+                        readers.start_soon(_pump_stream, process.stderr, on_stderr)
                     if read_fd is not None:
                         readers.start_soon(_pump_fd, read_fd, extra_pipe[2])  # type: ignore[index]
                 drained.set()

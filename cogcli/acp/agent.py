@@ -23,7 +23,7 @@ from typing import Any
 
 import acp
 from acp import schema as acp_schema
-from acp.helpers import update_tool_call
+from acp.helpers import update_agent_message_text, update_tool_call
 
 from cogcli.acp.commands import announce, command_instruction
 from cogcli.acp.listing import ListingMixin
@@ -52,6 +52,7 @@ STOP_REASONS: dict[str, str] = {
     RunStatus.ABORTED: "cancelled",
     RunStatus.DENIED: "refusal",
     RunStatus.ERROR: "end_turn",
+    RunStatus.BUDGET_EXCEEDED: "max_tokens",
 }
 
 
@@ -72,6 +73,8 @@ class AcpOptions:
     no_instructions: bool = False
     #: --yes: every call runs, nobody is asked
     yes: bool = False
+    #: --max-tokens, --max-cost: what each prompt's run may spend
+    budget: tuple[int | None, float | None] = (None, None)
 
 
 def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, dict[str, str]]]:
@@ -153,6 +156,19 @@ class _Session:
     mode: str = ASK
 
 
+async def _slash_command(opened: _Session, text: str) -> str | None:
+    """The reply to a prompt that is ``/undo [RUN]`` or ``/rewind [N [both|code|conversation]]``
+    (:mod:`cogcli.rewind`), walking the session's thread back; None for an instruction."""
+    if not text.lstrip().startswith(("/undo", "/rewind")):
+        return None
+    import anyio
+
+    from cogcli.rewind import slash_reply
+
+    store_has = opened.session.has_threads() and opened.session.store().resolve_id(opened.id) == opened.id
+    return await anyio.to_thread.run_sync(slash_reply, opened.session, opened.id if store_has else None, text)
+
+
 class CogAgent(ModesMixin, ListingMixin):
     """The ACP agent: ``initialize``, ``session/new``, ``session/load``, ``session/list``,
     ``session/prompt``, ``session/set_mode``, ``session/cancel`` (see :mod:`cogcli.acp`)."""
@@ -212,7 +228,7 @@ class CogAgent(ModesMixin, ListingMixin):
         texts = {(s.entry.message_id or f"msg_{s.seq}"): s.entry.content for s in entries if isinstance(s.entry, UserEntry)}
         mapper = EventMapper(opened.root, opened.session.run_tools, user_texts=texts)
         for event in events_from_entries(session_id, entries):
-            for update in mapper.updates(event):
+            for update in [*mapper.updates(event), *filter(None, [plan_update(event)])]:  # the plans it made, too
                 await self.conn.session_update(session_id, update)
         announce(self.conn, session_id, opened.root)
         return acp.LoadSessionResponse(modes=mode_state(opened.mode))
@@ -251,6 +267,7 @@ class CogAgent(ModesMixin, ListingMixin):
                 sandbox_writable=opts.sandbox_writable,
                 context_window=opts.context_window,
                 instructions=not opts.no_instructions,
+                max_tokens=opts.budget[0], max_cost=opts.budget[1],
             )
             if editor_env:
                 settings = replace(settings, mcp_env=editor_env)
@@ -302,6 +319,10 @@ class CogAgent(ModesMixin, ListingMixin):
         instruction = instruction_of(prompt, opened.root)
         if not instruction.strip():
             raise _error(INVALID_PARAMS, "the prompt is empty; say what to do")
+        reply = await _slash_command(opened, instruction)  # /undo, /rewind: no model turn
+        if reply is not None:
+            await self.conn.session_update(opened.id, update_agent_message_text(reply))
+            return acp.PromptResponse(stop_reason="end_turn")
         instruction = await command_instruction(self, opened, instruction)  # /plan, /go, custom commands
         if instruction is None:  # a mode switch alone
             return acp.PromptResponse(stop_reason="end_turn")

@@ -32,6 +32,15 @@ BUILT_IN = [
         name="go", description="Leave plan mode and carry out the plan",
         input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="a note for the agent")),
     ),
+    # answered by cogcli.rewind, with no model turn (see cogcli.acp.agent._slash_command)
+    acp_schema.AvailableCommand(
+        name="undo", description="Put back the files of the newest run not undone yet (again: walk further back); the model is told",
+        input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="a run number to walk back to (optional)")),
+    ),
+    acp_schema.AvailableCommand(
+        name="rewind", description="List this session's runs; with N, walk back to before run N (files and conversation)",
+        input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="N [both|code|conversation]")),
+    ),
 ]
 
 

@@ -37,7 +37,7 @@ from acp.helpers import (
 )
 
 from cogcli.approvals import describe
-from cogcli.details import file_argument, file_change_diff, line_argument, read_test_report
+from cogcli.details import file_argument, file_change_diff, line_argument, read_output_lines, read_test_report
 from cogcli.diffstat import hunk_sides
 from cogcli.output import content_text
 from cogcli.presentation import ToolPresentation
@@ -45,6 +45,9 @@ from cogcli.shown import visible
 
 #: the tools a mapper reads declarations from (a session's :meth:`~cogcli.session.Session.run_tools`)
 ToolLookup = Callable[[], Iterable[Any]]
+
+#: lines of a running command's output each update carries
+OUTPUT_LINES = 40
 
 #: the ACP tool kinds (``schema.ToolKind``): a tool declaring anything else is drawn as "other"
 TOOL_KINDS = frozenset(get_args(acp_schema.ToolKind))
@@ -162,6 +165,8 @@ class EventMapper:
         #: a stored run's instruction by its message id (a replay draws it as the user's message)
         self.user_texts = dict(user_texts or {})
         self.calls: dict[str, _Call] = {}
+        #: a running command's last output lines, sent whole with each update (a terminal's view)
+        self.output: dict[str, list[str]] = {}
 
     def tool(self, name: str) -> Any:
         return next((t for t in self.tools() if getattr(t, "name", None) == name), None)
@@ -207,9 +212,14 @@ class EventMapper:
         if event.content is None:
             return []
         text = event.content if isinstance(event.content, str) else content_text(event.content)
+        lines = read_output_lines(event.details, event.content)
+        if lines is not None:  # a command's output: the whole tail so far, as a terminal shows it
+            tail = self.output[event.tool_call_id] = [*self.output.get(event.tool_call_id, []), *lines][-OUTPUT_LINES:]
+            text = "```console\n" + "\n".join(tail) + "\n```"
         return [update_tool_call(event.tool_call_id, status="in_progress", content=[tool_content(text_block(text))])]
 
     def _result(self, event: Any) -> list[Any]:
+        self.output.pop(event.tool_call_id, None)
         state = self.calls.pop(event.tool_call_id, None)
         arguments = state.arguments if state is not None else None
         failed = event.error is not None or event.error_code is not None

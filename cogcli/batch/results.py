@@ -66,6 +66,8 @@ class TaskResult(BaseModel):
     #: which attempt this is for the id (1 on the first run)
     attempt: int = 1
     finished_at: str | None = None
+    #: the final answer parsed against --output-schema (None without one, or when it never matched)
+    output: Any = None
     #: warnings cog gave while the task ran (redacted; escape them before showing them)
     notes: list[str] = Field(default_factory=list)
 
@@ -127,7 +129,7 @@ class Layout:
         try:
             name = f"{task_id}.jsonl"
             _unlink_at(fd, name)
-            handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+            handle = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
         finally:
             os.close(fd)
         return os.fdopen(handle, "wb")

@@ -48,6 +48,10 @@ class BatchOptions:
     pass_env: tuple[str, ...] = ()
     #: the setup command may reach the network (``--setup-network``: the person's); the tests never do
     setup_network: bool = False
+    #: every task's budgets and the JSON Schema (the object, read once by the command) its answer must match
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    output_schema: dict[str, Any] | None = None
     #: the folder relative task paths are read from (the task file's)
     base: Path = field(default_factory=Path.cwd)
 
@@ -166,8 +170,10 @@ def _run_task(
         except Exception as exc:  # never a traceback: the task's result says what broke
             log.debug("task %s failed", task.id, exc_info=True)
             result.error = f"the task failed: {type(exc).__name__}: {exc}"
-        if result.error is None and result.tests and (result.tests.get("errors") or result.tests.get("failed")):
-            result.error = _tests_cause(events)
+        if result.tests and (result.tests.get("errors") or result.tests.get("failed")):
+            cause = _tests_cause(events)  # why, first: no project environment, an interpreter that could not start
+            if cause and cause not in (result.error or ""):
+                result.error = cause + (f"\n{result.error}" if result.error else "")
         if base is not None:
             try:
                 patch = make_patch(checkout, base, [f["path"] for f in result.files_changed])
@@ -210,6 +216,9 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
         timeout=options.timeout,
         sandbox=options.sandbox,
         pass_env=passed,
+        max_tokens=options.max_tokens,
+        max_cost=options.max_cost,
+        output_schema=options.output_schema,
     )
     result.model = settings.model
     if task.setup:
@@ -232,6 +241,7 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
     result.tests = dict(run.tests) if run.tests is not None else None
     result.thread_id = run.thread_id
     result.error = run.error or run.tests_error
+    result.output = run.structured_output
     if str(run.status) == "aborted":
         result.exit_code = 130
 
@@ -339,7 +349,7 @@ def _tests_cause(events: IO[bytes]) -> str | None:
             event = json.loads(line)
         except ValueError:
             continue
-        if isinstance(event, dict) and event.get("type") == "tool-result" and event.get("name") == "run_tests":
+        if isinstance(event, dict) and event.get("type") == "tool-result" and event.get("toolName") == "run_tests":
             notes = ((event.get("details") or {}).get("notes") or []) if isinstance(event.get("details"), dict) else []
             return str(notes[0]) if notes else None
     return None

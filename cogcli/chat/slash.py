@@ -5,7 +5,9 @@ from __future__ import annotations
 
 #: name → (argument, what it does), in the order /help lists them
 COMMANDS: dict[str, tuple[str, str]] = {
-    "/undo": ("", "put back the files the last run changed"),
+    "/undo": ("", "put back the files of the newest run not undone yet (again: walk further back); the model is told"),
+    "/rewind": ("[N [both|code|conversation]]", "list the thread's runs; with N, walk back to before run N (files and conversation)"),
+    "/allowed": ("[drop TOOL|clear]", "what [a]lways allowed for this chat session; drop asks again"),
     "/diff": ("", "what this session changed: each file its runs wrote, as it was before them against now"),
     "/model": ("PROVIDER:MODEL", "use this model from the next instruction on (no argument: say which is used)"),
     "/compact": ("", "summarize the conversation now; the model reads the summary instead of it from then on"),

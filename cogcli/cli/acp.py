@@ -7,6 +7,8 @@ import typer
 
 from cogcli.cli.app import (
     AllowSecretOption,
+    MaxCostOption,
+    MaxTokensOption,
     PassEnvOption,
     SandboxOption,
     SandboxWritableOption,
@@ -33,6 +35,8 @@ def acp_command(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Run every call without asking (default: the editor asks before a call that writes files or runs code).")] = False,
     no_instructions: Annotated[bool, typer.Option("--no-instructions", help="Read no AGENTS.md (nor ~/.config/cog/AGENTS.md).")] = False,
     context_window: Annotated[Optional[int], typer.Option("--context-window", min=1024, max=10_000_000, metavar="TOKENS", help="The model's context window in tokens (default: as cog edit).", show_default=False)] = None,
+    max_tokens: MaxTokensOption = None,
+    max_cost: MaxCostOption = None,
 ) -> None:
     """Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim).
 
@@ -74,6 +78,7 @@ def acp_command(
         context_window=context_window,
         no_instructions=no_instructions,
         yes=yes,
+        budget=(max_tokens, max_cost),
     )
     received = anyio.run(serve_stdio, options)
     raise typer.Exit(128 + received if received else 0)

@@ -27,7 +27,8 @@ EXIT_CODES = """\b
 Exit codes:
   0    done, and the last test run (if any) passed
   1    the run finished but the task failed: an error, the step limit, failing tests,
-       or calls refused approval (finish status denied)
+       calls refused approval (finish status denied), a budget spent (--max-tokens,
+       --max-cost: status budget_exceeded), no answer valid against --output-schema
   2    usage or configuration error (no model, unknown provider, missing API key)
   130  interrupted by Ctrl-C: the run stops, its thread is saved (continue: --thread ID)
   143  terminated by SIGTERM: the same as Ctrl-C
@@ -129,6 +130,37 @@ PassEnvOption = Annotated[
         show_default=False,
     ),
 ]
+MaxTokensOption = Annotated[
+    Optional[int],
+    typer.Option("--max-tokens", min=1, metavar="N", help="Stop the run (exit 1, status budget_exceeded) at the first model response that takes it past N tokens, input and output.", show_default=False),
+]
+MaxCostOption = Annotated[
+    Optional[float],
+    typer.Option("--max-cost", min=0.000001, metavar="USD", help="Stop the run (exit 1, status budget_exceeded) at the first model response that takes its cost past USD dollars (needs the model's price: cog's table or [prices] in cog.toml).", show_default=False),
+]
+OutputSchemaOption = Annotated[
+    Optional[Path],
+    typer.Option("--output-schema", metavar="FILE", help="The final answer must be JSON valid against the JSON Schema in FILE (an invalid one goes back to the model, 3 tries); finish.output holds it. Never valid: exit 1, OUTPUT_SCHEMA_INVALID.", show_default=False),
+]
+AllowOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--allow",
+        metavar="PATTERN",
+        help="Let run_command run commands matching PATTERN without asking, e.g. --allow 'ruff *' --allow 'make lint' "
+        "(repeatable; also COG_ALLOW='ruff *;make lint'). Only one simple command matches: nothing chained with ; && | "
+        "or holding $ ` < >.",
+        show_default=False,
+    ),
+]
+CommandNetworkOption = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--command-network/--no-command-network",
+        help="Give run_command's commands the host's network (default: none; COG_COMMAND_NETWORK=1).",
+        show_default=False,
+    ),
+]
 SandboxWritableOption = Annotated[
     Optional[list[str]],
     typer.Option(
@@ -208,8 +240,21 @@ def resume_gc() -> None:
         gc.enable()
 
 
+def _version(value: bool) -> None:
+    """``cog --version``: the package's version, with nothing but cogcli/__init__.py imported."""
+    if value:
+        from cogcli import __version__
+
+        typer.echo(f"cog {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _main(ctx: typer.Context, verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False) -> None:
+def _main(
+    ctx: typer.Context,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False,
+    version: Annotated[bool, typer.Option("--version", help="Print cog's version and exit.", is_eager=True, callback=_version)] = False,
+) -> None:
     _setup_logging(verbose)
     if ctx.invoked_subcommand not in BRIEF_COMMANDS:
         resume_gc()

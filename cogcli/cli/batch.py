@@ -97,6 +97,9 @@ def run(
     pass_env: Annotated[Optional[list[str]], typer.Option("--pass-env", metavar="NAME", help="A variable tasks may pass to their setup and tests when their \"env\" names it (repeatable; never one named like a credential).", show_default=False)] = None,
     setup_network: Annotated[bool, typer.Option("--setup-network", help="Let each task's setup command reach the network (to install dependencies); it stays in the sandbox otherwise, and the tests never get the network.")] = False,
     rerun: Annotated[Optional[str], typer.Option("--rerun", metavar="failed", help="failed: run the tasks that failed or erred again too.", show_default=False)] = None,
+    output_schema: Annotated[Optional[Path], typer.Option("--output-schema", metavar="FILE", help="Each task's final answer must be JSON valid against this JSON Schema; it is the result's output.", show_default=False)] = None,
+    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", min=1, metavar="N", help="Each task's run stops past N tokens (status failed, run_status budget_exceeded).", show_default=False)] = None,
+    max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, metavar="USD", help="Each task's run stops past USD dollars (needs the model's price).", show_default=False)] = None,
 ) -> None:
     from cogcli.cli.app import fail
 
@@ -110,11 +113,20 @@ def run(
     from cogcli.errors import ConfigError
 
     tasks_file = tasks.expanduser().resolve()
+    schema = None
+    if output_schema is not None:  # read once here: every task (and a Ray node) gets the schema itself
+        from cogcli.structured import OutputSchema
+
+        try:
+            schema = OutputSchema.load(output_schema.expanduser()).schema
+        except ConfigError as exc:
+            fail(exc.message)
     request = BatchRequest(
         tasks_file=tasks_file,
         out=out.expanduser().resolve(),
         options=BatchOptions(model=model, max_steps=max_steps, timeout=timeout, sandbox=sandbox, base=tasks_file.parent,
-                             pass_env=tuple(pass_env or ()), setup_network=setup_network),
+                             pass_env=tuple(pass_env or ()), setup_network=setup_network,
+                             max_tokens=max_tokens, max_cost=max_cost, output_schema=schema),
         workers=workers or default_workers(),
         ray=ray is not None,
         ray_address=None if ray in (None, "local") else ray,
@@ -138,6 +150,8 @@ def run(
 def report(
     out: Annotated[Path, typer.Argument(metavar="DIR", help="A batch's output folder (its --out).", show_default=False)],
     json_flag: Annotated[bool, typer.Option("--json", help="The report as one JSON object.")] = False,
+    swebench: Annotated[bool, typer.Option("--swebench", help="SWE-bench predictions instead: one JSON line a task (instance_id = the task id, model_name_or_path, model_patch).")] = False,
+    model_name: Annotated[Optional[str], typer.Option("--model-name", metavar="NAME", help="With --swebench: the model_name_or_path (default cog/<the task's model>).", show_default=False)] = None,
 ) -> None:
     """The summary of a batch's results: tasks per status, tests, tokens and cost, the slowest
     tasks, the ones that did not pass. Reads DIR/results.jsonl, so it works while the batch runs."""
@@ -147,6 +161,14 @@ def report(
         fail(f"{out} holds no results.jsonl: name the --out folder of a batch")
     import json
 
+    if swebench:
+        from cogcli.batch.swebench import predictions_jsonl
+
+        try:
+            typer.echo(predictions_jsonl(out, model_name=model_name), nl=False)
+        except (OSError, ValueError) as exc:
+            fail(f"cannot read the batch's patches: {exc}", 1)
+        return
     from cogcli.batch.report import report as make_report, table
 
     data = make_report(out)

@@ -13,6 +13,11 @@ from cogcli.cli.app import (
     Format,
     FormatOption,
     JsonOption,
+    MaxCostOption,
+    MaxTokensOption,
+    OutputSchemaOption,
+    AllowOption,
+    CommandNetworkOption,
     PassEnvOption,
     SandboxOption,
     SandboxWritableOption,
@@ -42,6 +47,8 @@ def edit(
     allow_secret: AllowSecretOption = None,
     pass_env: PassEnvOption = None,
     sandbox_writable: SandboxWritableOption = None,
+    allow: AllowOption = None,
+    command_network: CommandNetworkOption = None,
     approval: Annotated[
         Optional[ApprovalMode],
         typer.Option(
@@ -59,6 +66,9 @@ def edit(
     plan: Annotated[bool, typer.Option("--plan", help='Plan mode: only tools that change nothing run (reads, searches); the model ends with a plan. Run it with cog edit --last "go".')] = False,
     plan_allow: Annotated[Optional[list[str]], typer.Option("--plan-allow", metavar="TOOL", help="With --plan: let this tool run too though it is not read-only, e.g. run_tests (repeatable; COG_PLAN_ALLOW=a,b).", show_default=False)] = None,
     context_window: Annotated[Optional[int], typer.Option("--context-window", min=1024, max=10_000_000, metavar="TOKENS", help="The model's context window, 1024 to 10,000,000 tokens (default: COG_CONTEXT_WINDOW, context_window in cog.toml or [tool.cog], else known models' own or what the server reports).", show_default=False)] = None,
+    output_schema: OutputSchemaOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_cost: MaxCostOption = None,
 ) -> None:
     """Run the coding agent on INSTRUCTION in this repository.
 
@@ -90,11 +100,16 @@ def edit(
             allow_secrets=list(allow_secret or []),
             pass_env=list(pass_env or []),
             sandbox_writable=list(sandbox_writable or []),
+            allow=list(allow or []),
+            command_network=command_network,
             instruction_file=instruction_file,
             last=last,
             cwd=(directory or Path.cwd()).expanduser().resolve(),
             context_window=context_window,
             no_instructions=no_instructions,
+            output_schema=output_schema,
+            max_tokens=max_tokens,
+            max_cost=max_cost,
             plan=plan,
             plan_allow=plan_allow_names(plan_allow),
         )

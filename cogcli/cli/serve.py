@@ -7,6 +7,8 @@ import typer
 
 from cogcli.cli.app import (
     DirectoryOption,
+    MaxCostOption,
+    MaxTokensOption,
     app,
     fail,
     workspace,
@@ -60,6 +62,8 @@ def serve_command(
     host: Annotated[str, typer.Option("--host", metavar="HOST", help="Address to listen on; anything but loopback is reachable from other machines (a warning says so).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on (0: one the system picks).")] = 0,
     model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="Model for runs that name none (default: COG_MODEL, then model in cog.toml or [tool.cog]).", show_default=False)] = None,
+    max_tokens: MaxTokensOption = None,
+    max_cost: MaxCostOption = None,
 ) -> None:
     """Serve runs over HTTP with server-sent events, and the Studio page that draws them.
 
@@ -71,6 +75,7 @@ def serve_command(
     """
     from cogcli.commands.serve import run_serve
 
-    raise typer.Exit(run_serve(workspace(directory), host=host, port=port, model=model))
+    limits = {"max_tokens": max_tokens, "max_cost": max_cost}
+    raise typer.Exit(run_serve(workspace(directory), host=host, port=port, model=model, limits={k: v for k, v in limits.items() if v is not None}))
 
 

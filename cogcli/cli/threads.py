@@ -3,6 +3,7 @@ behind, drawn again, described or put back."""
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -101,21 +102,45 @@ def thread_show(
     raise typer.Exit(show_command(workspace(directory), thread_id, renderer(fmt, json_flag)))
 
 
+@thread_app.command("export")
+def thread_export(
+    thread_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="The thread's id or a unique prefix (default with --last: the most recent).", show_default=False)] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", metavar="atif|jsonl", help="atif: an ATIF trajectory (Harbor's format, one JSON document); jsonl: its events, one a line.")] = "atif",
+    last: Annotated[bool, typer.Option("--last", help="The most recent thread of this workspace.")] = False,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE", help="Write it to FILE instead of stdout.", show_default=False)] = None,
+    directory: DirectoryOption = None,
+) -> None:
+    """Export a stored thread for another tool: an ATIF trajectory (Harbor, Terminal-Bench) or its events."""
+    from cogcli.commands.thread import export_command
+
+    if fmt not in ("atif", "jsonl"):
+        fail(f"--format must be atif or jsonl, got {fmt!r}")
+    if bool(thread_id) == last:
+        fail("name the thread: cog thread export ID, or cog thread export --last")
+    raise typer.Exit(export_command(workspace(directory), thread_id, fmt, output))
+
 
 @app.command("undo")
 def undo_cmd(
-    thread_id: Annotated[Optional[str], typer.Argument(metavar="[THREAD_ID]", help="The thread whose last run to undo (default: the last run here).", show_default=False)] = None,
+    thread_id: Annotated[Optional[str], typer.Argument(metavar="[THREAD_ID]", help="The thread to walk back (default: the thread of the last run here).", show_default=False)] = None,
+    to: Annotated[Optional[str], typer.Option("--to", metavar="RUN", help="Walk back every run from the newest to this one (its number in `cog thread show`, or its message id).", show_default=False)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the reverse diff; change nothing.")] = False,
+    conversation: Annotated[bool, typer.Option("--conversation", help="Also rewind the conversation: the model no longer reads the undone runs.")] = False,
+    conversation_only: Annotated[bool, typer.Option("--conversation-only", help="Rewind the conversation only; leave the files as they are.")] = False,
     directory: DirectoryOption = None,
 ) -> None:
-    """Put back the files a run changed, from its write-ahead journal (else the diffs its thread kept).
+    """Put back the files the newest run not yet undone changed; again walks further back, run by run.
+
+    Acts only on the undo records cog signed for the run. A file changed since (by you, or a run
+    not undone) is refused, showing what differs, and nothing is written. By default the next
+    run is told what was undone; --conversation drops the undone runs from what the model reads.
 
     \b
     Exit codes: 0 reverted, 1 refused (a file changed since the run; nothing
-    was written), 2 no such thread or nothing to undo.
+    was written), 2 no such thread or run, or nothing to undo.
     """
     from cogcli.commands.undo import undo_command
 
-    raise typer.Exit(undo_command(workspace(directory), thread_id, dry_run=dry_run))
-
-
+    if conversation and conversation_only:
+        fail("--conversation and --conversation-only: pick one (--conversation puts the files back too)")
+    raise typer.Exit(undo_command(workspace(directory), thread_id, to=to, dry_run=dry_run, code=not conversation_only, conversation=conversation or conversation_only))

@@ -14,6 +14,7 @@ from cogcli.cli.app import (
     Format,
     FormatOption,
     JsonOption,
+    CommandNetworkOption,
     PassEnvOption,
     SandboxOption,
     SandboxWritableOption,
@@ -39,6 +40,7 @@ def tool_command(
     allow_secret: AllowSecretOption = None,
     pass_env: PassEnvOption = None,
     sandbox_writable: SandboxWritableOption = None,
+    command_network: CommandNetworkOption = None,
 ) -> None:
     """Call one workspace tool directly (no model), drawn like a call in a run.
 
@@ -46,12 +48,13 @@ def tool_command(
       cog tool read_file path=calc/ops.py
       cog tool run_tests
       cog tool run_tests paths=tests/test_a.py -- -x --lf     (after --: the test runner's own options)
+      cog tool run_command command="ruff check ."
       cog tool edit_file --args '{"path": "a.py", "old_text": "x", "new_text": "y"}'
     """
     from cogcli.commands.tool import call_tool
 
     root = workspace(directory)
-    options = (test_command, timeout, sandbox.value if sandbox else None, allow_secret, pass_env, sandbox_writable)
+    options = (test_command, timeout, sandbox.value if sandbox else None, allow_secret, pass_env, sandbox_writable, command_network)
     # only the tool called is made (and its module imported); all of them when there is no such
     # tool, so that the error lists them
     session = _session(root, *options, only=[name])
@@ -88,6 +91,7 @@ def _session(
     allow_secrets: list[str] | None = None,
     pass_env: list[str] | None = None,
     sandbox_writable: list[str] | None = None,
+    command_network: bool | None = None,
     only: list[str] | None = None,
 ) -> Any:
     """A session of the workspace for direct calls, its tools made (``only``: just those)."""
@@ -98,7 +102,7 @@ def _session(
     try:
         settings = load_settings(
             root, test_command=test_command, timeout=timeout, sandbox=sandbox, allow_secrets=allow_secrets,
-            pass_env=pass_env, sandbox_writable=sandbox_writable,
+            pass_env=pass_env, sandbox_writable=sandbox_writable, command_network=command_network,
         )
         session = Session(settings, only=only)
         session.tools  # noqa: B018 (made now: a sandbox that cannot be had is a usage error here)

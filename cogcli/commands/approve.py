@@ -192,7 +192,10 @@ class TerminalApprover:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.reader = LineReader(fd)
+        #: tools answered ``a``: asked no more (``cog chat`` shares one set over its session)
         self.always: set[str] = set()
+        #: how long an ``a`` answer holds, as the question and its outcome say it
+        self.scope = "in this run"
         term = os.environ.get("TERM", "")
         #: cursor movement to erase an answered question (not on a dumb terminal)
         self.erase = term != "dumb"
@@ -203,7 +206,7 @@ class TerminalApprover:
         for a in approvals:
             if a.tool_name in self.always:
                 decisions[a.tool_call_id] = True
-                self._write(self._outcome(a, True, f"always for {a.tool_name} in this run") + "\n")
+                self._write(self._outcome(a, True, f"always for {a.tool_name} {self.scope}") + "\n")
                 continue
             answer = await self._ask(a)
             if answer is None:  # the terminal went away
@@ -226,7 +229,7 @@ class TerminalApprover:
         whole = question_body(a, max_lines=None, width=width - 1)
         lines = [fit(f"cog wants to: {visible(a.description, one_line=True)} ({effects})", width - 1)]
         lines += self._painted(body)
-        prompt = fit(f"Allow? [y]es, [n]o, [a]lways for {visible(a.tool_name, one_line=True)} in this run"
+        prompt = fit(f"Allow? [y]es, [n]o, [a]lways for {visible(a.tool_name, one_line=True)} {self.scope}"
                      f"{', [v]iew all' if len(whole) > len(body) else ''}: ", width - 1)
         answer = await self._key("".join(line + "\n" for line in lines) + prompt, view=len(whole) > len(body))
         erase = self.erase
@@ -238,7 +241,7 @@ class TerminalApprover:
             self._write(f"\r\x1b[{len(lines)}A\x1b[J")
         else:
             self._write("\n")
-        note = "the terminal was closed" if answer is None else f"always for {a.tool_name} in this run" if answer == "a" else None
+        note = "the terminal was closed" if answer is None else f"always for {a.tool_name} {self.scope}" if answer == "a" else None
         self._write(self._outcome(a, answer in ("y", "a"), note) + "\n")
         return answer
 

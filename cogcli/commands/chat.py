@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cogcli.rewind import allowed_text, rewind_text, undo_text
 from cogcli.chat.slash import COMMANDS, help_text, parse, unknown_text
 from cogcli.chat.status import ChatState
 from cogcli.commands.approve import make_approver, quiet_approvals
@@ -54,6 +55,9 @@ class ChatOptions:
     last: bool = False
     context_window: int | None = None
     no_instructions: bool = False
+    #: each line's run may spend at most this (--max-tokens, --max-cost)
+    max_tokens: int | None = None
+    max_cost: float | None = None
 
 
 def run_chat(opts: ChatOptions) -> int:
@@ -104,7 +108,8 @@ def _note_once(note: str) -> None:
 
 
 def _setting_flags(opts: ChatOptions, model: str | None = None) -> dict[str, Any]:
-    return {"model": model or opts.model, "context_window": opts.context_window, "instructions": not opts.no_instructions}
+    return {"model": model or opts.model, "context_window": opts.context_window, "instructions": not opts.no_instructions,
+            "max_tokens": opts.max_tokens, "max_cost": opts.max_cost}
 
 
 def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:
@@ -144,6 +149,8 @@ class Chat:
         self.state = state
         #: Ctrl-C was pressed on an empty line (once more leaves)
         self.interrupted = False
+        #: tools answered [a]lways: asked no more for the rest of the chat session (/allowed lists them)
+        self.always: set[str] = set()
         from cogcli.custom_commands import builtin_names, load_commands
 
         #: ``/NAME`` commands of .agents/commands and ~/.config/cog/commands (never a built-in's name)
@@ -231,11 +238,13 @@ class Chat:
         from cogcli.plan_mode import PlanMode, plan_allow_names
 
         renderer = make_renderer("text")
-        try:  # each run its own approver, as cog edit's: an "always" answer holds for that run only
+        try:  # each run its own approver; an "always" answer holds for the chat session (/allowed)
             approve = make_approver("ask")
         except ConfigError as exc:
             say(exc.message)
             return
+        if hasattr(approve, "always"):
+            approve.always, approve.scope = self.always, "for this chat session"  # type: ignore[union-attr]
         quiet_approvals(renderer, approve)
         output = _ChatOutput(renderer, self.state)
         try:
@@ -266,7 +275,11 @@ class Chat:
         elif name == "/model":
             await self.switch_model(argument)
         elif name == "/undo":
-            self.undo()
+            _print(undo_text(self.session, self.state.thread_id))
+        elif name == "/rewind":
+            _print(rewind_text(self.session, self.state.thread_id, argument))
+        elif name == "/allowed":
+            _print(allowed_text(self.always, argument))
         elif name == "/diff":
             self.diff()
         elif name == "/compact":
@@ -319,23 +332,6 @@ class Chat:
         self.state.model = str(settings.model)
         self.state.window = None
         _print(f"model: {visible(self.state.model, one_line=True)} from the next instruction on")
-
-    def undo(self) -> None:
-        from cogcli.commands.undo import _files
-        from cogcli.undo import UndoRefused
-
-        if not self.state.thread_id:
-            _print("nothing to undo: no run in this conversation yet")
-            return
-        try:
-            plan = self.session.undo(self.state.thread_id)
-        except UndoRefused as exc:
-            say(f"undo refused: {exc.message}")
-            return
-        except CogError as exc:
-            say(exc.message)
-            return
-        _print(visible(f"Put back {_files(plan)}"))
 
     def diff(self) -> None:
         from cogcli.chat.diff import session_diff

@@ -55,6 +55,9 @@ class EditOptions:
     pass_env: list[str] = field(default_factory=list)
     #: more paths tests may write in the sandbox (--sandbox-writable)
     sandbox_writable: list[str] = field(default_factory=list)
+    #: commands run_command runs unasked (--allow) and whether commands get the network (--command-network)
+    allow: list[str] = field(default_factory=list)
+    command_network: bool | None = None
     #: read the instruction from this file (--file); ``instruction == "-"`` reads stdin
     instruction_file: Path | None = None
     #: continue the most recent thread (--last)
@@ -65,6 +68,10 @@ class EditOptions:
     context_window: int | None = None
     #: --no-instructions: read no AGENTS.md (nor the personal file)
     no_instructions: bool = False
+    #: --output-schema FILE, --max-tokens N, --max-cost USD (:mod:`cogcli.structured`, :mod:`cogcli.budgets`)
+    output_schema: Path | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
     #: --plan: only tools that change nothing run; the run ends with a plan (``--last "go"`` runs it)
     plan: bool = False
     #: --plan-allow NAME: tools plan mode lets run though they are not read-only (run_tests)
@@ -105,6 +112,14 @@ def run_edit(opts: EditOptions) -> int:
         return _failed_before_run(opts.format, exc.message, "USAGE")
     if not opts.instruction.strip():
         return _failed_before_run(opts.format, 'the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"', "USAGE")
+    from cogcli.plan_mode import plan_command
+
+    if (planned := plan_command(opts.instruction)) is not None:  # "/plan …" as --plan, "/go" (with --last) runs the plan
+        opts.instruction, opts.plan = planned[0], opts.plan or planned[1]
+        if not opts.instruction.strip():
+            return _failed_before_run(opts.format, 'say what to plan: cog edit --plan "…" (or "/plan …")', "USAGE")
+    if opts.plan_allow and not opts.plan:
+        return _failed_before_run(opts.format, "--plan-allow goes with --plan (it lets a tool run in plan mode)", "USAGE")
     try:  # "/NAME args": a custom command (.agents/commands/NAME.md, ~/.config/cog/commands/NAME.md)
         from cogcli.custom_commands import expand_instruction
 
@@ -125,8 +140,13 @@ def run_edit(opts: EditOptions) -> int:
             allow_secrets=opts.allow_secrets,
             pass_env=opts.pass_env,
             sandbox_writable=opts.sandbox_writable,
+            allow=opts.allow,
+            command_network=opts.command_network,
             context_window=opts.context_window,
             instructions=not opts.no_instructions,
+            max_tokens=opts.max_tokens,
+            max_cost=opts.max_cost,
+            output_schema=opts.output_schema,
         )
         if opts.commit and settings.model is not None:
             from cogcli.commands.gitcommit import ensure_committable
@@ -162,7 +182,8 @@ def run_edit(opts: EditOptions) -> int:
         code = EXIT_OUTPUT_CLOSED
     thread_id = getattr(result, "thread_id", None) or renderer.summary.thread_id
     if thread_id and opts.format != "jsonl":
-        say(f'thread {thread_id} (continue it: cog edit{_workspace_flag(settings.root)} --thread {thread_id} "…")')
+        go = "carry out the plan" if opts.plan else "continue it"  # a plan-mode run changed nothing: say how to run its plan
+        say(f'thread {thread_id} ({go}: cog edit{_workspace_flag(settings.root)} --thread {thread_id} "{"go" if opts.plan else "…"}")')
     if opts.commit:
         code = _commit(settings, opts, result, code, hooks)
     return leave_lingering_tools(code)

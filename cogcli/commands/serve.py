@@ -43,7 +43,7 @@ def url_for(host: str, port: int, token: str) -> str:
     return f"http://{shown}:{port}/?token={token}"
 
 
-def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, model: str | None = None) -> int:
+def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, model: str | None = None, limits: dict[str, Any] | None = None) -> int:
     import uvicorn
 
     from cogcli.server.app import create_app
@@ -78,7 +78,7 @@ def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, model: str 
                 "token can run the agent in this workspace. Use --host 127.0.0.1 unless you mean that.\n"
             )
     token = new_token()
-    app = create_app(root, token=token, host=host, default_model=model)
+    app = create_app(root, token=token, host=host, default_model=model, limits=limits)
     registry = app.registry  # type: ignore[attr-defined]
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=60)
 

@@ -8,6 +8,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from typing import Any
+
 from cogcli.errors import ConfigError
 from cogcli.render import Renderer
 from cogcli.exit_codes import EXIT_OK, EXIT_USAGE
@@ -45,19 +47,68 @@ def list_command(root: Path, as_json: bool) -> int:
 
 def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
     from cogcli.memory import default_store_path, default_store
+    from cogcli.render.visible import visible
+    from cogcli.undo import thread_runs
 
     if not default_store_path(root).exists():
         return _fail(f"no thread {thread_id!r}: {root} has no stored threads yet")
     try:
         with default_store(root) as store:
             events = store.thread_events(thread_id)
+            found = store.resolve_id(thread_id)
+            runs = thread_runs(store.entries(found)) if found else []
     except ConfigError as exc:
         return _fail(exc.message)
     except (ValueError, RecursionError, sqlite3.Error, OSError) as exc:  # a damaged row, a damaged file
         return _fail(_damaged(default_store_path(root), thread_id, exc))
+    from cogcli.render.text import TextRenderer
+
+    headed = iter(runs)
     for event in events:
+        if isinstance(renderer, TextRenderer) and getattr(event, "type", None) == "start":
+            run = next(headed, None)
+            if run is not None:  # the number cog undo --to (and chat's /rewind) take
+                renderer.out.write(visible(run_heading(run), one_line=True) + "\n")
         renderer.handle(event)
     renderer.close()
+    return EXIT_OK
+
+
+def run_heading(run: Any) -> str:
+    """``── run 2 · msg_… · files undone ──``: a run's number for ``cog undo --to``, and what was undone."""
+    marks = [m for m, on in (("files undone", run.code_undone), ("conversation rewound", run.rewound)) if on]
+    return "── run " + " · ".join([str(run.number), str(run.message_id or "?"), *marks]) + " ──"
+
+
+def export_command(root: Path, thread_id: str | None, fmt: str, output: Path | None) -> int:
+    """``cog thread export [ID|--last] --format atif|jsonl``: the thread as an ATIF trajectory (one
+    JSON document) or as its events (JSON lines), on stdout or into ``output``."""
+    from cogcli.memory import default_store, default_store_path
+
+    if not default_store_path(root).exists():
+        return _fail(f"no threads in {root} yet (cog edit starts one)")
+    try:
+        with default_store(root) as store:
+            thread = store.get_thread(thread_id) if thread_id else store.last_thread()
+            if thread is None:
+                return _fail(f"no thread {thread_id!r} (list them with `cog thread list`)" if thread_id else f"no threads in {root} yet")
+            if fmt == "atif":
+                from cogcli.atif import trajectory
+
+                text = json.dumps(trajectory(thread.id, thread.entries, model=thread.model), indent=2, ensure_ascii=False) + "\n"
+            else:
+                text = "".join(json.dumps(e.to_wire(), ensure_ascii=False) + "\n" for e in store.thread_events(thread.id))
+    except ConfigError as exc:
+        return _fail(exc.message)
+    except (ValueError, RecursionError, sqlite3.Error, OSError) as exc:
+        return _fail(_damaged(default_store_path(root), thread_id or "", exc))
+    if output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return _fail(f"cannot write {output} ({exc.strerror or exc}): check that its folder exists and is writable")
     return EXIT_OK
 
 

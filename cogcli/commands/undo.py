@@ -1,5 +1,5 @@
-"""``cog undo [THREAD_ID]``: put back the files the last run of a thread changed (by default the
-thread of the last run in this workspace), or with ``--dry-run`` print the reverse diff."""
+"""``cog undo [THREAD_ID] [--to RUN]``: walk a thread back run by run (by default the thread of
+the last run in this workspace), or with ``--dry-run`` print the reverse diff."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ def _say(message: str) -> None:
     say(message)  # paths and names from the workspace: control characters escaped
 
 
-def undo_command(root: Path, thread_id: str | None, *, dry_run: bool = False) -> int:
+def undo_command(root: Path, thread_id: str | None, *, to: str | None = None, dry_run: bool = False, code: bool = True, conversation: bool = False) -> int:
     """0 reverted (or, dry run, would revert), 1 refused (a file changed since the run; nothing
-    written), 2 no such thread or nothing to undo."""
+    written), 2 no such thread or run, or nothing to undo."""
     from cogcli.session import Session
     from cogcli.undo import NothingToUndo, UndoRefused
 
     try:
         with Session(root) as session:
-            plan = session.undo(thread_id, dry_run=dry_run)
+            plan = session.undo(thread_id, to=to, dry_run=dry_run, code=code, conversation=conversation)
     except NothingToUndo as exc:
         _say(exc.message)
         return EXIT_USAGE
@@ -33,17 +33,13 @@ def undo_command(root: Path, thread_id: str | None, *, dry_run: bool = False) ->
     except ConfigError as exc:
         _say(exc.message)
         return EXIT_USAGE
+    for note in plan.notes:
+        _say(f"note: {note}")
     if dry_run:
         diff = plan.reverse_diff()  # as it is for a pipe (git apply); escaped for a person's terminal
         sys.stdout.write(visible(diff) if sys.stdout.isatty() else diff)
         sys.stdout.flush()
-        _say(f"dry run: undoing thread {plan.thread_id} would revert {_files(plan)}; nothing was written")
+        _say(f"dry run: {plan.summary(would=True)}; nothing was written")
         return EXIT_OK
-    _say(f"reverted {_files(plan)} (thread {plan.thread_id})")
+    _say(plan.summary())
     return EXIT_OK
-
-
-def _files(plan: object) -> str:
-    files = getattr(plan, "files")
-    names = ", ".join(f"{f.path} (deleted)" if f.deletes else f.path for f in files)
-    return f"{len(files)} file{'s' if len(files) != 1 else ''}: {names}"

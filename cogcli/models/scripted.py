@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 
 from cogcli.errors import ModelError
-from cogcli.models.base import Message, ModelStreamEvent, ToolSpec
+from cogcli.models.base import Message, ModelStreamEvent, ToolSpec, UsageReport
 from cogcli.models.replay import play_turn
 
 
@@ -46,7 +46,8 @@ class Call:
 class Turn:
     text: str = ""
     calls: Sequence[Call] = ()
-    usage: tuple[int, int] = (10, 5)
+    #: (input, output) tokens, or a whole report (with cache counts and a cost)
+    usage: tuple[int, int] | UsageReport = (10, 5)
 
     def events(self) -> list[ModelStreamEvent]:
         """Text in 4-character deltas, each call's arguments in 7-character fragments, then usage."""

@@ -17,6 +17,7 @@ from cogcli.details import (
     diff_text,
     file_argument,
     file_touched,
+    read_output_lines,
     read_test_progress,
     read_test_report,
     run_notes,
@@ -27,6 +28,7 @@ from cogcli.details import (
 from cogcli.diffstat import DiffStat, diff_stats
 
 __all__ = [
+    "read_output_lines",
     "tests_not_run",
     "ERROR_LINE_LIMIT",
     "MAX_FAILURES_SHOWN",

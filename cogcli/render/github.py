@@ -35,7 +35,7 @@ from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import visible
 from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, changes_view_lines, error_lines, error_text, failure_lines, row_text
 from cogcli.render.hook_line import hook_text
-from cogcli.render.text import compaction_text, instructions_text, update_text
+from cogcli.render.text import compaction_text, instructions_text, output_lines, update_text
 
 
 def escape_data(text: str) -> str:
@@ -205,6 +205,10 @@ class GithubRenderer:
             if s.tests.failures_not_listed:  # the details keep the first failures, the total counts them all
                 out.append(f"- … and {s.tests.failures_not_listed} more")
             out.append("")
+        for error in s.errors:  # why the run failed: a budget spent, an answer never valid, the model's error
+            out += [f"**Error** `{error.code or 'ERROR'}`: {first_line(error.message)}", ""]
+        if s.finish is not None and s.finish.output is not None:  # the answer valid against --output-schema
+            out += ["**Output**", "", "```json", *output_lines(s.finish.output), "```", ""]
         if s.final_text.strip():
             out += ["<details><summary>Final message</summary>", "", s.final_text.strip(), "", "</details>", ""]
         return "\n".join(out) + "\n"

@@ -204,6 +204,8 @@ class RunSummary:
         did not end well says so first: ``Failed · 2 steps · 1 test failed, 2 passed · 40 tokens``."""
         parts = [self.outcome_word()]
         reason = STATUS_REASONS.get(self.status) if self.status is not None else None
+        if self.status == RunStatus.BUDGET_EXCEEDED and self.finish is not None and self.finish.budget is not None:
+            reason = budget_words(self.finish.budget)
         if reason is not None:
             parts.append(reason)
         steps = self.finish.steps if self.finish is not None else 0
@@ -227,6 +229,13 @@ class RunSummary:
         if used:
             parts.append(used)
         return " · ".join(parts)
+
+
+def budget_words(budget: Any) -> str:
+    """``past its budget of 10,000 tokens`` / ``past its budget of $0.50``."""
+    if budget.kind == "tokens":
+        return f"past its budget of {int(budget.limit):,} tokens"
+    return f"past its budget of ${budget.limit:g}" + (" (a cost was unknown)" if budget.used is None else "")
 
 
 def usage_words(usage: Usage | None, model: str | None = None) -> str | None:

@@ -37,7 +37,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 from cogcli.events import (
     HookEvent,
@@ -63,6 +63,7 @@ from cogcli.render.details import (
     changes_view_diff,
     diff_text,
     first_line,
+    read_output_lines,
     read_test_progress,
     read_test_report,
     run_notes,
@@ -70,6 +71,7 @@ from cogcli.render.details import (
     sandbox_note,
 )
 from cogcli.render.hook_line import hook_text
+from cogcli.render.live_output import OUTPUT_PREFIX, OutputTails, live_block
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import showing_live_line, visible
 
@@ -293,6 +295,16 @@ def compaction_text(event: CompactionEvent) -> str:
     return f"· Context compacted{why}: {', '.join(what) or 'nothing dropped'} · {event.tokens_before:,} → {event.tokens_after:,} tokens{window}"
 
 
+def output_lines(value: Any) -> list[str]:
+    """A run's structured output (``finish.output``) as indented JSON lines, control characters
+    escaped (it is the model's text)."""
+    import json
+
+    from cogcli.shown import visible
+
+    return [visible(line) for line in json.dumps(value, indent=2, ensure_ascii=False).splitlines()]
+
+
 class TextRenderer:
     """Feed it wire events with :meth:`handle`; call :meth:`close` at the end."""
 
@@ -323,7 +335,8 @@ class TextRenderer:
         self.broken = False
         self._printed_texts: set[str] = set()
         self._lock = threading.RLock()
-        self._live: str | None = None  # what the in-place row shows now
+        self._live: str | None = None  # what the in-place row shows now (a command's: lines below it too)
+        self._tails = OutputTails()
         #: the head and counts of each test run that has counted on this terminal (its live line keeps them)
         self._counting: dict[str, tuple[str, TestProgress]] = {}
         self._pending: tuple[str, TestProgress | None, str | None] | None = None  # a redraw held back by the throttle
@@ -343,8 +356,11 @@ class TextRenderer:
                 if event.content is not None or event.details is not None or event.presentation is not None:
                     call = self.summary.call(event.tool_call_id)
                     progress = read_test_progress(event.details) if self.tty else None
+                    output = read_output_lines(event.details, event.content)
                     last = first_line(event.content, 200) if isinstance(event.content, str) else None
-                    if progress is not None:  # on a terminal a test run's line counts, with a bar
+                    if output is not None:  # a command's output: the last lines under its row (live_output)
+                        self._output(event, call, output)
+                    elif progress is not None:  # on a terminal a test run's line counts, with a bar
                         self._counting[event.tool_call_id] = (self._test_head(event, call), progress)
                         self._progress(*self._counting[event.tool_call_id], last)
                     elif event.tool_call_id in self._counting and last:
@@ -353,6 +369,7 @@ class TextRenderer:
                     else:
                         self._progress(update_text(event, call))
             elif isinstance(event, ToolResultEvent):
+                self._tails.end(event.tool_call_id or event.id)
                 self._result(self.summary.call(event.tool_call_id or event.id))
             elif isinstance(event, ErrorEvent):
                 self._print_texts()
@@ -372,6 +389,11 @@ class TextRenderer:
                     self._line(f"? {a.description or a.tool_name} — needs approval")
             elif isinstance(event, FinishEvent):
                 self._print_texts()
+                if event.output is not None:  # the answer valid against --output-schema, as JSON
+                    self._line("")
+                    self._line(self._style("Output:", "bold"))
+                    for line in output_lines(event.output):
+                        self._line(line)
                 self._line("")
                 self._line(self._style(self.summary.line(), "bold"))
 
@@ -434,6 +456,13 @@ class TextRenderer:
         if self.show_content and result.error is None and diff is None and report is None and result.result is not None:
             for line in content_text(result.result).rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + line)
+
+    def _output(self, event: ToolUpdateEvent, call: Call, lines: list[str]) -> None:
+        if not self.tty:  # a log: each line once, in order
+            for line in lines:
+                self._line(self._style(OUTPUT_PREFIX + line, "dim"))
+            return
+        self._progress(live_block(self._test_head(event, call), self._tails.add(call.id, lines)))
 
     def _test_head(self, event: ToolUpdateEvent, call: Call) -> str:
         """The words a running test run's live line starts with: the call's own label and detail
@@ -529,8 +558,12 @@ class TextRenderer:
         self._last_draw = now
         width = max(10, (self.width or shutil.get_terminal_size((100, 24)).columns) - 1)
         room = width - len(UPDATE_PREFIX)
-        words = visible(text)
-        shown = UPDATE_PREFIX + (running_tests_line(words, tests, room, last=last) if tests is not None else cut_to(words, room))
+        if tests is None and "\n" in text and self.color:  # a command's row and its last lines: each cut to a line
+            head, *below = text.split("\n")
+            shown = "\n".join([UPDATE_PREFIX + cut_to(visible(head), room), *(cut_to(visible(line), width) for line in below)])
+        else:
+            words = visible(text.split("\n")[0])
+            shown = UPDATE_PREFIX + (running_tests_line(words, tests, room, last=last) if tests is not None else cut_to(words, room))
         self._erase()
         self._write(self._style(shown, "dim"))
         self._live = shown
@@ -539,8 +572,9 @@ class TextRenderer:
     def _erase(self) -> None:
         if self._live is None:
             return
-        # with colour: carriage return + "erase line"; without (NO_COLOR): overwrite with spaces
-        self._write("\r\x1b[2K" if self.color else "\r" + " " * columns(self._live) + "\r", raw=True)
+        # with colour: carriage return + "erase line" (and the lines above it); without (NO_COLOR): overwrite with spaces
+        up = self._live.count("\n")
+        self._write("\r\x1b[2K" + "\x1b[1A\x1b[2K" * up if self.color else "\r" + " " * columns(self._live) + "\r", raw=True)
         self._live = None
         showing_live_line(None)
 

@@ -6,7 +6,9 @@
     GET  /api/runs/{runId}/events           text/event-stream (Last-Event-ID resumes)
     POST /api/runs/{runId}/approvals        {"toolCallId", "approved", "reason"?}
     POST /api/runs/{runId}/abort
-    GET  /api/threads                       stored threads, newest first (``undone``: its last run was undone)
+    GET  /api/threads                       stored threads, newest first (``undone``: its last run was undone;
+                                            ``undoneRuns``: the messageId of every run walked back)
+    POST /api/threads/{threadId}/undo       {"to"?, "conversation"?, "dryRun"?} → the runs walked back, the files put back
     GET  /api/threads/{threadId}/events     a stored thread as wire events (JSON array, or SSE)
     GET  /api/workspace                     the workspace served and its default model
 """
@@ -65,6 +67,14 @@ class StartRun(_Body):
     approval: Literal["ask", "auto"] = "ask"
 
 
+class UndoRequest(_Body):
+    #: walk back to before this run (its number or messageId); default: the newest run not undone
+    to: str | None = None
+    #: also rewind the conversation (the model no longer reads the undone runs)
+    conversation: bool = False
+    dry_run: bool = False
+
+
 class Answer(_Body):
     tool_call_id: str
     approved: bool
@@ -95,9 +105,10 @@ async def _body(request: Request, model: type[_Body]) -> Any:
         raise RunError(400, "INVALID_REQUEST", f"{where}: {first.get('msg')}") from None
 
 
-def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None) -> ASGIApp:
-    """The ASGI app serving ``root``: every ``/api/`` request needs ``Authorization: Bearer token``."""
-    registry = RunRegistry(root, default_model=default_model)
+def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None, limits: dict[str, Any] | None = None) -> ASGIApp:
+    """The ASGI app serving ``root``: every ``/api/`` request needs ``Authorization: Bearer token``;
+    ``limits``: every run's budgets (``max_tokens``, ``max_cost``)."""
+    registry = RunRegistry(root, default_model=default_model, limits=limits)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -172,6 +183,14 @@ def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model
         body = b"[" + b",".join(data for _, data in events) + b"]"
         return Response(body, media_type="application/json")
 
+    async def undo(request: Request) -> Response:
+        thread_id = request.path_params["thread_id"]
+        body = await _body(request, UndoRequest)
+        busy = registry.busy(thread_id)
+        if busy is not None:
+            raise RunError(409, "THREAD_BUSY", f"thread {thread_id} has a run in flight ({busy.id}); wait for its finish or abort it")
+        return JSONResponse(await anyio.to_thread.run_sync(_undo, root, thread_id, body))
+
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"cache-control": "no-store"})
 
@@ -189,6 +208,7 @@ def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model
         Route("/api/runs/{run_id}/abort", route(abort), methods=["POST"]),
         Route("/api/threads", route(threads), methods=["GET"]),
         Route("/api/threads/{thread_id}/events", route(thread_events), methods=["GET"]),
+        Route("/api/threads/{thread_id}/undo", route(undo), methods=["POST"]),
     ]
     async def not_found(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
@@ -239,7 +259,7 @@ def _threads(root: Path) -> list[dict[str, Any]]:
     """Stored threads, newest first, each with the files its runs changed and whether its last run
     was undone (``cog undo`` / ``Session.undo`` left its undo record after it)."""
     from cogcli.memory import default_store, default_store_path, events_from_entries
-    from cogcli.undo import last_run
+    from cogcli.undo import last_run, undone_runs
 
     if not default_store_path(root).exists():
         return []
@@ -263,9 +283,34 @@ def _threads(root: Path) -> list[dict[str, Any]]:
                     "updatedAt": info.updated_at,
                     "filesChanged": list(files.values()),
                     "undone": last_run(entries)[2],
+                    "undoneRuns": undone_runs(entries),
                 }
             )
     return out
+
+
+def _undo(root: Path, thread_id: str, body: UndoRequest) -> dict[str, Any]:
+    """``POST /api/threads/{id}/undo``: :meth:`Session.undo`, its plan as JSON; refusals as errors."""
+    from cogcli.session import Session
+    from cogcli.undo import NothingToUndo, UndoRefused
+
+    try:
+        with Session(root) as session:
+            plan = session.undo(thread_id, to=body.to, dry_run=body.dry_run, conversation=body.conversation)
+    except UndoRefused as exc:
+        raise RunError(409, exc.code, f"undo refused: {exc.message}") from None
+    except NothingToUndo as exc:
+        raise RunError(404 if exc.message.startswith("no thread") else 409, exc.code, exc.message) from None
+    except ConfigError as exc:
+        raise RunError(404, "NO_SUCH_THREAD", exc.message) from None
+    return {
+        "threadId": plan.thread_id,
+        "dryRun": body.dry_run,
+        "conversation": plan.conversation,
+        "runs": [{"number": r.number, "messageId": r.message_id, "title": r.title} for r in plan.runs],
+        "files": [{"path": f.path, "deleted": f.deletes, "created": f.creates} for f in plan.files],
+        "notes": plan.notes,
+    }
 
 
 def _thread_events(root: Path, thread_id: str) -> list[tuple[int, bytes]]:

@@ -167,9 +167,11 @@ def _same_thread(run: ServedRun, thread: str) -> bool:
 class RunRegistry:
     """Starts runs in ``task_group`` (set by the app's lifespan) and keeps them by id."""
 
-    def __init__(self, root: Path, *, default_model: str | None = None) -> None:
+    def __init__(self, root: Path, *, default_model: str | None = None, limits: dict[str, Any] | None = None) -> None:
         self.root = root
         self.default_model = default_model
+        #: what every run may spend (``cog serve --max-tokens/--max-cost``: ``load_settings``' keywords)
+        self.limits = dict(limits or {})
         self.runs: dict[str, ServedRun] = {}
         self.task_group: anyio.abc.TaskGroup | None = None
         self._tasks_done: dict[str, anyio.Event] = {}
@@ -187,6 +189,10 @@ class RunRegistry:
         self._sweep()
         return sorted(self.runs.values(), key=lambda r: r.started_at, reverse=True)
 
+    def busy(self, thread: str) -> ServedRun | None:
+        """The run in flight on ``thread`` (an id or its prefix), if any."""
+        return next((r for r in self.runs.values() if not r.finished and _same_thread(r, thread)), None)
+
     async def start(self, text: str, *, model: str | None, thread: str | None, approval: str) -> ServedRun:
         """Build the run as ``cog edit`` does, start it, and return once its ``start`` event is out
         (so its thread id is known). Raises :class:`RunError` when it cannot start."""
@@ -196,12 +202,12 @@ class RunRegistry:
         if self.task_group is None:
             raise RunError(503, "STOPPING", "the server is stopping; no new runs")
         if thread:
-            busy = next((r for r in self.runs.values() if not r.finished and _same_thread(r, thread)), None)
+            busy = self.busy(thread)
             if busy is not None:
                 raise RunError(409, "THREAD_BUSY", f"thread {busy.thread_id or thread} has a run in flight ({busy.id}); wait for its finish or abort it")
 
         def prepare() -> Session:
-            settings = load_settings(self.root, model=model or self.default_model)
+            settings = load_settings(self.root, model=model or self.default_model, **self.limits)
             if settings.model is None:  # named as a client of the server names one
                 raise ConfigError(NO_MODEL_MESSAGE.replace("cog edit --model", 'POST /api/runs {"model": …} or cog serve --model'))
             return Session.open(settings, interactive=False)  # never a prompt here

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
 from cogcli.errors import CogError, ConfigError, ErrorCode
 from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE, run_exit_code
-from cogcli.session.tools import make_model, make_tools
+from cogcli.session.tools import make_model, make_tools, run_limits, start_telemetry
 
 if TYPE_CHECKING:
     from cogcli.approvals import Approve
@@ -83,6 +83,7 @@ class Session:
         only: Collection[str] | None = None,
         make_tools: ToolMaker = make_tools,
         on_note: Callable[[str], None] = _say,
+        telemetry: Any = None,
     ) -> None:
         """``settings``: the workspace's, or its root (then read when a run or a tool first
         needs them: its threads need none); ``cwd``: where the person is (instruction files are
@@ -90,7 +91,9 @@ class Session:
         ``interactive``: ask on the terminal to approve the workspace's commands (None: when
         there is one; False: never, refuse unapproved ones); ``only``: the direct-call tools are
         just these; ``make_tools``: what makes the workspace tools (a front end adding its own
-        wraps :func:`make_tools`); ``on_note``: where notes about instruction files go (stderr)."""
+        wraps :func:`make_tools`); ``on_note``: where notes about instruction files go (stderr);
+        ``telemetry``: a :class:`cogcli.telemetry.Telemetry` for the runs' spans (None: one from the
+        environment when it asks for spans, ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``COG_OTEL=1``)."""
         self._settings = settings if isinstance(settings, Settings) else None
         self.root = settings.root if isinstance(settings, Settings) else Path(settings)
         self.cwd = cwd
@@ -101,6 +104,9 @@ class Session:
         self.on_note = on_note
         self.model: Any = None
         self.journal: Any = None
+        self.budget: Any = None
+        self.output_schema: Any = None
+        self.telemetry = telemetry
         #: the hook commands its runs run (:mod:`cogcli.hooks`), made by :meth:`prepare`
         self.command_hooks: Any = None
         self._run_tools: list[Tool[Any]] | None = None
@@ -138,10 +144,14 @@ class Session:
 
             source = settings.sources.get("mcp_servers", "pyproject.toml")
             require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=self.interactive, source=source)
+        self.budget, self.output_schema = run_limits(settings)  # the person's flags, checked before anything runs
         from cogcli.hooks.trust import session_hooks
 
         self.command_hooks = session_hooks(settings, interactive=self.interactive)  # the workspace's: only once approved
         self.model = make_model(settings, self.record)
+        self.telemetry = self.telemetry or start_telemetry()
+        if self.telemetry is not None:  # each model request a `chat {model}` span
+            self.model = self.telemetry.traced(self.model)
         from workspace_tools.journal import Journal
 
         self.journal = Journal(settings.root)  # bound to each run by its start event
@@ -241,12 +251,17 @@ class Session:
             instruction_files=project.files,
             nearby_instructions=project.nearby,
             context_window=project.window,
+            budget=self.budget,
+            output_schema=self.output_schema,
         )
         journal = self.journal
+        spans = self.telemetry.run_spans(settings.model) if self.telemetry is not None else None
 
         def handle(event: Any) -> None:
             if getattr(event, "type", None) == "start":  # before any tool of the run writes
                 journal.begin(event.thread_id, event.message_id)
+            if spans is not None:
+                spans.handle(event)
             if on_event is not None:
                 on_event(event)
 
@@ -342,13 +357,17 @@ class Session:
         """The stored threads of this workspace, newest first (none before the first run)."""
         return self.store().list_threads(limit) if self.has_threads() else []
 
-    def undo(self, thread_id: str | None = None, *, dry_run: bool = False) -> UndoPlan:
-        """Put back the files the last run of ``thread_id`` (default: the last run here) changed,
-        from its journal (else the diffs its thread kept), and note it in the thread; with
-        ``dry_run`` only plan it. Returns the plan. Raises :class:`~cogcli.undo.NothingToUndo`
-        (no run yet, no such thread, nothing changed, undone already), :class:`~cogcli.undo.UndoRefused`
-        (a file changed since: nothing written), :class:`ConfigError` (the store cannot be used)."""
-        from cogcli.memory import UndoEntry
+    def undo(
+        self, thread_id: str | None = None, *, to: str | None = None, dry_run: bool = False, code: bool = True, conversation: bool = False
+    ) -> UndoPlan:
+        """Walk ``thread_id`` (default: the thread of the last run here) back: its newest run that
+        changed files and is not undone yet, or with ``to`` (a run's number or message id) every run
+        back to that one. ``code``: put their files back from their signed journals; ``conversation``:
+        the model no longer reads their turns (without it, the next run is told what was undone).
+        Notes it in the thread; with ``dry_run`` only plans it. Returns the plan. Raises
+        :class:`~cogcli.undo.NothingToUndo` (no run yet, no such thread or run, nothing changed,
+        undone already), :class:`~cogcli.undo.UndoRefused` (a file changed since: nothing written),
+        :class:`ConfigError` (the store cannot be used)."""
         from cogcli.undo import NothingToUndo, apply_undo, plan_undo
 
         if not self.has_threads():
@@ -360,10 +379,10 @@ class Session:
                 raise NothingToUndo(f"no thread {thread_id!r} (list them with `cog thread list`)")
         else:
             thread = store.last_thread()
-        plan = plan_undo(self.root, thread)
+        plan = plan_undo(self.root, thread, to=to, code=code, conversation=conversation)
         if not dry_run:
             apply_undo(plan)
-            store.append(plan.thread_id, [UndoEntry(message_id=plan.message_id, files=[f.path for f in plan.files])])
+            store.append(plan.thread_id, plan.entries())
         return plan
 
     # --- closing ----------------------------------------------------------------------------
@@ -375,6 +394,8 @@ class Session:
             if self.model is not None:
                 await self.model.aclose()
         finally:
+            if self.telemetry is not None:
+                self.telemetry.shutdown()
             self.close()
 
     def close(self) -> None:

@@ -31,6 +31,7 @@ def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str]
         options["test_timeout"] = settings.timeout
     if settings.runner:
         options["test_runner"] = settings.runner
+    options.update(allow=settings.allow, command_network=settings.command_network, command_timeout=settings.timeout)
     tools = workspace_tools(settings.root, **options)
     if settings.timeout:
         tools = [dataclasses.replace(t, timeout=settings.timeout) for t in tools]
@@ -59,11 +60,41 @@ def make_model(settings: Settings, record: Path | None = None) -> Any:
     from cogcli.models import get_model
 
     assert settings.model is not None
-    model = get_model(
-        settings.model, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=settings.prices
-    )
+    prices = settings.prices
+    if settings.max_cost is not None:  # a workspace's prices never lift the person's cost budget
+        from cogcli.budgets import budget_prices
+
+        prices = budget_prices(settings.model, prices)
+    model = get_model(settings.model, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=prices)
     if record is not None:
         from cogcli.models.record import RecordingModel
 
         model = RecordingModel(model, record)
     return model
+
+
+def run_limits(settings: Settings) -> tuple[Any, Any]:
+    """The run's :class:`~cogcli.budgets.Budget` (None without one) and
+    :class:`~cogcli.structured.OutputSchema` (None without one); a ConfigError names a bad value,
+    a schema file that is not one, or a cost budget for a model whose price cog does not know."""
+    budget = schema = None
+    if settings.max_tokens is not None or settings.max_cost is not None:
+        from cogcli.budgets import Budget, check_cost_budget
+
+        budget = Budget(max_tokens=settings.max_tokens, max_cost=settings.max_cost)
+        if settings.max_cost is not None and settings.model is not None:
+            check_cost_budget(settings.model, settings.prices)
+    if settings.output_schema is not None:
+        from cogcli.structured import OutputSchema
+
+        given = settings.output_schema
+        schema = OutputSchema.load(given) if isinstance(given, Path) else OutputSchema.of(dict(given))
+    return budget, schema
+
+
+def start_telemetry() -> Any:
+    """A :class:`cogcli.telemetry.Telemetry` when the environment asks for spans, else None
+    (OpenTelemetry is imported only then)."""
+    from cogcli.telemetry import Telemetry, wanted
+
+    return Telemetry.from_environment() if wanted() else None

@@ -136,8 +136,10 @@ def detect(workspace: Workspace) -> list[Runner]:
             walk(child, depth + 1)
 
     walk(workspace.root, 0)
-    if not found:
-        found.append(PytestRunner(workspace, workspace.root))
+    if not found:  # no project cog knows: pytest may still find test_*.py files
+        fallback = PytestRunner(workspace, workspace.root)
+        fallback.no_project = True
+        found.append(fallback)
     return found
 
 

@@ -48,6 +48,17 @@ class _Test:
         self.subtests: list[dict[str, Any]] = []
 
 
+#: where the sandbox shows cog's Go build cache of the workspace (:func:`sandbox_build_cache`)
+SANDBOX_GOCACHE = "/tmp/cog-go-build"
+
+
+def sandbox_build_cache(workspace: Path) -> Path:
+    """The sandbox's Go build cache for ``workspace``: cog's own, one per workspace (a hostile repo
+    cannot poison the person's own builds through it); run_tests and run_command share it."""
+    digest = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cogcli" / "go-build" / digest
+
+
 def module_cache() -> Path:
     """Go's module cache as the person's environment places it (``GOMODCACHE``, else the first
     ``GOPATH`` entry's ``pkg/mod``, else ``~/go/pkg/mod``): the one part of ``GOPATH`` an offline
@@ -107,10 +118,8 @@ class GoRunner(Runner):
         inv.readable.append(module_cache())
         # the sandbox's build cache: cog's own, one per workspace (a hostile repo cannot poison the
         # person's own builds through it), bound writable at the same place inside
-        digest = hashlib.sha256(str(self.workspace.root).encode()).hexdigest()[:16]
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cogcli" / "go-build" / digest
-        inv.writable.append((cache, "/tmp/cog-go-build"))
-        inv.sandbox_env["GOCACHE"] = "/tmp/cog-go-build"
+        inv.writable.append((sandbox_build_cache(self.workspace.root), SANDBOX_GOCACHE))
+        inv.sandbox_env["GOCACHE"] = SANDBOX_GOCACHE
         return inv
 
     # -- the stream ---------------------------------------------------------------------------

@@ -49,6 +49,10 @@ class PytestRunner(Runner):
         "--confcutdir", "--pdb", "--trace", "--pdbcls", "--html", "--json-report-file", "--cov-report",
     )
 
+    #: run because the workspace holds no project cog knows (no marker of any runner): when it
+    #: finds no test either, it is no Python project, and gets no Python advice
+    no_project = False
+
     def __init__(self, workspace: Any, root: Path, base_argv: list[str] | None = None) -> None:
         super().__init__(workspace, root)
         #: a test_command that is pytest: its own options come first (``pytest -q -x``)
@@ -165,13 +169,16 @@ class PytestRunner(Runner):
     def finish(self, exit_code: int, report: Report, output: str) -> None:
         python = getattr(self, "python", "python")
         project: ProjectPython | None = getattr(self, "project", None)
-        if project is not None and project.guessed:
+        no_project = self.no_project and not report.tests and exit_code in (0, 5)
+        if project is not None and project.guessed and not no_project:
             report.headline.insert(0, project.fallback_note())
         if project is not None:
             report.notes += project.notes
             report.environment = project.as_details()
         if not report.started and exit_code != 0:
             message = _not_started(python, exit_code, output, project, getattr(self, "interpreter_notes", []))
+            if project is not None and project.guessed and NOT_STARTED not in output:
+                message = f"{project.fallback_note()}.\n{message}"  # the likely why, first
             for note in getattr(self, "interpreter_notes", []):
                 message += "\n" + note
             raise ToolCallError(message, code=ErrorCode.TOOL_ERROR)
@@ -194,6 +201,12 @@ class PytestRunner(Runner):
                 f"pytest stopped at {n} collection error{'s' if n > 1 else ''} in {', '.join(where)}: "
                 + (f"the {not_run} tests collected elsewhere did not run. " if not_run and exit_code == 2 else "")
                 + "Fix the import or syntax error first (or pass args=['--continue-on-collection-errors'] to run the rest)."
+            )
+        elif exit_code == 5 and no_project:
+            report.notes.append(
+                "No tests found: the workspace holds no project cog knows (pyproject.toml, setup.py, go.mod, Cargo.toml, "
+                "package.json …) and pytest found no test_*.py files. Add tests, or name the command that runs them "
+                "(test_command in cog.toml, or --test-command)."
             )
         elif exit_code == 5:
             report.notes.append(

@@ -166,8 +166,14 @@ def counts_text(counts: dict[str, int], warnings: int = 0, subtests: dict[str, i
 
 
 def report_words(r: Report) -> str:
-    """A report's counts as people read them: the runner's own summary when it gave one, else cog's."""
-    return r.summary or counts_text(r.counts, r.warnings, r.subtests)
+    """A report's counts as people read them: the runner's own summary when it gave one, else cog's
+    (``no tests ran (3 deselected)`` when none ran)."""
+    own = counts_text(r.counts, r.warnings, r.subtests)
+    if not r.summary:
+        return own
+    if not r.tests and r.summary != own:
+        return f"{own} ({r.summary})"
+    return r.summary
 
 
 def first_line(text: str) -> str:

@@ -387,6 +387,11 @@
         if (d.errors) bits.push(d.errors + ' errors');
         if (isInt(d.passed)) bits.push(d.passed + ' passed');
         box.append(el('div', { class: 'count' }, bits.join(' · ')));
+      } else if (this.output) {
+        // a running command: its last lines, as a terminal shows them (text only, never markup)
+        const term = el('pre', { class: 'terminal', 'data-block': 'terminal' }, this.output.join('\n'));
+        box.replaceChildren(term);
+        requestAnimationFrame(() => { term.scrollTop = term.scrollHeight; });
       } else if (d && typeof d === 'object' && isInt(d.line)) {
         box.append(el('div', { class: 'count' }, d.line + ' lines of output'));
       }
@@ -524,6 +529,10 @@
           const c = this.call(ev.toolCallId, ev.toolName);
           if (ev.arguments !== undefined) c.arguments = ev.arguments;
           if (ev.content !== undefined || ev.details !== undefined) { c.update = ev; c.updates++; }
+          if (ev.details && isInt(ev.details.lines) && isInt(ev.details.line) && typeof ev.content === 'string') {
+            // a command's output lines: kept (the last 200) for the terminal block under the row
+            c.output = (c.output || []).concat(ev.content.split('\n')).slice(-200);
+          }
           if (ev.presentation) c.updatePresentation = ev.presentation;
           this.mark(c);
           break;
@@ -683,12 +692,36 @@
       abort.disabled = true;
       try { await api('/api/runs/' + encodeURIComponent(runId) + '/abort', { method: 'POST' }); } catch (err) { setText(abort, err.message); }
     });
-    view.onFinish = (ev) => { setText(badge, ev.status); badge.className = 'badge ' + ev.status; abort.remove(); };
+    view.onFinish = (ev) => {
+      setText(badge, ev.status); badge.className = 'badge ' + ev.status; abort.remove();
+      if (info.threadId && (ev.filesChanged || []).length) app.append(undoButton(info.threadId, ev.messageId));
+    };
     window.cogView = view;
     await streamEvents('/api/runs/' + encodeURIComponent(runId) + '/events', (ev) => view.handle(ev), (state, err) => {
       setConn(state);
       if (state === 'error') app.append(el('p', { class: 'notice bad' }, err.message));
     });
+  }
+
+  // Undo on a finished run: puts back the files it (and every later run not undone) changed;
+  // refused, with what differs, when a file changed since
+  function undoButton(threadId, messageId) {
+    const button = el('button', { class: 'btn deny undo', type: 'button', 'data-message-id': messageId || '',
+      title: 'Put back the files this run and any later run changed (a file changed since is refused, never overwritten)' }, 'Undo');
+    const problem = el('div', { class: 'error', hidden: true });
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      problem.hidden = true;
+      try {
+        await api('/api/threads/' + encodeURIComponent(threadId) + '/undo', { method: 'POST', body: JSON.stringify(messageId ? { to: messageId } : {}) });
+        location.href = withToken('/threads/' + encodeURIComponent(threadId));
+      } catch (err) {
+        setText(problem, err.message);
+        problem.hidden = false;
+        button.disabled = false;
+      }
+    });
+    return el('div', { class: 'undo-row' }, button, problem);
   }
 
   async function threadPage(threadId) {
@@ -706,9 +739,17 @@
         info.updatedAt ? el('span', {}, when(info.updatedAt)) : null))));
     const view = new RunView(app, { live: false, runId: null });
     window.cogView = view;
+    const undone = new Set(info.undoneRuns || []);
+    let number = 0;
     for (const ev of events) {
-      if (ev.type === 'start' && view.count > 0) view.list.append(el('hr', { class: 'runsep' }));
+      if (ev.type === 'start') {
+        if (view.count > 0) view.list.append(el('hr', { class: 'runsep' }));
+        number += 1;  // the number cog undo --to and chat's /rewind take
+        view.list.append(el('div', { class: 'runmark', 'data-run': String(number), 'data-message-id': ev.messageId || '' }, 'run ' + number,
+          undone.has(ev.messageId) ? el('span', { class: 'badge undone', title: 'walked back (cog undo)' }, 'undone') : null));
+      }
       view.handle(ev);
+      if (ev.type === 'finish' && !undone.has(ev.messageId) && (ev.filesChanged || []).length) view.list.append(undoButton(threadId, ev.messageId));
     }
     view.flush();
     app.append(el('h2', {}, 'Continue'), newRunForm(ws, threadId));
