@@ -22,13 +22,12 @@ from pathlib import Path
 WORKSPACES = "workspaces"
 
 
-def state_home(env: dict[str, str] | None = None) -> Path:
-    """``$XDG_STATE_HOME/cog`` when it is an absolute path, else ``~/.local/state/cog``."""
-    environ = os.environ if env is None else env
-    base = environ.get("XDG_STATE_HOME", "").strip()
-    if base and os.path.isabs(base):
-        return Path(base) / "cog"
-    return Path.home() / ".local" / "state" / "cog"
+def state_home() -> Path:
+    """``$XDG_STATE_HOME/cog`` when it is an absolute path, else ``~/.local/state/cog`` (where the
+    undo key lives too: :func:`workspace_tools.journal_key.state_home`)."""
+    from workspace_tools.journal_key import state_home as person_state
+
+    return person_state() / "cog"
 
 
 def workspace_key(root: Path) -> str:

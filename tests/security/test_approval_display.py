@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -27,7 +26,7 @@ from pydantic import BaseModel
 from cogcli.approval_text import MAX_SHOWN_ARGUMENTS, WRAP_INDENT, unwrap
 from cogcli.commands.approve import DIFF_INDENT, fit, question_body
 from cogcli.events import Approval
-from cogcli.shown import unescape, visible
+from cogcli.shown import unescape
 
 from .conftest import Runner
 
