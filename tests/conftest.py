@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -35,10 +36,29 @@ def init_git_repo(path: Path, *, commit: bool = True) -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_personal_state_or_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite never reads or writes the state and config of whoever runs it: cog's journal key,
+    chat history and the like go to a folder of the session's (``XDG_STATE_HOME``), and the person's
+    config.toml, hooks, commands and AGENTS.md are none (``XDG_CONFIG_HOME`` names no folder) unless
+    a test sets its own. Subprocesses inherit both."""
+    saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME", "XDG_CONFIG_HOME")}
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.getbasetemp() / "no-such-config-dir")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 @pytest.fixture(autouse=True)
 def person_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The person's state folder (chat history) of each test: a fresh one, never the real
-    ``~/.local/state/cog`` of whoever runs the tests (cog started by a test inherits it)."""
+    """A fresh state folder for each test (its chat history and undo key its own), over the
+    session's; cog started by the test inherits it."""
     home = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("XDG_STATE_HOME", str(home))
     return home
