@@ -55,10 +55,10 @@ def _no_personal_state_or_config(tmp_path_factory: pytest.TempPathFactory) -> It
                 os.environ[key] = value
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def person_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh state folder for each test (its chat history and undo key its own), over the
-    session's; cog started by the test inherits it."""
+    """A fresh state folder for the test that asks for it (over the session's); cog started by
+    the test inherits it."""
     home = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("XDG_STATE_HOME", str(home))
     return home
