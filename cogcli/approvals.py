@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from cogcli.call import PreparedCall
-from cogcli.errors import CogError
+from cogcli.errors import CogError, ErrorCode
 from cogcli.events import Approval
 from cogcli.presentation import ToolPresentation
 from cogcli.preview import Preview, as_preview
@@ -48,7 +48,7 @@ Decisions: TypeAlias = Mapping[str, "bool | Decision"]
 Approve: TypeAlias = Callable[[list[Approval]], Awaitable[Decisions]]
 
 
-#: how long a tool's preview may take before the call is asked about without one
+#: how long a tool's preview may take before the call ends unasked (never asked about without it)
 PREVIEW_TIMEOUT_S = 30.0
 
 
@@ -62,20 +62,21 @@ def needs_approval(call: PreparedCall) -> bool:
 
 def approval_for(call: PreparedCall, preview: Preview | None = None) -> Approval | None:
     """The approval a prepared call needs (see :func:`needs_approval`), or None. ``preview``: what
-    :func:`preview_call` made of it; what it shows is redacted here, like any details, so no
-    credential in a file's lines around an edit reaches an ``approval-required`` entry."""
+    :func:`preview_call` made of it; what it shows and the arguments are redacted here, like any
+    details, so no credential in a file's lines around an edit or in what the model wrote reaches
+    an ``approval-required`` entry, an approver or an editor's ``raw_input``."""
     tool = call.tool
     if tool is None or not needs_approval(call):
         return None
+    from cogcli.secrets import redact_value
+
     shown = None
     if preview is not None and preview.shown is not None:
-        from cogcli.secrets import redact_value
-
         shown = redact_value(preview.shown)[0]
     return Approval(
         tool_call_id=call.id,
         tool_name=tool.name,
-        arguments=dict(call.arguments),
+        arguments=redact_value(dict(call.arguments))[0],  # what is shown; the call runs with its own
         description=describe(tool.name, call.presentation),
         side_effects=list(tool.side_effects),
         preview=shown,
@@ -83,14 +84,21 @@ def approval_for(call: PreparedCall, preview: Preview | None = None) -> Approval
 
 
 async def preview_call(call: PreparedCall, *, planned: Preview | None = None, signal: Any = None) -> Preview | ToolResult | None:
-    """What ``call`` would do, from its tool's ``preview`` (None: the tool has none, or it failed
-    unexpectedly: the call is asked about without one), or the result the call already is when
-    the preview shows it cannot work (a :class:`CogError`: ``old_text`` not found) — it then ends
-    with that error and nobody is asked. ``planned``: the preview of the call before it in the
+    """What ``call`` would do, from its tool's ``preview`` (None: the tool has none, and it is shown
+    by its arguments), or the result the call already is — it then ends with that error and nobody
+    is asked — when the preview shows it cannot work (a :class:`CogError`: ``old_text`` not
+    found), when the preview failed or took longer than :data:`PREVIEW_TIMEOUT_S` (a person is
+    never asked without the preview a call should have), or, with no preview, when its arguments
+    are too long to show whole (:func:`cogcli.approval_text.arguments_too_long`). ``planned``: the preview of the call before it in the
     turn on the same path (``context.planned``)."""
     tool = call.tool
-    if tool is None or tool.preview is None or call.params is None:
+    if tool is None or call.params is None:
         return None
+    if tool.preview is None:  # shown by its arguments, all of them, or not asked about at all
+        from cogcli.approval_text import arguments_too_long
+
+        why = arguments_too_long(call.arguments)
+        return None if why is None else call.outcome(ErrorCode.INVALID_ARGUMENTS, f"{call.name} was not run: {why}.")
     import anyio
 
     from cogcli.context import ToolContext, cancel_on_abort
@@ -117,12 +125,17 @@ async def preview_call(call: PreparedCall, *, planned: Preview | None = None, si
         return as_preview(value)
     except CogError as exc:
         return call.outcome(exc.code, exc.message)
-    except Exception as exc:
+    except Exception as exc:  # a person is never asked about a call without the preview it should have
         from cogcli.secrets import redacted_traceback
 
         trace = redacted_traceback(exc)
-        log.warning("the preview of %s failed; it is asked about without one\n%s", call.name, trace)
-        return None
+        log.warning("the preview of %s failed; the call ends unasked\n%s", call.name, trace)
+        why = "it took too long" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+        return call.outcome(
+            ErrorCode.TOOL_ERROR,
+            f"{call.name} was not run: what it would do could not be shown for approval ({why}), and cog never asks "
+            "about a call without showing it. Nothing was changed",
+        )
     finally:
         context.close()
 

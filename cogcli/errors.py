@@ -21,6 +21,8 @@ class ErrorCode(StrEnum):
     PLAN_MODE = "PLAN_MODE"
     # workspace tools
     PATH_OUTSIDE_WORKSPACE = "PATH_OUTSIDE_WORKSPACE"
+    #: the path is in cog's own state (.cog/): no tool reads or writes it
+    COG_STATE = "COG_STATE"
     FILE_NOT_FOUND = "FILE_NOT_FOUND"
     FILE_NOT_TEXT = "FILE_NOT_TEXT"
     FILE_TOO_LARGE = "FILE_TOO_LARGE"

@@ -394,6 +394,10 @@ def now_iso() -> str:
     return text
 
 
+#: the events that carry what the model wrote (its text, its calls' arguments)
+_MODEL_WRITTEN = frozenset({"text-delta", "text-end", "tool-call-delta", "tool-call-end", "tool-update"})
+
+
 class EventEmitter:
     """The one place a run's events are stamped (``seq`` 0, 1, 2, … and ``timestamp``) and
     handed to ``on_event``. A callback that raises is logged; the run goes on."""
@@ -402,8 +406,22 @@ class EventEmitter:
         self.on_event = on_event
         self.seq = 0
         self._failures = 0
+        self._redactor: Any = None
 
     def emit(self, event: BaseEvent) -> BaseEvent:
+        """Stamp and hand out ``event`` — what the model wrote in it redacted first
+        (:mod:`cogcli.secret_stream`: a streamed piece may be held back until it is whole)."""
+        if event.type in _MODEL_WRITTEN:  # type: ignore[attr-defined]
+            if self._redactor is None:
+                from cogcli.secret_stream import EventRedactor
+
+                self._redactor = EventRedactor()
+            for shown in self._redactor.events(event):
+                self._emit(shown)
+            return event
+        return self._emit(event)
+
+    def _emit(self, event: BaseEvent) -> BaseEvent:
         # stamped in place: every emit gets an event made for it, and a copy would cost more
         # than writing the event's JSON line (this is the hot path of every progress update)
         event.seq = self.seq

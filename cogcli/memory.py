@@ -367,7 +367,41 @@ def default_store(workspace: Path) -> ThreadStore:
     exclude_from_git(workspace)
     root = workspace.resolve()
     check_cog_dir(root)
+    owners_only(root)
     return ThreadStore(default_store_path(root), workspace=root)
+
+
+def is_tracked(root: Path, rel: str) -> bool:
+    """Whether git tracks ``rel`` in the workspace at ``root`` (False outside a repository or without git)."""
+    from workspace_tools.gitrun import GitNotFound, run_git
+
+    try:
+        done = run_git(root, ["ls-files", "-z", "--", rel], timeout=30)
+    except (LookupError, GitNotFound, OSError):
+        return False
+    return done.returncode == 0 and bool(done.stdout.strip(b"\0"))
+
+
+def owners_only(root: Path) -> None:
+    """Make ``.cog/threads.db`` (not through a link) readable by its owner only — SQLite makes
+    its ``-wal``/``-shm`` files with the database's mode — and refuse a store git tracks: what the
+    person typed and the model read must never show in ``git diff`` or a push."""
+    from workspace_tools import hostfiles
+
+    rel = f"{COG_DIR}/{STORE_NAME}"
+    if os.path.lexists(root / rel) and is_tracked(root, rel):
+        raise ConfigError(
+            f"{root / rel} is tracked by git: cog's thread store holds what you typed and what the model read, "
+            f"and must not be committed. Run: git rm --cached {rel}  (and commit), then run cog again"
+        )
+    try:
+        fd = hostfiles.open_file(root / rel, root, os.O_RDWR | os.O_CREAT, 0o600)
+    except hostfiles.LinkRefused as exc:
+        raise ConfigError(link_in_cog_dir(root, exc)) from None
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 def check_cog_dir(root: Path) -> None:

@@ -16,8 +16,9 @@ call, in call order; what it returns reaches the two places that need it, and on
   first: two edits of one file in one turn are each shown as they will apply.
 
 A preview that raises a :class:`~cogcli.errors.CogError` says the call cannot work (``old_text``
-not found): the call ends with that error and nobody is asked. Any other exception is logged and
-the call is asked about without a preview.
+not found): the call ends with that error and nobody is asked. Any other exception (or a preview
+slower than ``approvals.PREVIEW_TIMEOUT_S``) is logged and the call ends unasked too: nobody is
+asked about a call without the preview it should have.
 """
 
 from __future__ import annotations

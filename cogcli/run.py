@@ -35,6 +35,7 @@ from cogcli.models.base import PROMPT_CACHE_KEY, Message, ToolCallRequest, ToolS
 from cogcli.outcome import RunEnd
 from cogcli.plan_mode import PlanMode, refuse_writing
 from cogcli.result import ToolResult
+from cogcli.secrets import redact_value
 from cogcli.tools import Tool
 from cogcli.turn import StreamedCall, Turn, stream_turn, usage_of
 
@@ -364,7 +365,8 @@ class Run:
         transaction, into the thread."""
         limit = self.agent.max_result_length
         self.history.append(Message(role="assistant", content=text, tool_calls=calls))
-        entries: list[Entry] = [AssistantEntry(content=text, tool_calls=calls, usage=usage if usage is not None and usage.counted else None)]
+        # the thread keeps what the model wrote with credentials redacted, as it keeps results
+        entries: list[Entry] = [redact_value(AssistantEntry(content=text, tool_calls=calls, usage=usage if usage is not None and usage.counted else None))[0]]
         for result in results:
             entry = result.entry(limit)
             if self.agent.nearby_instructions is not None and result.error is None:

@@ -166,19 +166,22 @@ def redact_value(
 
 
 def redact_result(result: ToolResult) -> ToolResult:
-    """A finished call as anyone may see it: credentials in its content, details, presentation and
-    error message replaced, ``redacted`` set to how many. Applied before anything is emitted or
+    """A finished call as anyone may see it: credentials in its content, details, presentation,
+    error message and arguments replaced, ``redacted`` set to how many in what it returned. Applied before anything is emitted or
     stored; ``cog undo`` does not need the exact diffs (it reads its own journal)."""
     forms = env_forms()
     content, in_content = redact_value(result.result, forms=forms)
     details, in_details = redact_value(result.details, forms=forms)
     presentation, in_presentation = redact_value(result.presentation, forms=forms)
     error, in_error = redact(result.error, forms=forms) if result.error is not None else (None, 0)
+    # the arguments it ran with, as the thread keeps them: what the model wrote, redacted too
+    arguments, in_arguments = redact_value(result.arguments, forms=forms)
     total = in_content + in_details + in_presentation + in_error
-    if not total:
+    if not total and not in_arguments:
         return result
     return result.model_copy(
-        update={"result": content, "details": details, "presentation": presentation, "error": error, "redacted": result.redacted + total}
+        update={"result": content, "details": details, "presentation": presentation, "error": error, "arguments": arguments,
+                "redacted": result.redacted + total}
     )
 
 

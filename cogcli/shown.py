@@ -20,37 +20,72 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TextIO
 
-#: C0 controls but tab and newline, DEL, C1 controls, the bidi embeddings/overrides/isolates, and
-#: line/paragraph separators (terminals and viewers act on them)
-_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-_PLAIN = re.compile(_CONTROL)
+#: C0 controls but tab and newline (among them the lone CR, VT, FF and the \x1c–\x1e separators),
+#: DEL, C1 controls (U+0085 NEL among them), the bidi marks, embeddings, overrides and isolates,
+#: line/paragraph separators (terminals, editors and ``str.splitlines`` act on them), and the
+#: invisible format characters that hide text (soft hyphen, zero-width space, word joiner,
+#: invisible operators, byte order mark, interlinear annotations)
+_CONTROL = (
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]"
+)
+#: and, beyond what the Studio page's twin covers (it compares the BMP's characters but the
+#: surrogates): lone surrogates (undecodable bytes kept by ``surrogateescape``) and the invisible
+#: Unicode tag characters (they can spell a hidden message)
+_PLAIN = re.compile(_CONTROL[:-1] + "\ud800-\udfff\U000e0000-\U000e007f]")
 #: the same and the newline: for a field shown on one line (a command, a path), where a newline
 #: would start a line that looks like cog's own
-_ONE_LINE = re.compile(_CONTROL.replace("\x0b", "\x0a\x0b"))
+_ONE_LINE = re.compile(_PLAIN.pattern.replace("\x0b", "\x0a\x0b"))
+#: exact mode (what a person approves): every character of :data:`_ONE_LINE`, and a backslash that
+#: would otherwise read as the start of an escape (before another backslash, before a character
+#: that is escaped, or before ``x``/``u``/``U`` and hex digits) doubled, so the drawing reads back
+#: to exactly the text (:func:`unescape`)
+_EXACT = re.compile(
+    r"\\(?=\\|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|" + _ONE_LINE.pattern + ")|" + _ONE_LINE.pattern
+)
+_ESCAPED = re.compile(r"\\(\\|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
 
 
 def _escape(match: re.Match[str]) -> str:
     char = match.group()
-    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 @lru_cache(maxsize=8)
 def _pattern(keep: tuple[str, ...]) -> re.Pattern[str]:
     if not keep:
         return _PLAIN
-    return re.compile("(" + "|".join(re.escape(k) for k in sorted(keep, key=len, reverse=True)) + ")|" + _CONTROL)
+    return re.compile("(" + "|".join(re.escape(k) for k in sorted(keep, key=len, reverse=True)) + ")|" + _PLAIN.pattern)
 
 
-def visible(text: str, keep: Iterable[str] = (), *, one_line: bool = False) -> str:
+def visible(text: str, keep: Iterable[str] = (), *, one_line: bool = False, exact: bool = False) -> str:
     """``text`` with each control character written as a visible escape (``\\x1b``); the exact
     sequences in ``keep`` are left as they are. ``one_line``: the newline too (a command, a path
-    shown inside a line of cog's own). Idempotent: escapes are printable."""
+    shown inside a line of cog's own). Idempotent: escapes are printable.
+
+    ``exact`` (a line of a diff or a command a person approves; implies ``one_line``): also a
+    backslash that would read as an escape is doubled, so :func:`unescape` of what is drawn gives
+    back exactly ``text`` — a file that holds the six characters ``\\x1b`` is never drawn as
+    one that holds an escape character, nor the other way round."""
+    if exact:
+        return _EXACT.sub(lambda m: "\\\\" if m.group() == "\\" else _escape(m), text)
     if one_line:
         return _ONE_LINE.sub(_escape, text)
     pattern = _pattern(tuple(keep))
     if pattern is _PLAIN:
         return _PLAIN.sub(_escape, text)
     return pattern.sub(lambda m: m.group() if m.group(1) else _escape(m), text)
+
+
+def unescape(shown: str) -> str:
+    """The text :func:`visible` with ``exact`` drew as ``shown``."""
+
+    def back(match: re.Match[str]) -> str:
+        code = match.group(1)
+        return "\\" if code == "\\" else chr(int(code[1:], 16))
+
+    return _ESCAPED.sub(back, shown)
 
 
 def say(message: str, *, prefix: str = "cog: ", stream: TextIO | None = None) -> None:

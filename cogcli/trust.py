@@ -26,9 +26,9 @@ so a relative path means a file of the workspace):
 Files are read without following a link out of the workspace: a path in the workspace whose real
 path is outside (``.venv/bin/python`` → ``/usr/bin/python3``) is the person's own file — it is not
 read, but where the link points is part of the approval (a link retargeted is asked about again).
-Not covered: the modules a script imports from its folder and the packages of a workspace
-virtualenv; a server whose code must be pinned whole belongs outside the workspace, or on the
-command line (``--mcp``).
+- a Python command's import closure in the workspace and the workspace virtualenv its program
+  lives in (:mod:`cogcli.trust_closure`): a module rewritten, a ``json.py`` planted beside the
+  script, a ``.pth`` dropped into the venv each make cog ask again.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from cogcli import trust_closure
 from cogcli.config import describe_source
 from cogcli.errors import ConfigError
 from cogcli.shown import visible
@@ -267,6 +268,7 @@ def command_files(workspace: Path, command: str) -> dict[str, str]:
     if not argv:
         return {}
     files = _Files(workspace)
+    absent = lambda rel: files.found.setdefault(rel, ABSENT)  # noqa: E731
     files.program(argv[0])
     files.words(argv[1:])
     for i, word in enumerate(argv):
@@ -275,13 +277,22 @@ def command_files(workspace: Path, command: str) -> dict[str, str]:
                 arg = argv[j]
                 if arg == "-m" and j + 1 < len(argv):
                     files.module(argv[j + 1])
+                    trust_closure.cover_module(files.root, argv[j + 1], files.add, absent)
                     break
                 if arg.startswith("-m") and len(arg) > 2:
                     files.module(arg[2:])
+                    trust_closure.cover_module(files.root, arg[2:], files.add, absent)
                     break
                 if not arg.startswith("-"):
+                    script = os.path.realpath(os.path.join(files.root, arg))
+                    if _within(script, files.root) and os.path.isfile(script):
+                        trust_closure.cover_imports(files.root, os.path.dirname(script), [script], files.add, absent)
                     break
+            venv = trust_closure.venv_of(files.root, word)
+            if venv is not None:  # everything in it: .pth files, packages, byte code
+                files.found[os.path.relpath(venv, files.root) + "/ (virtualenv)"] = trust_closure.tree_fingerprint(venv)
     return dict(sorted(files.found.items()))
+
 
 
 # --- approvals -----------------------------------------------------------------------------
@@ -309,7 +320,8 @@ def review(store: TrustStore, workspace: Path, setting: str, command: str) -> Re
     if entry is None:
         return Review(command, now, approved=False)
     before = entry.files if entry.files is not None else {}
-    changed = tuple(sorted(k for k in {*before, *now} if before.get(k) != now.get(k)))
+    # a name newly covered (or no longer) as absent is no change on disk: the source that imports it is
+    changed = tuple(sorted(k for k in {*before, *now} if before.get(k) != now.get(k) and {before.get(k), now.get(k)} != {None, ABSENT}))
     return Review(command, now, approved=not changed, changed=changed)
 
 
@@ -360,6 +372,8 @@ def describe_file(path: str, fingerprint: str) -> str:
         return f"{shown} -> {visible(fingerprint[len(OUTSIDE):], one_line=True)}  (outside the workspace: yours, not read)"
     if fingerprint == ABSENT:
         return f"{shown}  (does not exist; if it appears, cog asks again)"
+    if fingerprint.startswith("tree:"):
+        return f"{shown}  ({fingerprint.split(':')[1]} entries; if any changes, cog asks again)"
     return f"{shown}  ({fingerprint})"
 
 

@@ -77,6 +77,15 @@ def _no_personal_state_or_config(tmp_path_factory: pytest.TempPathFactory) -> It
                 os.environ[key] = value
 
 
+@pytest.fixture
+def person_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh state folder for the test that asks for it (over the session's); cog started by
+    the test inherits it."""
+    home = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(home))
+    return home
+
+
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     """Async tests run on asyncio, as cog does (session-wide, so module-scoped async fixtures share it)."""

@@ -263,6 +263,11 @@ async def test_cancel_while_the_editor_is_asked_refuses_the_call_and_ends_the_tu
     assert "cog: cassette" in editor.text() and "exhausted" in editor.text()
 
 
+def _is_subsequence(seen: list[str], full: list[str]) -> bool:
+    it = iter(full)
+    return all(any(x == y for y in it) for x in seen)
+
+
 def _slow_repo(make_repo: Any) -> Path:
     repo = make_repo("calc", git=False)
     (repo / "tests" / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(120)\n")
@@ -276,9 +281,10 @@ async def test_cancel_stops_the_turn_within_seconds_and_the_session_goes_on(make
         [{"toolCalls": [{"id": "t1", "name": "run_tests", "arguments": {}}]}, {"text": "Still here."}],
     )
     editor = Editor()
-    # the tests are running once three of them reported
+    # the tests are running once two progress updates came (the first, then the latest of the
+    # fast ones, coalesced: at most 10 a second)
     editor.watch = lambda u: u.session_update == "tool_call_update" and u.status == "in_progress" and sum(
-        1 for _, x in editor.updates if x.session_update == "tool_call_update" and x.content) >= 3
+        1 for _, x in editor.updates if x.session_update == "tool_call_update" and x.content) >= 2
     async with Agent(editor, repo, "--yes", "--model", f"replay:{cassette}", stderr=tmp_path / "err") as conn:
         session_id = (await conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
         result: list[Any] = []
@@ -319,7 +325,9 @@ async def test_live_progress_reaches_the_editor_while_the_tests_run(make_repo, t
     assert response.stop_reason == "end_turn"
     call = editor.calls()["t1"]
     progress = [u.content[0].content.text for u in call["updates"] if u.status == "in_progress" and u.content]
-    assert [p.split()[-1] for p in progress if "::" in p] == ["passed", "passed", "failed", "passed"]
+    # coalesced (at most 10 a second): the first and the last state always, in order, none made up
+    states = [p.split()[-1] for p in progress if "::" in p]
+    assert states[0] == "passed" and states[-1] == "passed" and _is_subsequence(states, ["passed", "passed", "failed", "passed"])
     done = call["updates"][-1]
     assert done.status == "completed"
     failing = repo / "tests" / "test_stream.py"
@@ -419,14 +427,15 @@ async def test_the_editors_mcp_servers_are_added_like_mcp(make_repo, tmp_path: P
     call = editor.calls()["call_1"]
     assert (call["title"], call["kind"], call["status"]) == ("Count items · progress-demo", "other", "completed")
     progress = [u.content[0].content.text for u in call["updates"] if u.status == "in_progress" and u.content]
-    assert progress == ["item 1 of 3", "item 2 of 3", "item 3 of 3"]
+    assert progress[0] == "item 1 of 3" and progress[-1] == "item 3 of 3"  # coalesced: the first and the last always
+    assert _is_subsequence(progress, ["item 1 of 3", "item 2 of 3", "item 3 of 3"])
 
 
 async def test_sigterm_aborts_the_running_turn_keeps_its_thread_and_exits_143(make_repo, tmp_path: Path) -> None:
     repo = _slow_repo(make_repo)
     cassette = write_cassette(tmp_path / "slow.jsonl", [{"toolCalls": [{"id": "t1", "name": "run_tests", "arguments": {}}]}])
     editor = Editor()
-    editor.watch = lambda u: sum(1 for _, x in editor.updates if x.session_update == "tool_call_update" and x.content) >= 3
+    editor.watch = lambda u: sum(1 for _, x in editor.updates if x.session_update == "tool_call_update" and x.content) >= 2
     agent = Agent(editor, repo, "--yes", "--model", f"replay:{cassette}", stderr=tmp_path / "err")
     stopped: list[Any] = []
     async with agent as conn:

@@ -207,7 +207,7 @@ class NoteArgs(BaseModel):
 
 
 @pytest.mark.anyio
-async def test_a_preview_that_breaks_is_asked_about_without_one(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_preview_that_breaks_ends_the_call_unasked(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     written: list[str] = []
 
     def broken(params: NoteArgs, context: Any) -> dict[str, Any]:
@@ -224,7 +224,10 @@ async def test_a_preview_that_breaks_is_asked_about_without_one(tmp_path: Path, 
     events: list[BaseEvent] = []
     result = await Cogitator().run(Agent(name="t", instructions="T.", model=model, tools=[touch]), input="go", on_event=events.append, approve=approver)
 
-    assert [a.preview for a in approver.asked] == [None] and written == ["a"]
+    # a person is never asked about a call without the preview it should have: it ends unasked
+    assert approver.asked == [] and written == []
+    ends = [e for e in events if getattr(e, "type", None) == "tool-result"]
+    assert ends[0].error_code == "TOOL_ERROR" and "could not be shown for approval (RuntimeError: preview bug)" in ends[0].error
     assert result.status == "completed"
     assert "the preview of touch failed" in caplog.text and "preview bug" in caplog.text
 

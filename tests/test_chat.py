@@ -16,6 +16,7 @@ import pexpect
 from cli_helpers import cog_argv, cog_env, repo_with, run_cog
 from model_servers import OpenAIServer, RecordedRequest, Reply, ToolCall
 
+from cogcli.chat.history import history_path
 from cogcli.compaction import SUMMARY_MARK, SUMMARY_PROMPT
 
 MODEL = "openai:gpt-4o-mini"
@@ -188,9 +189,9 @@ def test_history_survives_a_restart_and_is_the_owners_only(tmp_path: Path) -> No
             child.expect("The next instruction starts a new thread.")
             child.expect(PROMPT)
             assert leave(child) == 0
-        history = repo / ".cog" / "chat-history"
+        history = history_path(repo)  # in the person's state folder, not the workspace
         assert stat.S_IMODE(history.stat().st_mode) == 0o600
-        assert ".cog/" in (repo / ".git" / "info" / "exclude").read_text()
+        assert not (repo / ".cog" / "chat-history").exists()
         with chat(repo, env) as child:
             child.expect(PROMPT)
             child.send("\x1b[A")  # up: the previous session's last line

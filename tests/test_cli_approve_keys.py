@@ -164,7 +164,8 @@ def test_keys_and_the_question_body() -> None:
                         preview={"path": "a.py", "diff": diff + "--- not a header\n", "added": 30, "removed": 30})
     body = question_body(approval, max_lines=10)
     assert body[0] == "  a.py  +30 −30" and body[1] == "  │ @@ -1,3 +1,3 @@"
-    assert len(body) == 11 and body[-1] == "  … 53 more lines of the diff not shown"
+    assert len(body) == 10 and body[-1] == "  … 54 more lines of the diff not shown: press v to view all"
+    assert len(question_body(approval, max_lines=None)) == 63 and answer_of(b"v", view=True) == "v" and answer_of(b"v") is None
     # a control character in the diff is shown escaped, never played
     evil = Approval(tool_call_id="c", tool_name="edit_file", description="Edit",
                     preview={"path": "a", "diff": "@@ -1 +1 @@\n-a\n+\x1b]52;c;aGk=\x07b\tc\n", "added": 1, "removed": 1})

@@ -36,7 +36,7 @@ def normalized(value: Any, repo: Path) -> Any:
 
 @pytest.mark.slow
 def test_the_sse_stream_is_the_event_sequence_cog_edit_json_writes_for_the_same_cassette(make_repo) -> None:
-    edited = make_repo("calc", dest="by-edit")
+    edited = make_repo("calc", dest="by-edit_")  # as long as "by-serve": the path is in the model's context: its length moves peakContextTokens
     out = run_cog(["edit", "--json", "--model", REPLAY, "Fix the failing test"], edited)
     assert out.returncode == 0, out.stderr
     expected = json_lines(out.stdout)

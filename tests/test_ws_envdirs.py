@@ -130,10 +130,10 @@ def test_cog_state_is_never_listed_or_searched(tmp_path: Path) -> None:
     for tools in (workspace_tools(tmp_path), workspace_tools(tmp_path / ".")):
         assert call(tools, "list_files").details["files"] == ["a.py"]
         assert ".cog" not in call(tools, "list_files").result
-        assert call(tools, "list_files", path=".cog").details["files"] == []
+        assert call(tools, "list_files", path=".cog").error_code == ErrorCode.COG_STATE
         assert [m["path"] for m in call(tools, "search_text", pattern="x = 1").details["matches"]] == ["a.py"]
-        assert call(tools, "search_text", pattern="x", path=".cog").error_code == ErrorCode.INVALID_ARGUMENTS
-        assert call(tools, "git_diff", path=".cog").error_code == ErrorCode.INVALID_ARGUMENTS
+        assert call(tools, "search_text", pattern="x", path=".cog").error_code == ErrorCode.COG_STATE
+        assert call(tools, "git_diff", path=".cog").error_code == ErrorCode.COG_STATE
 
 
 def test_cog_state_is_not_listed_outside_a_repository_either(tmp_path: Path) -> None:

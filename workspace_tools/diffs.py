@@ -1,23 +1,22 @@
 """Unified diffs exactly as ``git diff`` writes them, computed only around what changed.
 
 A diff is built from *blocks*: small spans of whole lines, old and new, each known to hold
-every change in it. Only the lines of a block go through :class:`difflib.SequenceMatcher`, so
-the cost of a diff grows with the size of the change plus one linear scan, never with the
-square of the file. An edit knows its replacement positions and makes one block per
+every change in it. Only the lines of a block are matched (:mod:`workspace_tools.myers`, with a
+budget of steps: past it the block is shown as one replace), so the cost of a diff grows with the
+size of the change plus linear scans, bounded whatever the lines are — never with the square of
+the file. An edit knows its replacement positions and makes one block per
 neighbourhood; a whole-file rewrite trims the common head and tail to one block.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from workspace_tools.myers import myers_opcodes
 from workspace_tools.textfile import split_lines
 
 CONTEXT = 3
-#: a block bigger than this (lines, old × new) is shown as one replace instead of being matched
-_MAX_MATCH_WORK = 25_000_000
 _NO_NEWLINE = "\\ No newline at end of file\n"
 
 
@@ -63,9 +62,10 @@ def _span_range(start: int, length: int) -> str:
 
 
 def _core_opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
-    if len(a) * len(b) <= _MAX_MATCH_WORK:
-        return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-    # too big to match line by line in reasonable time: trim equal ends, replace the middle
+    matched = myers_opcodes(a, b)
+    if matched is not None:
+        return matched
+    # too many differences to match line by line in bounded time: trim equal ends, replace the middle
     head = 0
     while head < min(len(a), len(b)) and a[head] == b[head]:
         head += 1

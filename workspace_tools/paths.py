@@ -2,7 +2,9 @@
 
 A path is refused — before anything is read or written — when it holds a NUL byte, starts
 with ``~``, is absolute outside the root, climbs out with ``..``, passes through a symlink
-that leads outside, or (for writes) points into ``.git/``.
+that leads outside, names cog's own state (``.cog/``, at any depth: chat history, threads,
+undo journals — refused to every tool, read or write, with ``COG_STATE``), or (for writes)
+points into ``.git/``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
 from cogcli.errors import ConfigError, ErrorCode, ToolCallError
+from workspace_tools.envdirs import COG_DIR
 from workspace_tools.hostfiles import repository
 
 #: the longest path Linux accepts; a longer one is refused before it is resolved (and never echoed whole)
@@ -74,6 +77,12 @@ class Workspace:
             self._refuse(path, f"it cannot be resolved ({exc})")
         if not _is_within(real, self.root):
             self._refuse(path, self._why_outside(path, candidate))
+        if _names_cog_state(real.relative_to(self.root).parts) or _names_cog_state(PurePosixPath(os.path.normpath(path)).parts):
+            raise ToolCallError(
+                f"path {path.replace(chr(0), '')!r} refused: {COG_DIR}/ holds cog's own state (chat history, "
+                "threads, undo journals), which no tool reads or writes; work on the project's files instead",
+                code=ErrorCode.COG_STATE,
+            )
 
         if for_write:
             parts = real.relative_to(self.root).parts
@@ -131,6 +140,11 @@ class Workspace:
         if fix is None:
             fix = f" Use a path inside the workspace {str(self.root)!r}, relative to it."
         raise ToolCallError(f"path {shown!r} refused: {why}.{fix}", code=ErrorCode.PATH_OUTSIDE_WORKSPACE)
+
+
+def _names_cog_state(parts: tuple[str, ...]) -> bool:
+    # case-folded: on a case-insensitive file system .COG is the same folder
+    return any(part.lower() == COG_DIR for part in parts)
 
 
 def _is_within(path: Path, base: Path) -> bool:

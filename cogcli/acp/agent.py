@@ -31,6 +31,7 @@ from cogcli.acp.mapping import EventMapper
 from cogcli.acp.modes import ASK, PLAN, ModesMixin, mode_state, plan_from_text, plan_of, plan_update
 from cogcli.acp.permissions import EditorApprover
 from cogcli.acp.prompt import instruction_of
+from cogcli.coalesce import Coalescer
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError
 from cogcli.events import RunStatus
@@ -93,16 +94,24 @@ def _error(code: int, message: str, **data: Any) -> acp.RequestError:
 
 class _Outbox:
     """A turn's session updates, sent in order by one task; the run hands them over without
-    waiting (its ``on_event`` is a plain function)."""
+    waiting (its ``on_event`` is a plain function). A call's progress is coalesced
+    (:mod:`cogcli.coalesce`: at most 10 a second, the latest delivered before its result)."""
 
     def __init__(self, conn: Any, session_id: str) -> None:
         self.conn = conn
         self.session_id = session_id
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.coalescer = Coalescer(self.queue.put_nowait)
         self.task = asyncio.ensure_future(self._pump())
 
     def put(self, update: Any) -> None:
+        call_id = getattr(update, "tool_call_id", None)
+        if call_id is not None:  # the call's held progress goes first
+            self.coalescer.before(call_id)
         self.queue.put_nowait(update)
+
+    def progress(self, update: Any) -> None:
+        self.coalescer.progress(update.tool_call_id, update)
 
     async def _pump(self) -> None:
         while True:
@@ -115,6 +124,7 @@ class _Outbox:
                 self.queue.task_done()
 
     async def flush(self) -> None:
+        self.coalescer.flush()
         await self.queue.join()
 
     async def close(self) -> None:
@@ -312,8 +322,9 @@ class CogAgent(ModesMixin, ListingMixin):
         planned: list[Any] = []
 
         def handle(event: Any) -> None:
+            progress = getattr(event, "type", None) == "tool-update" and event.arguments is None
             for update in [*mapper.updates(event), *filter(None, [plan_update(event)])]:
-                outbox.put(update)
+                (outbox.progress if progress and update.session_update == "tool_call_update" else outbox.put)(update)
                 if update.session_update == "plan":
                     planned.append(update)
             if getattr(event, "type", None) == "tool-call-end" and not needs_approval(event.tool_name):

@@ -135,14 +135,20 @@ def preview_content(root: Path, preview: Mapping[str, Any] | None) -> list[Any]:
     diff items of a file change, or the command a call would run."""
     if not preview:
         return []
+    from cogcli.approval_text import exact_lines
+
     diff = preview.get("diff")
     if isinstance(diff, str) and diff.strip():
         items: list[Any] = diff_items(root, diff)
         if items:
+            shown = exact_lines(diff.removesuffix("\n"))
+            if shown != diff.removesuffix("\n").split("\n"):  # what an editor may not draw, drawn exactly too
+                note = "The change holds characters an editor may not show; exactly, escaped:\n"
+                items.append(tool_content(text_block(note + "\n".join(shown))))
             return items
     command = preview.get("command")
     if isinstance(command, str) and command:
-        return [tool_content(text_block(f"Runs: {command}"))]
+        return [tool_content(text_block("Runs: " + "\n".join(exact_lines(command))))]
     return []
 
 

@@ -53,8 +53,13 @@ def permission_tool_call(approval: Approval, root: Path, mapper: EventMapper | N
     if not content:
         from acp.helpers import text_block, tool_content
 
+        from cogcli.approval_text import arguments_text, exact_lines
+
         effects = ", ".join(approval.side_effects or [])
-        content = [tool_content(text_block(f"{approval.description} ({effects})" if effects else approval.description))]
+        said = f"{approval.description} ({effects})" if effects else approval.description
+        # no preview: every argument, drawn exactly (a call too long to show never gets here)
+        shown = "\n".join(exact_lines(arguments_text(approval.arguments))) if approval.arguments else ""
+        content = [tool_content(text_block(visible(said, one_line=True) + ("\n" + shown if shown else "")))]
     locations = mapper.call_locations(state) if mapper is not None and state is not None else None
     return acp_schema.ToolCallUpdate(
         tool_call_id=approval.tool_call_id,

@@ -1,45 +1,48 @@
-"""The lines typed in ``cog chat``, kept per workspace in ``.cog/chat-history`` (prompt_toolkit's
-file-history format: a ``# time`` line, then each line of an entry after a ``+``).
+"""The lines typed in ``cog chat``, kept per workspace in the person's state folder
+(``$XDG_STATE_HOME/cog/workspaces/<workspace>/chat-history``, :mod:`cogcli.person_state`), in
+prompt_toolkit's file-history format: a ``# time`` line, then each line of an entry after a ``+``.
 
-The workspace is hostile: ``.cog`` or the file itself may be a link a repository committed. The
-file is read and written only through :mod:`workspace_tools.hostfiles` (no link followed on the way,
-``.cog`` made if missing); a link there means no history is read or kept, said once. The file holds
-what the person typed (perhaps a token pasted by mistake): it is made readable by its owner only."""
+The history is the person's, not the workspace's: what they typed (a token pasted by mistake)
+must never land in a file a repository tracks or a link leads elsewhere, and lines a repository
+planted must never come back up under the arrow key. So it is kept outside the workspace, at mode
+0600, opened without following a link. An older cog kept it in ``.cog/chat-history``: on first use
+that file is moved over (read without following a link, then removed) unless git tracks it — a
+history that came with a repository is not the person's and is left alone, said once."""
 
 from __future__ import annotations
 
 import datetime
 import logging
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from prompt_toolkit.history import History
 
-from cogcli.memory import COG_DIR, exclude_from_git
+from cogcli.memory import COG_DIR, is_tracked
 
 log = logging.getLogger("cogcli")
 
 HISTORY_NAME = "chat-history"
 #: at most this much of the end of the file is read (older entries are left unread)
 MAX_READ = 512 * 1024
+_OPEN = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class WorkspaceHistory(History):
-    """prompt_toolkit history in ``<root>/.cog/chat-history``, never through a link."""
+    """prompt_toolkit history of one workspace, in the person's state folder, never through a link."""
 
     def __init__(self, root: Path) -> None:
         super().__init__()
         self.root = Path(root).resolve()
-        self.path = self.root / COG_DIR / HISTORY_NAME
+        self.path = history_path(self.root)
         self._told = False
-        self._excluded = False
 
     def load_history_strings(self) -> Iterable[str]:
-        from workspace_tools import hostfiles
-
         try:
-            fd = hostfiles.open_file(self.path, self.root, os.O_RDONLY)
+            self._migrate()
+            fd = os.open(self.path, os.O_RDONLY | _OPEN)
         except FileNotFoundError:
             return []
         except OSError as exc:
@@ -52,25 +55,52 @@ class WorkspaceHistory(History):
         return list(reversed(parse_history(data.decode("utf-8", "replace"))))
 
     def store_string(self, string: str) -> None:
-        from workspace_tools import hostfiles
-
-        if not self._excluded:  # .cog/ stays out of git status, as the thread store keeps it
-            self._excluded = True
-            try:
-                exclude_from_git(self.root)
-            except OSError:
-                log.debug("could not add .cog/ to the repository's info/exclude", exc_info=True)
         try:
-            fd = hostfiles.open_file(self.path, self.root, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600, create_dirs=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _OPEN, 0o600)
         except OSError as exc:
             self._tell(exc)
             return
         try:
+            os.fchmod(fd, 0o600)  # a file made by hand, or by an older cog at 0644
             os.write(fd, format_entry(string).encode("utf-8", "replace"))
         except OSError as exc:
             self._tell(exc)
         finally:
             os.close(fd)
+
+    def _migrate(self) -> None:
+        """Move an older cog's ``.cog/chat-history`` here once (unless git tracks it)."""
+        if os.path.lexists(self.path):
+            return
+        from workspace_tools import hostfiles
+
+        old = self.root / COG_DIR / HISTORY_NAME
+        try:
+            fd = hostfiles.open_file(old, self.root, os.O_RDONLY)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError:  # a link: not the person's history
+            return
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return
+            data = f.read()
+        if is_tracked(self.root, f"{COG_DIR}/{HISTORY_NAME}"):
+            from cogcli.shown import say
+
+            say(f"{old} is tracked by git: it came with the repository, so it is not used as your chat history")
+            return
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        try:
+            os.unlink(old)
+        except OSError:
+            log.debug("could not remove the old chat history %s", old, exc_info=True)
 
     def _tell(self, exc: OSError) -> None:
         if self._told:
@@ -79,6 +109,13 @@ class WorkspaceHistory(History):
         from cogcli.shown import say
 
         say(f"the chat history {self.path} cannot be used ({exc}); lines typed now are not kept")
+
+
+def history_path(root: Path) -> Path:
+    """Where the chat history of the workspace at ``root`` is kept."""
+    from cogcli.person_state import workspace_state
+
+    return workspace_state(root, create=False) / HISTORY_NAME
 
 
 def format_entry(text: str) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 
+from cogcli.approval_text import WRAP_INDENT, arguments_text, exact_lines, wrap_columns
 from cogcli.approvals import Approve, Decision, Decisions, summarize
 from cogcli.errors import ConfigError
 from cogcli.events import Approval
@@ -220,15 +221,23 @@ class TerminalApprover:
     async def _ask(self, a: Approval) -> str | None:
         # the description, the arguments, the preview, even the tool's name come from the model,
         # the workspace or an MCP server: every control character shown escaped (visible), so none
-        # redraws the question; every line cut to the terminal's width, so erasing it is exact
+        # redraws the question; the preview's lines wrapped to the terminal's width (never cut), so
+        # erasing it is exact and nothing of what is approved hides past the edge
         width, height = self._size()
         effects = visible(", ".join(a.side_effects or []), one_line=True)
-        body = question_body(a, max_lines=max(3, min(MAX_PREVIEW_LINES, height - 4)))
+        body = question_body(a, max_lines=max(3, min(MAX_PREVIEW_LINES, height - 4)), width=width - 1)
+        whole = question_body(a, max_lines=None, width=width - 1)
         lines = [fit(f"cog wants to: {visible(a.description, one_line=True)} ({effects})", width - 1)]
-        lines += [self._paint(fit(text, width - 1), text) for text in body]
-        prompt = fit(f"Allow? [y]es, [n]o, [a]lways for {visible(a.tool_name, one_line=True)} {self.scope}: ", width - 1)
-        answer = await self._key("".join(line + "\n" for line in lines) + prompt)
-        if answer is not None and self.erase:  # up to the question's first line; everything below it goes
+        lines += self._painted(body)
+        prompt = fit(f"Allow? [y]es, [n]o, [a]lways for {visible(a.tool_name, one_line=True)} {self.scope}"
+                     f"{', [v]iew all' if len(whole) > len(body) else ''}: ", width - 1)
+        answer = await self._key("".join(line + "\n" for line in lines) + prompt, view=len(whole) > len(body))
+        erase = self.erase
+        while answer == "v":  # all of it, scrolling past the screen: this question is not erased after
+            erase = False
+            self._write("\n" + "".join(line + "\n" for line in self._painted(whole)) + prompt.replace(", [v]iew all", ""))
+            answer = await self._key("", view=False)
+        if answer is not None and erase:  # up to the question's first line; everything below it goes
             self._write(f"\r\x1b[{len(lines)}A\x1b[J")
         else:
             self._write("\n")
@@ -236,7 +245,16 @@ class TerminalApprover:
         self._write(self._outcome(a, answer in ("y", "a"), note) + "\n")
         return answer
 
-    async def _key(self, question: str) -> str | None:
+    def _painted(self, body: list[str]) -> list[str]:
+        """Body lines in their colours, a wrapped line's pieces in the colour of its start."""
+        out, source = [], ""
+        for line in body:
+            if not line.startswith(WRAP_INDENT):
+                source = line
+            out.append(self._paint(line, source))
+        return out
+
+    async def _key(self, question: str, *, view: bool = False) -> str | None:
         """Show ``question`` and take ``y``, ``n`` or ``a`` from one key (Enter alone is ``n``);
         None when the terminal closed. The terminal is in cbreak mode meanwhile (no echo, no line
         editing; Ctrl-C still stops the run) and put back as it was however the wait ends."""
@@ -257,7 +275,7 @@ class TerminalApprover:
                 chunk = os.read(self.fd, 64)
                 if not chunk:
                     return None
-                key = answer_of(chunk)
+                key = answer_of(chunk, view=view)
                 if key is not None:
                     return key
         except (termios.error, OSError):
@@ -307,15 +325,16 @@ class TerminalApprover:
         os.close(self.fd)
 
 
-def answer_of(chunk: bytes) -> str | None:
+def answer_of(chunk: bytes, *, view: bool = False) -> str | None:
     """What one read from the terminal in cbreak mode answers: a key ``y``/``n``/``a`` (any case),
     alone or with the Enter a hand used to the old question typed after it; Enter alone ``n``;
+    ``v`` (view all of a question taller than the terminal) when ``view``;
     None for anything else — another key, an escape sequence (an arrow's ``ESC [ A`` holds an
     ``A``) or pasted text (``yes``), which is never taken as an answer."""
     key = chunk.rstrip(b"\r\n")
     if not key:
         return "n" if chunk else None
-    if len(key) == 1 and key.lower() in (b"y", b"n", b"a"):
+    if len(key) == 1 and key.lower() in ((b"y", b"n", b"a", b"v") if view else (b"y", b"n", b"a")):
         return key.decode().lower()
     return None
 
@@ -334,33 +353,39 @@ def _without_headers(lines: list[str]) -> list[str]:
     return lines[start:]
 
 
-def question_body(a: Approval, *, max_lines: int) -> list[str]:
-    """The lines under ``cog wants to: …``: the call's preview when it has one (an edit's diff, cut
-    to ``max_lines`` with a note of how many lines were left out; a command), else its arguments
-    on one line. Every text escaped with :func:`visible`; not yet cut to the terminal's width."""
+def question_lines(a: Approval) -> tuple[list[str], str]:
+    """The lines under ``cog wants to: …``, whole (:mod:`cogcli.approval_text`: split on ``\\n``
+    only, drawn exactly, not yet wrapped), and what they are (``diff``, ``command``, ``arguments``):
+    the call's preview when it has one (an edit's diff, a command), else all its arguments."""
     preview = a.preview or {}
     command, diff = preview.get("command"), preview.get("diff")
     if isinstance(command, str):
-        return [f"  $ {visible(line, one_line=True)}" for line in command.splitlines() or [""]]
+        return [f"  $ {line}" for line in exact_lines(command)], "command"
     if isinstance(diff, str):
-        shown = _without_headers(diff.splitlines())
+        shown = _without_headers(diff.removesuffix("\n").split("\n") if diff else [])
         if not shown:
-            return ["  (no change: the file already holds exactly this)"]
+            return ["  (no change: the file already holds exactly this)"], "diff"
         lines = []
         added, removed = preview.get("added"), preview.get("removed")
         if isinstance(added, int) and isinstance(removed, int):
-            lines.append(f"  {visible(str(preview.get('path') or ''), one_line=True)}  +{added} −{removed}")
-        left = len(shown) - max_lines
-        if left > 0:
-            shown = shown[: max_lines - 1]
-            left += 1
-        lines += [DIFF_INDENT + visible(line, one_line=True).expandtabs(4) for line in shown]
-        if left > 0:
-            lines.append(f"  … {left} more line{'s' if left != 1 else ''} of the diff not shown")
-        return lines
+            lines.append(f"  {visible(str(preview.get('path') or ''), exact=True)}  +{added} −{removed}")
+        lines += [DIFF_INDENT + visible(line, exact=True).expandtabs(4) for line in shown]
+        return lines, "diff"
     if a.arguments:
-        return [f"  {visible(_short_arguments(a.arguments), one_line=True)}"]
-    return []
+        return [f"  {line}" for line in exact_lines(arguments_text(a.arguments))], "arguments"
+    return [], "arguments"
+
+
+def question_body(a: Approval, *, max_lines: int | None, width: int | None = None) -> list[str]:
+    """:func:`question_lines` as drawn: each wrapped to ``width`` columns (never cut), at most
+    ``max_lines`` of them (None: all), then a line saying plainly how many are not shown."""
+    lines, kind = question_lines(a)
+    drawn = [piece for line in lines for piece in (wrap_columns(line, width) if width else [line])]
+    if max_lines is None or len(drawn) <= max_lines:
+        return drawn
+    left = len(drawn) - max_lines + 1
+    what = {"diff": "of the diff", "command": "of the command", "arguments": "of the arguments"}[kind]
+    return drawn[: max_lines - 1] + [f"  … {left} more line{'s' if left != 1 else ''} {what} not shown: press v to view all"]
 
 
 def fit(text: str, width: int) -> str:
@@ -372,6 +397,4 @@ def fit(text: str, width: int) -> str:
     return cut_to(text, width)
 
 
-def _short_arguments(arguments: Any, limit: int = 300) -> str:
-    text = json.dumps(arguments, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+

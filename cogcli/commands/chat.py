@@ -4,7 +4,7 @@ so far — drawn with the same rows and asked the same approvals as ``cog edit``
 (:func:`cogcli.commands.edit.run_watched`, :func:`cogcli.commands.approve.make_approver`).
 
 The line editor is prompt_toolkit's (imported when the chat starts, never by ``cog --help``): a
-history kept per workspace in ``.cog/chat-history`` (:mod:`cogcli.chat.history`), Alt-Enter or a
+history kept per workspace in the person's state folder (:mod:`cogcli.chat.history`), Alt-Enter or a
 trailing ``\\`` for a new line, a bracketed paste kept as one message, slash commands completed
 (:mod:`cogcli.chat.slash`) and a status line below the prompt while it waits
 (:mod:`cogcli.chat.status`). Nothing is drawn full-screen: between prompts the terminal is the

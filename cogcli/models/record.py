@@ -2,7 +2,9 @@
 
 The cassette is started afresh (header first) when the first turn completes, and every turn
 after it is appended and flushed at once, so a run that crashes later keeps the turns so far.
-A turn that fails mid-stream is not written. Known API keys are scrubbed from what is written.
+A turn that fails mid-stream is not written. Known API keys are scrubbed from what is written,
+and every credential the redactor finds (:mod:`cogcli.secrets`: one the model wrote in its text
+or arguments).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from cogcli.models.base import (
 )
 from cogcli.models.replay import CassetteHeader, CassetteToolCall, CassetteTurn, CassetteUsage
 from cogcli.models.sse import hide_known_secrets
+from cogcli.secrets import redact
 
 #: environment variables whose values never reach a cassette
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -62,7 +65,8 @@ class RecordingModel:
         secrets = [os.environ.get(var) for var in SECRET_ENV_VARS]
         secrets.append(getattr(self.inner, "_api_key", None))
         lines = [] if self.turns_recorded else [CassetteHeader(model=self.inner.name, context_window=self.context_window).to_line()]
-        lines.append(hide_known_secrets(turn.to_line(), secrets))
+        # the keys cog was given, and any credential the model wrote in its text or arguments
+        lines.append(redact(hide_known_secrets(turn.to_line(), secrets))[0])
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("w" if not self.turns_recorded else "a", encoding="utf-8") as f:
             f.write("".join(line + "\n" for line in lines))

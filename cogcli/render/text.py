@@ -36,7 +36,6 @@ import re
 import shutil
 import threading
 import time
-import unicodedata
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -53,6 +52,7 @@ from cogcli.events import (
     ToolResultEvent,
     ToolUpdateEvent,
 )
+from cogcli.approval_text import columns
 from cogcli.output import content_text
 from cogcli.render.details import (
     ERROR_LINE_LIMIT,
@@ -222,11 +222,6 @@ def failure_place(failure: Failure) -> str | None:
 
 #: cells of the bar a test run's live line draws on a terminal
 BAR_CELLS = 16
-
-
-def columns(text: str) -> int:
-    """How many terminal columns ``text`` takes (wide East Asian characters two, combining ones none)."""
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def cut_to(text: str, width: int) -> str:
@@ -443,7 +438,7 @@ class TextRenderer:
             for line in changes_view_lines(content_text(result.result) if result.result is not None else "", many):
                 self._line(DETAIL_INDENT + self._diff_style(line) if line else "")
         elif diff is not None:
-            for line in diff.rstrip("\n").splitlines():
+            for line in diff.rstrip("\n").split("\n"):  # only \n ends a line of a diff
                 self._line(DETAIL_INDENT + self._diff_style(line))
         report = read_test_report(result.details)
         note = sandbox_note(result.details)

@@ -18,7 +18,7 @@
   // or a model's reply must not reorder what the page shows. The same characters as cog's
   // visible() (cogcli/shown.py); tests/security/test_shown_text.py holds the two equal.
   // visible:begin
-  const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/g;
   function visible(text) {
     return String(text).replace(CONTROL, (c) => {
       const code = c.charCodeAt(0);
