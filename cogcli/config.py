@@ -114,6 +114,8 @@ class Settings:
     secret_globs: tuple[str, ...] = ()
     #: secret-looking paths the tools may read all the same (``--allow-secret PATH``)
     allow_secrets: tuple[str, ...] = ()
+    #: tools plan mode lets run though they are not read-only (``--plan-allow``; the person's only)
+    plan_allow: tuple[str, ...] = ()
     #: where ``mcp_servers`` came from: "--mcp" (the person's) or the workspace's file, "cog.toml"
     #: or "pyproject.toml" (needs approval: see :attr:`mcp_needs_approval`)
     mcp_source: str | None = None

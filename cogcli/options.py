@@ -264,6 +264,11 @@ SETTINGS: tuple[Setting, ...] = (
         flags=("--allow",), env="COG_ALLOW", separator=";", commands=PERSONAL, metavar="PATTERN",
     ),
     Setting(
+        "plan_allow", "list", "In plan mode, let TOOL run too though it is not read-only, e.g. run_tests or run_command "
+        "(repeatable; also COG_PLAN_ALLOW=a,b and plan_allow in ~/.config/cog/config.toml, never the workspace's files).",
+        flags=("--plan-allow",), env="COG_PLAN_ALLOW", commands=frozenset({EDIT, CHAT, ACP, CONFIG}), metavar="TOOL",
+    ),
+    Setting(
         "command_network", "bool", "Give run_command's commands the host's network (default: none; COG_COMMAND_NETWORK=1).",
         flags=("--command-network/--no-command-network",), env="COG_COMMAND_NETWORK", commands=TOOLS - {BATCH},
     ),

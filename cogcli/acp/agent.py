@@ -328,7 +328,7 @@ class CogAgent(ModesMixin, ListingMixin):
         try:
             try:
                 self._make_thread(opened, instruction)
-                result = await session.run(instruction, thread=opened.id, approve=approver, on_event=handle, signal=abort, plan=plan_of(opened.mode))
+                result = await session.run(instruction, thread=opened.id, approve=approver, on_event=handle, signal=abort, plan=plan_of(opened.mode, session.settings))
                 if opened.mode == PLAN and not planned and (steps := plan_from_text(result.output)) is not None:
                     outbox.put(steps)  # the plan the turn ended with, for the editor's plan view
             except CogError as exc:

@@ -33,7 +33,6 @@ def edit(
     instruction_file: Annotated[Optional[Path], typer.Option("--file", metavar="PATH", help="Read the instruction from PATH (instead of INSTRUCTION).", show_default=False)] = None,
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
     plan: Annotated[bool, typer.Option("--plan", help='Plan mode: only tools that change nothing run (reads, searches); the model ends with a plan. Run it with cog edit --last "go".')] = False,
-    plan_allow: Annotated[Optional[list[str]], typer.Option("--plan-allow", metavar="TOOL", help="With --plan: let this tool run too though it is not read-only, e.g. run_tests (repeatable; COG_PLAN_ALLOW=a,b).", show_default=False)] = None,
     output_schema: OutputSchemaOption = None,
     *,
     flags: SettingFlags,
@@ -46,7 +45,6 @@ def edit(
     are given to the model; the history it reads is compacted before it would overflow the
     model's context window (memory keeps every full result)."""
     from cogcli.commands.edit import EditOptions, run_edit
-    from cogcli.plan_mode import plan_allow_names
 
     code = run_edit(
         EditOptions(
@@ -64,7 +62,6 @@ def edit(
             cwd=(directory or Path.cwd()).expanduser().resolve(),
             output_schema=output_schema,
             plan=plan,
-            plan_allow=plan_allow_names(plan_allow),
         )
     )
     raise typer.Exit(code)

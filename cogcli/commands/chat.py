@@ -233,7 +233,7 @@ class Chat:
     async def run(self, instruction: str) -> None:
         """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws;
         in plan mode (``/plan``) only tools that change nothing run."""
-        from cogcli.plan_mode import PlanMode, plan_allow_names
+        from cogcli.plan_mode import PlanMode
 
         renderer = make_renderer("text")
         try:  # each run its own approver; an "always" answer holds for the chat session (/allowed)
@@ -246,7 +246,7 @@ class Chat:
         quiet_approvals(renderer, approve)
         output = _ChatOutput(renderer, self.state)
         try:
-            plan = PlanMode.of(plan_allow_names()) if self.state.plan else None
+            plan = PlanMode.of(self.session.settings.plan_allow) if self.state.plan else None
             result, received = await run_watched(self.session, instruction, output, thread=self.state.thread_id, approve=approve, plan=plan)
         finally:
             getattr(approve, "close", lambda: None)()

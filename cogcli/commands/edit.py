@@ -53,8 +53,6 @@ class EditOptions:
     output_schema: Path | None = None
     #: --plan: only tools that change nothing run; the run ends with a plan (``--last "go"`` runs it)
     plan: bool = False
-    #: --plan-allow NAME: tools plan mode lets run though they are not read-only (run_tests)
-    plan_allow: list[str] = field(default_factory=list)
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -101,7 +99,7 @@ def run_edit(opts: EditOptions) -> int:
         opts.instruction, opts.plan = planned[0], opts.plan or planned[1]
         if not opts.instruction.strip():
             return _failed_before_run(opts.format, 'say what to plan: cog edit --plan "…" (or "/plan …")', "USAGE")
-    if opts.plan_allow and not opts.plan:
+    if opts.flags.get("plan_allow") and not opts.plan:  # the flag alone (config.toml's holds for every plan)
         return _failed_before_run(opts.format, "--plan-allow goes with --plan (it lets a tool run in plan mode)", "USAGE")
     try:  # "/NAME args": a custom command (.agents/commands/NAME.md, ~/.config/cog/commands/NAME.md)
         from cogcli.custom_commands import expand_instruction
@@ -239,7 +237,7 @@ async def _run(session: Session, opts: EditOptions, output: RunOutput, approve: 
     """The one run of ``cog edit``; the session is closed under the same signal watch."""
     from cogcli.plan_mode import PlanMode
 
-    plan = PlanMode.of(opts.plan_allow) if opts.plan else None
+    plan = PlanMode.of(session.settings.plan_allow) if opts.plan else None
     return await run_watched(session, opts.instruction, output, thread=opts.thread, last=opts.last, approve=approve, close_session=True, plan=plan)
 
 
