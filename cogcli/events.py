@@ -415,7 +415,7 @@ class EventEmitter:
             if self._redactor is None:
                 from cogcli.secret_stream import EventRedactor
 
-                self._redactor = EventRedactor()
+                self._redactor = EventRedactor(TextDeltaEvent, ToolCallDeltaEvent)
             for shown in self._redactor.events(event):
                 self._emit(shown)
             return event

@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from cogcli.errors import ConfigError
 from cogcli.hooks.config import FIX as HOOKS_FIX, HookTables, check_tables
 from cogcli.options import BY_NAME, SettingError, SettingFlags
-from cogcli.workspace_settings import MAX_PRICES, PriceSetting
+from cogcli.workspace_settings import MAX_PRICES, PriceSetting, check_prices
 
 log = logging.getLogger("cogcli")
 
@@ -131,9 +131,7 @@ class PersonSections(BaseModel):
     @field_validator("prices")
     @classmethod
     def _few_prices(cls, prices: dict[str, PriceSetting]) -> dict[str, PriceSetting]:
-        if len(prices) > MAX_PRICES:
-            raise ValueError(f"{len(prices):,} models are more than the {MAX_PRICES} cog takes")
-        return prices
+        return check_prices(prices)
 
 
 @dataclass

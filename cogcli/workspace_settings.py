@@ -107,6 +107,18 @@ def _few(items: list[str], what: str, limit: int = MAX_LIST_ITEMS) -> list[str]:
     return items
 
 
+def check_prices(prices: dict[str, PriceSetting]) -> dict[str, PriceSetting]:
+    """A ``prices`` table (the workspace's or the person's): at most :data:`MAX_PRICES` models, each
+    name plain text."""
+    if len(prices) > MAX_PRICES:
+        raise ValueError(f"{len(prices):,} models are more than the {MAX_PRICES} cog takes")
+    for name in prices:
+        _no_control(_plain_text(name, "a model name", MAX_MODEL_CHARS), "a model name")
+        if not name.strip():
+            raise ValueError("a model name is empty")
+    return prices
+
+
 class CogConfig(BaseModel):
     """The workspace's settings (``cog.toml``, or ``[tool.cog]`` in ``pyproject.toml``). Unknown
     keys are warned about (a newer cog may know them). Strict: TOML has types, so ``max_steps =
@@ -196,13 +208,7 @@ class CogConfig(BaseModel):
     @field_validator("prices")
     @classmethod
     def _price_names(cls, prices: dict[str, PriceSetting]) -> dict[str, PriceSetting]:
-        if len(prices) > MAX_PRICES:
-            raise ValueError(f"{len(prices):,} models are more than the {MAX_PRICES} cog takes")
-        for name in prices:
-            _no_control(_plain_text(name, "a model name", MAX_MODEL_CHARS), "a model name")
-            if not name.strip():
-                raise ValueError("a model name is empty")
-        return prices
+        return check_prices(prices)
 
     @field_validator("hooks")
     @classmethod

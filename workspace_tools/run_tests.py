@@ -442,6 +442,7 @@ def run_tests_tool(
 def _recall(args: Mapping[str, Any]) -> tuple[str, str]:
     """``run_tests {"paths": ["tests/a.py"]}``: what an old run was (the plain description), and
     how to get its result again, for its stub in a compacted history."""
-    from cogcli.compaction import describe_call
+    import json
 
-    return describe_call("run_tests", dict(args))[0], "run the tests again if needed"
+    shown = {k: v for k, v in args.items() if v not in (None, "", [], {})}
+    return "run_tests" + (f" {json.dumps(shown, ensure_ascii=False)[:300]}" if shown else ""), "run the tests again if needed"

@@ -26,6 +26,7 @@ from acp import schema as acp_schema
 from acp.helpers import update_agent_message_text, update_tool_call
 
 from cogcli.acp.commands import announce, command_instruction
+from cogcli.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, NOT_FOUND, _error  # noqa: F401 (re-exported)
 from cogcli.acp.listing import ListingMixin
 from cogcli.acp.mapping import EventMapper
 from cogcli.acp.modes import ASK, PLAN, ModesMixin, mode_state, plan_from_text, plan_of, plan_update
@@ -38,13 +39,6 @@ from cogcli.events import RunStatus
 from cogcli.options import SettingFlags
 
 log = logging.getLogger("cogcli")
-
-#: JSON-RPC error codes (the SDK's :class:`acp.RequestError` helpers use the same)
-INVALID_PARAMS = -32602
-INVALID_REQUEST = -32600
-INTERNAL_ERROR = -32603
-#: a session/load of a thread this workspace does not have
-NOT_FOUND = -32002
 
 #: how a run's end is an ACP stop reason (an error is said in the agent's message; the turn ended)
 STOP_REASONS: dict[str, str] = {
@@ -86,10 +80,6 @@ def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, di
             commands.append(command)
         env[command] = variables
     return commands, env
-
-
-def _error(code: int, message: str, **data: Any) -> acp.RequestError:
-    return acp.RequestError(code, message, data or None)
 
 
 class _Outbox:

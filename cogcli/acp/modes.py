@@ -86,7 +86,7 @@ class ModesMixin:
     conn: Any
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> acp_schema.SetSessionModeResponse:
-        from cogcli.acp.agent import INVALID_PARAMS, NOT_FOUND, _error
+        from cogcli.acp.errors import INVALID_PARAMS, NOT_FOUND, _error
 
         opened = self.sessions.get(session_id)
         if opened is None:

@@ -15,6 +15,9 @@ order ``cog --help`` lists them. The bodies of the commands live in :mod:`cogcli
 """
 
 from cogcli.cli.app import app, main
+from cogcli.cli.batch import batch_app  # noqa: E402 (`cog batch`, after `cog thread`: declared in its own module)
+
+app.add_typer(batch_app, name="batch")
 from cogcli.cli import edit, chat, tools, threads, serve, acp, settings  # noqa: F401,E402 (declare the commands, in this order)
 
 __all__ = ["app", "main"]

@@ -64,9 +64,6 @@ app = typer.Typer(
 )
 thread_app = typer.Typer(help="Stored threads: list them, or redraw one as it ran.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(thread_app, name="thread")
-from cogcli.cli.batch import batch_app  # noqa: E402 (`cog batch`: declared in its own module)
-
-app.add_typer(batch_app, name="batch")
 
 
 class Format(str, enum.Enum):
@@ -187,9 +184,7 @@ def _main(
 def _no_command(ctx: typer.Context) -> NoReturn:
     """Plain ``cog``: on a terminal it opens ``cog chat``; otherwise it prints the help and exits 2."""
     if sys.stdin.isatty() and sys.stdout.isatty():
-        from cogcli.cli.chat import chat
-
-        chat()
+        ctx.invoke(ctx.command.get_command(ctx, "chat"))  # type: ignore[attr-defined]
     typer.echo(ctx.get_help())
     raise typer.Exit(2)
 

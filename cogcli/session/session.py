@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
-from cogcli.errors import CogError, ConfigError, ErrorCode
+from cogcli.errors import CogError, ConfigError, ErrorCode, where_it_broke
 from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE, run_exit_code
 from cogcli.session.tools import make_model, make_tools, run_limits, start_telemetry
 
@@ -219,9 +219,9 @@ class Session:
             raise
         except (OSError, sqlite3.Error) as exc:  # the thread store: .cog a file, a full disk
             raise RunNotStarted(store_problem(self.root, exc)) from exc
-        except Exception as exc:  # never a traceback: say what broke
+        except Exception as exc:  # never a traceback, but what broke and where, said to the person (not only with -v)
             log.debug("the run failed", exc_info=True)
-            raise RunNotStarted(f"the run failed: {type(exc).__name__}: {exc}") from exc
+            raise RunNotStarted(f"the run failed: {type(exc).__name__}: {exc}{where_it_broke(exc)}") from exc
 
     async def _run(
         self, instruction: str, thread: str | None, last: bool, approve: Approve | None,
