@@ -48,6 +48,8 @@ MIN_CONTEXT_WINDOW = 1024
 MAX_CONTEXT_WINDOW = 10_000_000
 SANDBOX_MODES = ("auto", "on", "off")
 APPROVAL_MODES = ("ask", "auto", "stdin")
+#: Anthropic's prompt-cache lifetimes (the client's own are cogcli.models.anthropic.CACHE_TTLS: a test keeps them equal;
+#: this module imports nothing heavy, for cog --help)
 CACHE_TTLS = ("5m", "1h")
 #: the longest text setting (a command line, a model name) and the most items of a list setting
 MAX_TEXT_CHARS = 8192

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from cogcli.errors import ConfigError
 from cogcli.hooks.config import FIX as HOOKS_FIX, HookTables, check_tables
 from cogcli.options import (  # noqa: F401 (the bounds are the settings' own, declared once; re-exported)
+    CACHE_TTLS,
     DEFAULT_MAX_STEPS,
     MAX_CONTEXT_WINDOW,
     MAX_STEPS_LIMIT,
@@ -31,7 +32,7 @@ from cogcli.options import (  # noqa: F401 (the bounds are the settings' own, de
 log = logging.getLogger("cogcli")
 
 SandboxSetting = Literal["auto", "on", "off"]
-CacheTtlSetting = Literal["5m", "1h"]
+CacheTtlSetting = Literal[CACHE_TTLS]  # type: ignore[valid-type] (the settings' own choices: Literal["5m", "1h"])
 #: the most model prices a workspace's ``prices`` table may hold, and the highest price it may
 #: name (USD per million tokens): a table, not a database
 MAX_PRICES = 200

@@ -148,3 +148,17 @@ async def test_a_run_that_breaks_unforeseen_says_where_not_only_at_debug_level(m
         await session.run("x")
     session.close()
     assert session_module.where_it_broke(ValueError("no frames")) == ""
+
+
+def test_session_open_is_typed_with_the_keywords_of_session() -> None:
+    """``Session.open(settings, **options)`` names its keywords (SessionOptions), the same as
+    ``Session(…)``'s: a typo is a type error, not a surprise at run time."""
+    import inspect
+    from typing import get_type_hints
+
+    from cogcli.session.tools import SessionOptions
+
+    own = [p.name for p in inspect.signature(Session.__init__).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert list(SessionOptions.__annotations__) == own
+    assert "Unpack[SessionOptions]" in str(inspect.signature(Session.open).parameters["options"].annotation)
+    assert get_type_hints(SessionOptions)["interactive"] == bool | None

@@ -242,3 +242,15 @@ def test_the_home_folder_root_and_folders_above_home_are_no_workspace(tmp_path: 
     (home / ".git").mkdir()  # a home that is a repository (dotfiles): still no workspace
     out = run_cog(["tool", "list_files", "-C", str(home / "src")], project, env=env)
     assert out.returncode == 2 and "is your home folder" in out.stderr
+
+
+def test_cache_ttl_has_one_set_of_choices() -> None:
+    """The setting, the workspace's key and the Anthropic client take the same values (issue 37:
+    cache_ttl was checked in four places with their own lists)."""
+    from typing import get_args
+
+    from cogcli.models.anthropic import CACHE_TTLS as CLIENTS
+    from cogcli.options import CACHE_TTLS
+    from cogcli.workspace_settings import CacheTtlSetting
+
+    assert CACHE_TTLS == CLIENTS == get_args(CacheTtlSetting) == BY_NAME["cache_ttl"].choices

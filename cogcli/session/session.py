@@ -23,12 +23,12 @@ import contextlib
 import logging
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
 from cogcli.errors import CogError, ConfigError, ErrorCode, where_it_broke
 from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE, run_exit_code
-from cogcli.session.tools import make_model, make_tools, run_limits, start_telemetry
+from cogcli.session.tools import SessionOptions, make_model, make_tools, run_limits, start_telemetry
 
 if TYPE_CHECKING:
     from cogcli.approvals import Approve
@@ -125,7 +125,7 @@ class Session:
     # --- making one -----------------------------------------------------------------------
 
     @classmethod
-    def open(cls, settings: Settings | Path, **options: Any) -> Session:
+    def open(cls, settings: Settings | Path, **options: Unpack[SessionOptions]) -> Session:
         """A session ready to run (``settings``: a workspace root loads its settings). Checks, in
         order: a model is configured, the workspace's own commands are approved, the model can
         be made, the tools can (``sandbox = "on"`` needs bubblewrap). Raises :class:`ConfigError`

@@ -6,14 +6,27 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from cogcli.config import Settings
 from cogcli.tools import Tool
 
 log = logging.getLogger("cogcli")
+
+
+class SessionOptions(TypedDict, total=False):
+    """What :meth:`cogcli.session.Session.open` takes beside the settings: the keywords of
+    ``Session(…)`` (``tests/test_session.py`` keeps the two the same)."""
+
+    cwd: Path | None
+    record: Path | None
+    interactive: bool | None
+    only: Collection[str] | None
+    make_tools: Callable[..., list[Tool[Any]]]
+    on_note: Callable[[str], None]
+    telemetry: Any
 
 
 def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str] | None = None) -> list[Tool[Any]]:
