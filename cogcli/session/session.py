@@ -310,9 +310,7 @@ class Session:
         if self.model is None:
             self.prepare()
         store = self.store()
-        thread_id = store.resolve_id(thread)
-        if thread_id is None:
-            raise ConfigError(f"no thread {thread!r} (list them with `cog thread list`)")
+        thread_id = store.require_id(thread)
         conversation = build_history("", store.entries(thread_id))
         if not any(m.role == "assistant" for m in conversation):
             return None
