@@ -44,6 +44,7 @@ from cogcli.entries import (  # noqa: F401 (the entry types are part of this mod
     UndoEntry,
     UserEntry,
 )
+from cogcli.emitter import now_iso
 from cogcli.errors import ConfigError
 from cogcli.events import (
     BaseEvent,
@@ -55,7 +56,6 @@ from cogcli.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
     ToolUpdateEvent,
-    now_iso,
 )
 from cogcli.outcome import RunEnd
 from cogcli.result import ToolResult

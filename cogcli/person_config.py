@@ -119,8 +119,8 @@ class PersonSections(BaseModel):
     providers: dict[Literal["openai", "anthropic", "ollama"], ProviderSetting] = {}
     #: model name → its prices (over cog's table and the workspace's ``prices``)
     prices: dict[str, PriceSetting] = {}
-    #: event → the person's hooks (``[[hooks.PreToolUse]]``, :mod:`cogcli.hooks`); read for a
-    #: session by :func:`cogcli.hooks.trust.person_hooks`
+    #: event → the person's hooks (``[[hooks.PreToolUse]]``, :mod:`cogcli.hooks`); run by a
+    #: session (:func:`cogcli.hooks.trust.session_hooks`, from ``Settings.person_hooks``)
     hooks: HookTables = {}
 
     @field_validator("hooks")

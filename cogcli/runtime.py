@@ -20,7 +20,8 @@ from cogcli.approvals import Approve
 from cogcli.conclude import ToolResultCallback
 from cogcli.context import AbortSignal, UpdateCallback
 from cogcli.errors import ConfigError
-from cogcli.events import BaseEvent, BudgetSpent, EventEmitter, FileChange, RunStatus, Usage
+from cogcli.emitter import EventEmitter
+from cogcli.events import BaseEvent, BudgetSpent, FileChange, RunStatus, Usage
 from cogcli.invoke import invoke_tool
 from cogcli.memory import ThreadStore
 from cogcli.outcome import RunEnd, files_changed

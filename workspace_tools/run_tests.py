@@ -44,7 +44,7 @@ from workspace_tools.paths import Workspace
 from workspace_tools.procs import LineSplitter, OutputTail, run_process_group
 from workspace_tools.runners import RUNNER_NAMES, RUNNERS, check_args, detect, forced, from_command, route
 from workspace_tools.runners.base import Invocation, Runner, Selection
-from workspace_tools.runners.node import ScriptRunner, shown_script
+from workspace_tools.runners.npm import ScriptRunner, shown_script
 from workspace_tools.runners.pytest import workspace_python  # noqa: F401 (kept importable from here)
 from workspace_tools.runners.report import Report, Section, counts_text
 from workspace_tools.runners.results import details as make_details

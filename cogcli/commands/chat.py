@@ -338,7 +338,7 @@ class Chat:
         _print(_coloured_diff(visible(text)).rstrip("\n"))
 
     async def compact(self) -> None:
-        from cogcli.render.text import compaction_text
+        from cogcli.render.words import compaction_text
         from cogcli.turn import usage_of
 
         if not self.state.thread_id:

@@ -20,7 +20,8 @@ from cogcli.commands.common import abort_on_signals, leave_lingering_tools
 from cogcli.config import load_settings
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
-from cogcli.events import ErrorEvent, EventEmitter, FinishEvent
+from cogcli.emitter import EventEmitter
+from cogcli.events import ErrorEvent, FinishEvent
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
 from cogcli.options import SettingFlags
 from cogcli.render import Renderer, make_renderer
