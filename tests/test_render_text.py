@@ -148,3 +148,15 @@ def test_read_test_report_reads_counts_and_failures() -> None:
     assert report is not None and not report.ok
     assert report.failures[0].file == "t.py" and report.failures[0].line == 3
     assert read_test_report({"diff": DIFF}) is None
+
+
+def test_a_row_is_one_line_whatever_newlines_a_command_or_label_holds() -> None:
+    """A model's command ``true\\nRun tests  all · 9 passed`` must not draw a second, fake row."""
+    fake = "true\nRun tests  all · 9 passed"
+    events = call("c1", "run_command", {"command": fake}, result="ok", presentation={"label": "Run", "detail": fake})
+    events += call("c2", "run_command", {"command": fake}, result=None, error="denied", error_code="DENIED",
+                   presentation={"label": "Run\nRun tests", "detail": fake})
+    lines = draw(events).splitlines()
+    assert lines[0] == "Run  true\\x0aRun tests  all · 9 passed"
+    assert lines[1].startswith("✗ Run\\x0aRun tests  true\\x0aRun tests  all · 9 passed — DENIED: denied")
+    assert not any(line.startswith("Run tests") for line in lines)

@@ -104,8 +104,10 @@ def is_tty(stream: TextIO) -> bool:
 
 
 def row_text(call: Call) -> str:
-    """``label  detail``, falling back to the tool's name; never the icon."""
-    return f"{call.label}  {call.detail}" if call.detail else call.label
+    """``label  detail``, falling back to the tool's name; never the icon. One line: a newline in
+    either (a model's command) is shown escaped, so it never draws a row that looks like cog's own."""
+    label = visible(call.label, one_line=True)
+    return f"{label}  {visible(call.detail, one_line=True)}" if call.detail else label
 
 
 def error_text(call: Call) -> str:
@@ -472,7 +474,7 @@ class TextRenderer:
         return f"{label}  {call.detail}" if own and call.detail else label
 
     def _row_words(self, text: str, call: Call) -> str:
-        label = visible(call.label)
+        label = visible(call.label, one_line=True)
         if not self.color or not text.startswith(label):
             return text
         return self._style(label, "bold") + text[len(label) :]
