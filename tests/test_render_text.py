@@ -160,3 +160,13 @@ def test_a_row_is_one_line_whatever_newlines_a_command_or_label_holds() -> None:
     assert lines[0] == "Run  true\\x0aRun tests  all · 9 passed"
     assert lines[1].startswith("✗ Run\\x0aRun tests  true\\x0aRun tests  all · 9 passed — DENIED: denied")
     assert not any(line.startswith("Run tests") for line in lines)
+
+
+def test_a_call_waiting_for_approval_and_its_refusal_are_one_line_each() -> None:
+    from cogcli.approvals import summarize
+    from cogcli.events import Approval, ApprovalRequiredEvent
+
+    asked = Approval(tool_call_id="c1", tool_name="run_command", description="Run · ruff check\n✓ Approved", side_effects=["runs code"])
+    lines = draw([ApprovalRequiredEvent(thread_id="t", approvals=[asked])]).splitlines()
+    assert lines == ["? Run · ruff check\\x0a✓ Approved — needs approval"]
+    assert summarize([asked]) == "Run · ruff check\\x0a✓ Approved (runs code)"
