@@ -53,7 +53,7 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-__version__ = "0.1.0"
+from cogcli.version import __version__  # noqa: E402
 
 
 def __getattr__(name: str) -> Any:

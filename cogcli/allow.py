@@ -81,29 +81,6 @@ def _matches(pattern: list[str], words: list[str]) -> bool:
     return len(words) == len(pattern) and all(fnmatch.fnmatchcase(w, p) for w, p in zip(words, pattern))
 
 
-def person_settings() -> tuple[list[str], bool | None]:
-    """(``allow``, ``command_network``) from the person's own ``~/.config/cog/config.toml``
-    (``$XDG_CONFIG_HOME`` respected; absent keys: ``[]``, None). A bad value is a ConfigError naming it."""
-    import tomllib
-
-    from cogcli.errors import ConfigError
-    from cogcli.trust import store_path
-
-    path = store_path().with_name("config.toml")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return [], None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read your settings in {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    allow, network = data.get("allow", []), data.get("command_network")
-    if not isinstance(allow, list) or not all(isinstance(p, str) for p in allow):
-        raise ConfigError(f'allow in {path} must be a list of command patterns, e.g. allow = ["ruff *", "make lint"]')
-    if network is not None and not isinstance(network, bool):
-        raise ConfigError(f"command_network in {path} must be true or false")
-    return allow, network
-
-
 def allowed_call(call: Any) -> str | None:
     """The rule of the person's that lets a prepared call run unasked (its tool's ``allowed``), or None."""
     tool = call.tool

@@ -28,7 +28,7 @@ SCHEMA_VERSION = "ATIF-v1.4"
 
 def trajectory(thread_id: str, entries: Sequence[StoredEntry], *, model: str | None = None) -> dict[str, Any]:
     """The ATIF trajectory of the thread ``thread_id`` from its stored ``entries``."""
-    from cogcli import __version__
+    from cogcli.version import __version__
 
     steps: list[dict[str, Any]] = []
     last_agent: dict[str, Any] | None = None

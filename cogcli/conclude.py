@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from cogcli.events import EventEmitter
+from cogcli.emitter import EventEmitter
 from cogcli.result import ToolResult
 from cogcli.secrets import redact_result
 

@@ -1,5 +1,9 @@
-"""Settings for a command: flags, then ``COG_*`` environment variables, then the workspace's own
-settings, then defaults. Flags win.
+"""Settings for a command: flags, then ``COG_*`` environment variables, then the person's config
+(``~/.config/cog/config.toml``, :mod:`cogcli.person_config`), then the workspace's own settings,
+then defaults. Flags win. Every setting a person gives is declared once in :mod:`cogcli.options`
+(its flag, variable, config key, bounds and the front ends it applies to); :func:`load_settings`
+merges the layers into :class:`Settings`, and ``Settings.origins`` says where each came from
+(``cog config`` shows it).
 
 The workspace's settings live in ``cog.toml`` at its root (any project: Go, Node, Rust, …; the keys
 at the top level) or under ``[tool.cog]`` in its ``pyproject.toml``. When both set a key, ``cog.toml``
@@ -33,21 +37,23 @@ file that is a link leading out of the workspace is not read. Every value is che
 length): a bad one is a :class:`ConfigError` naming the key, the file and the fix.
 
 Environment: ``COG_MODEL``, ``COG_TEST_COMMAND``, ``COG_MAX_STEPS``, ``COG_TIMEOUT``, ``COG_SANDBOX``,
-``COG_CONTEXT_WINDOW``, ``COG_CACHE_TTL``, ``COG_ALLOW`` (run_command patterns, ``;``-separated),
-``COG_COMMAND_NETWORK``.
+``COG_CONTEXT_WINDOW``, ``COG_CACHE_TTL``, ``COG_PASS_ENV``, ``COG_SANDBOX_WRITABLE``, ``COG_APPROVAL``,
+``COG_ALLOW`` (run_command patterns, ``;``-separated), ``COG_COMMAND_NETWORK``
+(:data:`cogcli.options.SETTINGS` is the list).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from cogcli.errors import CogError, ConfigError
+from cogcli.options import BY_NAME, SETTINGS, UNSET, SettingError, SettingFlags, from_environment, from_flags
+from cogcli.person_config import PersonConfig, read_person_config
 from cogcli.workspace_settings import (  # noqa: F401 (the workspace's settings, re-exported for callers)
     DEFAULT_MAX_STEPS,
     SANDBOX_MODES,
@@ -56,6 +62,7 @@ from cogcli.workspace_settings import (  # noqa: F401 (the workspace's settings,
     MAX_STEPS_LIMIT,
     MAX_TIMEOUT,
     SandboxSetting,
+    COG_TOML,
     PYPROJECT,
     CogConfig,
     describe_source,
@@ -80,7 +87,8 @@ def no_model_message(command: str = "cog edit", instruction: str = ' "…"') -> 
     shown = "\n".join(f"  {line.ljust(width)}   {note}" for line, (_, note) in zip(lines, choices))
     return (
         f"no model configured. Pick one of:\n{shown}\n"
-        "or set it once: export COG_MODEL=openai:gpt-4o-mini, or model = \"…\" in cog.toml (or under [tool.cog] in pyproject.toml)"
+        "or set it once: export COG_MODEL=openai:gpt-4o-mini, model = \"…\" in ~/.config/cog/config.toml (yours), "
+        "or in the workspace's cog.toml (or under [tool.cog] in pyproject.toml)"
     )
 
 
@@ -106,6 +114,8 @@ class Settings:
     secret_globs: tuple[str, ...] = ()
     #: secret-looking paths the tools may read all the same (``--allow-secret PATH``)
     allow_secrets: tuple[str, ...] = ()
+    #: tools plan mode lets run though they are not read-only (``--plan-allow``; the person's only)
+    plan_allow: tuple[str, ...] = ()
     #: where ``mcp_servers`` came from: "--mcp" (the person's) or the workspace's file, "cog.toml"
     #: or "pyproject.toml" (needs approval: see :attr:`mcp_needs_approval`)
     mcp_source: str | None = None
@@ -133,11 +143,26 @@ class Settings:
     #: the workspace's own hooks (``[[hooks.<Event>]]``): run only once the person approved them
     #: (:mod:`cogcli.hooks.trust`); the person's own are in their config.toml
     hooks: Mapping[str, Any] = field(default_factory=dict)
+    #: the person's own hooks (``[hooks]`` of their config.toml, :mod:`cogcli.person_config`)
+    person_hooks: Mapping[str, Any] = field(default_factory=dict)
     #: which workspace file each of its settings came from: ``{"test_command": "cog.toml", …}``
     sources: Mapping[str, str] = field(default_factory=dict)
+    #: whether ``mcp_servers`` are the person's (``--mcp`` or their config file), not the workspace's
+    mcp_personal: bool = False
+    #: ask | auto | stdin from ``--approval``/``--yes``, ``COG_APPROVAL`` or the person's config
+    #: (None: the front end's default)
+    approval: str | None = None
+    #: provider → base URL from the person's config (below the provider's variable, e.g. OPENAI_BASE_URL)
+    base_urls: Mapping[str, str] = field(default_factory=dict)
+    #: setting → where its value came from: a flag ("--model"), a variable ("COG_MODEL"), the
+    #: person's config ("~/.config/cog/config.toml"), the workspace's file ("cog.toml",
+    #: "pyproject.toml") or "default"
+    origins: Mapping[str, str] = field(default_factory=dict)
+    #: the person's config file read (None: there was none)
+    person_config: Path | None = None
     #: a run's budgets (``--max-tokens``, ``--max-cost`` in US dollars; :mod:`cogcli.budgets`) and the
     #: JSON Schema file its final answer must match (``--output-schema``; :mod:`cogcli.structured`):
-    #: the person's flags only, never the workspace's
+    #: the person's (flags, COG_MAX_TOKENS / COG_MAX_COST, their config), never the workspace's
     max_tokens: int | None = None
     max_cost: float | None = None
     #: a schema file, or the schema itself (``cog batch`` reads it once for every task)
@@ -151,9 +176,9 @@ class Settings:
 
     @property
     def mcp_needs_approval(self) -> bool:
-        """Whether ``mcp_servers`` came from anywhere but the person's ``--mcp``: such commands
-        start only once approved (:func:`cogcli.trust.require_trusted`)."""
-        return bool(self.mcp_servers) and self.mcp_source != "--mcp"
+        """Whether ``mcp_servers`` came from the workspace's settings, not the person's (``--mcp``,
+        their config file): such commands start only once approved (:func:`cogcli.trust.require_trusted`)."""
+        return bool(self.mcp_servers) and not (self.mcp_personal or self.mcp_source == "--mcp")
 
 
 def find_workspace(start: Path | str | None = None) -> Path:
@@ -171,7 +196,8 @@ def find_workspace(start: Path | str | None = None) -> Path:
 
     found = repository(here)  # the one decision of which repository (a .git naming another one is none)
     if found is not None:
-        return found.work_tree
+        return check_workspace(Path(found.work_tree))
+    check_workspace(here)  # the home folder is never one, nor is the hint's -C . offered for it
     if start is not None:
         return here
     raise ConfigError(
@@ -181,46 +207,18 @@ def find_workspace(start: Path | str | None = None) -> Path:
     )
 
 
-def _env_number(name: str, kind: type[int] | type[float], limit: float) -> Any:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    try:
-        value = kind(raw)
-    except ValueError:
-        what = "a whole number" if kind is int else "a number"
-        raise ConfigError(f"{name} must be {what}, got {raw!r}") from None
-    return _bounded(name, value, limit, raw)
-
-
-def _bounded(name: str, value: float, limit: float, shown: Any = None) -> Any:
-    """``value`` when it is a finite number above 0 and at most ``limit``; else a ConfigError naming ``name``."""
-    shown = value if shown is None else shown
-    if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{name} must be a number greater than 0, got {shown!r}")
-    if value > limit:
-        raise ConfigError(f"{name} must be at most {limit:,}, got {shown!r}")
-    return value
-
-
-def _context_window(flag: int | None) -> int | None:
-    """``--context-window``, else ``COG_CONTEXT_WINDOW``: both held to the same floor and ceiling
-    as ``context_window`` in the settings (:data:`MIN_CONTEXT_WINDOW`, :data:`MAX_CONTEXT_WINDOW`)."""
-    name, window = "--context-window", flag
-    if window is None:
-        name, raw = "COG_CONTEXT_WINDOW", os.environ.get("COG_CONTEXT_WINDOW", "").strip()
-        if not raw:
-            return None
-        try:
-            window = int(raw)
-        except ValueError:
-            raise ConfigError(f"COG_CONTEXT_WINDOW must be a whole number of tokens, got {raw[:40]!r}") from None
-    if not MIN_CONTEXT_WINDOW <= window <= MAX_CONTEXT_WINDOW:
+def check_workspace(root: Path) -> Path:
+    """``root``, unless it is the home folder, ``/`` or a folder above the home: cog would list,
+    search and write in everything the person has (a :class:`ConfigError`, exit 2, says so)."""
+    home = Path(os.path.realpath(Path.home()))
+    real = Path(os.path.realpath(root))
+    if real == home or real in home.parents or real == Path(real.anchor):
+        what = "your home folder" if real == home else "the root folder" if real == Path(real.anchor) else "a folder above your home"
         raise ConfigError(
-            f"{name} must be at least {MIN_CONTEXT_WINDOW} and at most {MAX_CONTEXT_WINDOW:,} (tokens), got {window:,}: "
-            "give the model's context window, e.g. 128000"
+            f"{str(root)!r} is {what}: cog will not make it a workspace (its tools would list, search and change "
+            "everything in it). Run cog in a project folder, or point it at one with -C path/to/project"
         )
-    return window
+    return root
 
 
 def _workspace_model(root: Path, spec: str, file: str) -> str:
@@ -245,7 +243,10 @@ def _workspace_model(root: Path, spec: str, file: str) -> str:
 
 def load_settings(
     root: Path,
+    flags: SettingFlags | None = None,
     *,
+    environ: Mapping[str, str] | None = None,
+    person: PersonConfig | None = None,
     model: str | None = None,
     test_command: str | None = None,
     max_steps: int | None = None,
@@ -263,99 +264,154 @@ def load_settings(
     allow: list[str] | None = None,
     command_network: bool | None = None,
 ) -> Settings:
-    """Resolve every setting for a command run in ``root``: flag > environment > config > default."""
+    """Resolve every setting for a command run in ``root``: flags > environment > the person's
+    config > the workspace's settings > defaults (:mod:`cogcli.options`).
+
+    ``flags``: the flags given (the keywords below are the same, for callers that name a few);
+    ``environ``: the variables to read (default ``os.environ``); ``person``: the person's config
+    (default: read from ``$XDG_CONFIG_HOME/cog/config.toml``); ``output_schema``: the JSON Schema
+    (a file, or the schema itself) the run's final answer must match (``--output-schema``)."""
+    environ = os.environ if environ is None else environ
+    try:
+        named = from_flags({
+            "model": model, "test_command": test_command, "max_steps": max_steps, "timeout": timeout,
+            "mcp_servers": mcp_servers, "sandbox": sandbox, "allow_secrets": allow_secrets, "pass_env": pass_env,
+            "sandbox_writable": sandbox_writable, "context_window": context_window, "instructions": None if instructions else False,
+            "allow": allow, "command_network": command_network, "max_tokens": max_tokens, "max_cost": max_cost,
+        })
+        given = from_flags((flags or SettingFlags()).merge(named).given())  # checked here too: a caller may build flags itself
+        env_layer = from_environment(environ)
+    except SettingError as exc:
+        raise ConfigError(str(exc)) from None
+    if person is None:
+        person = read_person_config(root, environ)
     config = read_config(root)
-    sources = config.sources
-    env_model = os.environ.get("COG_MODEL", "").strip() or None
-    if model:
-        chosen, source = model, "--model"
-    elif env_model:
-        chosen, source = env_model, "COG_MODEL"
-    elif config.model:
-        chosen, source = _workspace_model(root, config.model, sources.get("model", PYPROJECT)), sources.get("model", PYPROJECT)
-    else:
-        chosen, source = None, None
-    if max_steps is not None:
-        _bounded("--max-steps", max_steps, MAX_STEPS_LIMIT)
-    if timeout is not None:
-        _bounded("--timeout", timeout, MAX_TIMEOUT)
+    layers = ((given, None), (env_layer, "env"), (person.flags, person.label))
+    chosen: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for setting in SETTINGS:
+        for layer, label in layers:
+            value = layer.get(setting.name)
+            if value is not UNSET:
+                chosen[setting.name] = value
+                origins[setting.name] = setting.flag if label is None else setting.env if label == "env" else label  # type: ignore[assignment]
+                break
+
+    def pick(name: str, workspace: Any, default: Any) -> Any:
+        if name in chosen:
+            return chosen[name]
+        if workspace is not None and not (isinstance(workspace, (list, tuple, dict)) and not workspace):
+            origins[name] = config.sources.get(name, PYPROJECT)
+            return workspace
+        origins[name] = "default"
+        return default
+
+    chosen_model = pick("model", config.model, None)
+    if origins["model"] in (COG_TOML, PYPROJECT):
+        chosen_model = _workspace_model(root, chosen_model, origins["model"])
+    sandbox_mode = chosen["sandbox"] if "sandbox" in chosen else pick("sandbox", _workspace_sandbox(config), "auto")
+    servers = pick("mcp_servers", tuple(config.mcp_servers), ())
+    allow = chosen.get("instructions", True)
+    budget = (config.instruction_budget if config.instruction_budget is not None else 32 * 1024) if allow else 0
+    if "instructions" not in chosen:
+        origins["instructions"] = "default"
+    # settings declared in cogcli.options that nothing above treats specially: a Settings field of
+    # the same name gets the value of the highest layer (a workspace's CogConfig key of that name too)
+    special = {"model", "sandbox", "mcp_servers", "instructions", "approval", "yes", "test_command", "max_steps", "timeout",
+               "allow_secrets", "pass_env", "sandbox_writable", "context_window", "cache_ttl", "prompt_cache_key", "allow"}
+    plain = {  # the workspace's value only for a key CogConfig declares (never one of its unknown extras)
+        f.name: pick(f.name, getattr(config, f.name) if f.name in CogConfig.model_fields else None,
+                     f.default if f.default is not MISSING else f.default_factory())  # type: ignore[misc]
+        for f in fields(Settings) if f.name in BY_NAME and f.name not in special
+    }
     return Settings(
+        **plain,
         root=root,
-        model=chosen,
-        model_source=source,
-        test_command=test_command or os.environ.get("COG_TEST_COMMAND", "").strip() or config.test_command,
-        max_steps=max_steps or _env_number("COG_MAX_STEPS", int, MAX_STEPS_LIMIT) or config.max_steps or DEFAULT_MAX_STEPS,
-        timeout=timeout or _env_number("COG_TIMEOUT", float, MAX_TIMEOUT) or config.timeout,
-        mcp_servers=list(mcp_servers) if mcp_servers else list(config.mcp_servers),
-        sandbox=_sandbox(sandbox, config),
+        model=chosen_model,
+        model_source=None if origins["model"] == "default" else origins["model"],
+        test_command=pick("test_command", config.test_command, None),
+        max_steps=pick("max_steps", config.max_steps, DEFAULT_MAX_STEPS),
+        timeout=pick("timeout", config.timeout, None),
+        mcp_servers=list(servers),
+        sandbox=sandbox_mode,
         secret_globs=tuple(config.secret_globs),
-        allow_secrets=tuple(allow_secrets or ()),
-        mcp_source="--mcp" if mcp_servers else (sources.get("mcp_servers", PYPROJECT) if config.mcp_servers else None),
-        pass_env=tuple(pass_env or ()),
+        allow_secrets=pick("allow_secrets", None, ()),
+        mcp_source=None if origins["mcp_servers"] == "default" else "--mcp" if origins["mcp_servers"] == "--mcp" else origins["mcp_servers"],
+        mcp_personal=origins["mcp_servers"] in ("--mcp", person.label),
+        pass_env=pick("pass_env", None, ()),
         workspace_pass_env=tuple(config.pass_env),
-        sandbox_writable=tuple(sandbox_writable or ()),
+        sandbox_writable=pick("sandbox_writable", None, ()),
         runner=config.runner,
         instruction_files=tuple(config.instruction_files),
-        instruction_budget=(config.instruction_budget if config.instruction_budget is not None else 32 * 1024) if instructions else 0,
-        context_window=_context_window(context_window) or config.context_window,
-        cache_ttl=_cache_ttl(config),
-        prompt_cache_key=config.prompt_cache_key,
-        prices=_prices(config),
+        instruction_budget=budget,
+        context_window=pick("context_window", config.context_window, None),
+        cache_ttl=pick("cache_ttl", config.cache_ttl, "5m"),
+        prompt_cache_key=pick("prompt_cache_key", config.prompt_cache_key, None),
+        prices={**_prices(config.prices), **_prices(person.sections.prices)},
         hooks=dict(config.hooks),
-        sources=dict(sources),
-        max_tokens=max_tokens,
-        max_cost=max_cost,
+        person_hooks=dict(person.sections.hooks),
+        sources=dict(config.sources),
+        approval=_approval(chosen, origins),
+        base_urls={name: p.base_url for name, p in person.sections.providers.items() if p.base_url},
+        origins=origins,
+        person_config=person.path,
+        allow=_allow(given, env_layer, person, config, origins),
         output_schema=output_schema,
-        allow=_allow(allow, config),
-        command_network=_command_network(command_network),
     )
 
 
-def _allow(flags: list[str] | None, config: CogConfig) -> tuple[str, ...]:
-    """``--allow`` patterns and ``COG_ALLOW`` (patterns separated by ``;``), each checked; a
+def _allow(given: SettingFlags, env_layer: SettingFlags, person: PersonConfig, config: CogConfig, origins: dict[str, str]) -> tuple[str, ...]:
+    """The person's patterns of commands run_command runs unasked: ``--allow``, ``COG_ALLOW`` and
+    ``allow`` in their config.toml, added together, each checked (:mod:`cogcli.allow`); a
     workspace's own ``allow`` is never one of them (the workspace is the stranger's)."""
-    from cogcli.allow import AllowList, BadPattern, person_settings
-
-    env = [p for p in os.environ.get("COG_ALLOW", "").split(";") if p.strip()]
-    mine = person_settings()[0]
     if (config.model_extra or {}).get("allow") is not None:
         log.warning("allow in the workspace's settings is ignored: only your own --allow or COG_ALLOW let commands run unasked")
-    try:
-        AllowList.of(mine)
-    except BadPattern as exc:
-        raise ConfigError(f"allow in your config.toml: {exc}") from None
-    try:
-        return AllowList.of([*(flags or []), *env, *mine]).patterns
-    except BadPattern as exc:
-        raise ConfigError(f"{'--allow' if flags else 'COG_ALLOW'}: {exc}") from None
+    layers = [(given.allow, "--allow", "--allow"), (env_layer.allow, "COG_ALLOW", "COG_ALLOW"),
+              (person.flags.allow, f"allow in your config.toml ({person.label})", person.label)]
+    given_layers = [layer for layer in layers if layer[0]]
+    origins["allow"] = " + ".join(label for _, _, label in given_layers) or "default"
+    if not given_layers:
+        return ()
+    from cogcli.allow import AllowList, BadPattern
+
+    for patterns, where, _ in given_layers:
+        try:
+            AllowList.of(list(patterns))
+        except BadPattern as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    return AllowList.of([p for patterns, _, _ in given_layers for p in patterns]).patterns
 
 
-def _command_network(flag: bool | None) -> bool:
-    if flag is not None:
-        return flag
-    raw = os.environ.get("COG_COMMAND_NETWORK", "").strip().lower()
-    if raw == "":
-        from cogcli.allow import person_settings
-
-        return bool(person_settings()[1])
-    if raw in ("0", "false", "no", "off"):
-        return False
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    raise ConfigError(f"COG_COMMAND_NETWORK must be 1 or 0, got {raw[:40]!r}")
+def _approval(chosen: dict[str, Any], origins: dict[str, str]) -> str | None:
+    """``--yes`` is ``--approval auto``; with another ``--approval`` it is a usage error."""
+    origins.pop("yes", None)
+    if chosen.get("yes"):
+        if chosen.get("approval", "auto") != "auto" and origins.get("approval") == "--approval":
+            raise ConfigError(f"--yes means --approval auto; it cannot go with --approval {chosen['approval']}")
+        origins["approval"] = "--yes"
+        return "auto"
+    if "approval" not in chosen:
+        origins["approval"] = "default"
+    return chosen.get("approval")
 
 
-def _cache_ttl(config: CogConfig) -> str:
-    """``COG_CACHE_TTL``, else ``cache_ttl`` in the settings, else "5m"."""
-    env = os.environ.get("COG_CACHE_TTL", "").strip().lower()
-    if env and env not in ("5m", "1h"):
-        raise ConfigError(f"COG_CACHE_TTL must be 5m or 1h, got {env[:40]!r}")
-    return env or config.cache_ttl or "5m"
+def _workspace_sandbox(config: CogConfig) -> SandboxSetting | None:
+    """The workspace's ``sandbox``, but never "off" (a warning says it is ignored)."""
+    if config.sandbox == "off":
+        file = config.sources.get("sandbox", PYPROJECT)
+        log.warning(
+            '%ssandbox = "off" in %s is ignored: the workspace cannot turn the test sandbox off '
+            "(a test or the model could have written it). Use --sandbox off or COG_SANDBOX=off",
+            "[tool.cog] " if file == PYPROJECT else "", file,
+        )
+        return None
+    return config.sandbox
 
 
-def _prices(config: CogConfig) -> dict[str, Any]:
-    """The workspace's ``prices`` as :class:`cogcli.pricing.Price` (a cache price not given is the input price)."""
-    if not config.prices:
+def _prices(table: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``prices`` table (the workspace's or the person's) as :class:`cogcli.pricing.Price` (a
+    cache price not given is the input price)."""
+    if not table:
         return {}
     from cogcli.pricing import Price
 
@@ -365,24 +421,5 @@ def _prices(config: CogConfig) -> dict[str, Any]:
             cache_read=p.input if p.cache_read is None else p.cache_read,
             cache_write=p.input if p.cache_write is None else p.cache_write,
         )
-        for name, p in config.prices.items()
+        for name, p in table.items()
     }
-
-
-def _sandbox(flag: str | None, config: CogConfig) -> SandboxSetting:
-    env = os.environ.get("COG_SANDBOX", "").strip().lower() or None
-    if env is not None and env not in SANDBOX_MODES:
-        raise ConfigError(f"COG_SANDBOX must be auto, on or off, got {env!r}")
-    from_config = config.sandbox
-    if from_config == "off" and not (flag or env):
-        file = config.sources.get("sandbox", PYPROJECT)
-        log.warning(
-            '%ssandbox = "off" in %s is ignored: the workspace cannot turn the test sandbox off '
-            "(a test or the model could have written it). Use --sandbox off or COG_SANDBOX=off",
-            "[tool.cog] " if file == PYPROJECT else "", file,
-        )
-        from_config = None
-    chosen = flag or env or from_config or "auto"
-    if chosen not in SANDBOX_MODES:
-        raise ConfigError(f"--sandbox must be auto, on or off, got {chosen!r}")
-    return chosen  # type: ignore[return-value]

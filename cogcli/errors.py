@@ -88,3 +88,17 @@ class ContextLengthError(ModelError):
         super().__init__(message)
         self.limit = limit
         self.tokens = tokens
+
+
+def where_it_broke(exc: BaseException) -> str:
+    """`` (at cogcli/run.py:123; cog -v shows the traceback)``: the deepest frame of ``exc``, said
+    with a failure nobody foresaw (a bug to report), so it is not only in the debug log."""
+    import traceback
+    from pathlib import Path
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    parts = Path(frames[-1].filename).parts
+    shown = "/".join(parts[len(parts) - 1 - parts[::-1].index("cogcli"):]) if "cogcli" in parts else parts[-1]
+    return f" (at {shown}:{frames[-1].lineno}; cog -v shows the traceback)"

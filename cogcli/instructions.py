@@ -223,9 +223,9 @@ def _show(path: Path, root: Path) -> str:
 
 def personal_file(environ: Mapping[str, str] | None = None) -> Path:
     """``$XDG_CONFIG_HOME/cog/AGENTS.md``, else ``~/.config/cog/AGENTS.md``."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CONFIG_HOME", "").strip()
-    return Path(base) / "cog" / "AGENTS.md" if base else PERSONAL_FILE.expanduser()
+    from cogcli.person_config import config_home
+
+    return config_home(environ) / "AGENTS.md"
 
 
 def load_instructions(

@@ -44,6 +44,7 @@ from cogcli.entries import (  # noqa: F401 (the entry types are part of this mod
     UndoEntry,
     UserEntry,
 )
+from cogcli.emitter import now_iso
 from cogcli.errors import ConfigError
 from cogcli.events import (
     BaseEvent,
@@ -55,10 +56,10 @@ from cogcli.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
     ToolUpdateEvent,
-    now_iso,
 )
 from cogcli.outcome import RunEnd
 from cogcli.result import ToolResult
+from workspace_tools.hostfiles import exclude_from_git  # noqa: F401 (where it lives; callers import it from here too)
 
 log = logging.getLogger("cogcli")
 
@@ -427,58 +428,3 @@ def link_in_cog_dir(root: Path, exc: Any) -> str:
         "undo records and test reports there and does not write through a link (it would write outside the workspace): "
         "nothing was written. Remove the link and run again"
     )
-
-
-def exclude_from_git(workspace: Path, pattern: str | None = None) -> bool:
-    """Add ``pattern`` (by default the workspace's ``.cog/``, as a path from the top of the work
-    tree) to the repository's ``info/exclude`` once; False when ``workspace`` is in no git repository
-    (:func:`workspace_tools.hostfiles.repository`: decided once per process, a ``.git`` naming
-    another repository is none) or the file cannot be written. The file and the folders on the way
-    are opened without following links: a link there is refused with a one-line warning and
-    nothing is written through it."""
-    from workspace_tools import hostfiles
-
-    root = Path(workspace).resolve()
-    repo = hostfiles.repository(root)
-    if repo is None:
-        return False
-    if pattern is None:
-        pattern = _exclude_pattern(root.relative_to(repo.work_tree).as_posix())
-        if pattern is None:
-            return False
-    common = repo.common_dir
-    # the walk starts at the work tree when the git dir is in it (so a .git link is not followed);
-    # a worktree's or submodule's git dir outside it was checked to be one git made
-    base = repo.work_tree if repo.work_tree in (common, *common.parents) else common
-    exclude = common / "info" / "exclude"
-    shown = exclude.relative_to(base).as_posix() if base == repo.work_tree else str(exclude)
-    try:
-        os.close(hostfiles.open_dir(common, base))  # the git dir itself is never made here
-        fd = hostfiles.open_file(exclude, base, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, create_dirs=True)
-        with os.fdopen(fd, "r+b") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise OSError(f"{shown} is not a regular file")
-            text = f.read().decode("utf-8", "replace")
-            lines = {line.strip() for line in text.splitlines()}
-            if pattern in lines or pattern.strip("/") + "/" in lines:
-                return True
-            f.write((("" if not text or text.endswith("\n") else "\n") + pattern + "\n").encode("utf-8"))
-    except hostfiles.LinkRefused as exc:
-        where = exc.where if base == repo.work_tree else str(base / exc.where)
-        log.warning("not adding %s to %s: %s is a symbolic link; cog writes in .git/ only without following links", pattern, shown, where)
-        return False
-    except OSError as exc:
-        log.warning("could not add %s to %s: %s", pattern, shown, exc.strerror or exc)
-        return False
-    return True
-
-
-def _exclude_pattern(rel: str) -> str | None:
-    """``/<rel>/.cog/`` as a gitignore line matching only that folder; None when ``rel`` holds a
-    control character (a line break would make two lines)."""
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in rel):
-        return None
-    if rel == ".":
-        return f"/{COG_DIR}/"
-    escaped = "".join("\\" + c if c in "\\*?[" else c for c in rel)
-    return f"/{escaped}/{COG_DIR}/"

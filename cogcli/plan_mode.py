@@ -7,8 +7,9 @@ and what to do instead — and nothing runs. A tool changes nothing only by its 
 ``read_file``, ``list_files``, ``search_text``, ``git_status``, ``git_diff``, ``load_skill``,
 ``update_plan``, and an MCP tool whose server marks it ``readOnlyHint`` (the hint cog already trusts
 to run it unasked). ``run_tests`` (and any tool that runs code) is refused unless the person lets it
-run in plan mode by name (:attr:`PlanMode.allow`: ``--plan-allow run_tests``), since the tests are
-code the model may have written.
+run in plan mode by name (:attr:`PlanMode.allow`: the setting ``plan_allow``, ``--plan-allow
+run_tests``, ``COG_PLAN_ALLOW`` or the person's config.toml — never the workspace's files), since the
+tests are code the model may have written.
 
 The model is told it is in plan mode (:data:`PLAN_INSTRUCTIONS`, after the system prompt of that
 run only), so a later run in the same thread (``/go``, ``cog edit --last "go"``) has its tools back.
@@ -77,17 +78,6 @@ async def refuse_writing(plan: PlanMode, calls: Sequence[PreparedCall], slots: S
         call = calls[i]
         if call.failed is None and not plan.permits(call.tool):
             await conclude(slots, i, call.outcome(ErrorCode.PLAN_MODE, plan.refusal(call.name)))
-
-
-def plan_allow_names(flags: Collection[str] | None = None, environ: Any = None) -> list[str]:
-    """The tools the person lets run in plan mode: ``--plan-allow`` names, else ``COG_PLAN_ALLOW``
-    (comma-separated). The person's only: no workspace file can add one."""
-    import os
-
-    if flags:
-        return [n.strip() for f in flags for n in f.split(",") if n.strip()]
-    env = os.environ if environ is None else environ
-    return [n.strip() for n in env.get("COG_PLAN_ALLOW", "").split(",") if n.strip()]
 
 
 def plan_command(text: str) -> tuple[str, bool] | None:

@@ -28,7 +28,8 @@ from cogcli.conclude import Conclude, Slots, ToolResultCallback
 from cogcli.context import AbortSignal, ToolUpdate, cancel_on_abort
 from cogcli.entries import AssistantEntry, Entry, UserEntry
 from cogcli.errors import ContextLengthError, ErrorCode, ModelError
-from cogcli.events import BudgetSpent, ErrorEvent, EventEmitter, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
+from cogcli.emitter import EventEmitter
+from cogcli.events import BudgetSpent, ErrorEvent, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
 from cogcli.history import build_history
 from cogcli.memory import ThreadStore
 from cogcli.models.base import PROMPT_CACHE_KEY, Message, ToolCallRequest, ToolSpec, UsageReport

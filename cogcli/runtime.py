@@ -20,7 +20,8 @@ from cogcli.approvals import Approve
 from cogcli.conclude import ToolResultCallback
 from cogcli.context import AbortSignal, UpdateCallback
 from cogcli.errors import ConfigError
-from cogcli.events import BaseEvent, BudgetSpent, EventEmitter, FileChange, RunStatus, Usage
+from cogcli.emitter import EventEmitter
+from cogcli.events import BaseEvent, BudgetSpent, FileChange, RunStatus, Usage
 from cogcli.invoke import invoke_tool
 from cogcli.memory import ThreadStore
 from cogcli.outcome import RunEnd, files_changed
@@ -60,11 +61,21 @@ class RunResult(BaseModel):
     structured_output: Any = None
     #: the budget the run went past (status ``budget_exceeded``)
     budget: BudgetSpent | None = None
+    #: the largest request of the run in input tokens, the model's window, how often the history was compacted
+    peak_context_tokens: int | None = None
+    context_window: int | None = None
+    compactions: int | None = None
 
     @classmethod
     def of(cls, end: RunEnd, *, output: str, thread_id: str, tool_calls: list[ToolResult]) -> RunResult:
+        """Every field of how the run ended (:class:`cogcli.entries.RunEndFields`; its ``output``,
+        the structured answer, is ``structured_output`` here, beside the text): none is dropped."""
         fields = dict(end)
-        return cls(output=output, thread_id=thread_id, tool_calls=tool_calls, structured_output=fields.pop("output", None), **fields)
+        structured = fields.pop("output", None)
+        dropped = set(fields) - set(cls.model_fields)
+        if dropped:  # a field added to RunEndFields must be added here too (tests/test_runtime.py checks it)
+            raise TypeError(f"RunResult lacks {', '.join(sorted(dropped))} of how the run ended")
+        return cls(output=output, thread_id=thread_id, tool_calls=tool_calls, structured_output=structured, **fields)
 
 
 class Cogitator:

@@ -62,9 +62,12 @@ def _last_boundary(text: str) -> int:
 class EventRedactor:
     """The events of one run, redacted (:meth:`events`: one event in, the events to emit out)."""
 
-    def __init__(self) -> None:
+    def __init__(self, text_delta: Any, call_delta: Any) -> None:
+        """``text_delta`` and ``call_delta``: the event types a held-back piece is sent as at its
+        stream's end (``TextDeltaEvent``, ``ToolCallDeltaEvent``: :mod:`cogcli.events` hands them in)."""
         self.forms = env_forms()
         self.streams: dict[tuple[str, str], StreamRedactor] = {}
+        self.kinds = {"delta": text_delta, "args_text_delta": call_delta}
 
     def events(self, event: Any) -> list[Any]:
         kind = event.type
@@ -97,10 +100,7 @@ class EventRedactor:
         rest = stream.flush() if stream is not None else ""
         if not rest:
             return []
-        from cogcli.events import TextDeltaEvent, ToolCallDeltaEvent
-
-        kind = TextDeltaEvent if field == "delta" else ToolCallDeltaEvent
-        return [kind(id=end.id, **{field: rest})]
+        return [self.kinds[field](id=end.id, **{field: rest})]
 
     def _whole(self, event: Any, *fields: str) -> None:
         for field in fields:

@@ -65,7 +65,6 @@ from cogcli.secret_keys import KeyLines, redact_keys
 
 if TYPE_CHECKING:
     from cogcli.context import ToolUpdate
-    from cogcli.result import ToolResult
 
 __all__ = [
     "MIN_ENV_VALUE", "REDACTED", "KeyLines", "encoded_forms", "env_forms", "redact", "redact_result", "redact_update",
@@ -165,7 +164,7 @@ def redact_value(
     return value, 0
 
 
-def redact_result(result: ToolResult) -> ToolResult:
+def redact_result(result: Any) -> Any:
     """A finished call as anyone may see it: credentials in its content, details, presentation,
     error message and arguments replaced, ``redacted`` set to how many in what it returned. Applied before anything is emitted or
     stored; ``cog undo`` does not need the exact diffs (it reads its own journal)."""

@@ -61,7 +61,7 @@ class Telemetry:
     def __init__(self, tracer_provider: Any = None, *, owned: bool = False) -> None:
         from opentelemetry import trace
 
-        from cogcli import __version__
+        from cogcli.version import __version__
 
         self.provider = tracer_provider
         self.owned = owned

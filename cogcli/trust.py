@@ -82,9 +82,9 @@ class TrustStore(BaseModel):
 
 def store_path() -> Path:
     """``$XDG_CONFIG_HOME/cog/trusted-commands.json`` (default ``~/.config/cog/…``)."""
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
-    folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
-    return folder / "cog" / STORE_NAME
+    from cogcli.person_config import config_home
+
+    return config_home() / STORE_NAME
 
 
 def load_store(path: Path | None = None) -> TrustStore:

@@ -19,22 +19,20 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from cogcli.errors import ConfigError
 from cogcli.hooks.config import FIX as HOOKS_FIX, HookTables, check_tables
+from cogcli.options import (  # noqa: F401 (the bounds are the settings' own, declared once; re-exported)
+    CACHE_TTLS,
+    DEFAULT_MAX_STEPS,
+    MAX_CONTEXT_WINDOW,
+    MAX_STEPS_LIMIT,
+    MAX_TIMEOUT,
+    MIN_CONTEXT_WINDOW,
+    SANDBOX_MODES,
+)
 
 log = logging.getLogger("cogcli")
 
-DEFAULT_MAX_STEPS = 25
-SANDBOX_MODES = ("auto", "on", "off")
-#: the smallest context window cog takes (--context-window says the same: cli.py keeps the numbers to import nothing)
-MIN_CONTEXT_WINDOW = 1024
-#: the largest context window cog takes, in tokens (--context-window says the same, see above): no
-#: model reads more, and a window past it only hides the budget compaction keeps
-MAX_CONTEXT_WINDOW = 10_000_000
-#: the most steps a run may be given: a workspace must not buy itself an endless run
-MAX_STEPS_LIMIT = 10_000
-#: the longest per-call timeout, in seconds (a day): every call ends within its timeout
-MAX_TIMEOUT = 24 * 60 * 60
 SandboxSetting = Literal["auto", "on", "off"]
-CacheTtlSetting = Literal["5m", "1h"]
+CacheTtlSetting = Literal[CACHE_TTLS]  # type: ignore[valid-type] (the settings' own choices: Literal["5m", "1h"])
 #: the most model prices a workspace's ``prices`` table may hold, and the highest price it may
 #: name (USD per million tokens): a table, not a database
 MAX_PRICES = 200
@@ -108,6 +106,18 @@ def _few(items: list[str], what: str, limit: int = MAX_LIST_ITEMS) -> list[str]:
     if len(items) > limit:
         raise ValueError(f"{len(items):,} {what} are more than the {limit:,} cog takes")
     return items
+
+
+def check_prices(prices: dict[str, PriceSetting]) -> dict[str, PriceSetting]:
+    """A ``prices`` table (the workspace's or the person's): at most :data:`MAX_PRICES` models, each
+    name plain text."""
+    if len(prices) > MAX_PRICES:
+        raise ValueError(f"{len(prices):,} models are more than the {MAX_PRICES} cog takes")
+    for name in prices:
+        _no_control(_plain_text(name, "a model name", MAX_MODEL_CHARS), "a model name")
+        if not name.strip():
+            raise ValueError("a model name is empty")
+    return prices
 
 
 class CogConfig(BaseModel):
@@ -199,13 +209,7 @@ class CogConfig(BaseModel):
     @field_validator("prices")
     @classmethod
     def _price_names(cls, prices: dict[str, PriceSetting]) -> dict[str, PriceSetting]:
-        if len(prices) > MAX_PRICES:
-            raise ValueError(f"{len(prices):,} models are more than the {MAX_PRICES} cog takes")
-        for name in prices:
-            _no_control(_plain_text(name, "a model name", MAX_MODEL_CHARS), "a model name")
-            if not name.strip():
-                raise ValueError("a model name is empty")
-        return prices
+        return check_prices(prices)
 
     @field_validator("hooks")
     @classmethod

@@ -36,6 +36,28 @@ def init_git_repo(path: Path, *, commit: bool = True) -> Path:
     return path
 
 
+#: the slow part of the suite: whole folders and modules of end-to-end tests (real cog processes,
+#: bubblewrap attacks as two users, toolchains, a browser, Ray, a terminal). `pytest -m "not slow"`
+#: leaves them out (docs/testing.md); CI runs everything. A slow test elsewhere: @pytest.mark.slow.
+SLOW_FOLDERS = ("security", "reliability")
+SLOW_MODULES = frozenset({
+    "test_undo", "test_cli_edit", "test_cli_sandbox", "test_cli_basics", "test_chat", "test_run_tests_sandbox",
+    "test_cli_tool", "test_batch", "test_batch_ray", "test_cli_approve_keys", "test_render_long_output", "test_runners_cli",
+    "test_cli_instructions", "test_cli_approvals", "test_context_run", "test_runners_go", "test_runners_node",
+    "test_runners_node_scripts", "test_runners_cargo", "test_serve_page", "test_serve_marks", "test_prompt_cache_studio",
+    "test_e2e_run", "test_examples", "test_adapters_examples", "test_mcp_stdio", "test_mcp_edit", "test_gitrun",
+})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the slow part (:data:`SLOW_FOLDERS`, :data:`SLOW_MODULES`) so ``-m "not slow"`` really deselects it."""
+    slow = pytest.mark.slow
+    for item in items:
+        path = Path(str(item.fspath))
+        if path.stem in SLOW_MODULES or any(part in SLOW_FOLDERS for part in path.relative_to(ROOT / "tests").parts[:-1]):
+            item.add_marker(slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_personal_state_or_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The suite never reads or writes the state and config of whoever runs it: cog's journal key,

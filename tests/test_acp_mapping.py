@@ -156,7 +156,8 @@ def test_a_prompt_is_its_text_then_the_attached_context() -> None:
 
 def test_the_editors_mcp_servers_are_command_lines() -> None:
     stdio = acp_schema.McpServerStdio(name="m", command="/usr/bin/srv", args=["--dir", "a b"], env=[acp_schema.EnvVariable(name="TOKEN", value="x y")])
-    http = acp_schema.HttpMcpServer(type="http", name="h", url="http://localhost:1", headers=[])
+    http = acp_schema.HttpMcpServer(type="http", name="h", url="http://localhost:1", headers=[acp_schema.HttpHeader(name="Authorization", value="Bearer t")])
     command = shlex.join(["/usr/bin/srv", "--dir", "a b"])
-    assert mcp_commands([stdio, http]) == ([command], {command: {"TOKEN": "x y"}})  # the value is in no command line
+    # the values are in no command line: a stdio server's environment and an HTTP server's headers are kept apart
+    assert mcp_commands([stdio, http]) == ([command, "http://localhost:1"], {command: {"TOKEN": "x y"}, "http://localhost:1": {"Authorization": "Bearer t"}})
     assert mcp_commands(None) == ([], {})

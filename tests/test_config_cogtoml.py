@@ -210,18 +210,18 @@ def test_the_context_window_has_one_ceiling_for_flag_environment_and_files(tmp_p
     monkeypatch.delenv("COG_CONTEXT_WINDOW", raising=False)
     assert MAX_CONTEXT_WINDOW == 10_000_000
     assert load_settings(tmp_path, context_window=MAX_CONTEXT_WINDOW).context_window == MAX_CONTEXT_WINDOW
-    with pytest.raises(ConfigError, match="--context-window must be at least 1024 and at most 10,000,000 .tokens., got 999,999,999,999,999,999"):
+    with pytest.raises(ConfigError, match="--context-window must be at least 1024 and at most 10,000,000, got 999,999,999,999,999,999: give the model's context window in tokens"):
         load_settings(tmp_path, context_window=999999999999999999)
     monkeypatch.setenv("COG_CONTEXT_WINDOW", "999999999999999999")
     with pytest.raises(ConfigError, match="COG_CONTEXT_WINDOW must be at least 1024 and at most 10,000,000"):
         load_settings(tmp_path)
     monkeypatch.setenv("COG_CONTEXT_WINDOW", "lots")
-    with pytest.raises(ConfigError, match="COG_CONTEXT_WINDOW must be a whole number of tokens, got 'lots'"):
+    with pytest.raises(ConfigError, match="COG_CONTEXT_WINDOW must be a whole number, got 'lots': give the model's context window in tokens"):
         load_settings(tmp_path)
     monkeypatch.delenv("COG_CONTEXT_WINDOW")
-    for name, value, says in (("COG_MAX_STEPS", "999999999999", "COG_MAX_STEPS must be at most 10,000"),
-                              ("COG_TIMEOUT", "nan", "COG_TIMEOUT must be a number greater than 0, got 'nan'"),
-                              ("COG_TIMEOUT", "inf", "COG_TIMEOUT must be a number greater than 0, got 'inf'")):
+    for name, value, says in (("COG_MAX_STEPS", "999999999999", "COG_MAX_STEPS must be at least 1 and at most 10,000"),
+                              ("COG_TIMEOUT", "nan", "COG_TIMEOUT must be a finite number, got 'nan'"),
+                              ("COG_TIMEOUT", "inf", "COG_TIMEOUT must be a finite number, got 'inf'")):
         monkeypatch.setenv(name, value)
         with pytest.raises(ConfigError, match=says):
             load_settings(tmp_path)

@@ -184,7 +184,7 @@ def test_a_provider_context_length_error_compacts_and_retries_anthropic(tmp_path
 
 def test_the_text_output_draws_a_compaction_as_one_quiet_line(tmp_path: Path) -> None:
     from cogcli.events import CompactionEvent, DroppedResult, StartEvent
-    from cogcli.render.text import compaction_text, instructions_text
+    from cogcli.render.words import compaction_text, instructions_text
 
     event = CompactionEvent(reason="threshold", tokens_before=104_512, tokens_after=51_200, context_window=128_000,
                             dropped=[DroppedResult(tool_call_id="c", tool_name="read_file", stub="[…]", tokens=9000)] * 12, summarized_messages=9)

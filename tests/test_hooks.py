@@ -287,7 +287,10 @@ async def test_hooks_get_no_credentials_unless_passed_and_a_notification_while_a
 def test_matchers_and_bad_config_are_named(person: Callable[[str], Path], tmp_path: Path) -> None:
     from cogcli.errors import ConfigError
     from cogcli.hooks.config import compile_matcher
-    from cogcli.hooks.trust import person_hooks
+    from cogcli.person_config import read_person_config
+
+    def person_hooks() -> Any:
+        return read_person_config(tmp_path / "elsewhere").sections.hooks
 
     exact = compile_matcher("edit_file|write_file")
     assert exact("edit_file") and not exact("multi_edit_file") and not exact("read_file")

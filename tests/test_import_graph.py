@@ -1,6 +1,15 @@
-"""No import circle among cog's modules: read from the source (ast), with the imports made only
-for type checking (``if TYPE_CHECKING:``) counted as imports. Imports inside a function are
-left out: they run when called, not when the module loads."""
+"""No import circle among cog's modules and no import that climbs back up a layer: read from the
+source (ast). Every import counts, those inside functions too (they run when called, and a
+deferred import is still a dependency), and those made only for type checking (``if
+TYPE_CHECKING:``) count for circles; the layer check leaves those out (they never run).
+
+The layers, top first (ARCHITECTURE.md says the same): the command line (``cogcli.cli``,
+``cogcli.commands``), the front ends (``acp``, ``server``, ``batch``, ``chat``, ``mcp.server``,
+``adapters``), the session (and the ``cogcli`` facade), cog's core (the loop, memory, compaction,
+rendering, hooks, trust, settings, the MCP client), the model clients (``cogcli.models``,
+``pricing``), the workspace tools (``workspace_tools``), and at the bottom the contract the tools
+are written against (:data:`CONTRACT`). So ``cogcli`` depends on ``workspace_tools`` (the session
+makes the tools) and ``workspace_tools`` only on that contract."""
 
 from __future__ import annotations
 
@@ -28,29 +37,46 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def _top_level(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The imports a module makes when it loads, and those under ``if TYPE_CHECKING:`` (any
-    ``if``/``try`` at module level), not those inside functions or classes."""
+#: what ``workspace_tools`` may import of ``cogcli``: the contract a tool is written against
+CONTRACT = ("cogcli.allow", "cogcli.errors", "cogcli.tools", "cogcli.output", "cogcli.context", "cogcli.details", "cogcli.preview",
+            "cogcli.secrets", "cogcli.secret_formats", "cogcli.secret_keys", "cogcli.secret_env", "cogcli.diffstat",
+            "cogcli.presentation")
+#: the layers, top first: a module is in the layer of the longest prefix that names it
+LAYERS: list[tuple[str, ...]] = [
+    ("cogcli.cli", "cogcli.commands", "cogcli.__main__"),
+    ("cogcli.acp", "cogcli.server", "cogcli.batch", "cogcli.chat", "cogcli.mcp.server", "cogcli.adapters"),
+    ("cogcli.session", "cogcli.__init__"),
+    ("cogcli", "cogcli.chat.slash"),  # the chat's slash commands: the names every front end keeps free
+    ("cogcli.models", "cogcli.pricing"),
+    ("workspace_tools",),
+    CONTRACT,
+]
+
+
+def _imports(body: list[ast.stmt], *, typing: bool = True) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import of a module, at any depth (inside functions and classes too); ``typing=False``
+    leaves out those under ``if TYPE_CHECKING:``."""
     for node in body:
+        if isinstance(node, ast.If) and not typing and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from _imports(node.orelse, typing=typing)
+            continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
-        elif isinstance(node, ast.If):
-            yield from _top_level(node.body)
-            yield from _top_level(node.orelse)
-        elif isinstance(node, ast.Try):
-            yield from _top_level(node.body)
-            yield from _top_level(node.orelse)
-            yield from _top_level(node.finalbody)
-            for handler in node.handlers:
-                yield from _top_level(handler.body)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                yield from _imports([child], typing=typing)
+            else:
+                for inner in ast.walk(child):
+                    if isinstance(inner, ast.stmt):
+                        yield from _imports([inner], typing=typing)
 
 
-def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+def imports_of(name: str, path: Path, known: dict[str, Path], *, typing: bool = True) -> set[str]:
     """The modules of ``known`` that ``name`` imports (``from a import b`` is ``a.b`` when that is a
     module, else ``a``)."""
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     out: set[str] = set()
-    for node in _top_level(ast.parse(path.read_text(encoding="utf-8")).body):
+    for node in _imports(ast.parse(path.read_text(encoding="utf-8")).body, typing=typing):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         else:
@@ -108,16 +134,43 @@ def circles(graph: dict[str, set[str]]) -> list[set[str]]:
     return found
 
 
-def graph() -> dict[str, set[str]]:
+def graph(*, typing: bool = True) -> dict[str, set[str]]:
     known = modules()
-    return {name: imports_of(name, path, known) for name, path in known.items()}
+    return {name: imports_of(name, path, known, typing=typing) for name, path in known.items()}
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of ``module``'s layer (the package ``cogcli`` itself is its
+    facade, ``cogcli.__init__``)."""
+    module = "cogcli.__init__" if module == "cogcli" else module
+    best, found = -1, len(LAYERS)
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), index
+    return found
+
+
+def climbs(g: dict[str, set[str]]) -> list[str]:
+    """Imports from a module to one in a layer above it."""
+    return sorted(f"{m} -> {d}" for m, deps in g.items() for d in deps if layer_of(d) < layer_of(m))
 
 
 def test_the_import_graph_is_read_from_the_source() -> None:
     g = graph()
     assert "cogcli.entries" in g["cogcli.result"] and "cogcli.events" in g["cogcli.entries"]
     assert "cogcli.context" in g["cogcli.events"]  # a TYPE_CHECKING import counts
+    assert "cogcli.shown" in g["cogcli.options"]  # so does one inside a function
+    assert "cogcli.result" not in graph(typing=False)["cogcli.secrets"]  # not for the layers: it never runs
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert layer_of("cogcli.cli.app") < layer_of("cogcli.mcp.server") < layer_of("cogcli.session") < layer_of("cogcli.mcp.client")
+    assert layer_of("cogcli.mcp.client") < layer_of("cogcli.models.anthropic") < layer_of("workspace_tools.run_tests") < layer_of("cogcli.errors")
+    assert climbs({"workspace_tools.run_tests": {"cogcli.compaction"}}) == ["workspace_tools.run_tests -> cogcli.compaction"]
+
+
+def test_no_import_climbs_back_up_a_layer() -> None:
+    found = climbs(graph(typing=False))
+    assert found == [], "imports that climb back up (move the code down, or hand it in from above): " + ", ".join(found)
 
 
 def test_no_import_circle_among_cogs_modules() -> None:

@@ -14,7 +14,7 @@ from cli_helpers import run_cog
 from cogcli.agent import Agent
 from cogcli.agent_tools.plan import update_plan_tool
 from cogcli.models.scripted import Call, ScriptedModel, Turn
-from cogcli.plan_mode import PlanMode, plan_allow_names
+from cogcli.plan_mode import PlanMode
 from cogcli.runtime import Cogitator
 from cogcli.tools import tool
 from workspace_tools import workspace_tools
@@ -116,9 +116,20 @@ def test_workspace_tools_declare_what_changes_nothing(tmp_path: Path) -> None:
         tool(name="x", description="d", parameters=_NoArgs, execute=lambda: None, read_only=True, side_effects=("writes files",))
 
 
-def test_plan_allow_comes_from_the_flag_or_the_environment() -> None:
-    assert plan_allow_names(["run_tests,run_command"]) == ["run_tests", "run_command"]
-    assert plan_allow_names(None, {"COG_PLAN_ALLOW": " run_tests , "}) == ["run_tests"]
+def test_plan_allow_is_the_persons_setting_never_the_workspaces(tmp_path: Path) -> None:
+    from cogcli.config import load_settings
+    from cogcli.options import SettingFlags
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "cog.toml").write_text('plan_allow = ["edit_file"]\n')  # a workspace cannot let a tool through
+    person = tmp_path / "config"
+    (person / "cog").mkdir(parents=True)
+    assert load_settings(ws, environ={"XDG_CONFIG_HOME": str(person)}).plan_allow == ()
+    assert load_settings(ws, environ={"XDG_CONFIG_HOME": str(person), "COG_PLAN_ALLOW": "run_tests,run_command"}).plan_allow == ("run_tests", "run_command")
+    (person / "cog/config.toml").write_text('plan_allow = ["run_tests"]\n')
+    assert load_settings(ws, environ={"XDG_CONFIG_HOME": str(person)}).plan_allow == ("run_tests",)
+    assert load_settings(ws, SettingFlags(plan_allow=["x"]), environ={"XDG_CONFIG_HOME": str(person)}).plan_allow == ("x",)
     assert PlanMode().instructions([update_plan_tool()]).count("update_plan") == 2
 
 

@@ -28,7 +28,9 @@ from cogcli.events import (
 from cogcli.details import read_test_progress
 from cogcli.render.github import GithubRenderer
 from cogcli.render.summary import RunSummary, usage_words
-from cogcli.render.text import TextRenderer, columns, running_tests_line
+from cogcli.approval_text import columns
+from cogcli.render.live_line import running_tests_line
+from cogcli.render.text import TextRenderer
 
 ESC = "\x1b"
 

@@ -24,7 +24,8 @@ from render_helpers import call
 
 from cogcli.events import BaseEvent, FinishEvent, StartEvent, ToolCallStartEvent, ToolResultEvent
 from cogcli.render.github import GithubRenderer
-from cogcli.render.text import TextRenderer, wrap_line
+from cogcli.render.text import TextRenderer
+from cogcli.render.words import wrap_line
 
 
 def _many_failures(total: int, kept: int = 100) -> dict[str, Any]:

@@ -256,7 +256,7 @@ async def test_a_chained_script_reports_its_counts_from_inside_the_sandbox(scrip
 def test_the_test_script_is_driven_only_when_it_is_one_runner_invocation(
     tmp_path: Path, scripts: dict[str, str], dev: dict[str, str], kind: str | None, args: list[str], env: dict[str, str],
 ) -> None:
-    from workspace_tools.runners.node import test_script
+    from workspace_tools.runners.node_script import test_script
 
     (tmp_path / "package.json").write_text(json.dumps({"scripts": scripts, "devDependencies": dev}))
     script = test_script(tmp_path)
@@ -264,7 +264,7 @@ def test_the_test_script_is_driven_only_when_it_is_one_runner_invocation(
 
 
 def test_the_runners_inside_a_script_are_found_through_npm_run(tmp_path: Path) -> None:
-    from workspace_tools.runners.node import test_script
+    from workspace_tools.runners.node_script import test_script
 
     scripts = {"test": "npm run test:unit && npm run test:jest && tsd", "test:unit": "c8 --100 node --test",
                "test:jest": "jest --ci"}

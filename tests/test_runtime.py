@@ -483,3 +483,18 @@ def test_files_changed_counts_only_tools_that_write_files() -> None:
     ]
     changes = files_changed(results, [edit, git_diff])
     assert [(c.path, c.added, c.removed) for c in changes] == [("a.py", 1, 1)]
+
+
+def test_run_result_keeps_every_field_of_how_the_run_ended() -> None:
+    """``RunResult.of`` dropped peak_context_tokens, context_window and compactions (issue 37): every
+    field of :class:`cogcli.entries.RunEndFields` is one of RunResult's (``output``, the structured
+    answer, as ``structured_output``)."""
+    from cogcli.entries import RunEndFields
+    from cogcli.outcome import RunEnd
+    from cogcli.runtime import RunResult
+
+    assert set(RunEndFields.model_fields) - {"output"} <= set(RunResult.model_fields)
+    end = RunEnd(status="completed", steps=2, peak_context_tokens=1234, context_window=8192, compactions=1, output={"a": 1})
+    result = RunResult.of(end, output="done", thread_id="t", tool_calls=[])
+    assert (result.peak_context_tokens, result.context_window, result.compactions) == (1234, 8192, 1)
+    assert result.structured_output == {"a": 1} and result.output == "done" and result.steps == 2

@@ -128,3 +128,37 @@ def test_only_the_command_line_imports_the_commands() -> None:
                 offenders.append(f"{module} imports {name}")
     assert offenders == []
     assert len(list(package.rglob("*.py"))) > 50  # the walk saw the package
+
+
+@pytest.mark.anyio
+async def test_a_run_that_breaks_unforeseen_says_where_not_only_at_debug_level(make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unforeseen failure before the run starts is a RunNotStarted whose message names the
+    exception and the place it broke (the traceback stays for -v), never only a debug log line."""
+    from cogcli.session import RunNotStarted
+    from cogcli.session import session as session_module
+
+    repo = make_repo("calc")
+    session = Session.open(load_settings(repo, model=REPLAY, sandbox="off"), cwd=repo)
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(session, "_run", broken)
+    with pytest.raises(RunNotStarted, match=r"the run failed: KeyError: 'boom' \(at .*test_session.py:\d+; cog -v shows the traceback\)"):
+        await session.run("x")
+    session.close()
+    assert session_module.where_it_broke(ValueError("no frames")) == ""
+
+
+def test_session_open_is_typed_with_the_keywords_of_session() -> None:
+    """``Session.open(settings, **options)`` names its keywords (SessionOptions), the same as
+    ``Session(…)``'s: a typo is a type error, not a surprise at run time."""
+    import inspect
+    from typing import get_type_hints
+
+    from cogcli.session.tools import SessionOptions
+
+    own = [p.name for p in inspect.signature(Session.__init__).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert list(SessionOptions.__annotations__) == own
+    assert "Unpack[SessionOptions]" in str(inspect.signature(Session.open).parameters["options"].annotation)
+    assert get_type_hints(SessionOptions)["interactive"] == bool | None

@@ -21,6 +21,7 @@ from workspace_tools.paths import Workspace
 
 if TYPE_CHECKING:
     from workspace_tools.journal import Journal
+    from workspace_tools.testenv import PassedEnv
 
 
 def workspace_tools(
@@ -39,6 +40,7 @@ def workspace_tools(
     allow: Sequence[str] = (),
     command_network: bool = False,
     command_timeout: float | None = None,
+    test_env: PassedEnv | None = None,
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
@@ -57,6 +59,8 @@ def workspace_tools(
     person's patterns of commands that run without asking (:mod:`cogcli.allow`),
     ``command_network`` the person's choice to give commands the network, ``command_timeout``
     the most one command may take. ``move_file`` and ``delete_file`` record in ``journal`` too.
+    ``test_env`` (:class:`workspace_tools.testenv.PassedEnv`): what the tests get beyond the
+    allow-list, for this workspace only.
     """
     from workspace_tools.secret_files import SecretPolicy
 
@@ -104,7 +108,7 @@ def workspace_tools(
         from workspace_tools.run_command import run_command_tool
 
         return run_command_tool(workspace, sandbox=sandbox, max_timeout=command_timeout, allow=AllowList.of(allow),
-                                network=command_network)
+                                network=command_network, passed=test_env)
 
     def git_status() -> Tool[Any]:
         from workspace_tools.git import git_status_tool
@@ -119,7 +123,7 @@ def workspace_tools(
     def run_tests() -> Tool[Any]:
         from workspace_tools.run_tests import run_tests_tool
 
-        return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner)
+        return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner, passed=test_env)
 
     makers = [read_file, list_files, search_text, edit_file, write_file, move_file, delete_file]
     if include_git:

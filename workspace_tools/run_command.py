@@ -34,6 +34,7 @@ from cogcli.output import tool_output
 from cogcli.tools import Tool, tool
 from workspace_tools.bwrap import SandboxMode
 from workspace_tools.paths import Workspace
+from workspace_tools.testenv import PassedEnv
 
 if TYPE_CHECKING:
     from cogcli.allow import AllowList
@@ -79,11 +80,13 @@ def run_command_tool(
     max_timeout: float | None = None,
     allow: AllowList | None = None,
     network: bool = False,
+    passed: PassedEnv | None = None,
 ) -> Tool[RunCommandParams]:
     """The tool for ``workspace``. ``sandbox`` as run_tests' (``"off"``: no sandbox, said in each
     result); ``max_timeout`` the most a call may ask for (the session's per-call timeout); ``allow``
     the person's allow list (matching commands run without asking); ``network`` the person's
-    choice to give commands the host's network."""
+    choice to give commands the host's network; ``passed`` what they get beyond the tests'
+    allow-list (the same as the tests: :class:`workspace_tools.testenv.PassedEnv`)."""
     if sandbox not in ("auto", "on", "off"):
         raise ValueError(f"sandbox must be 'auto', 'on' or 'off', not {sandbox!r}")
     # a little under the session's per-call timeout: our own deadline reports the output so far
@@ -112,7 +115,7 @@ def run_command_tool(
 
         command = check(params)
         limit = min(params.timeout or DEFAULT_TIMEOUT, ceiling)
-        prefix, env = await anyio.to_thread.run_sync(functools.partial(_setup, workspace.root, sandbox, network))
+        prefix, env = await anyio.to_thread.run_sync(functools.partial(_setup, workspace.root, sandbox, network, passed or PassedEnv()))
         before = await anyio.to_thread.run_sync(scan, workspace.root)
 
         model, out, err = HeadTail(MODEL_HEAD, MODEL_TAIL), HeadTail(DETAILS_HEAD, DETAILS_TAIL), HeadTail(DETAILS_HEAD, DETAILS_TAIL)
@@ -197,7 +200,7 @@ def run_command_tool(
     return made
 
 
-def _setup(root: Path, sandbox: SandboxMode, network: bool) -> tuple[list[str], dict[str, str]]:
+def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv) -> tuple[list[str], dict[str, str]]:
     """(the sandbox's argv prefix, ``[]`` for none; the environment): the tests' environment (no
     credentials) with the project's Python environment first on PATH, so ``ruff`` or ``mypy``
     installed in it run as in an activated shell, shown read-only in the sandbox when it lies
@@ -207,7 +210,6 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool) -> tuple[list[str], 
     from workspace_tools.hostbin import host_program
     from workspace_tools.pyenv import find_project_python
     from workspace_tools.pysandbox import environments
-    from workspace_tools.testenv import child_environment
 
     project = find_project_python(root, root)
     extra: dict[str, str] = {}
@@ -227,16 +229,14 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool) -> tuple[list[str], 
 
         readable.append(module_cache())
         go_cache.append((sandbox_build_cache(root), SANDBOX_GOCACHE))
-    prefix = sandbox_prefix(sandbox, root, readable, network=network, environments=envs)
-    env = child_environment(extra)
-    if prefix:
-        env["TMPDIR"] = "/tmp"
-        if go_cache:
-            from workspace_tools.run_tests import _sandbox_argv
+    prefix = sandbox_prefix(sandbox, root, readable, network=network, environments=envs, writable=passed.writable)
+    env = passed.child_env(extra, bool(prefix))
+    if prefix and go_cache:
+        from workspace_tools.run_tests import _sandbox_argv
 
-            go_cache[0][0].mkdir(parents=True, exist_ok=True)
-            prefix = _sandbox_argv(prefix, root, go_cache)
-            env.update(GOCACHE=go_cache[0][1], GOTOOLCHAIN="local")
+        go_cache[0][0].mkdir(parents=True, exist_ok=True)
+        prefix = _sandbox_argv(prefix, root, go_cache)
+        env.update(GOCACHE=go_cache[0][1], GOTOOLCHAIN="local")
     return prefix, env
 
 

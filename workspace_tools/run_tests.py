@@ -44,12 +44,12 @@ from workspace_tools.paths import Workspace
 from workspace_tools.procs import LineSplitter, OutputTail, run_process_group
 from workspace_tools.runners import RUNNER_NAMES, RUNNERS, check_args, detect, forced, from_command, route
 from workspace_tools.runners.base import Invocation, Runner, Selection
-from workspace_tools.runners.node import ScriptRunner, shown_script
+from workspace_tools.runners.npm import ScriptRunner, shown_script
 from workspace_tools.runners.pytest import workspace_python  # noqa: F401 (kept importable from here)
 from workspace_tools.runners.report import Report, Section, counts_text
 from workspace_tools.runners.results import details as make_details
 from workspace_tools.runners.results import model_text, summary_words, write_report
-from workspace_tools.testenv import child_environment
+from workspace_tools.testenv import PassedEnv
 
 if TYPE_CHECKING:
     from cogcli.context import ToolContext
@@ -91,15 +91,6 @@ def _presentation(params: RunTestsParams) -> dict[str, Any]:
         parts.append(f"-k {params.keyword}")
     parts += params.args or []
     return {"label": LABEL, "icon": ICON, "detail": " ".join(parts) or "all"}
-
-
-def _child_env(extra: dict[str, str], sandbox: Sequence[str]) -> dict[str, str]:
-    """The one place the tests' environment is made: the allow-listed variables (no credentials;
-    see :mod:`workspace_tools.testenv`), then the runner's ``extra`` ones."""
-    env = child_environment(extra)
-    if sandbox:
-        env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp is the only writable place besides the workspace
-    return env
 
 
 def _toolchain_homes(runner: str) -> list[Path]:
@@ -168,10 +159,11 @@ def _sandbox_argv(prefix: list[str], chdir: Path, writable: list[tuple[Path, str
 class _Runs:
     """Drives runners one after the other for one call; keeps what has been reported so far."""
 
-    def __init__(self, workspace: Workspace, context: ToolContext, sandbox: SandboxMode) -> None:
+    def __init__(self, workspace: Workspace, context: ToolContext, sandbox: SandboxMode, passed: PassedEnv) -> None:
         self.workspace = workspace
         self.context = context
         self.sandbox = sandbox
+        self.passed = passed
         self.sandboxed = False
         self.sections: list[Section] = []
         self.current: Report | None = None
@@ -197,7 +189,7 @@ class _Runs:
         notes: list[str] = []  # what the sandbox does not show that the runner asked for (a link out)
         prefix = await anyio.to_thread.run_sync(
             functools.partial(sandbox_prefix, self.sandbox, self.workspace.root, readable, notes=notes,
-                              environments=inv.environments))
+                              environments=inv.environments, writable=self.passed.writable))
         extra = {**_venv_env(runner), **inv.env}
         if prefix:
             self.sandboxed = True
@@ -252,7 +244,7 @@ class _Runs:
             extra_pipe = (read_fd, write_fd, on_pipe)
         started = time.perf_counter()
         exit_code = await run_process_group(
-            [*prefix, *inv.argv], cwd=runner.root, env=_child_env(extra, prefix), on_output=on_output, extra_pipe=extra_pipe
+            [*prefix, *inv.argv], cwd=runner.root, env=self.passed.child_env(extra, bool(prefix)), on_output=on_output, extra_pipe=extra_pipe
         )
         for line in out_lines.flush():
             runner.on_line(line, report)
@@ -356,9 +348,11 @@ def run_tests_tool(
     timeout: float | None = 600,
     sandbox: SandboxMode = "off",
     runner: str | None = None,
+    passed: PassedEnv | None = None,
 ) -> Tool[Any]:
     """The ``run_tests`` tool for ``workspace``: the runners found in it, or ``runner`` (one of
     :data:`~workspace_tools.runners.RUNNER_NAMES`), or ``test_command`` (a shell command).
+    ``passed``: the variables and writable paths the tests get beyond the allow-list.
 
     ``sandbox``: ``"auto"`` runs the tests under bubblewrap when it works on this machine,
     ``"on"`` requires it, ``"off"`` never uses it; ``details.sandbox`` says which ran.
@@ -377,7 +371,7 @@ def run_tests_tool(
         selections = []
         for r, paths in plan:
             selections.append((r, _selection(params, r, paths)))
-        runs = _Runs(workspace, context, sandbox)
+        runs = _Runs(workspace, context, sandbox, passed or PassedEnv())
         # our own deadline, a little before the call's: the counts so far still reach the model
         budget = None if timeout is None else max(timeout - min(5.0, timeout * 0.2), timeout * 0.5)
         try:
@@ -448,6 +442,7 @@ def run_tests_tool(
 def _recall(args: Mapping[str, Any]) -> tuple[str, str]:
     """``run_tests {"paths": ["tests/a.py"]}``: what an old run was (the plain description), and
     how to get its result again, for its stub in a compacted history."""
-    from cogcli.compaction import describe_call
+    import json
 
-    return describe_call("run_tests", dict(args))[0], "run the tests again if needed"
+    shown = {k: v for k, v in args.items() if v not in (None, "", [], {})}
+    return "run_tests" + (f" {json.dumps(shown, ensure_ascii=False)[:300]}" if shown else ""), "run the tests again if needed"

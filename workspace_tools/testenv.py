@@ -17,6 +17,8 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 
 log = logging.getLogger("cogcli")
 
@@ -109,3 +111,25 @@ def child_environment(
         )
     env.update(extra)
     return env
+
+
+@dataclass(frozen=True)
+class PassedEnv:
+    """What one workspace's tests are given beyond the allow-list, handed to ``run_tests``
+    explicitly: never through cog's own environment, which every session in the process shares
+    (a name passed for one repository must not reach another's tests)."""
+
+    #: names the person passes (``--pass-env``, ``COG_PASS_ENV``, their config): any, credentials too
+    pass_env: tuple[str, ...] = ()
+    #: names the workspace's settings ask for (``pass_env`` in cog.toml): never credential-named ones
+    workspace_pass_env: tuple[str, ...] = ()
+    #: more paths the tests may write in the sandbox (None: ``COG_SANDBOX_WRITABLE`` of cog's environment)
+    writable: tuple[Path, ...] | None = None
+
+    def child_env(self, extra: Mapping[str, str], sandboxed: bool) -> dict[str, str]:
+        """The one place the tests' environment is made: the allow-listed variables (no
+        credentials), the names passed, then the runner's ``extra`` ones."""
+        env = child_environment(extra, pass_env=self.pass_env, workspace_pass_env=self.workspace_pass_env)
+        if sandboxed:
+            env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp is the only writable place besides the workspace
+        return env

@@ -26,6 +26,7 @@ from acp import schema as acp_schema
 from acp.helpers import update_agent_message_text, update_tool_call
 
 from cogcli.acp.commands import announce, command_instruction
+from cogcli.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, NOT_FOUND, _error  # noqa: F401 (re-exported)
 from cogcli.acp.listing import ListingMixin
 from cogcli.acp.mapping import EventMapper
 from cogcli.acp.modes import ASK, PLAN, ModesMixin, mode_state, plan_from_text, plan_of, plan_update
@@ -35,15 +36,9 @@ from cogcli.coalesce import Coalescer
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError
 from cogcli.events import RunStatus
+from cogcli.options import SettingFlags
 
 log = logging.getLogger("cogcli")
-
-#: JSON-RPC error codes (the SDK's :class:`acp.RequestError` helpers use the same)
-INVALID_PARAMS = -32602
-INVALID_REQUEST = -32600
-INTERNAL_ERROR = -32603
-#: a session/load of a thread this workspace does not have
-NOT_FOUND = -32002
 
 #: how a run's end is an ACP stop reason (an error is said in the agent's message; the turn ended)
 STOP_REASONS: dict[str, str] = {
@@ -60,21 +55,8 @@ STOP_REASONS: dict[str, str] = {
 class AcpOptions:
     """What ``cog acp``'s flags say, for every session it opens (as ``cog edit``'s do for its run)."""
 
-    model: str | None = None
-    max_steps: int | None = None
-    test_command: str | None = None
-    timeout: float | None = None
-    mcp: list[str] = field(default_factory=list)
-    sandbox: str | None = None
-    allow_secrets: list[str] = field(default_factory=list)
-    pass_env: list[str] = field(default_factory=list)
-    sandbox_writable: list[str] = field(default_factory=list)
-    context_window: int | None = None
-    no_instructions: bool = False
-    #: --yes: every call runs, nobody is asked
-    yes: bool = False
-    #: --max-tokens, --max-cost: what each prompt's run may spend
-    budget: tuple[int | None, float | None] = (None, None)
+    #: the settings given as flags (:mod:`cogcli.options`); ``--yes``: every call runs, nobody is asked
+    flags: SettingFlags = field(default_factory=SettingFlags)
 
 
 def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, dict[str, str]]]:
@@ -98,10 +80,6 @@ def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, di
             commands.append(command)
         env[command] = variables
     return commands, env
-
-
-def _error(code: int, message: str, **data: Any) -> acp.RequestError:
-    return acp.RequestError(code, message, data or None)
 
 
 class _Outbox:
@@ -234,7 +212,7 @@ class CogAgent(ModesMixin, ListingMixin):
         return acp.LoadSessionResponse(modes=mode_state(opened.mode))
 
     def _open(self, cwd: str, mcp_servers: list[Any] | None, session_id: str, *, must_exist: bool = False) -> _Session:
-        from cogcli.config import load_settings
+        from cogcli.config import check_workspace, load_settings
         from cogcli.session import Session
         from workspace_tools.hostfiles import repository
 
@@ -250,27 +228,13 @@ class CogAgent(ModesMixin, ListingMixin):
                 "summary need it): open a folder inside a repository, or make this one a repository with `git init`",
                 cwd=cwd,
             )
-        root = Path(found.work_tree)
-        opts = self.options
         editor_commands, editor_env = mcp_commands(mcp_servers)
         try:
-            settings = load_settings(
-                root,
-                model=opts.model,
-                test_command=opts.test_command,
-                max_steps=opts.max_steps,
-                timeout=opts.timeout,
-                mcp_servers=[*opts.mcp, *editor_commands] or None,
-                sandbox=opts.sandbox,
-                allow_secrets=opts.allow_secrets,
-                pass_env=opts.pass_env,
-                sandbox_writable=opts.sandbox_writable,
-                context_window=opts.context_window,
-                instructions=not opts.no_instructions,
-                max_tokens=opts.budget[0], max_cost=opts.budget[1],
-            )
-            if editor_env:
-                settings = replace(settings, mcp_env=editor_env)
+            root = check_workspace(Path(found.work_tree))
+            settings = load_settings(root, self.options.flags)
+            if editor_commands:  # the editor's servers are the person's, as --mcp: added to theirs, over the workspace's
+                own = list(settings.mcp_servers) if not settings.mcp_needs_approval else []
+                settings = replace(settings, mcp_servers=[*own, *editor_commands], mcp_source="--mcp", mcp_personal=True, mcp_env=editor_env)
             # never a prompt on a terminal: the workspace's own commands run only once approved (cog trust)
             session = Session.open(settings, cwd=where, interactive=False, make_tools=self._tools_for(session_id))
         except CogError as exc:
@@ -284,7 +248,7 @@ class CogAgent(ModesMixin, ListingMixin):
             if not known:
                 session.close()
                 raise _error(NOT_FOUND, f"no session {session_id!r} in {root} (the session ids are cog's thread ids: cog thread list)", sessionId=session_id)
-        approver = None if opts.yes else EditorApprover(self._requester(session_id), root)
+        approver = None if settings.approval == "auto" else EditorApprover(self._requester(session_id), root)
         opened = _Session(session_id, root, session, approver)
         self.sessions[session_id] = opened
         return opened
@@ -364,7 +328,7 @@ class CogAgent(ModesMixin, ListingMixin):
         try:
             try:
                 self._make_thread(opened, instruction)
-                result = await session.run(instruction, thread=opened.id, approve=approver, on_event=handle, signal=abort, plan=plan_of(opened.mode))
+                result = await session.run(instruction, thread=opened.id, approve=approver, on_event=handle, signal=abort, plan=plan_of(opened.mode, session.settings))
                 if opened.mode == PLAN and not planned and (steps := plan_from_text(result.output)) is not None:
                     outbox.put(steps)  # the plan the turn ended with, for the editor's plan view
             except CogError as exc:

@@ -16,7 +16,7 @@ class ListingMixin:
     """``session/list`` for :class:`cogcli.acp.agent.CogAgent`."""
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> acp_schema.ListSessionsResponse:
-        from cogcli.acp.agent import INTERNAL_ERROR, INVALID_PARAMS, _error
+        from cogcli.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, _error
         from cogcli.session import Session
         from workspace_tools.hostfiles import repository
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from acp import schema as acp_schema
 
-from cogcli.plan_mode import PlanMode, plan_allow_names
+from cogcli.plan_mode import PlanMode
 
 ASK, ACCEPT_EDITS, PLAN = "ask", "accept-edits", "plan"
 
@@ -43,9 +43,9 @@ def mode_state(current: str) -> acp_schema.SessionModeState:
     return acp_schema.SessionModeState(current_mode_id=current, available_modes=MODES)
 
 
-def plan_of(mode: str) -> PlanMode | None:
-    """The run's plan mode in ``mode`` (the person's ``COG_PLAN_ALLOW`` tools allowed)."""
-    return PlanMode.of(plan_allow_names()) if mode == PLAN else None
+def plan_of(mode: str, settings: Any) -> PlanMode | None:
+    """The run's plan mode in ``mode`` (the tools the person's ``plan_allow`` names allowed)."""
+    return PlanMode.of(settings.plan_allow) if mode == PLAN else None
 
 
 def edits_only(approval: Any) -> bool:
@@ -86,7 +86,7 @@ class ModesMixin:
     conn: Any
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> acp_schema.SetSessionModeResponse:
-        from cogcli.acp.agent import INVALID_PARAMS, NOT_FOUND, _error
+        from cogcli.acp.errors import INVALID_PARAMS, NOT_FOUND, _error
 
         opened = self.sessions.get(session_id)
         if opened is None:

@@ -62,16 +62,19 @@ def split_secrets(variables: dict[str, str]) -> tuple[dict[str, str], dict[str, 
 
 @contextlib.contextmanager
 def _environment(secrets: dict[str, str]) -> Iterator[None]:
-    """``secrets`` in this worker's environment for the task; the environment as it was after it
-    (a Ray worker runs task after task: neither the keys nor what a run adds, such as the tests'
-    ``COG_PASS_ENV``, stay for the next one)."""
-    before = dict(os.environ)
+    """``secrets`` in this worker's environment for the task, and as they were after it (a Ray
+    worker runs task after task: the keys do not stay for the next one). A run adds nothing to the
+    environment (its tests' settings are passed to them explicitly), so only these are put back."""
+    before = {name: os.environ.get(name) for name in secrets}
     os.environ.update(secrets)
     try:
         yield
     finally:
-        os.environ.clear()
-        os.environ.update(before)
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def ray_task(task_json: str, options: BatchOptions, local_work: str | None, attempt: int, secrets: dict[str, str]) -> dict[str, Any]:

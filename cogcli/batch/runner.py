@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from cogcli.batch.results import Layout, TaskResult
 from cogcli.batch.tasks import Task
+from cogcli.options import SettingFlags
 
 log = logging.getLogger("cogcli")
 
@@ -37,20 +38,18 @@ SETUP_TAIL = 2000
 
 @dataclass(frozen=True)
 class BatchOptions:
-    """What the batch command line sets for every task (None: the task's workspace decides)."""
+    """What the batch command line sets for every task (a setting not given: the task's workspace,
+    the environment and the person's config decide)."""
 
-    model: str | None = None
-    max_steps: int | None = None
-    timeout: float | None = None
-    sandbox: str | None = None
+    #: the settings given as flags (:mod:`cogcli.options`); a task's ``model`` and ``test_command`` over them
+    flags: SettingFlags = field(default_factory=SettingFlags)
     #: variables tasks may pass to their setup and tests (``--pass-env``: the person's; see
     #: :func:`cogcli.batch.tasks.task_env`)
     pass_env: tuple[str, ...] = ()
     #: the setup command may reach the network (``--setup-network``: the person's); the tests never do
     setup_network: bool = False
-    #: every task's budgets and the JSON Schema (the object, read once by the command) its answer must match
-    max_tokens: int | None = None
-    max_cost: float | None = None
+    #: the JSON Schema (the object, read once by the command) every task's answer must match (its
+    #: budgets, --max-tokens and --max-cost, are settings: in ``flags``)
     output_schema: dict[str, Any] | None = None
     #: the folder relative task paths are read from (the task file's)
     base: Path = field(default_factory=Path.cwd)
@@ -73,7 +72,7 @@ def _now() -> str:
 def unfinished(task: Task, options: BatchOptions, attempt: int, status: str, error: str, *, host: str | None = None) -> TaskResult:
     """The result of a task that ended without its run's own (stopped, or its worker died)."""
     return TaskResult(id=task.id, status=status, exit_code=130 if status == "aborted" else 1, attempt=attempt, host=host,
-                      model=task.model or options.model, finished_at=_now(), error=error)
+                      model=task.model or options.flags.model or None, finished_at=_now(), error=error)
 
 
 def status_of(exit_code: int, run_status: str | None) -> str:
@@ -151,7 +150,7 @@ def _run_task(
 ) -> Outcome:
     started = time.monotonic()
     result = TaskResult(id=task.id, status="error", exit_code=1, attempt=attempt, host=socket.gethostname(),
-                        model=task.model or options.model)
+                        model=task.model or options.flags.model or None)
     patch: bytes | None = None
     base: str | None = None
     if patch_path is not None:  # an earlier attempt's: it would not match this result
@@ -208,18 +207,9 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
     passed, refused = task_env(task, options.pass_env)
     for why in refused:
         log.warning("%s", why)
-    settings = load_settings(
-        checkout,
-        model=task.model or options.model,
-        test_command=task.test_command,
-        max_steps=options.max_steps,
-        timeout=options.timeout,
-        sandbox=options.sandbox,
-        pass_env=passed,
-        max_tokens=options.max_tokens,
-        max_cost=options.max_cost,
-        output_schema=options.output_schema,
-    )
+    own = {"model": task.model, "test_command": task.test_command, "pass_env": passed}
+    settings = load_settings(checkout, options.flags.replace(**{k: v for k, v in own.items() if v}),
+                             output_schema=options.output_schema)
     result.model = settings.model
     if task.setup:
         _setup(task, settings, checkout, network=options.setup_network)
@@ -294,14 +284,13 @@ def _setup(task: Task, settings: Any, checkout: Path, *, network: bool = False) 
 
     from cogcli.errors import CogError
     from cogcli.secrets import redact
+    from cogcli.session import test_env
     from workspace_tools.bwrap import sandbox_prefix
     from workspace_tools.procs import OutputTail, run_process_group
-    from workspace_tools.testenv import child_environment
 
-    prefix = sandbox_prefix(settings.sandbox, checkout, network=network)
-    env = child_environment(pass_env=settings.pass_env, workspace_pass_env=settings.workspace_pass_env)  # task.env is in pass_env
-    if prefix:
-        env["TMPDIR"] = "/tmp"
+    passed = test_env(settings)  # task.env is in its pass_env
+    prefix = sandbox_prefix(settings.sandbox, checkout, network=network, writable=passed.writable)
+    env = passed.child_env({}, bool(prefix))
     tail = OutputTail(SETUP_TAIL * 4)
     limit = settings.timeout or SETUP_TIMEOUT
 

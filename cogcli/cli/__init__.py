@@ -7,13 +7,17 @@
 - :mod:`cogcli.cli.tools` — ``cog tool``, ``cog tools``;
 - :mod:`cogcli.cli.threads` — ``cog render``, ``cog schema``, ``cog thread``, ``cog undo``;
 - :mod:`cogcli.cli.serve` — ``cog trust``, ``cog mcp``, ``cog serve``;
-- :mod:`cogcli.cli.acp` — ``cog acp``.
+- :mod:`cogcli.cli.acp` — ``cog acp``;
+- :mod:`cogcli.cli.settings` — ``cog config``.
 
 Each module declares its commands on :data:`app` when imported; they are imported here in the
 order ``cog --help`` lists them. The bodies of the commands live in :mod:`cogcli.commands`.
 """
 
 from cogcli.cli.app import app, main
-from cogcli.cli import edit, chat, tools, threads, serve, acp  # noqa: F401,E402 (declare the commands, in this order)
+from cogcli.cli.batch import batch_app  # noqa: E402 (`cog batch`, after `cog thread`: declared in its own module)
+
+app.add_typer(batch_app, name="batch")
+from cogcli.cli import edit, chat, tools, threads, serve, acp, settings  # noqa: F401,E402 (declare the commands, in this order)
 
 __all__ = ["app", "main"]

@@ -64,27 +64,12 @@ app = typer.Typer(
 )
 thread_app = typer.Typer(help="Stored threads: list them, or redraw one as it ran.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(thread_app, name="thread")
-from cogcli.cli.batch import batch_app  # noqa: E402 (`cog batch`: declared in its own module)
-
-app.add_typer(batch_app, name="batch")
 
 
 class Format(str, enum.Enum):
     text = "text"
     jsonl = "jsonl"
     github = "github"
-
-
-class Sandbox(str, enum.Enum):
-    auto = "auto"
-    on = "on"
-    off = "off"
-
-
-class ApprovalMode(str, enum.Enum):
-    ask = "ask"
-    auto = "auto"
-    stdin = "stdin"
 
 
 class Schema(str, enum.Enum):
@@ -100,75 +85,9 @@ DirectoryOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per line on stdout (same as --format jsonl).")]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="text, jsonl or github (GitHub Actions).")]
-SandboxOption = Annotated[
-    Optional[Sandbox],
-    typer.Option(
-        "--sandbox",
-        help="Run tests under bubblewrap: auto (when it works here; default), on (required, else exit 2), off. "
-        "Default: COG_SANDBOX, then sandbox in cog.toml or [tool.cog] (on only), then auto.",
-        show_default=False,
-    ),
-]
-
-AllowSecretOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--allow-secret",
-        metavar="PATH",
-        help="Let the tools read PATH although it looks like a secret (.env, *.pem, id_rsa, …; repeatable).",
-        show_default=False,
-    ),
-]
-
-PassEnvOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--pass-env",
-        metavar="NAME",
-        help="Give the tests the variable NAME too (repeatable). Tests get an allow-list (PATH, HOME, LANG, "
-        "the virtualenv's, CI, …) and never credential-named variables unless passed here.",
-        show_default=False,
-    ),
-]
-MaxTokensOption = Annotated[
-    Optional[int],
-    typer.Option("--max-tokens", min=1, metavar="N", help="Stop the run (exit 1, status budget_exceeded) at the first model response that takes it past N tokens, input and output.", show_default=False),
-]
-MaxCostOption = Annotated[
-    Optional[float],
-    typer.Option("--max-cost", min=0.000001, metavar="USD", help="Stop the run (exit 1, status budget_exceeded) at the first model response that takes its cost past USD dollars (needs the model's price: cog's table or [prices] in cog.toml).", show_default=False),
-]
 OutputSchemaOption = Annotated[
     Optional[Path],
     typer.Option("--output-schema", metavar="FILE", help="The final answer must be JSON valid against the JSON Schema in FILE (an invalid one goes back to the model, 3 tries); finish.output holds it. Never valid: exit 1, OUTPUT_SCHEMA_INVALID.", show_default=False),
-]
-AllowOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--allow",
-        metavar="PATTERN",
-        help="Let run_command run commands matching PATTERN without asking, e.g. --allow 'ruff *' --allow 'make lint' "
-        "(repeatable; also COG_ALLOW='ruff *;make lint'). Only one simple command matches: nothing chained with ; && | "
-        "or holding $ ` < >.",
-        show_default=False,
-    ),
-]
-CommandNetworkOption = Annotated[
-    Optional[bool],
-    typer.Option(
-        "--command-network/--no-command-network",
-        help="Give run_command's commands the host's network (default: none; COG_COMMAND_NETWORK=1).",
-        show_default=False,
-    ),
-]
-SandboxWritableOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--sandbox-writable",
-        metavar="PATH",
-        help="Let tests in the sandbox write PATH too (repeatable; also COG_SANDBOX_WRITABLE=PATH:PATH).",
-        show_default=False,
-    ),
 ]
 
 
@@ -265,9 +184,7 @@ def _main(
 def _no_command(ctx: typer.Context) -> NoReturn:
     """Plain ``cog``: on a terminal it opens ``cog chat``; otherwise it prints the help and exits 2."""
     if sys.stdin.isatty() and sys.stdout.isatty():
-        from cogcli.cli.chat import chat
-
-        chat()
+        ctx.invoke(ctx.command.get_command(ctx, "chat"))  # type: ignore[attr-defined]
     typer.echo(ctx.get_help())
     raise typer.Exit(2)
 

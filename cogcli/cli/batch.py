@@ -10,6 +10,8 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperGroup
 
+from cogcli.options import BATCH, SettingFlags, with_settings
+
 BATCH_HELP = """\
 Run many tasks, each in its own checkout, on this machine or on Ray.
 
@@ -84,29 +86,24 @@ batch_app = typer.Typer(cls=_BatchGroup, help=BATCH_HELP, rich_markup_mode=None,
 
 
 @batch_app.command("run", help=RUN_HELP)
+@with_settings(BATCH)
 def run(
     tasks: Annotated[Path, typer.Argument(metavar="TASKS.jsonl", help="The tasks, one JSON object a line.", show_default=False)],
     out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Where the results, patches, events and checkouts go (made if missing).", show_default=False)],
     workers: Annotated[Optional[int], typer.Option("--workers", "-w", min=1, max=1024, metavar="N", help="Tasks at once (default: half the cores, at least 1).", show_default=False)] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", metavar="[ADDRESS]", help="Run the tasks on Ray: alone, a local Ray started for the batch; with ADDRESS (auto, ray://head:10001), that cluster.", show_default=False)] = None,
     cpus_per_task: Annotated[float, typer.Option("--cpus-per-task", min=0.01, max=1024, metavar="N", help="With --ray: the CPUs each task asks for.")] = 1.0,
-    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="The model of tasks that name none (default: COG_MODEL, then each workspace's).", show_default=False)] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="Stop each run after this many model turns (default 25).", show_default=False)] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds each tool call (and each setup) may take.", show_default=False)] = None,
-    sandbox: Annotated[Optional[str], typer.Option("--sandbox", metavar="auto|on|off", help="Run setups and tests under bubblewrap: auto (default), on, off.", show_default=False)] = None,
     pass_env: Annotated[Optional[list[str]], typer.Option("--pass-env", metavar="NAME", help="A variable tasks may pass to their setup and tests when their \"env\" names it (repeatable; never one named like a credential).", show_default=False)] = None,
     setup_network: Annotated[bool, typer.Option("--setup-network", help="Let each task's setup command reach the network (to install dependencies); it stays in the sandbox otherwise, and the tests never get the network.")] = False,
     rerun: Annotated[Optional[str], typer.Option("--rerun", metavar="failed", help="failed: run the tasks that failed or erred again too.", show_default=False)] = None,
     output_schema: Annotated[Optional[Path], typer.Option("--output-schema", metavar="FILE", help="Each task's final answer must be JSON valid against this JSON Schema; it is the result's output.", show_default=False)] = None,
-    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", min=1, metavar="N", help="Each task's run stops past N tokens (status failed, run_status budget_exceeded).", show_default=False)] = None,
-    max_cost: Annotated[Optional[float], typer.Option("--max-cost", min=0.000001, metavar="USD", help="Each task's run stops past USD dollars (needs the model's price).", show_default=False)] = None,
+    *,
+    flags: SettingFlags,
 ) -> None:
     from cogcli.cli.app import fail
 
     if rerun not in (None, "failed"):
         fail(f"--rerun takes 'failed' (run the failed and erred tasks again), got {rerun!r}")
-    if sandbox not in (None, "auto", "on", "off"):
-        fail(f"--sandbox must be auto, on or off, got {sandbox!r}")
     from cogcli.batch.local import default_workers
     from cogcli.batch.run import BatchRequest, run_batch
     from cogcli.batch.runner import BatchOptions
@@ -124,9 +121,8 @@ def run(
     request = BatchRequest(
         tasks_file=tasks_file,
         out=out.expanduser().resolve(),
-        options=BatchOptions(model=model, max_steps=max_steps, timeout=timeout, sandbox=sandbox, base=tasks_file.parent,
-                             pass_env=tuple(pass_env or ()), setup_network=setup_network,
-                             max_tokens=max_tokens, max_cost=max_cost, output_schema=schema),
+        options=BatchOptions(flags=flags, base=tasks_file.parent, pass_env=tuple(pass_env or ()), setup_network=setup_network,
+                             output_schema=schema),
         workers=workers or default_workers(),
         ray=ray is not None,
         ray_address=None if ray in (None, "local") else ray,

@@ -5,19 +5,18 @@ from typing import Annotated, Optional
 
 import typer
 
-from cogcli.cli.app import DirectoryOption, MaxCostOption, MaxTokensOption, app, workspace
+from cogcli.cli.app import DirectoryOption, app, workspace
+from cogcli.options import CHAT, SettingFlags, with_settings
 
 
 @app.command()
+@with_settings(CHAT)
 def chat(
     directory: DirectoryOption = None,
-    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="provider:model (default: COG_MODEL, then model in cog.toml or [tool.cog]); /model changes it.", show_default=False)] = None,
     thread: Annotated[Optional[str], typer.Option("--thread", metavar="ID", help="Continue this thread.", show_default=False)] = None,
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
-    context_window: Annotated[Optional[int], typer.Option("--context-window", min=1024, max=10_000_000, metavar="TOKENS", help="The model's context window in tokens (as for cog edit).", show_default=False)] = None,
-    no_instructions: Annotated[bool, typer.Option("--no-instructions", help="Read no AGENTS.md (nor ~/.config/cog/AGENTS.md).")] = False,
-    max_tokens: MaxTokensOption = None,
-    max_cost: MaxCostOption = None,
+    *,
+    flags: SettingFlags,
 ) -> None:
     """Talk with the coding agent in this repository: each line you type runs in one thread.
 
@@ -38,13 +37,9 @@ def chat(
         ChatOptions(
             root=workspace(directory),
             cwd=(directory or Path.cwd()).expanduser().resolve(),
-            model=model,
+            flags=flags,
             thread=thread,
             last=last,
-            context_window=context_window,
-            no_instructions=no_instructions,
-            max_tokens=max_tokens,
-            max_cost=max_cost,
         )
     )
     raise typer.Exit(code)

@@ -7,12 +7,11 @@ import typer
 
 from cogcli.cli.app import (
     DirectoryOption,
-    MaxCostOption,
-    MaxTokensOption,
     app,
     fail,
     workspace,
 )
+from cogcli.options import MCP, SERVE, SettingFlags, with_settings
 
 
 @app.command("trust")
@@ -39,16 +38,21 @@ def trust_command(
 
 
 @app.command("mcp")
+@with_settings(MCP)
 def mcp_command(
     directory: DirectoryOption = None,
     http: Annotated[Optional[int], typer.Option("--http", metavar="PORT", help="Serve over streamable HTTP on PORT instead of stdio.", show_default=False)] = None,
+    *,
+    flags: SettingFlags,
 ) -> None:
     """Serve the workspace tools over MCP (stdio by default)."""
+    from cogcli.config import load_settings
     from cogcli.errors import ConfigError
     from cogcli.mcp.server import serve
 
     try:
-        serve(workspace(directory), http)
+        root = workspace(directory)
+        serve(root, http, load_settings(root, flags))
     except ConfigError as exc:  # a busy port, a bad workspace
         fail(exc.message)
     except KeyboardInterrupt:
@@ -57,13 +61,13 @@ def mcp_command(
 
 
 @app.command("serve")
+@with_settings(SERVE)
 def serve_command(
     directory: DirectoryOption = None,
     host: Annotated[str, typer.Option("--host", metavar="HOST", help="Address to listen on; anything but loopback is reachable from other machines (a warning says so).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on (0: one the system picks).")] = 0,
-    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="PROVIDER:MODEL", help="Model for runs that name none (default: COG_MODEL, then model in cog.toml or [tool.cog]).", show_default=False)] = None,
-    max_tokens: MaxTokensOption = None,
-    max_cost: MaxCostOption = None,
+    *,
+    flags: SettingFlags,
 ) -> None:
     """Serve runs over HTTP with server-sent events, and the Studio page that draws them.
 
@@ -71,11 +75,11 @@ def serve_command(
     The first line on stdout is the URL to open, with a fresh token:
       http://127.0.0.1:PORT/?token=TOKEN
     Every /api/ request needs "Authorization: Bearer TOKEN". Ctrl-C aborts
-    the runs in flight (each still ends with its finish) and stops.
+    the runs in flight (each still ends with its finish) and stops. The
+    settings below hold for every run (--model: for runs that name none).
     """
     from cogcli.commands.serve import run_serve
 
-    limits = {"max_tokens": max_tokens, "max_cost": max_cost}
-    raise typer.Exit(run_serve(workspace(directory), host=host, port=port, model=model, limits={k: v for k, v in limits.items() if v is not None}))
+    raise typer.Exit(run_serve(workspace(directory), host=host, port=port, flags=flags))
 
 

@@ -9,24 +9,21 @@ import typer
 
 from cogcli.cli.app import (
     EXIT_CODES,
-    AllowSecretOption,
     DirectoryOption,
     Format,
     FormatOption,
     JsonOption,
-    CommandNetworkOption,
-    PassEnvOption,
-    SandboxOption,
-    SandboxWritableOption,
     app,
     fail,
     renderer,
     resume_gc,
     workspace,
 )
+from cogcli.options import TOOL, SettingFlags, with_settings
 
 
 @app.command("tool", epilog=EXIT_CODES)
+@with_settings(TOOL)
 def tool_command(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The tool's name (see cog tools).", show_default=False)],
     assignments: Annotated[Optional[list[str]], typer.Argument(metavar="KEY=VALUE", help="key=value arguments; values are JSON when they parse as JSON.", show_default=False)] = None,
@@ -34,13 +31,8 @@ def tool_command(
     json_flag: JsonOption = False,
     fmt: FormatOption = Format.text,
     directory: DirectoryOption = None,
-    test_command: Annotated[Optional[str], typer.Option("--test-command", metavar="COMMAND", help="The command run_tests runs.", show_default=False)] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Seconds the call may take.", show_default=False)] = None,
-    sandbox: SandboxOption = None,
-    allow_secret: AllowSecretOption = None,
-    pass_env: PassEnvOption = None,
-    sandbox_writable: SandboxWritableOption = None,
-    command_network: CommandNetworkOption = None,
+    *,
+    flags: SettingFlags,
 ) -> None:
     """Call one workspace tool directly (no model), drawn like a call in a run.
 
@@ -54,12 +46,11 @@ def tool_command(
     from cogcli.commands.tool import call_tool
 
     root = workspace(directory)
-    options = (test_command, timeout, sandbox.value if sandbox else None, allow_secret, pass_env, sandbox_writable, command_network)
     # only the tool called is made (and its module imported); all of them when there is no such
     # tool, so that the error lists them
-    session = _session(root, *options, only=[name])
+    session = _session(root, flags, only=[name])
     if not session.tools:
-        session = _session(root, *options)
+        session = _session(root, flags)
     assignments, passed_through = _split_pass_through(assignments or [])
     arguments = _tool_arguments(name, assignments, args, session.tools)
     if passed_through:
@@ -68,7 +59,7 @@ def tool_command(
         arguments["args"] = [*arguments.get("args", []), *passed_through]
     out = renderer(fmt, json_flag, show_content=True)
     resume_gc()
-    raise typer.Exit(call_tool(session, name, arguments, out, timeout=timeout))
+    raise typer.Exit(call_tool(session, name, arguments, out, timeout=session.settings.timeout))
 
 
 def _split_pass_through(assignments: list[str]) -> tuple[list[str], list[str]]:
@@ -83,28 +74,14 @@ def _split_pass_through(assignments: list[str]) -> tuple[list[str], list[str]]:
     return assignments[:-after], assignments[-after:]
 
 
-def _session(
-    root: Path,
-    test_command: str | None,
-    timeout: float | None,
-    sandbox: str | None,
-    allow_secrets: list[str] | None = None,
-    pass_env: list[str] | None = None,
-    sandbox_writable: list[str] | None = None,
-    command_network: bool | None = None,
-    only: list[str] | None = None,
-) -> Any:
+def _session(root: Path, flags: Any = None, only: list[str] | None = None) -> Any:
     """A session of the workspace for direct calls, its tools made (``only``: just those)."""
     from cogcli.config import load_settings
     from cogcli.errors import ConfigError
     from cogcli.session import Session
 
     try:
-        settings = load_settings(
-            root, test_command=test_command, timeout=timeout, sandbox=sandbox, allow_secrets=allow_secrets,
-            pass_env=pass_env, sandbox_writable=sandbox_writable, command_network=command_network,
-        )
-        session = Session(settings, only=only)
+        session = Session(load_settings(root, flags), only=only)
         session.tools  # noqa: B018 (made now: a sandbox that cannot be had is a usage error here)
         return session
     except ConfigError as exc:
@@ -145,7 +122,7 @@ def tools_command(
 ) -> None:
     """List the workspace tools a run can use."""
     root = workspace(directory)
-    tools = _session(root, None, None, "off").tools  # listed, not run: no sandbox check
+    tools = _session(root, SettingFlags(sandbox="off")).tools  # listed, not run: no sandbox check
     if json_flag:
         specs = [{"name": t.name, "description": t.description, "parameters": t.input_schema()} for t in tools]
         sys.stdout.write(json.dumps(specs, indent=2, ensure_ascii=False) + "\n")

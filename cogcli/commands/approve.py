@@ -392,7 +392,7 @@ def fit(text: str, width: int) -> str:
     """``text`` (no control characters: escaped by :func:`visible`) cut to ``width`` terminal
     columns, ``…`` marking the cut: a line that never wraps, so an answered question is erased
     exactly (the renderer's :func:`~cogcli.render.text.cut_to`, imported here, not at start-up)."""
-    from cogcli.render.text import cut_to
+    from cogcli.render.live_line import cut_to
 
     return cut_to(text, width)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
 from cogcli.events import RunStatus
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from cogcli.options import SettingFlags
 from cogcli.render import Renderer, make_renderer
 from cogcli.session import Session, make_tools, store_problem
 from cogcli.shown import say, visible
@@ -48,16 +49,12 @@ class ChatOptions:
     root: Path
     #: the directory cog runs in (instruction files are read from the root down to it)
     cwd: Path | None = None
-    model: str | None = None
+    #: the settings given as flags (:mod:`cogcli.options`); ``/model`` replaces the model
+    flags: SettingFlags = field(default_factory=SettingFlags)
     #: continue this thread (an id or a unique prefix) …
     thread: str | None = None
     #: … or the most recent one here
     last: bool = False
-    context_window: int | None = None
-    no_instructions: bool = False
-    #: each line's run may spend at most this (--max-tokens, --max-cost)
-    max_tokens: int | None = None
-    max_cost: float | None = None
 
 
 def run_chat(opts: ChatOptions) -> int:
@@ -67,7 +64,7 @@ def run_chat(opts: ChatOptions) -> int:
         say('cog chat needs a terminal (stdin and stdout); to run one instruction from a script: cog edit "…"')
         return EXIT_USAGE
     try:
-        settings = load_settings(opts.root, **_setting_flags(opts))
+        settings = load_settings(opts.root, opts.flags)
         if settings.model is None:  # said in chat's words, not cog edit's
             raise ConfigError(no_model_message("cog chat", ""))
         session = Session.open(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
@@ -75,7 +72,7 @@ def run_chat(opts: ChatOptions) -> int:
         say(exc.message)
         return EXIT_USAGE
     try:
-        getattr(make_approver("ask"), "close", lambda: None)()  # a terminal to ask on: checked before the first prompt
+        getattr(make_approver(_approval(settings)), "close", lambda: None)()  # a terminal to ask on: checked before the first prompt
         thread_id = _thread_to_continue(session, opts)
     except ConfigError as exc:
         session.close()
@@ -107,9 +104,10 @@ def _note_once(note: str) -> None:
         say(note)
 
 
-def _setting_flags(opts: ChatOptions, model: str | None = None) -> dict[str, Any]:
-    return {"model": model or opts.model, "context_window": opts.context_window, "instructions": not opts.no_instructions,
-            "max_tokens": opts.max_tokens, "max_cost": opts.max_cost}
+def _approval(settings: Any) -> str:
+    """The chat asks on its terminal unless the person said to approve every call (``--yes``,
+    ``approval = "auto"``); stdin is the chat's own, so it carries no approvals."""
+    return "auto" if settings.approval == "auto" else "ask"
 
 
 def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:
@@ -235,11 +233,11 @@ class Chat:
     async def run(self, instruction: str) -> None:
         """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws;
         in plan mode (``/plan``) only tools that change nothing run."""
-        from cogcli.plan_mode import PlanMode, plan_allow_names
+        from cogcli.plan_mode import PlanMode
 
         renderer = make_renderer("text")
         try:  # each run its own approver; an "always" answer holds for the chat session (/allowed)
-            approve = make_approver("ask")
+            approve = make_approver(_approval(self.session.settings))
         except ConfigError as exc:
             say(exc.message)
             return
@@ -248,7 +246,7 @@ class Chat:
         quiet_approvals(renderer, approve)
         output = _ChatOutput(renderer, self.state)
         try:
-            plan = PlanMode.of(plan_allow_names()) if self.state.plan else None
+            plan = PlanMode.of(self.session.settings.plan_allow) if self.state.plan else None
             result, received = await run_watched(self.session, instruction, output, thread=self.state.thread_id, approve=approve, plan=plan)
         finally:
             getattr(approve, "close", lambda: None)()
@@ -319,7 +317,7 @@ class Chat:
             _print(f"model: {visible(self.state.model, one_line=True)} (change it: /model PROVIDER:MODEL)")
             return
         try:
-            settings = load_settings(self.opts.root, **_setting_flags(self.opts, model))
+            settings = load_settings(self.opts.root, self.opts.flags.replace(model=model))
             session = Session.open(settings, cwd=self.opts.cwd, make_tools=make_tools, on_note=_note_once)
         except ConfigError as exc:
             say(exc.message)
@@ -343,7 +341,7 @@ class Chat:
         _print(_coloured_diff(visible(text)).rstrip("\n"))
 
     async def compact(self) -> None:
-        from cogcli.render.text import compaction_text
+        from cogcli.render.words import compaction_text
         from cogcli.turn import usage_of
 
         if not self.state.thread_id:

@@ -20,8 +20,10 @@ from cogcli.commands.common import abort_on_signals, leave_lingering_tools
 from cogcli.config import load_settings
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
-from cogcli.events import ErrorEvent, EventEmitter, FinishEvent
+from cogcli.emitter import EventEmitter
+from cogcli.events import ErrorEvent, FinishEvent
 from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.options import SettingFlags
 from cogcli.render import Renderer, make_renderer
 from cogcli.session import RunNotStarted, Session, exit_status, make_tools
 from cogcli.shown import say
@@ -33,49 +35,25 @@ log = logging.getLogger("cogcli")
 class EditOptions:
     instruction: str
     root: Path
-    model: str | None = None
+    #: the settings given as flags (:mod:`cogcli.options`: model, sandbox, approval, …)
+    flags: SettingFlags = field(default_factory=SettingFlags)
     format: str = "text"
-    max_steps: int | None = None
-    test_command: str | None = None
     thread: str | None = None
     record: Path | None = None
-    timeout: float | None = None
     commit: bool = False
     allow_dirty: bool = False
     #: --commit-hooks: let the commit run the repository's hooks (unchanged ones only)
     commit_hooks: bool = False
-    mcp: list[str] = field(default_factory=list)
-    #: run_tests sandbox: auto | on | off (None: COG_SANDBOX, [tool.cog] sandbox, auto)
-    sandbox: str | None = None
-    #: ask | auto | stdin (None: ask on a terminal, else auto when CI is set, else refuse)
-    approval: str | None = None
-    #: secret-looking files the tools may read all the same (--allow-secret)
-    allow_secrets: list[str] = field(default_factory=list)
-    #: variables the tests get on top of the allow-list (--pass-env)
-    pass_env: list[str] = field(default_factory=list)
-    #: more paths tests may write in the sandbox (--sandbox-writable)
-    sandbox_writable: list[str] = field(default_factory=list)
-    #: commands run_command runs unasked (--allow) and whether commands get the network (--command-network)
-    allow: list[str] = field(default_factory=list)
-    command_network: bool | None = None
     #: read the instruction from this file (--file); ``instruction == "-"`` reads stdin
     instruction_file: Path | None = None
     #: continue the most recent thread (--last)
     last: bool = False
     #: the directory cog runs in (instruction files are read from the root down to it)
     cwd: Path | None = None
-    #: --context-window N (tokens)
-    context_window: int | None = None
-    #: --no-instructions: read no AGENTS.md (nor the personal file)
-    no_instructions: bool = False
-    #: --output-schema FILE, --max-tokens N, --max-cost USD (:mod:`cogcli.structured`, :mod:`cogcli.budgets`)
+    #: --output-schema FILE (:mod:`cogcli.structured`)
     output_schema: Path | None = None
-    max_tokens: int | None = None
-    max_cost: float | None = None
     #: --plan: only tools that change nothing run; the run ends with a plan (``--last "go"`` runs it)
     plan: bool = False
-    #: --plan-allow NAME: tools plan mode lets run though they are not read-only (run_tests)
-    plan_allow: list[str] = field(default_factory=list)
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -106,8 +84,12 @@ def run_edit(opts: EditOptions) -> int:
     configuration, 130/143 interrupted, 141 the output's reader went away)."""
     from cogcli.commands.edit_input import read_instruction
 
+    try:
+        settings = load_settings(opts.root, opts.flags, output_schema=opts.output_schema)
+    except ConfigError as exc:
+        return _failed_before_run(opts.format, exc.message, exc.code)
     try:  # the instruction may come from stdin (-) or --file
-        opts.instruction = read_instruction(opts.instruction, opts.instruction_file, approval=opts.approval)
+        opts.instruction = read_instruction(opts.instruction, opts.instruction_file, approval=settings.approval)
     except ConfigError as exc:
         return _failed_before_run(opts.format, exc.message, "USAGE")
     if not opts.instruction.strip():
@@ -118,36 +100,19 @@ def run_edit(opts: EditOptions) -> int:
         opts.instruction, opts.plan = planned[0], opts.plan or planned[1]
         if not opts.instruction.strip():
             return _failed_before_run(opts.format, 'say what to plan: cog edit --plan "…" (or "/plan …")', "USAGE")
-    if opts.plan_allow and not opts.plan:
+    if opts.flags.get("plan_allow") and not opts.plan:  # the flag alone (config.toml's holds for every plan)
         return _failed_before_run(opts.format, "--plan-allow goes with --plan (it lets a tool run in plan mode)", "USAGE")
     try:  # "/NAME args": a custom command (.agents/commands/NAME.md, ~/.config/cog/commands/NAME.md)
         from cogcli.custom_commands import expand_instruction
 
-        opts.instruction, picked, _ = expand_instruction(opts.instruction, opts.root, opts.model)
-        opts.model = picked or opts.model
+        opts.instruction, picked, _ = expand_instruction(opts.instruction, opts.root, opts.flags.model or None)
+        if picked:  # the command's own model (a workspace command's held to the workspace), as --model
+            opts.flags = opts.flags.replace(model=picked)
+            settings = load_settings(opts.root, opts.flags, output_schema=opts.output_schema)
     except ConfigError as exc:
         return _failed_before_run(opts.format, exc.message, "USAGE")
     hooks = None
     try:
-        settings = load_settings(
-            opts.root,
-            model=opts.model,
-            test_command=opts.test_command,
-            max_steps=opts.max_steps,
-            timeout=opts.timeout,
-            mcp_servers=opts.mcp,
-            sandbox=opts.sandbox,
-            allow_secrets=opts.allow_secrets,
-            pass_env=opts.pass_env,
-            sandbox_writable=opts.sandbox_writable,
-            allow=opts.allow,
-            command_network=opts.command_network,
-            context_window=opts.context_window,
-            instructions=not opts.no_instructions,
-            max_tokens=opts.max_tokens,
-            max_cost=opts.max_cost,
-            output_schema=opts.output_schema,
-        )
         if opts.commit and settings.model is not None:
             from cogcli.commands.gitcommit import ensure_committable
 
@@ -157,7 +122,7 @@ def run_edit(opts: EditOptions) -> int:
     except ConfigError as exc:
         return _failed_before_run(opts.format, exc.message, exc.code)
     try:
-        approve = make_approver(opts.approval)
+        approve = make_approver(settings.approval)
     except ConfigError as exc:
         session.close()
         return _failed_before_run(opts.format, exc.message, exc.code)
@@ -273,7 +238,7 @@ async def _run(session: Session, opts: EditOptions, output: RunOutput, approve: 
     """The one run of ``cog edit``; the session is closed under the same signal watch."""
     from cogcli.plan_mode import PlanMode
 
-    plan = PlanMode.of(opts.plan_allow) if opts.plan else None
+    plan = PlanMode.of(session.settings.plan_allow) if opts.plan else None
     return await run_watched(session, opts.instruction, output, thread=opts.thread, last=opts.last, approve=approve, close_session=True, plan=plan)
 
 

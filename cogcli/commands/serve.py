@@ -14,6 +14,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from cogcli.options import SettingFlags
 from cogcli.render.summary import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 
@@ -43,13 +44,16 @@ def url_for(host: str, port: int, token: str) -> str:
     return f"http://{shown}:{port}/?token={token}"
 
 
-def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, model: str | None = None, limits: dict[str, Any] | None = None) -> int:
+def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, flags: SettingFlags | None = None) -> int:
+    """Serve ``root``'s runs; ``flags``: the settings of every run (a run's own ``model`` over theirs)."""
     import uvicorn
 
     from cogcli.server.app import create_app
     from cogcli.server.auth import is_loopback, new_token
 
     host = host.strip().strip("[]")
+    flags = flags or SettingFlags()
+    model = flags.model
     if model:
         from cogcli.errors import ConfigError
         from cogcli.models import parse_model_spec
@@ -78,7 +82,7 @@ def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, model: str 
                 "token can run the agent in this workspace. Use --host 127.0.0.1 unless you mean that.\n"
             )
     token = new_token()
-    app = create_app(root, token=token, host=host, default_model=model, limits=limits)
+    app = create_app(root, token=token, host=host, flags=flags)
     registry = app.registry  # type: ignore[attr-defined]
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=60)
 

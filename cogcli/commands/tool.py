@@ -10,7 +10,8 @@ import anyio
 
 from cogcli.commands.common import abort_on_signals
 from cogcli.context import AbortSignal, ToolUpdate
-from cogcli.events import EventEmitter, ToolCallEndEvent, ToolCallStartEvent, ToolUpdateEvent
+from cogcli.emitter import EventEmitter
+from cogcli.events import ToolCallEndEvent, ToolCallStartEvent, ToolUpdateEvent
 from cogcli.invoke import new_call_id
 from cogcli.render import Renderer
 from cogcli.session import Session, call_exit_status

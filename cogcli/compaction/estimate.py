@@ -7,14 +7,8 @@ import json
 from collections.abc import Sequence
 
 from cogcli.models.base import Message, ToolSpec
+from cogcli.models.tokens import CHARS_PER_TOKEN, estimate_text  # noqa: F401 (counted below the clients; re-exported)
 
-#: characters per token when nothing better is known (code and JSON run about 3.5–4)
-CHARS_PER_TOKEN = 3.5
-
-
-def estimate_text(text: str) -> int:
-    """Tokens ``text`` takes, estimated from its length (rounded up)."""
-    return int(len(text) / CHARS_PER_TOKEN) + 1 if text else 0
 
 
 def estimate_message(message: Message) -> int:

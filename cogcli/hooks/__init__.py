@@ -7,7 +7,8 @@ on stdin (docs/hooks.md).
 - :mod:`cogcli.hooks.engine` — a session's hooks and one run's: payloads, ``hook`` events, verdicts;
 - :mod:`cogcli.hooks.calls` — PreToolUse at the approval gate, PostToolUse where each call ends;
 - :mod:`cogcli.hooks.lifecycle` — SessionStart, UserPromptSubmit, PreCompact, Stop, Notification;
-- :mod:`cogcli.hooks.trust` — which hooks a session runs: the person's, and the workspace's once approved.
+- :mod:`cogcli.hooks.trust` — which hooks a session runs: the person's (read by :mod:`cogcli.person_config`),
+  and the workspace's once approved.
 
 Nothing is imported here: ``cog --help`` reads the settings model (:mod:`cogcli.hooks.config`) alone.
 """

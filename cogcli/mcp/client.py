@@ -220,7 +220,7 @@ async def _run_server(
     import mcp_types as types
     from mcp import Client, StdioServerParameters
 
-    from cogcli import __version__
+    from cogcli.version import __version__
 
     variables = {**(env or {}), "PYTHONPYCACHEPREFIX": str(pycache_prefix())}
     params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd, env=variables)
@@ -248,7 +248,7 @@ async def _run_http_server(
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    from cogcli import __version__
+    from cogcli.version import __version__
 
     async with create_mcp_http_client(headers=dict(headers or {})) as http:
         async with Client(streamable_http_client(url, http_client=http), client_info=types.Implementation(name="cog", version=__version__)) as client:

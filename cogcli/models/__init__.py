@@ -44,6 +44,9 @@ PROVIDERS: dict[str, str] = {
     "replay": "the path of a cassette to play back (see `cog edit --record`)",
 }
 
+#: provider → the variable that names its base URL (over the person's config's ``[providers.NAME] base_url``)
+PROVIDER_URL_VARIABLES: dict[str, str] = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -156,7 +159,7 @@ def get_model(
         client.connect_hint = _ollama_hint(model_id) if provider == "ollama" else None
         return client
 
-    from cogcli.models.anthropic import AnthropicModel
+    from cogcli.models.anthropic import CACHE_TTLS, AnthropicModel
 
     source = "base_url" if base_url else "ANTHROPIC_BASE_URL" if os.environ.get("ANTHROPIC_BASE_URL") else "default"
     url = _check_url(base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_BASE_URL, source)
@@ -166,8 +169,8 @@ def get_model(
             f"{spec} needs an API key: set ANTHROPIC_API_KEY (or set ANTHROPIC_BASE_URL "
             f"to a server that needs none)"
         )
-    if cache_ttl is not None and cache_ttl not in ("5m", "1h"):
-        raise ConfigError(f"cache_ttl must be 5m or 1h, got {cache_ttl!r}")
+    if cache_ttl is not None and cache_ttl not in CACHE_TTLS:  # the client's own rule, said as a configuration error
+        raise ConfigError(f"cache_ttl must be {' or '.join(CACHE_TTLS)}, got {cache_ttl!r}")
     return AnthropicModel(model_id, base_url=url, api_key=key, name=spec, cache_ttl=cache_ttl or "5m", **extra)  # type: ignore[arg-type]
 
 

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from cogcli.compaction.estimate import estimate_text
+from cogcli.models.tokens import estimate_text
 from cogcli.errors import ContextLengthError, ModelError
 from cogcli.models.context import context_overflow
 from cogcli.models.base import (
@@ -79,7 +79,7 @@ def place_breakpoints(body: dict[str, Any], *, minimum: int = CACHE_MINIMUM, ttl
     The sliding ones: the last block of the history, and the last block of the user message
     before the newest assistant turn (where the previous request's history ended, so this one
     reads it back whole). A prefix under ``minimum`` estimated tokens
-    (:func:`~cogcli.compaction.estimate.estimate_text`) gets none: Anthropic would not cache it."""
+    (:func:`~cogcli.models.tokens.estimate_text`) gets none: Anthropic would not cache it."""
     control: dict[str, Any] = {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
     tools: list[dict[str, Any]] = body.get("tools") or []
     messages: list[dict[str, Any]] = body.get("messages") or []

@@ -33,9 +33,10 @@ from cogcli.output import content_text
 from cogcli.render.details import changes_view_diff, diff_text, file_touched, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.visible import visible
-from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX, changes_view_lines, error_lines, error_text, failure_lines, row_text
+from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX
+from cogcli.render.words import changes_view_lines, error_lines, error_text, failure_lines, row_text
 from cogcli.render.hook_line import hook_text
-from cogcli.render.text import compaction_text, instructions_text, output_lines, update_text
+from cogcli.render.words import compaction_text, instructions_text, output_lines, update_text
 
 
 def escape_data(text: str) -> str:

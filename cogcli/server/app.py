@@ -34,6 +34,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cogcli.errors import ConfigError
+from cogcli.options import SettingFlags
 from cogcli.shown import visible
 from cogcli.server.auth import Guard, allowed_hosts
 from cogcli.server.runs import RunError, RunRegistry
@@ -105,10 +106,15 @@ async def _body(request: Request, model: type[_Body]) -> Any:
         raise RunError(400, "INVALID_REQUEST", f"{where}: {first.get('msg')}") from None
 
 
-def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None, limits: dict[str, Any] | None = None) -> ASGIApp:
+def create_app(
+    root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None, limits: dict[str, Any] | None = None,
+    flags: SettingFlags | None = None,
+) -> ASGIApp:
     """The ASGI app serving ``root``: every ``/api/`` request needs ``Authorization: Bearer token``;
-    ``limits``: every run's budgets (``max_tokens``, ``max_cost``)."""
-    registry = RunRegistry(root, default_model=default_model, limits=limits)
+    ``flags``: the settings of every run (``cog serve``'s; ``default_model`` and ``limits``, the
+    budgets ``max_tokens`` and ``max_cost``, over them)."""
+    flags = (flags or SettingFlags()).replace(**{"model": default_model, **(limits or {})})
+    registry = RunRegistry(root, flags=flags)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -133,7 +139,7 @@ def create_app(root: Path, *, token: str, host: str = "127.0.0.1", default_model
         return endpoint
 
     async def workspace(request: Request) -> Response:
-        return JSONResponse({"name": root.name, "path": str(root), "model": default_model or _configured_model(root)})
+        return JSONResponse({"name": root.name, "path": str(root), "model": _configured_model(root, flags)})
 
     async def start_run(request: Request) -> Response:
         body = await _body(request, StartRun)
@@ -246,11 +252,11 @@ class _SecurityHeaders:
         await self.app(scope, receive, sending)
 
 
-def _configured_model(root: Path) -> str | None:
+def _configured_model(root: Path, flags: SettingFlags) -> str | None:
     from cogcli.config import load_settings
 
     try:
-        return load_settings(root).model
+        return load_settings(root, flags).model
     except ConfigError:
         return None
 

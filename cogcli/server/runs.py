@@ -23,6 +23,7 @@ from cogcli.approvals import Decision, Decisions
 from cogcli.context import AbortSignal
 from cogcli.errors import CogError, ConfigError
 from cogcli.events import Approval, BaseEvent
+from cogcli.options import SettingFlags
 from cogcli.render.jsonl import event_bytes
 
 if TYPE_CHECKING:
@@ -167,11 +168,10 @@ def _same_thread(run: ServedRun, thread: str) -> bool:
 class RunRegistry:
     """Starts runs in ``task_group`` (set by the app's lifespan) and keeps them by id."""
 
-    def __init__(self, root: Path, *, default_model: str | None = None, limits: dict[str, Any] | None = None) -> None:
+    def __init__(self, root: Path, *, flags: SettingFlags | None = None) -> None:
         self.root = root
-        self.default_model = default_model
-        #: what every run may spend (``cog serve --max-tokens/--max-cost``: ``load_settings``' keywords)
-        self.limits = dict(limits or {})
+        #: the settings of every run (``cog serve``'s flags); a run's own ``model`` over theirs
+        self.flags = flags or SettingFlags()
         self.runs: dict[str, ServedRun] = {}
         self.task_group: anyio.abc.TaskGroup | None = None
         self._tasks_done: dict[str, anyio.Event] = {}
@@ -207,7 +207,7 @@ class RunRegistry:
                 raise RunError(409, "THREAD_BUSY", f"thread {busy.thread_id or thread} has a run in flight ({busy.id}); wait for its finish or abort it")
 
         def prepare() -> Session:
-            settings = load_settings(self.root, model=model or self.default_model, **self.limits)
+            settings = load_settings(self.root, self.flags.replace(model=model) if model else self.flags)
             if settings.model is None:  # named as a client of the server names one
                 raise ConfigError(NO_MODEL_MESSAGE.replace("cog edit --model", 'POST /api/runs {"model": …} or cog serve --model'))
             return Session.open(settings, interactive=False)  # never a prompt here

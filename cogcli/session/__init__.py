@@ -10,14 +10,14 @@
 from __future__ import annotations
 
 from cogcli.session.session import RunNotStarted, Session, call_exit_status, exit_status, store_problem
-from cogcli.session.tools import export_test_settings, make_model, make_tools
+from cogcli.session.tools import make_model, make_tools, test_env
 
 __all__ = [
     "RunNotStarted",
     "Session",
     "call_exit_status",
     "exit_status",
-    "export_test_settings",
+    "test_env",
     "make_model",
     "make_tools",
     "store_problem",

@@ -23,12 +23,12 @@ import contextlib
 import logging
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
-from cogcli.errors import CogError, ConfigError, ErrorCode
+from cogcli.errors import CogError, ConfigError, ErrorCode, where_it_broke
 from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE, run_exit_code
-from cogcli.session.tools import make_model, make_tools, run_limits, start_telemetry
+from cogcli.session.tools import SessionOptions, make_model, make_tools, run_limits, start_telemetry
 
 if TYPE_CHECKING:
     from cogcli.approvals import Approve
@@ -125,7 +125,7 @@ class Session:
     # --- making one -----------------------------------------------------------------------
 
     @classmethod
-    def open(cls, settings: Settings | Path, **options: Any) -> Session:
+    def open(cls, settings: Settings | Path, **options: Unpack[SessionOptions]) -> Session:
         """A session ready to run (``settings``: a workspace root loads its settings). Checks, in
         order: a model is configured, the workspace's own commands are approved, the model can
         be made, the tools can (``sandbox = "on"`` needs bubblewrap). Raises :class:`ConfigError`
@@ -219,9 +219,9 @@ class Session:
             raise
         except (OSError, sqlite3.Error) as exc:  # the thread store: .cog a file, a full disk
             raise RunNotStarted(store_problem(self.root, exc)) from exc
-        except Exception as exc:  # never a traceback: say what broke
+        except Exception as exc:  # never a traceback, but what broke and where, said to the person (not only with -v)
             log.debug("the run failed", exc_info=True)
-            raise RunNotStarted(f"the run failed: {type(exc).__name__}: {exc}") from exc
+            raise RunNotStarted(f"the run failed: {type(exc).__name__}: {exc}{where_it_broke(exc)}") from exc
 
     async def _run(
         self, instruction: str, thread: str | None, last: bool, approve: Approve | None,
@@ -284,7 +284,7 @@ class Session:
 
                 # the workspace's servers start in its root: the files their approval covers are the ones that run
                 settings = self.settings
-                cwd = (self.cwd or settings.root) if settings.mcp_source == "--mcp" else settings.root
+                cwd = settings.root if settings.mcp_needs_approval else (self.cwd or settings.root)
                 names = {t.name for t in self._run_tools or []}
                 self._mcp_tools = await self._stack.enter_async_context(mcp_tools(settings.mcp_servers, names, cwd=cwd, env=settings.mcp_env))
         return self._mcp_tools
@@ -292,50 +292,13 @@ class Session:
     async def compact(
         self, thread: str, *, signal: AbortSignal | None = None, on_usage: Callable[[UsageReport], Any] | None = None
     ) -> CompactionEvent | None:
-        """Compact the conversation of ``thread`` now, on request (``cog chat``'s ``/compact``): the
-        model summarizes it (as a run's compaction does; a list of the calls made if asking fails)
-        and the summary, the user's own words kept, is added to the thread as a ``compaction``
-        entry. Later runs' models read it in place of everything before it; memory keeps every
-        entry whole. Returns what was compacted (estimated tokens before and after), None when
-        there is nothing to compact (no model turn yet) or ``signal`` aborted it (nothing kept).
-        ``on_usage`` gets the summary request's usage. Raises :class:`ConfigError` for an unknown thread."""
-        import anyio
-
-        from cogcli.compaction import estimate_message, estimate_messages, mechanical_summary, model_summary, summary_message, summary_request
-        from cogcli.context import cancel_on_abort
-        from cogcli.entries import CompactionEntry
-        from cogcli.events import CompactionEvent
-        from cogcli.history import build_history
+        """Compact the conversation of ``thread`` now, on request (``cog chat``'s ``/compact``):
+        :func:`cogcli.session.compact.compact_thread`."""
+        from cogcli.session.compact import compact_thread
 
         if self.model is None:
             self.prepare()
-        store = self.store()
-        thread_id = store.resolve_id(thread)
-        if thread_id is None:
-            raise ConfigError(f"no thread {thread!r} (list them with `cog thread list`)")
-        conversation = build_history("", store.entries(thread_id))
-        if not any(m.role == "assistant" for m in conversation):
-            return None
-        if self.command_hooks is not None:  # PreCompact hooks, trigger "manual" (a run's own compactions: "auto")
-            fields = {"trigger": "manual", "custom_instructions": ""}
-            await self.command_hooks.bind(lambda event: None, thread_id).fire("PreCompact", fields, target="manual")
-        request = summary_request(conversation, self.settings.context_window)
-        text: str | None = None
-        try:
-            async with anyio.create_task_group() as tg:
-                if signal is not None:
-                    tg.start_soon(cancel_on_abort, signal, tg.cancel_scope)
-                text = await model_summary(self.model, request, on_usage=on_usage)
-                tg.cancel_scope.cancel()
-        except Exception as exc:  # the model could not be asked: the calls made stand in
-            log.warning("asking the model for a summary failed (%s); a list of the calls made stands in", exc)
-            text = mechanical_summary(conversation)
-        if text is None or (signal is not None and signal.aborted):
-            return None
-        message = summary_message(conversation, text if text.strip() else mechanical_summary(conversation))
-        before, after = estimate_messages(conversation), estimate_message(message)
-        store.append(thread_id, [CompactionEntry(content=message.content, tokens_before=before, tokens_after=after)])
-        return CompactionEvent(reason="requested", tokens_before=before, tokens_after=after, summarized_messages=len(conversation), summary_tokens=after)
+        return await compact_thread(self.store(), self.model, self.settings, thread, hooks=self.command_hooks, signal=signal, on_usage=on_usage)
 
     # --- threads ----------------------------------------------------------------------------
 

@@ -4,13 +4,29 @@ secret-file rules, test command, runner, timeouts) and the model its settings na
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from cogcli.config import Settings
 from cogcli.tools import Tool
+
+log = logging.getLogger("cogcli")
+
+
+class SessionOptions(TypedDict, total=False):
+    """What :meth:`cogcli.session.Session.open` takes beside the settings: the keywords of
+    ``Session(…)`` (``tests/test_session.py`` keeps the two the same)."""
+
+    cwd: Path | None
+    record: Path | None
+    interactive: bool | None
+    only: Collection[str] | None
+    make_tools: Callable[..., list[Tool[Any]]]
+    on_note: Callable[[str], None]
+    telemetry: Any
 
 
 def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str] | None = None) -> list[Tool[Any]]:
@@ -22,8 +38,7 @@ def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str]
     from workspace_tools.bwrap import check_sandbox
 
     check_sandbox(settings.sandbox)
-    export_test_settings(settings)
-    options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal, "only": only}
+    options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal, "only": only, "test_env": test_env(settings)}
     options["secret_globs"], options["allow_secrets"] = settings.secret_globs, settings.allow_secrets
     if settings.test_command:
         options["test_command"] = settings.test_command
@@ -38,34 +53,39 @@ def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str]
     return list(tools)
 
 
-def export_test_settings(settings: Settings) -> None:
-    """Hand what the tests may get to run_tests through cog's environment (its children read it):
-    ``--pass-env`` names, the workspace's ``pass_env`` wishes, ``--sandbox-writable`` paths."""
-    from workspace_tools.bwrap import WRITABLE_ENV
-    from workspace_tools.testenv import PASS_ENV, WORKSPACE_PASS_ENV
+def test_env(settings: Settings) -> Any:
+    """What this workspace's tests get beyond the allow-list (:class:`workspace_tools.testenv.PassedEnv`),
+    handed to run_tests explicitly: the person's ``pass_env`` names, the workspace's ``pass_env``
+    wishes, the ``sandbox_writable`` paths that exist. Never put in cog's own environment, which
+    every session in the process shares."""
+    from workspace_tools.testenv import PassedEnv
 
-    def add(name: str, values: tuple[str, ...], sep: str) -> None:
-        if values:
-            current = [v for v in os.environ.get(name, "").split(sep) if v]
-            os.environ[name] = sep.join([*current, *(v for v in values if v not in current)])
-
-    add(PASS_ENV, settings.pass_env, ",")
-    add(WORKSPACE_PASS_ENV, settings.workspace_pass_env, ",")
-    add(WRITABLE_ENV, tuple(str(Path(p).expanduser().resolve()) for p in settings.sandbox_writable), os.pathsep)
+    writable = []
+    for raw in settings.sandbox_writable:
+        path = Path(raw).expanduser()
+        if path.exists():
+            writable.append(path.resolve())
+        else:
+            log.warning("--sandbox-writable: %s does not exist; not made writable", path)
+    return PassedEnv(pass_env=tuple(settings.pass_env), workspace_pass_env=tuple(settings.workspace_pass_env), writable=tuple(writable))
 
 
 def make_model(settings: Settings, record: Path | None = None) -> Any:
     """The model ``settings.model`` names (``provider:model``), recording its turns to the cassette
     ``record`` when given. Raises :class:`ConfigError` (unknown provider, missing key, no cassette)."""
-    from cogcli.models import get_model
+    from cogcli.models import PROVIDER_URL_VARIABLES, get_model, parse_model_spec
 
     assert settings.model is not None
+    provider, _ = parse_model_spec(settings.model)
+    variable = PROVIDER_URL_VARIABLES.get(provider)
+    # the person's config names a base URL below the provider's own variable (OPENAI_BASE_URL)
+    base_url = None if variable and os.environ.get(variable) else settings.base_urls.get(provider)
     prices = settings.prices
     if settings.max_cost is not None:  # a workspace's prices never lift the person's cost budget
         from cogcli.budgets import budget_prices
 
         prices = budget_prices(settings.model, prices)
-    model = get_model(settings.model, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=prices)
+    model = get_model(settings.model, base_url=base_url, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=prices)
     if record is not None:
         from cogcli.models.record import RecordingModel
 

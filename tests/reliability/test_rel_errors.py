@@ -76,6 +76,7 @@ def test_cog_as_a_file_is_an_error_line_and_a_finish(calc: Path) -> None:
 
 def test_a_full_disk_at_thread_creation_is_an_error_line_and_a_finish(calc: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from cogcli.commands.edit import EditOptions, run_edit
+    from cogcli.options import SettingFlags
     from cogcli.memory import ThreadStore
 
     def full(*args: Any, **kwargs: Any) -> Any:
@@ -83,7 +84,7 @@ def test_a_full_disk_at_thread_creation_is_an_error_line_and_a_finish(calc: Path
 
     monkeypatch.setattr(ThreadStore, "create_thread", full)
     monkeypatch.setenv("CI", "1")
-    code = run_edit(EditOptions(instruction="fix", root=calc, model=REPLAY, format="jsonl", sandbox="off"))
+    code = run_edit(EditOptions(instruction="fix", root=calc, flags=SettingFlags(model=REPLAY, sandbox="off"), format="jsonl"))
     out = capsys.readouterr()
     assert code == 1
     error, _ = _error_then_finish(out.out)

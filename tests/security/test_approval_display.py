@@ -126,13 +126,14 @@ TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
 def test_without_the_emitter_redaction_the_token_goes_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cogcli import events
+    from cogcli import emitter, events
+    from cogcli.emitter import EventEmitter
 
     seen: list[Any] = []
-    events.EventEmitter(seen.append).emit(events.ToolCallEndEvent(id="c", tool_name="w", arguments={"t": TOKEN}))
+    EventEmitter(seen.append).emit(events.ToolCallEndEvent(id="c", tool_name="w", arguments={"t": TOKEN}))
     assert TOKEN not in json.dumps(seen[0].model_dump())
-    monkeypatch.setattr(events, "_MODEL_WRITTEN", frozenset())  # the defence off
-    events.EventEmitter(seen.append).emit(events.ToolCallEndEvent(id="c", tool_name="w", arguments={"t": TOKEN}))
+    monkeypatch.setattr(emitter, "_MODEL_WRITTEN", frozenset())  # the defence off
+    EventEmitter(seen.append).emit(events.ToolCallEndEvent(id="c", tool_name="w", arguments={"t": TOKEN}))
     assert TOKEN in json.dumps(seen[1].model_dump())
 
 

@@ -39,7 +39,9 @@ from workspace_tools.runners.base import Runner, Selection, check_args, split_co
 from workspace_tools.runners.cargo import CargoRunner
 from workspace_tools.runners.command import CommandRunner
 from workspace_tools.runners.go import GoRunner
-from workspace_tools.runners.node import JestRunner, NodeRunner, NodeTestRunner, ScriptRunner, VitestRunner, test_script
+from workspace_tools.runners.node import JestRunner, NodeRunner, NodeTestRunner, VitestRunner
+from workspace_tools.runners.node_script import test_script
+from workspace_tools.runners.npm import ScriptRunner
 from workspace_tools.runners.pytest import MARKERS as PYTHON_MARKERS
 from workspace_tools.runners.pytest import PytestRunner
 

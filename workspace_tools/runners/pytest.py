@@ -20,15 +20,7 @@ from workspace_tools.bwrap import NOT_STARTED
 from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
 from workspace_tools.runners.base import Invocation, Runner, Selection
 from workspace_tools.runners.report import Report, python_location, python_locations
-
-PYTEST_EXIT_MEANING = {
-    0: "all tests passed",
-    1: "some tests failed",
-    2: "the run was interrupted (collection errors or a test stopped it)",
-    3: "pytest hit an internal error",
-    4: "pytest was called wrongly (usage error)",
-    5: "no tests were collected",
-}
+from workspace_tools.runners.results import PYTEST_EXIT_MEANING  # declared once, with what a run's end means
 
 #: the markers of a Python project whose tests pytest runs
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py")

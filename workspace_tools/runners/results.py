@@ -233,12 +233,7 @@ def write_report(workspace_root: Path, summary: dict[str, Any], tests: list[dict
     except OSError:
         return None
     try:
-        try:
-            from cogcli.memory import exclude_from_git
-
-            exclude_from_git(root)
-        except Exception:  # a report is worth writing even when git's exclude file is not
-            pass
+        hostfiles.exclude_from_git(root)  # says itself why not, when it cannot (a report is worth writing anyway)
         name = f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{int(time.time() * 1000) % 1000:03d}.json"
         full = {**{k: v for k, v in summary.items() if k not in ("tests", "failures", "report_file")},
                 "failures": [_failure_entry(t) for t in problems], "tests": tests}

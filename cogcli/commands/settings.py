@@ -1,0 +1,75 @@
+"""``cog config``: the settings :func:`cogcli.config.load_settings` resolves in a workspace, each
+with where it came from (``Settings.origins``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from cogcli.config import Settings, load_settings
+from cogcli.errors import ConfigError
+from cogcli.exit_codes import EXIT_OK, EXIT_USAGE
+from cogcli.options import SETTINGS, SettingFlags
+from cogcli.person_config import config_path, shown_path
+from cogcli.shown import say, visible
+
+#: settings only the workspace's file sets (no flag, variable or person's key): name → how it is shown
+WORKSPACE_ONLY = ("workspace_pass_env", "secret_globs", "runner", "instruction_files", "instruction_budget")
+
+
+def rows(settings: Settings) -> list[tuple[str, Any, str]]:
+    """(name, value, where it came from) for every setting, in :data:`cogcli.options.SETTINGS`' order."""
+    out: list[tuple[str, Any, str]] = []
+    origins = settings.origins
+    for setting in SETTINGS:
+        if setting.name == "yes":
+            continue  # shown as approval
+        value = settings.instruction_budget > 0 if setting.name == "instructions" else getattr(settings, setting.name, None)
+        out.append((setting.name, _plain(value), origins.get(setting.name, "default")))
+    for name in WORKSPACE_ONLY:
+        key = "pass_env" if name == "workspace_pass_env" else name
+        value = _plain(getattr(settings, name))
+        out.append((name, value, settings.sources.get(key, "default")))
+    out.append(("prices", sorted(settings.prices), "config files" if settings.prices else "default"))
+    out.append(("base_urls", dict(settings.base_urls), shown_path(settings.person_config) if settings.base_urls and settings.person_config else "default"))
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def show_settings(root: Path, flags: SettingFlags, *, as_json: bool = False) -> int:
+    try:
+        settings = load_settings(root, flags)
+    except ConfigError as exc:
+        say(exc.message)
+        return EXIT_USAGE
+    table = rows(settings)
+    person = config_path()
+    if as_json:
+        data = {
+            "workspace": str(root),
+            "config_file": str(person),
+            "config_file_read": settings.person_config is not None,
+            "settings": {name: {"value": value, "from": source} for name, value, source in table},
+        }
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    lines = [
+        f"workspace: {root}",
+        f"your config: {shown_path(person)}" + ("" if settings.person_config is not None else " (none)"),
+        "",
+    ]
+    width = max(len(name) for name, _, _ in table)
+    for name, value, source in table:
+        shown = "-" if value is None or value == [] or value == {} else json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+        lines.append(f"{name:<{width}}  {shown:<28}  {source}")
+    sys.stdout.write(visible("\n".join(lines)) + "\n")
+    return EXIT_OK
