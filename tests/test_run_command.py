@@ -192,7 +192,7 @@ async def test_moves_and_deletes_are_previewed_refused_where_they_must_be_and_un
     delete = _tool(repo, "delete_file")
     for tool, args, code in ((delete, {"path": ".env"}, "SECRET_FILE"), (delete, {"path": ".git/config"}, "PATH_OUTSIDE_WORKSPACE"),
                              (delete, {"path": "link.py"}, "INVALID_ARGUMENTS"), (move, {"path": "a.py", "new_path": "b.txt"}, "INVALID_ARGUMENTS"),
-                             (move, {"path": "a.py", "new_path": ".cog/a.py"}, "PATH_OUTSIDE_WORKSPACE"),
+                             (move, {"path": "a.py", "new_path": ".cog/a.py"}, "COG_STATE"),
                              (delete, {"path": "../x"}, "PATH_OUTSIDE_WORKSPACE")):
         result = await invoke_tool(tool, args)
         assert result.error_code == code, (args, result.error)
