@@ -247,6 +247,14 @@ class ThreadStore:
             raise ConfigError(f"thread id {thread_id!r} is ambiguous: it starts {shown}; give more of the id")
         return rows[0]["id"]
 
+    def require_id(self, thread_id: str, *, to: str = "") -> str:
+        """:meth:`resolve_id`, or a :class:`ConfigError` saying there is no such thread and how to
+        list them (``to``: what it was wanted for, e.g. " to continue"). The one message for it."""
+        found = self.resolve_id(thread_id)
+        if found is None:
+            raise ConfigError(f"no thread {thread_id!r}{to} (list them with `cog thread list`)")
+        return found
+
     def get_thread(self, thread_id: str) -> Thread | None:
         """The thread with this id (or unique id prefix) and all its entries; None when there is none."""
         found = self.resolve_id(thread_id)
@@ -280,9 +288,7 @@ class ThreadStore:
         """The thread as wire events: per run ``start``, its texts, each call's
         ``tool-call-start → tool-call-end → [tool-update with arguments] → tool-result`` (with the
         presentation and details the live run had), an ``error`` if it failed and its ``finish``."""
-        found = self.resolve_id(thread_id)
-        if found is None:
-            raise ConfigError(f"no thread {thread_id!r} (list them with `cog thread list`)")
+        found = self.require_id(thread_id)
         return events_from_entries(found, self.entries(found))
 
 

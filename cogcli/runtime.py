@@ -125,9 +125,7 @@ class Cogitator:
         except ValueError as exc:
             raise ConfigError(f"agent {agent.name!r}: {exc}") from None
         if thread_id:
-            thread = self.store.resolve_id(thread_id)
-            if thread is None:
-                raise ConfigError(f"no thread {thread_id!r} to continue (list them with `cog thread list`)")
+            thread = self.store.require_id(thread_id, to=" to continue")
         else:
             thread = self.store.create_thread(title=input, model=getattr(agent.model, "name", None)).id
         plugged = Hooks(on_tool_result=on_tool_result, on_tool_update=on_tool_update, after_model=after_model, approve=approve, commands=hooks, plan=plan)

@@ -266,3 +266,18 @@ async def test_the_run_status_is_recorded_on_the_thread(tmp_path: Path) -> None:
     end = thread.entries[-1].entry
     assert end.kind == "run_end" and end.status == "max_steps" and end.steps == 1
     assert end.usage.total_tokens == 15
+
+
+def test_an_unknown_thread_is_said_one_way() -> None:
+    """``require_id`` is the one "no thread … (list them with `cog thread list`)" (issue 37: the run,
+    the chat, /compact and the redraw each said it themselves)."""
+    import pytest as _pytest
+
+    from cogcli.errors import ConfigError
+    from cogcli.memory import ThreadStore
+
+    store = ThreadStore(":memory:")
+    made = store.create_thread(title="t").id
+    assert store.require_id(made[:8]) == made
+    with _pytest.raises(ConfigError, match=r"no thread 'nope' to continue \(list them with `cog thread list`\)"):
+        store.require_id("nope", to=" to continue")

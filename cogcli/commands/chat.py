@@ -120,10 +120,7 @@ def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:
         raise ConfigError(f"no threads in {session.root} yet; start one with cog chat (without --thread or --last)")
     store = session.store()
     wanted = thread_to_continue(store, opts.thread, opts.last)
-    found = store.resolve_id(wanted) if wanted else None
-    if found is None:
-        raise ConfigError(f"no thread {wanted!r} to continue (list them with `cog thread list`)")
-    return found
+    return store.require_id(wanted, to=" to continue") if wanted else None
 
 
 class _ChatOutput(RunOutput):

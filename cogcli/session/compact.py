@@ -6,8 +6,6 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from cogcli.errors import ConfigError
-
 if TYPE_CHECKING:
     from cogcli.config import Settings
     from cogcli.context import AbortSignal
@@ -38,9 +36,7 @@ async def compact_thread(
     from cogcli.events import CompactionEvent
     from cogcli.history import build_history
 
-    thread_id = store.resolve_id(thread)
-    if thread_id is None:
-        raise ConfigError(f"no thread {thread!r} (list them with `cog thread list`)")
+    thread_id = store.require_id(thread)
     conversation = build_history("", store.entries(thread_id))
     if not any(m.role == "assistant" for m in conversation):
         return None
