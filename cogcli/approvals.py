@@ -166,4 +166,6 @@ def denied_message(tool_name: str, decision: Decision) -> str:
 
 def summarize(approvals: Sequence[Approval]) -> str:
     """``Edit file · a.py (writes files), Run tests · all (runs code)``, for messages to people."""
-    return ", ".join(f"{a.description} ({', '.join(a.side_effects or [])})" for a in approvals)
+    from cogcli.shown import visible
+
+    return ", ".join(f"{visible(a.description, one_line=True)} ({', '.join(a.side_effects or [])})" for a in approvals)

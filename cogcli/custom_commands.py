@@ -194,8 +194,10 @@ def expand_instruction(text: str, root: Path, flag_model: str | None = None) -> 
     if invocation is None:
         known = ", ".join(f"/{c.name}" for c in commands) or "none here"
         where = ".agents/commands/NAME.md or ~/.config/cog/commands/NAME.md"
+        why = [n for n in commands.notes if f"/{parsed[0]}.md ".casefold() in f"{n} ".casefold()]  # its file, left out
         raise ConfigError(
             f"unknown command /{visible(parsed[0], one_line=True)} (custom commands: {known}; they are {where}). "
-            "To send text that starts with / as an instruction, start it with a space or another word"
+            + "".join(f"{n}. " for n in why)
+            + "To send text that starts with / as an instruction, start it with a space or another word"
         )
     return invocation.instruction, command_model(invocation, root, flag_model), invocation

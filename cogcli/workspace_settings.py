@@ -303,6 +303,8 @@ def _read_file(root: Path, name: str) -> CogConfig | None:
         fix = _FIXES.get(key)
         raise ConfigError(f"{where}{shown} in {path}: {msg}" + (f"; {fix}" if fix else "")) from None
     for key in config.model_extra or {}:
+        if key == "allow":  # a stranger's allow list: config._allow says why it is ignored
+            continue
         log.warning("unknown key %r %sin %s is ignored (known: %s)", key[:80], "under [tool.cog] " if where else "", path, ", ".join(CogConfig.model_fields))
     return config
 

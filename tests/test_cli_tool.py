@@ -149,3 +149,14 @@ def test_args_nested_too_deeply_is_a_usage_error_not_a_traceback(make_repo) -> N
     out = run_cog(["tool", "read_file", "--args", deep], repo)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "nested too deeply" in out.stderr
+
+
+def test_a_file_changed_by_hand_is_not_for_cog_undo_and_cog_tool_says_so(make_repo) -> None:
+    """The tools' descriptions promise `cog undo` (true in a run); a direct call records no run."""
+    repo = make_repo("calc")
+    (repo / "notes.txt").write_text("mine, untracked\n")
+    out = run_cog(["tool", "delete_file", "path=notes.txt"], repo)
+    assert out.returncode == 0 and not (repo / "notes.txt").exists()
+    assert "cog undo does not put back what cog tool changes" in out.stderr, out.stderr
+    assert run_cog(["undo"], repo).returncode == 2  # indeed: nothing to undo
+    assert run_cog(["tool", "read_file", "path=calc/ops.py"], repo).stderr == ""  # reading says nothing

@@ -85,6 +85,15 @@ def test_files_are_bounded_and_must_be_text(tmp_path: Path) -> None:
     assert any("over 64 KiB" in n for n in commands.notes) and any("not UTF-8" in n for n in commands.notes)
 
 
+def test_a_command_left_out_says_why_when_it_is_called(tmp_path: Path) -> None:
+    (tmp_path / ".agents/commands").mkdir(parents=True)
+    (tmp_path / ".agents/commands/Big.md").write_text("x" * (65 * 1024))
+    with pytest.raises(ConfigError) as raised:
+        expand_instruction("/big now", tmp_path)
+    assert "unknown command /big" in str(raised.value)
+    assert ".agents/commands/Big.md not read: over 64 KiB" in str(raised.value)  # not just "unknown"
+
+
 def test_a_workspace_commands_model_cannot_pick_a_host_cassette(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COG_MODEL", raising=False)
     _write(tmp_path, {".agents/commands/x.md": "---\nmodel: replay:/etc/passwd\n---\ngo\n", ".agents/commands/y.md": "---\nmodel: replay:c.jsonl\n---\ngo\n"})

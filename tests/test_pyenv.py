@@ -194,6 +194,21 @@ def test_a_tool_whose_workspace_settings_would_run_workspace_code_is_not_asked(
     assert len(found.notes) == 1 and found.notes[0].startswith(f"{tool} was not asked")
 
 
+def test_a_tool_installed_in_a_virtualenv_on_path_is_not_asked_and_the_note_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m venv ~/poetry && ~/poetry/bin/pip install poetry`` with that bin on PATH: not run
+    on the host (a workspace's env could hold a "poetry"), and the person is told, not just "install it"."""
+    repo = make_repo(tmp_path / "repo", TOOL_CASES[0][1])
+    venv_bin = make_env(tmp_path / "poetry-venv") / "bin"
+    log = fake_tool(venv_bin, "poetry", str(make_env(tmp_path / "env")))
+    monkeypatch.setenv("PATH", f"{venv_bin}{os.pathsep}/usr/bin:/bin")
+    found = pyenv.find_project_python(repo, repo)
+    assert found.fallback and not log.exists()
+    assert [n for n in found.notes if n.startswith("poetry was not asked")] == [
+        f"poetry was not asked for the project's environment: the poetry on PATH ({venv_bin / 'poetry'}) is inside a "
+        "virtualenv or a git work tree, where cog runs no program on the host; install poetry with pipx or its own "
+        "installer, or link it from a folder such as ~/.local/bin"]
+
+
 def test_a_tool_s_answer_that_is_not_an_env_is_ignored(tmp_path: Path, tools: Path) -> None:
     repo = make_repo(tmp_path / "repo", TOOL_CASES[0][1])
     fake_tool(tools, "poetry", "not a path\x1b[31m")

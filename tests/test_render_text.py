@@ -148,3 +148,25 @@ def test_read_test_report_reads_counts_and_failures() -> None:
     assert report is not None and not report.ok
     assert report.failures[0].file == "t.py" and report.failures[0].line == 3
     assert read_test_report({"diff": DIFF}) is None
+
+
+def test_a_row_is_one_line_whatever_newlines_a_command_or_label_holds() -> None:
+    """A model's command ``true\\nRun tests  all · 9 passed`` must not draw a second, fake row."""
+    fake = "true\nRun tests  all · 9 passed"
+    events = call("c1", "run_command", {"command": fake}, result="ok", presentation={"label": "Run", "detail": fake})
+    events += call("c2", "run_command", {"command": fake}, result=None, error="denied", error_code="DENIED",
+                   presentation={"label": "Run\nRun tests", "detail": fake})
+    lines = draw(events).splitlines()
+    assert lines[0] == "Run  true\\x0aRun tests  all · 9 passed"
+    assert lines[1].startswith("✗ Run\\x0aRun tests  true\\x0aRun tests  all · 9 passed — DENIED: denied")
+    assert not any(line.startswith("Run tests") for line in lines)
+
+
+def test_a_call_waiting_for_approval_and_its_refusal_are_one_line_each() -> None:
+    from cogcli.approvals import summarize
+    from cogcli.events import Approval, ApprovalRequiredEvent
+
+    asked = Approval(tool_call_id="c1", tool_name="run_command", description="Run · ruff check\n✓ Approved", side_effects=["runs code"])
+    lines = draw([ApprovalRequiredEvent(thread_id="t", approvals=[asked])]).splitlines()
+    assert lines == ["? Run · ruff check\\x0a✓ Approved — needs approval"]
+    assert summarize([asked]) == "Run · ruff check\\x0a✓ Approved (runs code)"

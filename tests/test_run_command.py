@@ -165,6 +165,16 @@ async def test_the_persons_allow_list_runs_a_command_unasked_and_asks_for_the_re
     assert asked[0].preview["command"] == "echo hi; echo there"  # the exact command, as it will run
 
 
+def test_a_workspaces_allow_is_named_once_as_ignored(tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    (repo / "cog.toml").write_text('allow = ["rm *"]\n')
+    monkeypatch.delenv("COG_ALLOW", raising=False)
+    with caplog.at_level("WARNING", logger="cogcli"):
+        assert load_settings(repo, sandbox=SANDBOX).allow == ()
+    said = [r.getMessage() for r in caplog.records if "allow" in r.getMessage()]
+    assert len(said) == 1 and "only your own --allow" in said[0], said  # not also "unknown key 'allow'"
+
+
 @pytest.mark.anyio
 async def test_sandbox_off_still_runs_and_says_so(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
@@ -182,7 +192,7 @@ async def test_moves_and_deletes_are_previewed_refused_where_they_must_be_and_un
     delete = _tool(repo, "delete_file")
     for tool, args, code in ((delete, {"path": ".env"}, "SECRET_FILE"), (delete, {"path": ".git/config"}, "PATH_OUTSIDE_WORKSPACE"),
                              (delete, {"path": "link.py"}, "INVALID_ARGUMENTS"), (move, {"path": "a.py", "new_path": "b.txt"}, "INVALID_ARGUMENTS"),
-                             (move, {"path": "a.py", "new_path": ".cog/a.py"}, "PATH_OUTSIDE_WORKSPACE"),
+                             (move, {"path": "a.py", "new_path": ".cog/a.py"}, "COG_STATE"),
                              (delete, {"path": "../x"}, "PATH_OUTSIDE_WORKSPACE")):
         result = await invoke_tool(tool, args)
         assert result.error_code == code, (args, result.error)

@@ -6,7 +6,8 @@ killed), its own network with only loopback (``localhost`` resolves; nothing out
 it fails at once), the root file system read-only, ``/run``, ``/var/run``, ``/tmp``, ``/var/tmp``,
 ``/dev/shm`` and the home directory replaced by empty private ones (``$HOME`` is a writable
 throwaway), no unix socket file of the host reachable (sockets found in the workspace and the
-usual places are covered), the workspace writable except ``.git/`` and ``.cog/``.
+usual places are covered), the workspace writable except ``.git/`` (read-only) and ``.cog/`` (cog's own
+state: shown as an empty read-only folder).
 
 ``COG_SANDBOX_WRITABLE`` (paths separated by ``:``; ``--sandbox-writable PATH`` sets it) names
 more paths the person lets tests write. It is the person's setting, never the workspace's.
@@ -50,7 +51,7 @@ SANDBOX_MODES: tuple[str, ...] = ("auto", "on", "off")
 INSTALL_HINT = "apt install bubblewrap"
 #: host folders searched for unix socket files to cover (the hidden ones need no search)
 SOCKET_SEARCH = ("/var", "/srv", "/opt", "/mnt", "/media", "/home", "/etc")
-#: workspace folders whose contents the sandbox may only read
+#: workspace folders the sandbox may not write: ``.git`` it reads, ``.cog`` (cog's own state) shows empty
 READ_ONLY_IN_WORKSPACE = (".git", ".cog")
 #: at most this many directory entries are searched for sockets in the workspace per run
 SOCKET_SCAN_LIMIT = 200_000
@@ -353,7 +354,9 @@ def sandbox_prefix(
             ) from None
         except OSError:
             pass
-        if inside.exists():
+        if inside.exists() and name == ".cog":  # cog's own state: neither read nor written there (DESIGN.md)
+            args += ["--tmpfs", str(inside), "--remount-ro", str(inside)]
+        elif inside.exists():
             args += ["--ro-bind", str(inside), str(inside)]
     linked = _linked_git_dir(workspace)
     if linked is not None and _is_within(linked, workspace):

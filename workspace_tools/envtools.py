@@ -130,6 +130,19 @@ class EnvTool:
     def program(self) -> str | None:
         return next((p for p in map(host_program, self.programs) if p is not None), None)
 
+    def skipped_note(self) -> str | None:
+        """When the tool is on PATH only where cog runs nothing on the host (a virtualenv, a work
+        tree): a note saying so, else None."""
+        import shutil
+
+        for name in self.programs:
+            raw = shutil.which(name)
+            if raw is not None and host_program(name) is None:
+                return (f"{self.name} was not asked for the project's environment: the {name} on PATH ({raw}) is inside a "
+                        "virtualenv or a git work tree, where cog runs no program on the host; install "
+                        f"{self.name} with pipx or its own installer, or link it from a folder such as ~/.local/bin")
+        return None
+
     def refused_note(self) -> str:
         return (f"{self.name} was not asked for the project's environment: the workspace has {self.steering_files}, "
                 "which would steer a program cog runs on the host")

@@ -123,7 +123,11 @@ def _activated() -> ProjectPython | None:
 
 def _ask_tools(base: Path, notes: list[str]) -> ProjectPython | None:
     for tool in envtools.TOOLS:
-        if not tool.applies(base) or tool.program() is None:
+        if not tool.applies(base):
+            continue
+        if tool.program() is None:
+            if (skipped := tool.skipped_note()) is not None:
+                notes.append(skipped)
             continue
         if tool.steering(base):
             notes.append(tool.refused_note())

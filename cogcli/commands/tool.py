@@ -16,6 +16,9 @@ from cogcli.invoke import new_call_id
 from cogcli.render import Renderer
 from cogcli.session import Session, call_exit_status
 
+#: the tools a run journals for ``cog undo`` (their descriptions say so); a direct call records no run
+JOURNALED_IN_RUNS = frozenset({"edit_file", "write_file", "move_file", "delete_file"})
+
 
 def call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: Renderer, *, timeout: float | None = None) -> int:
     """Run the call, draw it, return the exit code: 0 ok (and its tests, if any, passed), 1 the
@@ -39,6 +42,11 @@ def call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: 
     result, received = anyio.run(run)
     emit(result.to_event())
     renderer.close()
+    if name in JOURNALED_IN_RUNS and result.error is None:
+        from cogcli.shown import say
+
+        say("cog undo does not put back what cog tool changes (only a run's changes are recorded); "
+            "git restore/git checkout does for files git tracks")
     if received:
         return 128 + received[0]  # 130 for SIGINT, 143 for SIGTERM
     return call_exit_status(result)  # what the call's end means is the session's to say

@@ -187,7 +187,7 @@ class TextRenderer:
             elif isinstance(event, ApprovalRequiredEvent):
                 self._print_texts()
                 for a in event.approvals if not (self.approvals_asked_here and self.tty) else ():
-                    self._line(f"? {a.description or a.tool_name} — needs approval")
+                    self._line(f"? {visible(a.description or a.tool_name, one_line=True)} — needs approval")
             elif isinstance(event, FinishEvent):
                 self._print_texts()
                 if event.output is not None:  # the answer valid against --output-schema, as JSON
@@ -273,7 +273,7 @@ class TextRenderer:
         return f"{label}  {call.detail}" if own and call.detail else label
 
     def _row_words(self, text: str, call: Call) -> str:
-        label = visible(call.label)
+        label = visible(call.label, one_line=True)
         if not self.color or not text.startswith(label):
             return text
         return self._style(label, "bold") + text[len(label) :]

@@ -17,8 +17,10 @@ MIN_WRAP_WIDTH = 30
 
 
 def row_text(call: Call) -> str:
-    """``label  detail``, falling back to the tool's name; never the icon."""
-    return f"{call.label}  {call.detail}" if call.detail else call.label
+    """``label  detail``, falling back to the tool's name; never the icon. One line: a newline in
+    either (a model's command) is shown escaped, so it never draws a row that looks like cog's own."""
+    label = visible(call.label, one_line=True)
+    return f"{label}  {visible(call.detail, one_line=True)}" if call.detail else label
 
 
 def error_text(call: Call) -> str:

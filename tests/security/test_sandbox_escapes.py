@@ -100,6 +100,11 @@ ATTACKS: list[Attack] = [
         lambda b: (b.repo / ".cog" / "threads.db").exists(),
     ),
     (
+        "read cog's own state in .cog/ (a journal's bytes, the thread store)",
+        lambda b: _plant_cog_state(b) + "cat .cog/journal/msg_h44/000001.after > stolen.txt",
+        lambda b: (b.repo / "stolen.txt").is_file() and "COG-STATE-MARK" in (b.repo / "stolen.txt").read_text(),
+    ),
+    (
         "write the real home",
         lambda b: 'echo pwned > "$HOME/pwned.txt"',
         lambda b: (b.runner.base / "home" / "pwned.txt").exists(),
@@ -125,6 +130,16 @@ ATTACKS: list[Attack] = [
         lambda b: accepted(b.sockets[-1]),
     ),
 ]
+
+
+def _plant_cog_state(bench: Bench) -> str:
+    """What an earlier run left in .cog/ (made here, by the person's cog): the command reads it."""
+    folder = bench.repo / ".cog" / "journal" / "msg_h44"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "000001.after").write_text("COG-STATE-MARK: the bytes of a file an earlier run wrote\n")
+    for p in (bench.repo / ".cog", folder.parent, folder):
+        p.chmod(0o755)  # readable by the unprivileged user too: only the sandbox should stand in the way
+    return ""
 
 
 def _connect_script(bench: Bench, path: Path) -> str:
@@ -154,7 +169,7 @@ def _reset(bench: Bench) -> None:
     (git_dir / "hooks" / "pre-commit").unlink(missing_ok=True)
     bench.runner.git(bench.repo, "config", "--unset", "core.fsmonitor")
     shutil.rmtree(bench.repo / ".cog", ignore_errors=True)
-    for p in (*bench.outside.iterdir(), bench.runner.base / "home" / "pwned.txt", bench.repo / "cmdlines.txt"):
+    for p in (*bench.outside.iterdir(), bench.runner.base / "home" / "pwned.txt", bench.repo / "cmdlines.txt", bench.repo / "stolen.txt"):
         if p.is_file():
             p.unlink()
 
