@@ -102,7 +102,7 @@ async def test_agent_reads_runs_tests_edits_and_fails_through_the_adapter(make_r
     assert missing.metadata == {"details": None, "presentation": {"label": "Read file", "icon": "file", "detail": "missing.py"}, "error_code": "FILE_NOT_FOUND"}
     bad = parts["call-bad"]
     assert bad.content.startswith("Error: invalid arguments for read_file:\n")
-    assert "- path: Field required" in bad.content and "- file: Extra inputs are not permitted" in bad.content
+    assert "- path: Field required" in bad.content and "- file: read_file takes no such parameter" in bad.content
     assert bad.metadata["error_code"] == "INVALID_ARGUMENTS"
 
     edit = parts["call-edit"]

@@ -127,8 +127,12 @@ def test_thread_show_redraws_the_live_rows_from_memory(make_repo) -> None:
     assert listed.stdout.startswith(thread_id + "  ") and listed.stdout.rstrip().endswith("completed  Fix the failing test")
     shown = run_cog(["thread", "show", thread_id], repo)
     assert shown.returncode == 0, shown.stderr
-    # progress updates are for people watching and never stored; every other row is the same
-    assert shown.stdout == "".join(line for line in LIVE.splitlines(keepends=True) if not line.startswith("  … "))
+    # each run is headed by its number and message id (what cog undo --to takes); progress updates
+    # are for people watching and never stored; every other row is the same
+    heading, rows = shown.stdout.split("\n", 1)
+    message_id = json_lines(live.stdout)[0]["messageId"]
+    assert heading == f"── run 1 · {message_id} ──"
+    assert rows == "".join(line for line in LIVE.splitlines(keepends=True) if not line.startswith("  … "))
     as_json = run_cog(["thread", "show", thread_id[:12], "--json"], repo)  # a unique prefix will do
     events = validate_stream(as_json.stdout)
     assert events[-1]["threadId"] == thread_id

@@ -93,7 +93,7 @@ def _presentation(params: RunTestsParams) -> dict[str, Any]:
     return {"label": LABEL, "icon": ICON, "detail": " ".join(parts) or "all"}
 
 
-def _toolchain_homes(runner: str) -> list[Path]:
+def _toolchain_homes(program_name: str | None) -> list[Path]:
     """What the runner's toolchain needs to build and run offline, when it lies in a folder the
     sandbox hides (the home): bound read-only, each through :func:`~workspace_tools.sandbox_view.bindable`.
 
@@ -103,7 +103,6 @@ def _toolchain_homes(runner: str) -> list[Path]:
     ``update-hashes/`` (not ``credentials.toml``); Go's root (its module cache is the Go runner's);
     Node's installation (``bin/``, ``lib/node_modules/``, ``include/node/``), for vitest and jest too.
     """
-    program_name = {"cargo": "cargo", "go": "go", "node": "node", "vitest": "node", "jest": "node"}.get(runner)
     found = host_program(program_name) if program_name else None
     if found is None:
         return []
@@ -131,7 +130,7 @@ def _venv_env(runner: Runner) -> dict[str, str]:
     as an activated venv would put it; nothing when there is none (cog's own)."""
     from workspace_tools.pyenv import find_project_python
 
-    if runner.name in ("go", "cargo", "node", "vitest", "jest"):
+    if runner.toolchain is not None:
         return {}  # their own toolchains: no Python environment is looked for (nor its tools asked)
     env = find_project_python(runner.root, runner.workspace.root).env
     if env is None or not (env / "bin").is_dir():
@@ -185,7 +184,7 @@ class _Runs:
         import anyio.to_thread  # anyio is imported when tests run, not when the tool is listed
 
         inv: Invocation = runner.invocation(selection)
-        readable = [*inv.readable, *_toolchain_homes(runner.name)] if self.sandbox != "off" else inv.readable
+        readable = [*inv.readable, *_toolchain_homes(runner.toolchain)] if self.sandbox != "off" else inv.readable
         notes: list[str] = []  # what the sandbox does not show that the runner asked for (a link out)
         prefix = await anyio.to_thread.run_sync(
             functools.partial(sandbox_prefix, self.sandbox, self.workspace.root, readable, notes=notes,

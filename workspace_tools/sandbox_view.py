@@ -201,7 +201,7 @@ def env_bind_refusal(path: Path, workspace: Path | None) -> str:
 
 
 def _env_bind_args(path: Path, workspace: Path, hidden: Sequence[Path], bound: list[Path]) -> list[str]:
-    """The ``--ro-bind`` that shows the confirmed environment ``path`` (see :func:`env_bind_refusal`)."""
+    """The bwrap ``--ro-bind`` that shows the confirmed environment ``path`` (see :func:`env_bind_refusal`)."""
     try:
         real = Path(path).resolve(strict=True)
     except (OSError, RuntimeError):

@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 import typer
 
 from cogcli.cli.app import app, fail
-from cogcli.options import ACP, SettingFlags, with_settings
+from cogcli.cli.setting_flags import with_settings
+from cogcli.options import ACP, SettingFlags
 
 
 @app.command("acp")

@@ -10,7 +10,8 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperGroup
 
-from cogcli.options import BATCH, SettingFlags, with_settings
+from cogcli.cli.setting_flags import with_settings
+from cogcli.options import BATCH, SettingFlags
 
 BATCH_HELP = """\
 Run many tasks, each in its own checkout, on this machine or on Ray.

@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 import typer
 
 from cogcli.cli.app import DirectoryOption, app, workspace
-from cogcli.options import CHAT, SettingFlags, with_settings
+from cogcli.cli.setting_flags import with_settings
+from cogcli.options import CHAT, SettingFlags
 
 
 @app.command()

@@ -15,7 +15,8 @@ from cogcli.cli.app import (
     app,
     workspace,
 )
-from cogcli.options import EDIT, SettingFlags, with_settings
+from cogcli.cli.setting_flags import with_settings
+from cogcli.options import EDIT, SettingFlags
 
 
 @app.command(epilog=EXIT_CODES)

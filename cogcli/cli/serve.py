@@ -11,7 +11,8 @@ from cogcli.cli.app import (
     fail,
     workspace,
 )
-from cogcli.options import MCP, SERVE, SettingFlags, with_settings
+from cogcli.cli.setting_flags import with_settings
+from cogcli.options import MCP, SERVE, SettingFlags
 
 
 @app.command("trust")

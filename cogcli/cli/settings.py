@@ -6,7 +6,8 @@ from typing import Annotated
 import typer
 
 from cogcli.cli.app import DirectoryOption, app, workspace
-from cogcli.options import CONFIG, SettingFlags, with_settings
+from cogcli.cli.setting_flags import with_settings
+from cogcli.options import CONFIG, SettingFlags
 
 
 @app.command("config")

@@ -19,7 +19,8 @@ from cogcli.cli.app import (
     resume_gc,
     workspace,
 )
-from cogcli.options import TOOL, SettingFlags, with_settings
+from cogcli.cli.setting_flags import with_settings
+from cogcli.options import TOOL, SettingFlags
 
 
 @app.command("tool", epilog=EXIT_CODES)

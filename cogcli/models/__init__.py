@@ -12,9 +12,10 @@ so ``cog --help`` never pays for them.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from cogcli.errors import ConfigError
@@ -35,17 +36,6 @@ from cogcli.models.base import (
 if TYPE_CHECKING:
     from cogcli.models.sse import RetryPolicy
     from cogcli.pricing import Price
-
-#: provider → what its model part is
-PROVIDERS: dict[str, str] = {
-    "openai": "an OpenAI-compatible Chat Completions model (OPENAI_API_KEY, OPENAI_BASE_URL)",
-    "ollama": "a model served by Ollama (default http://localhost:11434/v1, no key)",
-    "anthropic": "an Anthropic Messages API model (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)",
-    "replay": "the path of a cassette to play back (see `cog edit --record`)",
-}
-
-#: provider → the variable that names its base URL (over the person's config's ``[providers.NAME] base_url``)
-PROVIDER_URL_VARIABLES: dict[str, str] = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
@@ -102,6 +92,101 @@ def _check_url(url: str, source: str) -> str:
     return url.rstrip("/")
 
 
+@dataclass(frozen=True)
+class ModelOptions:
+    """What :func:`get_model` was asked for beyond the ``provider:model`` string."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    retry: RetryPolicy | None = None
+    timeout: float | None = None
+    cache_ttl: str | None = None
+    prompt_cache_key: bool | None = None
+    prices: Mapping[str, Price] | None = None
+
+    def client_options(self) -> dict[str, Any]:
+        """The HTTP clients' own tuning, only what was given (each client has its defaults)."""
+        given = {"retry": self.retry, "timeout": self.timeout, "prices": dict(self.prices) if self.prices else None}
+        return {k: v for k, v in given.items() if v is not None}
+
+
+def _url(options: ModelOptions, variable: str | None, default: str) -> str:
+    """The base URL: the caller's, else the provider's variable, else its default; checked."""
+    from_variable = os.environ.get(variable, "").strip() if variable else ""
+    source = "base_url" if options.base_url else variable if from_variable else "default"
+    return _check_url(options.base_url or from_variable or default, source or "default")
+
+
+def _key(spec: str, options: ModelOptions, variable: str, url: str, default_host: str) -> str | None:
+    """The API key: the caller's, else the provider's variable; required only at its own host."""
+    key = options.api_key or os.environ.get(variable) or None
+    if not key and urlsplit(url).hostname == default_host:
+        base = variable.replace("_API_KEY", "_BASE_URL")
+        raise ConfigError(f"{spec} needs an API key: set {variable} (or set {base} to a server that needs none)")
+    return key
+
+
+def _make_replay(spec: str, model_id: str, options: ModelOptions) -> Model:
+    from cogcli.models.replay import ReplayModel
+
+    return ReplayModel(Path(model_id).expanduser(), name=spec)
+
+
+def _make_openai(spec: str, model_id: str, options: ModelOptions) -> Model:
+    from cogcli.models.openai import OpenAIModel
+
+    url = _url(options, "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL)
+    key = _key(spec, options, "OPENAI_API_KEY", url, "api.openai.com")
+    return OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY",
+                       prompt_cache_key=options.prompt_cache_key, **options.client_options())
+
+
+def _make_ollama(spec: str, model_id: str, options: ModelOptions) -> Model:
+    from cogcli.models.openai import OpenAIModel
+
+    host = _ollama_url(os.environ.get("OLLAMA_HOST", ""))
+    source = "base_url" if options.base_url else "OLLAMA_HOST" if host else "default"
+    url = _check_url(options.base_url or host or OLLAMA_DEFAULT_BASE_URL, source)
+    client = OpenAIModel(model_id, base_url=url, api_key=options.api_key, name=spec, auth_hint="check the server's API key",
+                         prompt_cache_key=options.prompt_cache_key, **options.client_options())
+    client.connect_hint = _ollama_hint(model_id)  # a local server that is not running: exit 2 with how to start it
+    return client
+
+
+def _make_anthropic(spec: str, model_id: str, options: ModelOptions) -> Model:
+    from cogcli.models.anthropic import CACHE_TTLS, AnthropicModel
+
+    url = _url(options, "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_BASE_URL)
+    key = _key(spec, options, "ANTHROPIC_API_KEY", url, "api.anthropic.com")
+    if options.cache_ttl is not None and options.cache_ttl not in CACHE_TTLS:  # the client's own rule, said as a configuration error
+        raise ConfigError(f"cache_ttl must be {' or '.join(CACHE_TTLS)}, got {options.cache_ttl!r}")
+    return AnthropicModel(model_id, base_url=url, api_key=key, name=spec, cache_ttl=options.cache_ttl or "5m", **options.client_options())
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One provider, declared once: its name (``NAME:model``), what its model part is, how its
+    client is made (imported only then), and the variable naming its base URL, if any."""
+
+    name: str
+    describes: str
+    make: Callable[[str, str, ModelOptions], Model]
+    url_variable: str | None = None
+
+
+#: every provider cog speaks to; a new one is a ``_make_…`` function and a line here
+PROVIDER_TABLE: tuple[Provider, ...] = (
+    Provider("openai", "an OpenAI-compatible Chat Completions model (OPENAI_API_KEY, OPENAI_BASE_URL)", _make_openai, "OPENAI_BASE_URL"),
+    Provider("ollama", "a model served by Ollama (default http://localhost:11434/v1, OLLAMA_HOST; no key)", _make_ollama),
+    Provider("anthropic", "an Anthropic Messages API model (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)", _make_anthropic, "ANTHROPIC_BASE_URL"),
+    Provider("replay", "the path of a cassette to play back (see `cog edit --record`)", _make_replay),
+)
+#: provider → what its model part is
+PROVIDERS: dict[str, str] = {p.name: p.describes for p in PROVIDER_TABLE}
+#: provider → the variable that names its base URL (over the person's config's ``[providers.NAME] base_url``)
+PROVIDER_URL_VARIABLES: dict[str, str] = {p.name: p.url_variable for p in PROVIDER_TABLE if p.url_variable}
+
+
 def get_model(
     spec: str,
     *,
@@ -126,56 +211,16 @@ def get_model(
     OpenAI-compatible server, and one that refuses the field is asked again without it).
     ``prices`` adds to or overrides :data:`cogcli.pricing.PRICES` for the cost in usage reports."""
     provider, model_id = parse_model_spec(spec)
-    extra: dict[str, object] = {}
-    if retry is not None:
-        extra["retry"] = retry
-    if timeout is not None:
-        extra["timeout"] = timeout
-    if prices:
-        extra["prices"] = dict(prices)
-
-    if provider == "replay":
-        from cogcli.models.replay import ReplayModel
-
-        return ReplayModel(Path(model_id).expanduser(), name=spec)
-
-    if provider in ("openai", "ollama"):
-        from cogcli.models.openai import OpenAIModel
-
-        if provider == "openai":
-            source = "base_url" if base_url else "OPENAI_BASE_URL" if os.environ.get("OPENAI_BASE_URL") else "default"
-            url = _check_url(base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL, source)
-            key = api_key or os.environ.get("OPENAI_API_KEY") or None
-            if not key and urlsplit(url).hostname == "api.openai.com":
-                raise ConfigError(
-                    f"{spec} needs an API key: set OPENAI_API_KEY (or set OPENAI_BASE_URL "
-                    f"to a server that needs none)"
-                )
-            client = OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
-        else:
-            source = "base_url" if base_url else "OLLAMA_HOST" if os.environ.get("OLLAMA_HOST", "").strip() else "default"
-            url = _check_url(base_url or _ollama_url(os.environ.get("OLLAMA_HOST", "")) or OLLAMA_DEFAULT_BASE_URL, source)
-            client = OpenAIModel(model_id, base_url=url, api_key=api_key, name=spec, auth_hint="check the server's API key", prompt_cache_key=prompt_cache_key, **extra)  # type: ignore[arg-type]
-        client.connect_hint = _ollama_hint(model_id) if provider == "ollama" else None
-        return client
-
-    from cogcli.models.anthropic import CACHE_TTLS, AnthropicModel
-
-    source = "base_url" if base_url else "ANTHROPIC_BASE_URL" if os.environ.get("ANTHROPIC_BASE_URL") else "default"
-    url = _check_url(base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_BASE_URL, source)
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-    if not key and urlsplit(url).hostname == "api.anthropic.com":
-        raise ConfigError(
-            f"{spec} needs an API key: set ANTHROPIC_API_KEY (or set ANTHROPIC_BASE_URL "
-            f"to a server that needs none)"
-        )
-    if cache_ttl is not None and cache_ttl not in CACHE_TTLS:  # the client's own rule, said as a configuration error
-        raise ConfigError(f"cache_ttl must be {' or '.join(CACHE_TTLS)}, got {cache_ttl!r}")
-    return AnthropicModel(model_id, base_url=url, api_key=key, name=spec, cache_ttl=cache_ttl or "5m", **extra)  # type: ignore[arg-type]
+    options = ModelOptions(base_url=base_url, api_key=api_key, retry=retry, timeout=timeout, cache_ttl=cache_ttl,
+                           prompt_cache_key=prompt_cache_key, prices=prices)
+    return next(p for p in PROVIDER_TABLE if p.name == provider).make(spec, model_id, options)
 
 
 __all__ = [
     "PROVIDERS",
+    "PROVIDER_TABLE",
+    "ModelOptions",
+    "Provider",
     "Message",
     "Model",
     "ModelStreamEvent",

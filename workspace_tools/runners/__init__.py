@@ -45,10 +45,8 @@ from workspace_tools.runners.npm import ScriptRunner
 from workspace_tools.runners.pytest import MARKERS as PYTHON_MARKERS
 from workspace_tools.runners.pytest import PytestRunner
 
-RUNNERS: dict[str, type[Runner]] = {
-    "pytest": PytestRunner, "go": GoRunner, "vitest": VitestRunner, "jest": JestRunner, "node": NodeTestRunner,
-    "cargo": CargoRunner,
-}
+#: the runners ``runner = NAME`` may force (npm's runs a script as written: it is chosen by the script)
+RUNNERS: dict[str, type[Runner]] = {r.name: r for r in (PytestRunner, GoRunner, VitestRunner, JestRunner, NodeTestRunner, CargoRunner)}
 RUNNER_NAMES = tuple(RUNNERS)
 #: how deep below the workspace root projects are looked for
 MAX_DEPTH = 3
@@ -57,35 +55,16 @@ _SKIP_DIRS = {"node_modules", "target", "vendor", "venv", "env", "build", "dist"
               "testdata", "fixtures", "__fixtures__", "test-fixtures", "examples", "example", "samples", "docs",
               "tests", "test", "spec", "third_party", "third-party", "external"}
 
-#: how each runner is found (``cog tools`` says it)
-DETECTION = {
-    "pytest": "pyproject.toml, setup.py, setup.cfg, pytest.ini, tox.ini or conftest.py (and when nothing else is found)",
-    "go": "go.mod",
-    "vitest": "package.json: a `vitest run` test script (or none, and vitest in devDependencies)",
-    "jest": "package.json: a `jest` test script (or none, and jest in devDependencies)",
-    "node": "package.json: a `node --test` test script",
-    "npm": "package.json: any other test script (chained commands, pre/post scripts, c8, another program): "
-           "`npm test` as written, its exit code the verdict",
-    "cargo": "Cargo.toml",
-}
-
-#: what each runner needs installed (``cog tools`` and the README say it)
-REQUIREMENTS = {
-    "pytest": "pytest in the project's virtualenv (.venv or venv), else in cog's own environment",
-    "go": "Go (go on PATH) and the module's dependencies in the module cache (go mod download)",
-    "vitest": "Node.js and the project's node_modules (npm ci)",
-    "jest": "Node.js and the project's node_modules (npm ci)",
-    "node": "Node.js 20 or newer",
-    "npm": "Node.js and npm on PATH, and the project's node_modules (npm ci)",
-    "cargo": "cargo (rustup or the distribution's package) and the crates in its cache (cargo fetch)",
-}
+#: every runner, in the order ``cog tools`` lists them: each declares its name, how it is found and
+#: what it needs (:class:`~.base.Runner`)
+ALL_RUNNERS: tuple[type[Runner], ...] = (PytestRunner, GoRunner, VitestRunner, JestRunner, NodeTestRunner, ScriptRunner, CargoRunner)
 
 
 def overview(workspace: Workspace) -> list[str]:
     """Lines for ``cog tools``: the runners, how each is found, what it needs, and what runs here."""
     lines = ["run_tests runners (found from the project's files; [tool.cog] runner or test_command override):"]
-    for name in DETECTION:
-        lines.append(f"    {name:<7} {DETECTION[name]}; needs {REQUIREMENTS[name]}")
+    for runner in ALL_RUNNERS:
+        lines.append(f"    {runner.name:<7} {runner.found_by}; needs {runner.needs}")
     try:
         found = ", ".join(r.label() for r in detect(workspace))
     except OSError:
@@ -268,5 +247,5 @@ def route(runners: list[Runner], workspace: Workspace, paths: list[str]) -> list
     return [(r, chosen[id(r)]) for r in runners if id(r) in chosen]
 
 
-__all__ = ["DETECTION", "overview", "RUNNERS", "ScriptRunner", "RUNNER_NAMES", "REQUIREMENTS", "Runner", "Selection", "check_args", "detect", "forced",
+__all__ = ["ALL_RUNNERS", "overview", "RUNNERS", "ScriptRunner", "RUNNER_NAMES", "Runner", "Selection", "check_args", "detect", "forced",
            "from_command", "route"]

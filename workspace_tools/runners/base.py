@@ -72,6 +72,12 @@ class Runner:
 
     #: the runner's name in details, config (``runner = "go"``) and messages
     name: ClassVar[str] = ""
+    #: how it is found in a folder, and what it needs installed (``cog tools`` says both)
+    found_by: ClassVar[str] = ""
+    needs: ClassVar[str] = ""
+    #: the host program whose installation the sandbox shows (read-only) for it to build and run
+    #: offline (``cargo``, ``go``, ``node``); None: a Python runner, run in the project's environment
+    toolchain: ClassVar[str | None] = None
     #: exit codes that mean "nothing was collected"
     no_tests_codes: ClassVar[tuple[int, ...]] = ()
     #: options refused in ``args``: they change where output goes or load code from elsewhere

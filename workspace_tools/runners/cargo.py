@@ -53,6 +53,9 @@ def _crate_name(manifest: Path) -> str | None:
 
 class CargoRunner(Runner):
     name = "cargo"
+    found_by = "Cargo.toml"
+    needs = "cargo (rustup or the distribution's package) and the crates in its cache (cargo fetch)"
+    toolchain = "cargo"
     refused_options = (
         "--target-dir", "--config", "-Z", "--manifest-path", "--message-format", "--format", "--logfile",
         "--color", "-q", "--quiet",

@@ -71,6 +71,9 @@ def module_cache() -> Path:
 
 class GoRunner(Runner):
     name = "go"
+    found_by = "go.mod"
+    needs = "Go (go on PATH) and the module's dependencies in the module cache (go mod download)"
+    toolchain = "go"
     glued_short_options = False
     refused_options = (
         "-json", "-o", "-exec", "-toolexec", "-c", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile",

@@ -117,6 +117,9 @@ class NodeRunner(Runner):
 
 class VitestRunner(NodeRunner):
     name = "vitest"
+    found_by = "package.json: a `vitest run` test script (or none, and vitest in devDependencies)"
+    needs = "Node.js and the project's node_modules (npm ci)"
+    toolchain = "node"
     binary = "vitest"
     refused_options = ("--reporter", "--outputFile", "--config", "-c", "--root", "-r", "--dir", "--ui", "--api",
                        "--watch", "-w", "--inspect", "--inspect-brk", "--browser")
@@ -132,6 +135,9 @@ class VitestRunner(NodeRunner):
 
 class JestRunner(NodeRunner):
     name = "jest"
+    found_by = "package.json: a `jest` test script (or none, and jest in devDependencies)"
+    needs = "Node.js and the project's node_modules (npm ci)"
+    toolchain = "node"
     binary = "jest"
     refused_options = ("--reporters", "--outputFile", "--json", "--config", "-c", "--rootDir", "--testResultsProcessor",
                        "--watch", "--watchAll", "--globalSetup", "--globalTeardown", "--setupFiles", "--setupFilesAfterEnv",
@@ -149,6 +155,9 @@ class JestRunner(NodeRunner):
 
 class NodeTestRunner(NodeRunner):
     name = "node"
+    found_by = "package.json: a `node --test` test script"
+    needs = "Node.js 20 or newer"
+    toolchain = "node"
     binary = "node"
     refused_options = ("--test-reporter", "--test-reporter-destination", "--import", "--require", "-r", "--loader",
                        "--experimental-loader", "--eval", "-e", "--print", "-p", "--inspect", "--inspect-brk", "--watch")

@@ -69,6 +69,10 @@ class ScriptRunner(NodeRunner):
     """
 
     name = "npm"
+    found_by = ("package.json: any other test script (chained commands, pre/post scripts, c8, another program): "
+                "`npm test` as written, its exit code the verdict")
+    needs = "Node.js and npm on PATH, and the project's node_modules (npm ci)"
+    toolchain = "node"
     by_exit_code = True
 
     def __init__(self, workspace: Any, root: Path, command: str | None = None, script: TestScript | None = None) -> None:

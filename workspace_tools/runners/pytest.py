@@ -34,6 +34,8 @@ def workspace_python(root: Path, workspace_root: Path | None = None) -> str:
 
 class PytestRunner(Runner):
     name = "pytest"
+    found_by = "pyproject.toml, setup.py, setup.cfg, pytest.ini, tox.ini or conftest.py (and when nothing else is found)"
+    needs = "pytest in the project's virtualenv (.venv or venv), else in cog's own environment"
     no_tests_codes = (5,)
     refused_options = (
         "-p", "--junitxml", "--junit-xml", "--resultlog", "--result-log", "--report-log", "--debug",
