@@ -240,3 +240,21 @@ async def test_demo_cassette_served_over_http_streams_the_same_turns_as_replay()
         return [e.model_copy(update={"cost_usd": None}) if e.type == "usage" else e for e in merged(turn) if not isinstance(e, TurnFinished)]
 
     assert [strip(t) for t in live] == [strip(t) for t in replayed]
+
+
+def test_a_cassette_that_is_a_fifo_or_huge_is_refused_at_once(tmp_path: Path) -> None:
+    """A workspace's cog.toml may name a cassette inside it: something the sandbox could make a
+    FIFO (which would hang cog) or grow past any memory."""
+    import os
+
+    from cogcli.models.replay import MAX_CASSETTE_BYTES, read_cassette
+
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        read_cassette(tmp_path / "fifo.jsonl")  # returns at once: no writer is waited for
+    big = tmp_path / "big.jsonl"
+    with big.open("wb") as fh:
+        fh.write(b'{"type": "cassette", "schemaVersion": 1, "model": "x"}\n')
+        fh.truncate(MAX_CASSETTE_BYTES + 1)
+    with pytest.raises(ConfigError, match="larger than"):
+        read_cassette(big)

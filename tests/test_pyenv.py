@@ -395,3 +395,11 @@ def test_a_conda_env_named_by_environment_yml_is_asked_of_the_person_s_conda(tmp
     planted = make_repo(tmp_path / "planted", {"environment.yml": "name: proj\n", ".condarc": "channels: [evil]\n"})
     refused = pyenv.find_project_python(planted, planted)
     assert refused.fallback and refused.notes[0].startswith("conda was not asked")
+
+
+@pytest.mark.parametrize("name", ["pyproject.toml", "hatch.toml", "environment.yml"])
+def test_a_fifo_where_a_tool_s_settings_are_read_never_hangs(tmp_path: Path, name: str) -> None:
+    """The sandbox can make a FIFO in the workspace; finding the environment opened it and waited forever."""
+    repo = make_repo(tmp_path / "repo")
+    os.mkfifo(repo / name)
+    assert pyenv.find_project_python(repo, repo).fallback  # returns: the FIFO is read as nothing

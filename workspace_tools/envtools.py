@@ -41,14 +41,32 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _answers: dict[tuple[str, str], tuple[float, str | None]] = {}
 
 
+def _small_text(path: Path, limit: int) -> str | None:
+    """A regular file's text, None when it is over ``limit`` bytes or not a regular file: opened
+    without waiting, so a FIFO the sandbox made in the workspace never hangs cog."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            data = fh.read(limit + 1)
+        except OSError:
+            return None
+    return data.decode("utf-8", errors="replace") if len(data) <= limit else None
+
+
 def _toml(path: Path) -> dict[str, object]:
     import tomllib
 
+    text = _small_text(path, 1_000_000)
     try:
-        if path.stat().st_size > 1_000_000:
-            return {}
-        data = tomllib.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError):
+        data = tomllib.loads(text) if text is not None else {}
+    except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -75,11 +93,10 @@ _CONDA_NAME = re.compile(r"^name:\s*['\"]?([A-Za-z0-9_.+-]{1,100})['\"]?\s*$", r
 def conda_env_name(base: Path) -> str | None:
     """The environment ``environment.yml`` (or ``.yaml``) names, or None."""
     for name in ("environment.yml", "environment.yaml"):
-        try:
-            text = (base / name).read_text(encoding="utf-8", errors="replace")[:100_000]
-        except OSError:
+        text = _small_text(base / name, 1_000_000)
+        if text is None:
             continue
-        found = _CONDA_NAME.search(text)
+        found = _CONDA_NAME.search(text[:100_000])
         if found:
             return found.group(1)
     return None

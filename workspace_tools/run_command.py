@@ -182,7 +182,7 @@ def run_command_tool(
         description=(
             "Run a shell command (bash -c) in the workspace root and read its exit code and output: linters, type "
             "checkers, builds, `git log`, code generators, `ls`, `find`. It runs in a sandbox: no network, only the "
-            "workspace writable (not .git/), nothing left running after it. Long output is cut to its start and end. "
+            "workspace writable (not .git/; .cog/, cog's own state, shows empty), nothing left running after it. Long output is cut to its start and end. "
             "Prefer read_file, search_text, edit_file and run_tests for what they do."
         ),
         parameters=RunCommandParams,

@@ -38,6 +38,8 @@ from cogcli.models.base import (
 )
 
 CASSETTE_SCHEMA_VERSION = 1
+#: the largest cassette read (a recorded run is kilobytes; a workspace's cog.toml may name one)
+MAX_CASSETTE_BYTES = 64 * 1024 * 1024
 
 
 class _CassetteModel(BaseModel):
@@ -116,12 +118,31 @@ class CassetteTurn(_CassetteModel):
     stop_reason: str | None = None
 
 
+def _read_bounded(p: Path) -> bytes:
+    """The file's bytes: opened without waiting (a FIFO never hangs cog), a regular file only, at
+    most :data:`MAX_CASSETTE_BYTES`."""
+    import os
+    import stat
+
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"cassette {p} is not a regular file (a FIFO, a device or a folder): give a .jsonl file")
+        if info.st_size > MAX_CASSETTE_BYTES:
+            raise ConfigError(f"cassette {p} is larger than {MAX_CASSETTE_BYTES // (1024 * 1024)} MiB ({info.st_size:,} bytes): not a recorded run")
+        data = fh.read(MAX_CASSETTE_BYTES + 1)
+    if len(data) > MAX_CASSETTE_BYTES:  # it grew while read
+        raise ConfigError(f"cassette {p} is larger than {MAX_CASSETTE_BYTES // (1024 * 1024)} MiB: not a recorded run")
+    return data
+
+
 def read_cassette(path: str | Path) -> tuple[CassetteHeader, list[tuple[int, CassetteTurn]]]:
     """The header and ``(line number, turn)`` pairs of a cassette. Raises :class:`ConfigError`
     naming the file and line when it is missing or malformed."""
     p = Path(path)
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = _read_bounded(p).decode("utf-8").splitlines()
     except FileNotFoundError:
         raise ConfigError(f"cassette not found: {p} (record one with `cog edit --record {p}`)") from None
     except (OSError, UnicodeDecodeError) as exc:
