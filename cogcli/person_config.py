@@ -93,7 +93,7 @@ def shown_path(path: Path) -> str:
 class ProviderSetting(BaseModel):
     """One provider's table under ``[providers]``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     base_url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
 
@@ -113,7 +113,7 @@ class PersonSections(BaseModel):
     """The tables of the person's config (its plain settings are :mod:`cogcli.options`'). Add a
     section here: one field with a default (see the module's docstring)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)  # built when a config is read, not at start-up
 
     #: provider → its base URL (below the provider's own variable, e.g. OPENAI_BASE_URL)
     providers: dict[Literal["openai", "anthropic", "ollama"], ProviderSetting] = {}

@@ -43,7 +43,7 @@ FIX = (
 class HookSpec(BaseModel):
     """One configured hook."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)  # built when a config is read, not at start-up
 
     #: which calls (PreToolUse, PostToolUse: the tool name), sources (SessionStart: startup,
     #: resume), triggers (PreCompact: auto, manual) or notifications it runs for; "" or "*": all
