@@ -50,7 +50,6 @@ MAX_LIST_ITEMS = 200
 MAX_GLOB_CHARS = 256
 MAX_INSTRUCTION_NAMES = 20
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: what to do about a bad value, per key (said after what is wrong with it)
 _FIXES: dict[str, str] = {
     "model": 'give provider:model, e.g. model = "openai:gpt-4o-mini"',
@@ -201,8 +200,10 @@ class CogConfig(BaseModel):
     @field_validator("pass_env")
     @classmethod
     def _names(cls, names: list[str]) -> list[str]:
+        from workspace_tools.testenv import is_variable_name  # here: read only when a workspace sets it
+
         for name in _few(names, "names"):
-            if not _ENV_NAME.match(name) or len(name) > 256:
+            if not is_variable_name(name) or len(name) > 256:
                 raise ValueError(f"{name[:80]!r} is not a variable name (letters, digits and _, not starting with a digit)")
         return names
 

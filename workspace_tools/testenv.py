@@ -61,6 +61,15 @@ _PROVIDER_PREFIXES = ("OPENAI_", "ANTHROPIC_", "AWS_", "AZURE_", "GOOGLE_", "GCP
                       "COG_API", "SSH_AUTH_SOCK", "GPG_", "VAULT_")
 
 
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_variable_name(name: object) -> bool:
+    """Whether ``name`` can name an environment variable: letters, digits and ``_``, not starting
+    with a digit (what every setting, task file and hook that names variables accepts)."""
+    return isinstance(name, str) and _VARIABLE_NAME.fullmatch(name) is not None
+
+
 def is_credential_name(name: str) -> bool:
     """True for names a credential hides under: ``OPENAI_API_KEY``, ``GH_TOKEN``, ``DB_PASSWORD``, …"""
     upper = name.upper()

@@ -25,11 +25,12 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from cogcli.errors import ConfigError
 from cogcli.shown import visible
+from workspace_tools.testenv import is_variable_name
 
 #: what a task id may be: it names files and folders
 ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
-#: a variable name (``env``)
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+#: the longest variable name a task's ``env`` may hold
+MAX_ENV_NAME = 128
 #: a task file bigger than this is refused (a batch is thousands of lines, not gigabytes)
 MAX_FILE_BYTES = 64 * 1024 * 1024
 #: how many bad lines are listed (the rest are counted)
@@ -79,7 +80,7 @@ class Task(BaseModel):
     @field_validator("env")
     @classmethod
     def _env_names(cls, names: list[str]) -> list[str]:
-        bad = [n for n in names if not ENV_NAME.fullmatch(n)]
+        bad = [n for n in names if not is_variable_name(n) or len(n) > MAX_ENV_NAME]
         if bad:
             raise ValueError(f"not variable names: {', '.join(visible(repr(n)) for n in bad[:5])}")
         return names

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 #: the events, in the order a run meets them (Claude Code's names)
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Notification", "Stop")
 EventName: TypeAlias = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Notification", "Stop"]
+EVENTS: tuple[str, ...] = get_args(EventName)
 
 DEFAULT_TIMEOUT = 60.0
 #: the longest a hook may be given, in seconds: a hook holds its run while it runs
@@ -30,7 +30,6 @@ MAX_HOOKS_PER_EVENT = 50
 MAX_COMMAND_CHARS = 8192
 MAX_MATCHER_CHARS = 512
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: a matcher of plain names (``edit_file|write_file``) matches those names exactly, as Claude Code's does
 _PLAIN_NAMES = re.compile(r"[A-Za-z0-9_\-|]+\Z")
 
@@ -62,11 +61,13 @@ class HookSpec(BaseModel):
     @field_validator("pass_env", mode="before")
     @classmethod
     def _names(cls, value: object) -> object:
+        from workspace_tools.testenv import is_variable_name  # here: read only with a config
+
         if isinstance(value, list):
             value = tuple(value)
         if isinstance(value, tuple):
             for name in value:
-                if not isinstance(name, str) or not _ENV_NAME.match(name):
+                if not is_variable_name(name):
                     raise ValueError(f"pass_env holds {name!r}, which is not a variable name")
         return value
 
