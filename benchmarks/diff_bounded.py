@@ -1,4 +1,4 @@
-"""Diffs in bounded time: the preview's diff (``workspace_tools.diffs``: Myers with a budget of
+"""Diffs in bounded time: the preview's diff (``workspace_tools.text.diffs``: Myers with a budget of
 steps, one replace past it) on inputs that make ``difflib.SequenceMatcher(autojunk=False)``
 superlinear, against difflib itself and against a linear baseline (splitting both texts into
 lines and hashing every line: what reading the file costs), all measured in this run.
@@ -16,8 +16,8 @@ import difflib
 import time
 from collections.abc import Callable
 
-from workspace_tools.diffs import format_hunks, text_blocks
-from workspace_tools.textfile import split_lines
+from workspace_tools.text.diffs import format_hunks, text_blocks
+from workspace_tools.text.textfile import split_lines
 
 
 def cases(n: int) -> list[tuple[str, str, str]]:

@@ -2,7 +2,7 @@
 ``invoke_tool`` → the run's ``on_update`` → the event emitter (``seq``, ``timestamp``) → the real
 JSON-lines writer (``cog edit --json``'s renderer) writing to /dev/null.
 
-The run is a real :class:`~cogcli.runtime.Cogitator` run (a two-turn in-process model, an
+The run is a real :class:`~cogcli.loop.runtime.Cogitator` run (a two-turn in-process model, an
 in-memory thread store), so each update takes exactly the path a ``run_tests`` update takes in
 ``cog edit --json``. Each update carries what a ``run_tests`` update carries (a line of content,
 a details dict of counts, a presentation).
@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from cogcli import ToolUpdate, tool
 from cogcli.models.base import Message, ModelStreamEvent, TextDelta, ToolCallFinished, ToolCallStarted, ToolSpec
 from cogcli.render.jsonl import JsonlWriter
-from cogcli.runtime import Agent, Cogitator
+from cogcli.loop.runtime import Agent, Cogitator
 
 TARGET_RATE = 200_000
 TARGET_RATIO = 3.0

@@ -36,16 +36,16 @@ INSIDE = textwrap.dedent("""\
     from pathlib import Path
     t0 = time.perf_counter()
     from cogcli import invoke_tool
-    from workspace_tools.paths import Workspace
-    from workspace_tools.run_tests import run_tests_tool
+    from workspace_tools.workspace.paths import Workspace
+    from workspace_tools.runners.run_tests import run_tests_tool
     imported = time.perf_counter() - t0
     root, sandbox, what = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     if what == "discovery":
         from workspace_tools.runners import detect
-        from workspace_tools.pyenv import find_project_python
+        from workspace_tools.sandbox.python import find_project_python
         t = time.perf_counter(); detect(Workspace(root)); find_project_python(root, root); print(time.perf_counter() - t)
     elif what == "sandbox":
-        from workspace_tools.bwrap import sandbox_prefix
+        from workspace_tools.sandbox.bwrap import sandbox_prefix
         t = time.perf_counter(); sandbox_prefix(sandbox, root); print(time.perf_counter() - t)
     else:
         tool = run_tests_tool(Workspace(root), sandbox=sandbox)

@@ -39,7 +39,7 @@ from model_servers import Reply, ToolCall  # noqa: E402
 from cogcli.compaction import ContextBudget  # noqa: E402
 from cogcli.models import Message, ToolCallFinished, ToolCallRequest, ToolSpec, get_model  # noqa: E402
 from cogcli.models.sse import RetryPolicy  # noqa: E402
-from cogcli.prompts import coding_agent_prompt  # noqa: E402
+from cogcli.project.system_prompt import coding_agent_prompt  # noqa: E402
 from workspace_tools import workspace_tools  # noqa: E402
 
 

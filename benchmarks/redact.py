@@ -1,4 +1,4 @@
-"""Redaction cost: cogcli.secrets.redact over 1 MB of source code and 1 MB of random text, against
+"""Redaction cost: cogcli.secrets.redactor.redact over 1 MB of source code and 1 MB of random text, against
 ``json.dumps`` of the same text (what writing it as one event line costs anyway), in one run.
 
     python benchmarks/redact.py [--rounds 5]
@@ -14,7 +14,7 @@ import string
 import time
 from pathlib import Path
 
-from cogcli.secrets import redact
+from cogcli.secrets.redactor import redact
 
 
 def best(fn, rounds: int) -> float:  # type: ignore[no-untyped-def]

@@ -26,8 +26,8 @@ from pathlib import Path
 import anyio
 
 from cogcli import ToolUpdate, invoke_tool
-from workspace_tools.paths import Workspace
-from workspace_tools.run_tests import run_tests_tool
+from workspace_tools.workspace.paths import Workspace
+from workspace_tools.runners.run_tests import run_tests_tool
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -33,7 +33,7 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cogcli.invoke import invoke_tool  # noqa: E402
+from cogcli.contract.invoke import invoke_tool  # noqa: E402
 from workspace_tools import workspace_tools  # noqa: E402
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cog-benchmarks"

@@ -15,40 +15,40 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cogcli.context import AbortSignal, ToolContext, ToolUpdate
-    from cogcli.errors import CogError, ConfigError, ErrorCode, ModelError, ToolCallError
-    from cogcli.events import RunStatus
-    from cogcli.invoke import ToolResult, invoke_tool
-    from cogcli.output import ToolOutputResult, is_tool_output_result, tool_output, tool_output_content
-    from cogcli.presentation import ToolPresentation, presentation_json_schema
-    from cogcli.runtime import Agent, Cogitator, RunResult
+    from cogcli.contract.context import AbortSignal, ToolContext, ToolUpdate
+    from cogcli.contract.errors import CogError, ConfigError, ErrorCode, ModelError, ToolCallError
+    from cogcli.wire.events import RunStatus
+    from cogcli.contract.invoke import ToolResult, invoke_tool
+    from cogcli.contract.output import ToolOutputResult, is_tool_output_result, tool_output, tool_output_content
+    from cogcli.contract.presentation import ToolPresentation, presentation_json_schema
+    from cogcli.loop.runtime import Agent, Cogitator, RunResult
     from cogcli.session import Session
-    from cogcli.tools import Tool, tool
+    from cogcli.contract.tool import Tool, tool
 
 _EXPORTS = {
-    "AbortSignal": "context",
-    "ToolContext": "context",
-    "ToolUpdate": "context",
-    "CogError": "errors",
-    "ConfigError": "errors",
-    "ErrorCode": "errors",
-    "ModelError": "errors",
-    "ToolCallError": "errors",
-    "RunStatus": "events",
-    "ToolResult": "invoke",
-    "invoke_tool": "invoke",
-    "ToolOutputResult": "output",
-    "is_tool_output_result": "output",
-    "tool_output": "output",
-    "tool_output_content": "output",
-    "ToolPresentation": "presentation",
-    "presentation_json_schema": "presentation",
-    "Agent": "runtime",
-    "Cogitator": "runtime",
-    "RunResult": "runtime",
+    "AbortSignal": "contract.context",
+    "ToolContext": "contract.context",
+    "ToolUpdate": "contract.context",
+    "CogError": "contract.errors",
+    "ConfigError": "contract.errors",
+    "ErrorCode": "contract.errors",
+    "ModelError": "contract.errors",
+    "ToolCallError": "contract.errors",
+    "RunStatus": "wire.events",
+    "ToolResult": "contract.invoke",
+    "invoke_tool": "contract.invoke",
+    "ToolOutputResult": "contract.output",
+    "is_tool_output_result": "contract.output",
+    "tool_output": "contract.output",
+    "tool_output_content": "contract.output",
+    "ToolPresentation": "contract.presentation",
+    "presentation_json_schema": "contract.presentation",
+    "Agent": "loop.runtime",
+    "Cogitator": "loop.runtime",
+    "RunResult": "loop.runtime",
     "Session": "session",
-    "Tool": "tools",
-    "tool": "tools",
+    "Tool": "contract.tool",
+    "tool": "contract.tool",
 }
 
 __all__ = sorted(_EXPORTS)

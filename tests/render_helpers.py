@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogcli.events import (
+from cogcli.wire.events import (
     BaseEvent,
     FinishEvent,
     StartEvent,

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from cogcli import AbortSignal, ToolResult, ToolUpdate, invoke_tool
-from workspace_tools.paths import Workspace
-from workspace_tools.run_tests import run_tests_tool
+from workspace_tools.workspace.paths import Workspace
+from workspace_tools.runners.run_tests import run_tests_tool
 
 
 @dataclass

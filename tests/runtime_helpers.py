@@ -9,7 +9,7 @@ import anyio
 from pydantic import BaseModel
 
 from cogcli import tool, tool_output
-from cogcli.events import BaseEvent
+from cogcli.wire.events import BaseEvent
 
 #: a diff the edit tool puts in its details: it must never reach a model
 SECRET_DIFF = "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-old line DIFF_MARKER_OLD\n+new line DIFF_MARKER_NEW\n"

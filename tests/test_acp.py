@@ -373,7 +373,7 @@ async def test_embedded_context_reaches_the_model_and_stdout_stays_json_rpc(make
     assert "calc/AGENTS.md not read" in (tmp_path / "err").read_text()
     shown = subprocess.run([*cog_argv(), "thread", "show", "--json", session_id], cwd=repo, env=cog_env(), capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
-    from cogcli.memory import default_store
+    from cogcli.threads.store import default_store
 
     with default_store(repo) as store:
         user = next(e.entry for e in store.entries(session_id) if e.entry.kind == "user")

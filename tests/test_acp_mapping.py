@@ -15,7 +15,7 @@ from cogcli.acp.agent import mcp_commands
 from cogcli.acp.mapping import EventMapper, diff_items, first_changed_line, inside
 from cogcli.acp.permissions import EditorApprover, permission_tool_call
 from cogcli.acp.prompt import fenced, instruction_of
-from cogcli.events import Approval, ToolCallEndEvent, ToolResultEvent
+from cogcli.wire.events import Approval, ToolCallEndEvent, ToolResultEvent
 
 ROOT = Path("/work/repo")
 
@@ -63,8 +63,8 @@ def test_a_created_file_has_no_old_text_and_a_path_out_of_the_workspace_no_item(
 
 
 def test_the_permission_request_shows_the_preview_diff_title_and_location(tmp_path: Path) -> None:
-    from workspace_tools.edit import edit_file_tool
-    from workspace_tools.paths import Workspace
+    from workspace_tools.files.edit import edit_file_tool
+    from workspace_tools.workspace.paths import Workspace
 
     tool = edit_file_tool(Workspace(tmp_path))
     mapper = EventMapper(tmp_path, lambda: [tool])

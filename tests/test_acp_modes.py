@@ -112,7 +112,7 @@ async def test_commands_are_offered_and_plan_and_custom_commands_run_from_the_pr
         finally:
             await cm.__aexit__(None, None, None)
     assert "Reviewed." in editor.text()
-    from cogcli.memory import UserEntry, default_store
+    from cogcli.threads.store import UserEntry, default_store
 
     store = default_store(repo)
     try:

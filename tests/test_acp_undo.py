@@ -10,8 +10,8 @@ import pytest
 from acp.helpers import text_block
 from test_acp import Agent, Editor, write_cassette
 
-from cogcli.history import build_history
-from cogcli.memory import default_store
+from cogcli.threads.history import build_history
+from cogcli.threads.store import default_store
 
 pytestmark = pytest.mark.anyio
 

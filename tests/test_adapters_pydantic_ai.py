@@ -200,7 +200,7 @@ async def test_a_folder_gives_its_tools_with_its_own_settings(tmp_path: Path) ->
 
 
 def test_bad_sources_are_named(tmp_path: Path) -> None:
-    from cogcli.errors import ConfigError
+    from cogcli.contract.errors import ConfigError
 
     with pytest.raises(ConfigError, match="is not a directory"):
         to_pydantic_ai_tools(tmp_path / "nope")

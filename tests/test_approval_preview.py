@@ -16,9 +16,9 @@ from runtime_helpers import of_type
 from ws_helpers import assert_diff_applies
 
 from cogcli import tool
-from cogcli.events import Approval, BaseEvent
+from cogcli.wire.events import Approval, BaseEvent
 from cogcli.models.scripted import Call, ScriptedModel, Turn, all_request_text
-from cogcli.runtime import Agent, Cogitator, RunResult
+from cogcli.loop.runtime import Agent, Cogitator, RunResult
 from workspace_tools import workspace_tools
 
 OPS = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -135,8 +135,8 @@ async def test_a_secret_in_the_lines_around_an_edit_never_reaches_the_approval(t
     assert token not in repr(approver.asked)
     assert result.tool_calls[0].ok and token in (root / "settings.py").read_text()  # the file itself keeps it
     # without the defence: the tool's own preview, before the run redacts it, shows the token
-    from cogcli.context import ToolContext
-    from cogcli.preview import as_preview
+    from cogcli.contract.context import ToolContext
+    from cogcli.contract.preview import as_preview
 
     (root / "settings.py").write_text(f'TOKEN = "{token}"\nDEBUG = False\n')
     edit = next(t for t in workspace_tools(root, sandbox="off") if t.name == "edit_file")

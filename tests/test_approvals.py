@@ -13,11 +13,11 @@ from runtime_helpers import call_events, echo, of_type
 from cogcli.models.scripted import Call, ScriptedModel, Turn, all_request_text
 
 from cogcli import AbortSignal, tool
-from cogcli.approvals import Decision
-from cogcli.errors import ErrorCode
-from cogcli.events import Approval, BaseEvent
-from cogcli.memory import ToolResultEntry
-from cogcli.runtime import Agent, Cogitator, RunResult
+from cogcli.gate.approval import Decision
+from cogcli.contract.errors import ErrorCode
+from cogcli.wire.events import Approval, BaseEvent
+from cogcli.threads.store import ToolResultEntry
+from cogcli.loop.runtime import Agent, Cogitator, RunResult
 
 
 class NoteArgs(BaseModel):

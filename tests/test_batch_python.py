@@ -13,7 +13,7 @@ import pytest
 from batch_helpers import cassette, git
 from cli_helpers import run_cog
 
-from workspace_tools import bwrap
+from workspace_tools.sandbox import bwrap
 
 
 def make_repo(root: Path, files: dict[str, str]) -> Path:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
-from cogcli.entries import _ENTRY, ToolResultMetadata
-from cogcli.events import ToolResultEvent, parse_event
-from cogcli.finished import END_FIELDS, CallEndFields
-from cogcli.memory import _entry_json
-from cogcli.presentation import ToolPresentation
-from cogcli.result import ToolResult
+from cogcli.threads.entries import _ENTRY, ToolResultMetadata
+from cogcli.wire.events import ToolResultEvent, parse_event
+from cogcli.contract.call_fields import END_FIELDS, CallEndFields
+from cogcli.threads.store import _entry_json
+from cogcli.contract.presentation import ToolPresentation
+from cogcli.contract.result import ToolResult
 
 FULL = ToolResult(
     call_id="c1", name="edit", arguments={"path": "a.py"}, result={"n": 1}, details={"diff": "d"},

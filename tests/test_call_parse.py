@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from cli_helpers import run_cog
 
-from cogcli.call import parse_arguments
+from cogcli.contract.prepare import parse_arguments
 
 DEEP = '{"path": ' + "[" * 5000 + "]" * 5000 + "}"
 

@@ -89,7 +89,7 @@ def test_instructions_run_in_one_thread_with_approvals_then_diff_undo_and_ctrl_d
         send(child, "/thread")
         child.expect(r"thread (thr_\w+)")
         thread_id = child.match.group(1)
-        child.expect(r"this session: .* out, \$0\.\d+, 2 runs")  # gpt-4o-mini has a price in cogcli.pricing
+        child.expect(r"this session: .* out, \$0\.\d+, 2 runs")  # gpt-4o-mini has a price in cogcli.settings.prices
         send(child, "/diff")
         child.expect(r"diff --git a/a.py b/a.py")
         child.expect(r"-x = 1")

@@ -13,13 +13,13 @@ import pytest
 
 from cogcli.chat.diff import session_diff
 from cogcli.chat.history import WorkspaceHistory, history_path, parse_history
-from cogcli.chat.slash import COMMANDS, help_text, parse, unknown_text
+from cogcli.project.slash_commands import COMMANDS, help_text, parse, unknown_text
 from cogcli.chat.status import ChatState
-from cogcli.entries import AssistantEntry, CompactionEntry, UserEntry
-from cogcli.events import FinishEvent, StartEvent, Usage
-from cogcli.history import build_history
-from cogcli.memory import ThreadStore
-from workspace_tools.journal import Journal
+from cogcli.threads.entries import AssistantEntry, CompactionEntry, UserEntry
+from cogcli.wire.events import FinishEvent, StartEvent, Usage
+from cogcli.threads.history import build_history
+from cogcli.threads.store import ThreadStore
+from workspace_tools.files.journal import Journal
 
 from conftest import init_git_repo
 

@@ -15,7 +15,7 @@ import pytest
 from cli_helpers import REPLAY, cog_argv, cog_env
 
 from cogcli.commands.approve import answer_of, fit, question_body
-from cogcli.events import Approval
+from cogcli.wire.events import Approval
 
 FIX = "Fix the failing test"
 TESTS_PROMPT = b"Allow? [y]es, [n]o, [a]lways for run_tests in this run: "

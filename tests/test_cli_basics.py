@@ -11,9 +11,9 @@ import pytest
 from cli_helpers import cog_env, run_cog
 from render_helpers import demo_events, event_line, DEMO_TEXT
 
-from cogcli.config import DEFAULT_MAX_STEPS, find_workspace, load_settings
-from cogcli.errors import ConfigError
-from cogcli.events import events_json_schema, parse_event
+from cogcli.settings.load import DEFAULT_MAX_STEPS, find_workspace, load_settings
+from cogcli.contract.errors import ConfigError
+from cogcli.wire.events import events_json_schema, parse_event
 
 EAGER_FORBIDDEN = ("httpx", "git", "mcp", "cogcli.models.openai", "cogcli.models.anthropic", "workspace_tools", "rich")
 
@@ -64,14 +64,14 @@ def _loaded_after(args: list[str], cwd: Path, watched: tuple[str, ...], *, defer
 #: what listing or calling one tool never needs: the model clients, the web stack, git, the event
 #: loop's threads, the models of a run (start-up, issue 18)
 TOOL_FORBIDDEN = ("httpx", "git", "mcp", "rich", "cogcli.models.openai", "cogcli.models.anthropic", "cogcli.models.replay",
-                  "starlette", "uvicorn", "cogcli.server", "cogcli.runtime", "cogcli.turn")
+                  "starlette", "uvicorn", "cogcli.server", "cogcli.loop.runtime", "cogcli.loop.turn")
 
 
 def test_cog_tools_imports_no_event_loop_events_or_details(tmp_path: Path) -> None:
     """`cog tools` lists names, descriptions and parameter schemas: no asyncio, no event or details
     models, no tool call machinery, nothing that only making a diff or journaling a change needs."""
-    watched = (*TOOL_FORBIDDEN, "asyncio", "anyio", "cogcli.context", "cogcli.events", "cogcli.details", "cogcli.invoke", "cogcli.entries",
-               "cogcli.diffstat", "workspace_tools.diffs", "workspace_tools.closest", "workspace_tools.journal")
+    watched = (*TOOL_FORBIDDEN, "asyncio", "anyio", "cogcli.contract.context", "cogcli.wire.events", "cogcli.contract.details", "cogcli.contract.invoke", "cogcli.threads.entries",
+               "cogcli.contract.diffstat", "workspace_tools.text.diffs", "workspace_tools.files.closest", "workspace_tools.files.journal")
     loaded, _ = _loaded_after(["tools", "-C", str(tmp_path)], tmp_path, watched)
     assert loaded == []
 
@@ -80,10 +80,10 @@ def test_cog_tool_imports_only_the_tool_it_calls(tmp_path: Path) -> None:
     """`cog tool list_files` makes one tool: the other tools' modules (and the test runners) are
     not imported, and the event, entry and details models it does not send are not built."""
     (tmp_path / "a.py").write_text("x = 1\n")
-    watched = (*TOOL_FORBIDDEN, "workspace_tools.edit", "workspace_tools.write", "workspace_tools.search", "workspace_tools.git",
-               "workspace_tools.run_tests", "workspace_tools.runners")
-    deferred = ("cogcli.events:FinishEvent", "cogcli.events:CompactionEvent", "cogcli.entries:UserEntry", "cogcli.models.base:Message",
-                "cogcli.details:FileEditDetails", "cogcli.details:SearchDetails")
+    watched = (*TOOL_FORBIDDEN, "workspace_tools.files.edit", "workspace_tools.files.write", "workspace_tools.files.search", "workspace_tools.git.changes",
+               "workspace_tools.runners.run_tests", "workspace_tools.runners")
+    deferred = ("cogcli.wire.events:FinishEvent", "cogcli.wire.events:CompactionEvent", "cogcli.threads.entries:UserEntry", "cogcli.models.base:Message",
+                "cogcli.contract.details:FileEditDetails", "cogcli.contract.details:SearchDetails")
     loaded, built = _loaded_after(["tool", "list_files", "-C", str(tmp_path)], tmp_path, watched, deferred=deferred)
     assert loaded == []
     assert built == []

@@ -14,7 +14,7 @@ import pytest
 from cli_helpers import CASSETTE, REPLAY, cog_argv, cog_env, json_lines, run_cog
 from model_servers import AnthropicServer, Fail, OpenAIServer, replies_from_cassette
 
-from cogcli.events import FinishEvent, parse_event
+from cogcli.wire.events import FinishEvent, parse_event
 
 FIX = "Fix the failing test"
 

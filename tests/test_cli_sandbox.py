@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from cli_helpers import REPLAY, json_lines, run_cog
 
-from workspace_tools import bwrap
+from workspace_tools.sandbox import bwrap
 
 needs_bwrap = pytest.mark.skipif(bwrap.bwrap_executable() is None, reason="bubblewrap is not usable here")
 

@@ -6,7 +6,7 @@ import json
 
 from cli_helpers import json_lines, read_pty, run_cog
 
-from cogcli.events import parse_event
+from cogcli.wire.events import parse_event
 
 
 def test_read_file_draws_its_row_and_exits_0(make_repo) -> None:

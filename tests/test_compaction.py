@@ -10,15 +10,15 @@ import anyio
 import pytest
 
 from cogcli.compaction import ContextBudget, describe_call, describer, drop_results, estimate_messages, is_stub, summary_cut
-from cogcli.errors import ContextLengthError, ErrorCode
-from cogcli.events import CompactionEvent
-from cogcli.instructions import NOTE_PREFIX
+from cogcli.contract.errors import ContextLengthError, ErrorCode
+from cogcli.wire.events import CompactionEvent
+from cogcli.project.instructions import NOTE_PREFIX
 from cogcli.models import get_model
 from cogcli.models.base import Message, ToolCallRequest, UsageReport
 from cogcli.models.context import context_overflow, known_window, window_from_models
 from model_servers import AnthropicServer, Fail, OpenAIServer, Reply, collect
 from cogcli.models.sse import RetryPolicy
-from cogcli.tools import NoParameters, tool, tool_index
+from cogcli.contract.tool import NoParameters, tool, tool_index
 from workspace_tools import workspace_tools
 
 
@@ -175,8 +175,8 @@ def test_known_windows() -> None:
 
 
 def test_cog_context_window_is_held_to_the_flags_floor(tmp_path, monkeypatch) -> None:
-    from cogcli.config import load_settings
-    from cogcli.errors import ConfigError
+    from cogcli.settings.load import load_settings
+    from cogcli.contract.errors import ConfigError
 
     monkeypatch.setenv("COG_CONTEXT_WINDOW", "100")
     with pytest.raises(ConfigError, match="at least 1024"):

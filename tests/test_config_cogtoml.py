@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from cli_helpers import json_lines, repo_with, run_cog
-from cogcli.config import MAX_CONTEXT_WINDOW, config_source, describe_source, load_settings, read_config
-from cogcli.errors import ConfigError
+from cogcli.settings.load import MAX_CONTEXT_WINDOW, config_source, describe_source, load_settings, read_config
+from cogcli.contract.errors import ConfigError
 from runner_fixtures import need
 
 GO_TEST = '''package calc

@@ -16,7 +16,7 @@ import pytest
 from cli_helpers import json_lines, run_cog
 from model_servers import AnthropicServer, OpenAIServer, RecordedRequest, Reply, ToolCall, count_tokens
 
-from cogcli.memory import ThreadStore, ToolResultEntry
+from cogcli.threads.store import ThreadStore, ToolResultEntry
 
 WINDOW = 24_000
 STEPS = 60
@@ -183,7 +183,7 @@ def test_a_provider_context_length_error_compacts_and_retries_anthropic(tmp_path
 
 
 def test_the_text_output_draws_a_compaction_as_one_quiet_line(tmp_path: Path) -> None:
-    from cogcli.events import CompactionEvent, DroppedResult, StartEvent
+    from cogcli.wire.events import CompactionEvent, DroppedResult, StartEvent
     from cogcli.render.words import compaction_text, instructions_text
 
     event = CompactionEvent(reason="threshold", tokens_before=104_512, tokens_after=51_200, context_window=128_000,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cogcli.events import (
+from cogcli.wire.events import (
     SCHEMA_VERSION,
     EVENT_TYPES,
     FinishEvent,
@@ -18,7 +18,7 @@ from cogcli.events import (
     events_json_schema,
     parse_event,
 )
-from cogcli.presentation import ToolPresentation
+from cogcli.contract.presentation import ToolPresentation
 
 
 def test_events_are_camel_case_on_the_wire_and_snake_case_in_python() -> None:

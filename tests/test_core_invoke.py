@@ -506,7 +506,7 @@ async def test_each_call_is_a_span_when_opentelemetry_is_installed() -> None:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("cogcli")
 
-    import cogcli.invoke as invoke_module
+    import cogcli.contract.invoke as invoke_module
 
     previous = invoke_module._TRACER
     invoke_module._TRACER = tracer

@@ -13,10 +13,10 @@ import pytest
 
 from cli_helpers import cog_env, repo_with, run_cog
 from cogcli.agent_tools.skill import load_skill_tool
-from cogcli.custom_commands import builtin_names, command_model, expand_instruction, load_commands, parse_command_line
-from cogcli.errors import ConfigError
-from cogcli.invoke import invoke_tool
-from cogcli.skills import load_skills
+from cogcli.project.custom_commands import builtin_names, command_model, expand_instruction, load_commands, parse_command_line
+from cogcli.contract.errors import ConfigError
+from cogcli.contract.invoke import invoke_tool
+from cogcli.project.skills import load_skills
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

@@ -1,4 +1,4 @@
-"""The workspace tools' details are typed (cogcli.details), published by `cog schema details`, and
+"""The workspace tools' details are typed (cogcli.contract.details), published by `cog schema details`, and
 keep the JSON shape they always had."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import run_cog
 
 from cogcli import invoke_tool
-from cogcli.details import FileEditDetails, FileWriteDetails, SearchDetails, details_json_schema, read_test_report
+from cogcli.contract.details import FileEditDetails, FileWriteDetails, SearchDetails, details_json_schema, read_test_report
 from workspace_tools import workspace_tools
 
 

@@ -1,4 +1,4 @@
-"""What the renderers read of a call's details and arguments is declared in cogcli/details.py:
+"""What the renderers read of a call's details and arguments is declared in cogcli/contract/details.py:
 they draw through its accessors and never sniff a details key or an argument's name themselves."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from render_helpers import call, render_events
 
 import cogcli.render
-from cogcli.details import (
+from cogcli.contract.details import (
     TestReportDetails,
     details_json_schema,
     file_argument,
@@ -18,7 +18,7 @@ from cogcli.details import (
     run_outcome,
     sandbox_note,
 )
-from cogcli.events import FinishEvent, StartEvent
+from cogcli.wire.events import FinishEvent, StartEvent
 from cogcli.render.github import GithubRenderer
 
 DIFF = "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"

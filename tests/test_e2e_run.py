@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from model_servers import OpenAIServer, replies_from_cassette
 
-from cogcli.events import BaseEvent
-from cogcli.invoke import ToolResult
-from cogcli.memory import default_store
+from cogcli.wire.events import BaseEvent
+from cogcli.contract.invoke import ToolResult
+from cogcli.threads.store import default_store
 from cogcli.models import get_model
-from cogcli.runtime import Agent, Cogitator, RunResult
+from cogcli.loop.runtime import Agent, Cogitator, RunResult
 from workspace_tools import workspace_tools
 
 ROOT = Path(__file__).resolve().parents[1]

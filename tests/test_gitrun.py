@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from ws_helpers import call
 
-from workspace_tools import gitrun, workspace_tools
-from workspace_tools.gitrun import git_command, one_config_read
+from workspace_tools import workspace_tools
+from workspace_tools.host import git as gitrun
+from workspace_tools.host.git import git_command, one_config_read
 
 PAYLOAD = "#!/bin/sh\ntouch \"$(dirname \"$0\")/PWNED\"\ncat\n"
 

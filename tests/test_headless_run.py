@@ -11,16 +11,16 @@ import pytest
 from pydantic import BaseModel
 
 from cogcli import tool
-from cogcli.budgets import Budget, budget_prices, check_cost_budget
-from cogcli.errors import ConfigError
-from cogcli.events import BaseEvent, ErrorEvent, FinishEvent, ToolResultEvent
-from cogcli.exit_codes import run_exit_code
-from cogcli.memory import ToolResultEntry, UserEntry
+from cogcli.loop.budgets import Budget, budget_prices, check_cost_budget
+from cogcli.contract.errors import ConfigError
+from cogcli.wire.events import BaseEvent, ErrorEvent, FinishEvent, ToolResultEvent
+from cogcli.wire.exit_codes import run_exit_code
+from cogcli.threads.store import ToolResultEntry, UserEntry
 from cogcli.models.base import UsageReport
 from cogcli.models.scripted import Call, ScriptedModel, Turn
-from cogcli.pricing import Price, price_of
-from cogcli.runtime import Agent, Cogitator, RunResult
-from cogcli.structured import OutputSchema
+from cogcli.settings.prices import Price, price_of
+from cogcli.loop.runtime import Agent, Cogitator, RunResult
+from cogcli.loop.output_schema import OutputSchema
 
 SCHEMA = {
     "type": "object",

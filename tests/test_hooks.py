@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from cogcli.config import load_settings
-from cogcli.events import BaseEvent, HookEvent
+from cogcli.settings.load import load_settings
+from cogcli.wire.events import BaseEvent, HookEvent
 from cogcli.models.scripted import Call, ScriptedModel, Turn
 from cogcli.session import Session
 from cli_helpers import REPLAY
@@ -285,9 +285,9 @@ async def test_hooks_get_no_credentials_unless_passed_and_a_notification_while_a
 
 
 def test_matchers_and_bad_config_are_named(person: Callable[[str], Path], tmp_path: Path) -> None:
-    from cogcli.errors import ConfigError
-    from cogcli.hooks.config import compile_matcher
-    from cogcli.person_config import read_person_config
+    from cogcli.contract.errors import ConfigError
+    from cogcli.settings.hook_tables import compile_matcher
+    from cogcli.settings.person_file import read_person_config
 
     def person_hooks() -> Any:
         return read_person_config(tmp_path / "elsewhere").sections.hooks
@@ -400,7 +400,7 @@ async def test_continue_false_stops_the_run_and_a_hooks_words_are_redacted(
 
 @pytest.mark.anyio
 async def test_an_abort_kills_a_running_pre_tool_use_hook(make_repo: Callable[..., Path], person: Callable[[str], Path], tmp_path: Path) -> None:
-    from cogcli.context import AbortSignal
+    from cogcli.contract.context import AbortSignal
 
     repo = make_repo("calc")
     pids = tmp_path / "pids"
@@ -428,10 +428,10 @@ async def test_pre_compact_runs_before_a_runs_own_compaction(tmp_path: Path) -> 
     """The library path (``Cogitator.run(…, hooks=…)``) without a session: big results pass the window."""
     from runtime_helpers import big
 
-    from cogcli.events import CompactionEvent
-    from cogcli.hooks.config import HookSpec
+    from cogcli.wire.events import CompactionEvent
+    from cogcli.settings.hook_tables import HookSpec
     from cogcli.hooks.engine import HookSet
-    from cogcli.runtime import Agent, Cogitator
+    from cogcli.loop.runtime import Agent, Cogitator
 
     seen = tmp_path / "compact.jsonl"
     hooks = HookSet(tmp_path, {"PreCompact": [HookSpec(matcher="auto", command=f"cat >> {seen}; echo >> {seen}")]})

@@ -38,16 +38,16 @@ def modules() -> dict[str, Path]:
 
 
 #: what ``workspace_tools`` may import of ``cogcli``: the contract a tool is written against
-CONTRACT = ("cogcli.allow", "cogcli.errors", "cogcli.tools", "cogcli.output", "cogcli.context", "cogcli.details", "cogcli.preview",
-            "cogcli.secrets", "cogcli.secret_formats", "cogcli.secret_keys", "cogcli.secret_env", "cogcli.diffstat",
-            "cogcli.presentation")
+CONTRACT = ("cogcli.contract.allow_list", "cogcli.contract.errors", "cogcli.contract.tool", "cogcli.contract.output", "cogcli.contract.context", "cogcli.contract.details", "cogcli.contract.preview",
+            "cogcli.secrets.redactor", "cogcli.secrets.formats", "cogcli.secrets.key_blocks", "cogcli.secrets.environment", "cogcli.contract.diffstat",
+            "cogcli.contract.presentation")
 #: the layers, top first: a module is in the layer of the longest prefix that names it
 LAYERS: list[tuple[str, ...]] = [
     ("cogcli.cli", "cogcli.commands", "cogcli.__main__"),
-    ("cogcli.acp", "cogcli.server", "cogcli.batch", "cogcli.chat", "cogcli.mcp.server", "cogcli.adapters"),
+    ("cogcli.acp", "cogcli.server", "cogcli.batch", "cogcli.chat", "cogcli.adapters.mcp_server", "cogcli.adapters"),
     ("cogcli.session", "cogcli.__init__"),
-    ("cogcli", "cogcli.chat.slash"),  # the chat's slash commands: the names every front end keeps free
-    ("cogcli.models", "cogcli.pricing"),
+    ("cogcli", "cogcli.project.slash_commands"),  # the chat's slash commands: the names every front end keeps free
+    ("cogcli.models", "cogcli.settings.prices"),
     ("workspace_tools",),
     CONTRACT,
 ]
@@ -158,14 +158,14 @@ def climbs(g: dict[str, set[str]]) -> list[str]:
 
 def test_the_import_graph_is_read_from_the_source() -> None:
     g = graph()
-    assert "cogcli.entries" in g["cogcli.result"] and "cogcli.events" in g["cogcli.entries"]
-    assert "cogcli.context" in g["cogcli.events"]  # a TYPE_CHECKING import counts
-    assert "cogcli.shown" in g["cogcli.cli.setting_flags"]  # so does one inside a function
-    assert "cogcli.result" not in graph(typing=False)["cogcli.secrets"]  # not for the layers: it never runs
+    assert "cogcli.threads.entries" in g["cogcli.contract.result"] and "cogcli.wire.events" in g["cogcli.threads.entries"]
+    assert "cogcli.contract.context" in g["cogcli.wire.events"]  # a TYPE_CHECKING import counts
+    assert "cogcli.shown.visible" in g["cogcli.cli.setting_flags"]  # so does one inside a function
+    assert "cogcli.contract.result" not in graph(typing=False)["cogcli.secrets.redactor"]  # not for the layers: it never runs
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
-    assert layer_of("cogcli.cli.app") < layer_of("cogcli.mcp.server") < layer_of("cogcli.session") < layer_of("cogcli.mcp.client")
-    assert layer_of("cogcli.mcp.client") < layer_of("cogcli.models.anthropic") < layer_of("workspace_tools.run_tests") < layer_of("cogcli.errors")
-    assert climbs({"workspace_tools.run_tests": {"cogcli.compaction"}}) == ["workspace_tools.run_tests -> cogcli.compaction"]
+    assert layer_of("cogcli.cli.app") < layer_of("cogcli.adapters.mcp_server") < layer_of("cogcli.session") < layer_of("cogcli.mcp.client")
+    assert layer_of("cogcli.mcp.client") < layer_of("cogcli.models.anthropic") < layer_of("workspace_tools.runners.run_tests") < layer_of("cogcli.contract.errors")
+    assert climbs({"workspace_tools.runners.run_tests": {"cogcli.compaction"}}) == ["workspace_tools.runners.run_tests -> cogcli.compaction"]
 
 
 def test_no_import_climbs_back_up_a_layer() -> None:

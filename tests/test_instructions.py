@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cogcli.instructions import NearbyInstructions, instruction_names, load_instructions
+from cogcli.project.instructions import NearbyInstructions, instruction_names, load_instructions
 
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 

@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from cogcli import ErrorCode, ToolCallError, tool, tool_output
 from cogcli.mcp import META_DETAILS, META_ERROR_CODE, META_PRESENTATION
-from cogcli.mcp.server import build_server, tool_hints, workspace_hints
-from cogcli.tools import NoParameters
+from cogcli.adapters.mcp_server import build_server, tool_hints, workspace_hints
+from cogcli.contract.tool import NoParameters
 
 
 class Steps(BaseModel):

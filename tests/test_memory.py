@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from cogcli.models.scripted import Call, ScriptedModel, Turn
 
-from cogcli.errors import ConfigError
-from cogcli.history import MISSING_RESULT, build_history
-from cogcli.memory import (
+from cogcli.contract.errors import ConfigError
+from cogcli.threads.history import MISSING_RESULT, build_history
+from cogcli.threads.store import (
     AssistantEntry,
     ModelToolResult,
     StoredEntry,
@@ -31,7 +31,7 @@ from cogcli.memory import (
     default_store_path,
 )
 from cogcli.models.base import ToolCallRequest
-from cogcli.runtime import Agent, Cogitator
+from cogcli.loop.runtime import Agent, Cogitator
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -142,8 +142,8 @@ import anyio
 from pydantic import BaseModel
 from cogcli.models.scripted import Call, ScriptedModel, Turn
 from cogcli import tool, tool_output
-from cogcli.memory import ThreadStore
-from cogcli.runtime import Agent, Cogitator
+from cogcli.threads.store import ThreadStore
+from cogcli.loop.runtime import Agent, Cogitator
 
 class Args(BaseModel):
     text: str
@@ -273,8 +273,8 @@ def test_an_unknown_thread_is_said_one_way() -> None:
     the chat, /compact and the redraw each said it themselves)."""
     import pytest as _pytest
 
-    from cogcli.errors import ConfigError
-    from cogcli.memory import ThreadStore
+    from cogcli.contract.errors import ConfigError
+    from cogcli.threads.store import ThreadStore
 
     store = ThreadStore(":memory:")
     made = store.create_thread(title="t").id

@@ -12,7 +12,7 @@ from cli_helpers import run_cog
 from model_servers import AnthropicServer, Fail, OpenAIServer
 from ws_helpers import call
 
-from cogcli.errors import ErrorCode
+from cogcli.contract.errors import ErrorCode
 from workspace_tools import workspace_tools
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ import json
 import pytest
 from model_servers import AnthropicServer, Cut, Fail, Raw, Reply, ToolCall, collect, unused_port
 
-from cogcli.errors import ErrorCode, ModelError
+from cogcli.contract.errors import ErrorCode, ModelError
 from cogcli.models import (
     Message,
     TextDelta,

@@ -8,7 +8,7 @@ import logging
 import pytest
 from model_servers import Cut, Drop, Fail, OpenAIServer, Raw, Reply, ToolCall, collect, unused_port
 
-from cogcli.errors import ErrorCode, ModelError
+from cogcli.contract.errors import ErrorCode, ModelError
 from cogcli.models import (
     Message,
     TextDelta,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cogcli.errors import ConfigError
+from cogcli.contract.errors import ConfigError
 from cogcli.models import Model, get_model, parse_model_spec
 from cogcli.models.anthropic import AnthropicModel
 from cogcli.models.openai import OpenAIModel

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from model_servers import AnthropicServer, Cut, OpenAIServer, Reply, ToolCall, collect, merged, replies_from_cassette
 
-from cogcli.errors import ConfigError, ErrorCode, ModelError
+from cogcli.contract.errors import ConfigError, ErrorCode, ModelError
 from cogcli.models import (
     Message,
     TextDelta,

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 
-from cogcli.errors import ErrorCode, ModelError
+from cogcli.contract.errors import ErrorCode, ModelError
 from cogcli.models.sse import RetryableError, RetryPolicy, SSEEvent, aiter_sse, parse_retry_after, stream_with_retries
 from cogcli.models.sse import hide_known_secrets as redact
 

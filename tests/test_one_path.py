@@ -14,15 +14,15 @@ from cli_helpers import json_lines, run_cog
 from runtime_helpers import echo, edit
 
 from cogcli import ToolContext, invoke_tool, tool, tool_output
-from cogcli.approvals import Decision
-from cogcli.context import AbortSignal, ToolUpdate
-from cogcli.errors import ErrorCode, ToolCallError
-from cogcli.events import Approval, BaseEvent
-from cogcli.invoke import ToolResult
+from cogcli.gate.approval import Decision
+from cogcli.contract.context import AbortSignal, ToolUpdate
+from cogcli.contract.errors import ErrorCode, ToolCallError
+from cogcli.wire.events import Approval, BaseEvent
+from cogcli.contract.invoke import ToolResult
 from cogcli.models.scripted import Call, Fail, Hang, ScriptedModel, Turn
-from cogcli.runtime import Agent, Cogitator, RunResult
-from cogcli.secrets import REDACTED
-from cogcli.tools import NoParameters
+from cogcli.loop.runtime import Agent, Cogitator, RunResult
+from cogcli.secrets.redactor import REDACTED
+from cogcli.contract.tool import NoParameters
 
 #: made up, in the shape of an OpenAI project key
 KEY = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
@@ -233,8 +233,8 @@ def test_cog_tool_never_prints_a_key_in_clear(make_repo) -> None:
 
 
 def test_an_update_is_redacted_wherever_its_text_is_and_left_as_it_is_without_secrets() -> None:
-    from cogcli.presentation import ToolPresentation
-    from cogcli.secrets import update_redactor
+    from cogcli.contract.presentation import ToolPresentation
+    from cogcli.secrets.redactor import update_redactor
 
     redact = update_redactor({"DEPLOY_TOKEN": "hunter2-deploy-value"})
     clean = ToolUpdate("c", "t", "3 passed", {"passed": 3, "current": "a.py::x", "ids": [1, 2.5, None]}, ToolPresentation(label="Run"))
@@ -247,7 +247,7 @@ def test_an_update_is_redacted_wherever_its_text_is_and_left_as_it_is_without_se
 
 @pytest.mark.anyio
 async def test_a_model_turn_streams_into_wire_events_without_a_run() -> None:
-    from cogcli.turn import stream_turn
+    from cogcli.loop.turn import stream_turn
 
     model = ScriptedModel([Turn("Editing.", [Call("c1", "edit", {"path": "a.py"}), Call("c2", "echo", "{bad")])])
     events: list[BaseEvent] = []

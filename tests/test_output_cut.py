@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from model_servers import AnthropicServer, OpenAIServer, Reply, ToolCall
 
-from cogcli.events import BaseEvent
-from cogcli.invoke import ToolResult
-from cogcli.memory import default_store
+from cogcli.wire.events import BaseEvent
+from cogcli.contract.invoke import ToolResult
+from cogcli.threads.store import default_store
 from cogcli.models import get_model
 from cogcli.models.record import RecordingModel
-from cogcli.runtime import Agent, Cogitator, RunResult
+from cogcli.loop.runtime import Agent, Cogitator, RunResult
 from workspace_tools import workspace_tools
 
 #: the argument text of a write_file the output limit cut inside its content string

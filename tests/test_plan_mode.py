@@ -11,12 +11,12 @@ import anyio
 import pytest
 
 from cli_helpers import run_cog
-from cogcli.agent import Agent
+from cogcli.loop.agent import Agent
 from cogcli.agent_tools.plan import update_plan_tool
 from cogcli.models.scripted import Call, ScriptedModel, Turn
-from cogcli.plan_mode import PlanMode
-from cogcli.runtime import Cogitator
-from cogcli.tools import tool
+from cogcli.gate.plan_mode import PlanMode
+from cogcli.loop.runtime import Cogitator
+from cogcli.contract.tool import tool
 from workspace_tools import workspace_tools
 
 
@@ -117,8 +117,8 @@ def test_workspace_tools_declare_what_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_plan_allow_is_the_persons_setting_never_the_workspaces(tmp_path: Path) -> None:
-    from cogcli.config import load_settings
-    from cogcli.options import SettingFlags
+    from cogcli.settings.load import load_settings
+    from cogcli.settings.options import SettingFlags
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -141,7 +141,7 @@ class _NoArgs(BaseModel):
 
 
 def test_cog_edit_takes_the_chats_plan_and_go_and_plan_allow_needs_plan(make_repo, tmp_path: Path) -> None:
-    from cogcli.plan_mode import GO, plan_command
+    from cogcli.gate.plan_mode import GO, plan_command
 
     assert plan_command("/plan fix add") == ("fix add", True)
     assert plan_command("/go also docs") == (f"{GO}\n\nalso docs", False)

@@ -13,14 +13,14 @@ from cache_servers import AnthropicCacheServer, OpenAICacheServer
 from cli_helpers import json_lines, repo_with, run_cog
 from model_servers import AnthropicServer, Reply, ToolCall, collect
 
-from cogcli.config import load_settings
-from cogcli.errors import ConfigError
-from cogcli.events import FinishEvent, Usage
+from cogcli.settings.load import load_settings
+from cogcli.contract.errors import ConfigError
+from cogcli.wire.events import FinishEvent, Usage
 from cogcli.models import Message, UsageReport, get_model
 from cogcli.models.record import RecordingModel
 from cogcli.models.replay import ReplayModel
 from cogcli.models.sse import RetryPolicy
-from cogcli.pricing import PRICES, Price, cost_usd, format_cost, price_of
+from cogcli.settings.prices import PRICES, Price, cost_usd, format_cost, price_of
 from cogcli.render.summary import RunSummary
 
 FAST = RetryPolicy(retries=0)

@@ -1,4 +1,4 @@
-"""Which Python runs the workspace's tests (:mod:`workspace_tools.pyenv`), and a verdict that is
+"""Which Python runs the workspace's tests (:mod:`workspace_tools.sandbox.python`), and a verdict that is
 about the workspace's code: a src-layout project whose package is also installed elsewhere (here:
 iniconfig, which pytest itself depends on) passed falsely before; now the run is an error naming
 the package, both places and the fix."""
@@ -17,7 +17,7 @@ import pytest
 
 from cli_helpers import run_cog
 from conftest import init_git_repo
-from workspace_tools import pyenv
+from workspace_tools.sandbox import python as pyenv
 
 PYTHON = os.path.realpath(sys.executable)
 
@@ -320,7 +320,7 @@ def test_the_project_s_own_env_runs_the_tests_with_its_package_installed_editabl
     sandbox empties when the tests run from one, is shown; cog's own may be the same one)."""
     import shutil
 
-    from workspace_tools.bwrap import bwrap_executable
+    from workspace_tools.sandbox.bwrap import bwrap_executable
 
     if sandbox == "on" and bwrap_executable() is None:
         pytest.skip("bubblewrap is not usable here")

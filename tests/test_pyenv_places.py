@@ -21,7 +21,7 @@ import pytest
 
 from cli_helpers import run_cog
 from conftest import init_git_repo
-from workspace_tools import bwrap
+from workspace_tools.sandbox import bwrap
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(bwrap.bwrap_executable() is None, reason="bubblewrap is not usable here")]
 

@@ -11,18 +11,18 @@ import anyio
 import pytest
 from runtime_helpers import echo, edit
 
-import cogcli.conclude
+import cogcli.loop.conclude
 from cogcli import ToolContext, invoke_tool, tool, tool_output
-from cogcli.approvals import Decision
-from cogcli.context import ToolUpdate
-from cogcli.errors import ErrorCode, ToolCallError
-from cogcli.events import Approval, BaseEvent, ToolResultEvent
-from cogcli.invoke import ToolResult
-from cogcli.memory import ThreadStore, ToolResultEntry
+from cogcli.gate.approval import Decision
+from cogcli.contract.context import ToolUpdate
+from cogcli.contract.errors import ErrorCode, ToolCallError
+from cogcli.wire.events import Approval, BaseEvent, ToolResultEvent
+from cogcli.contract.invoke import ToolResult
+from cogcli.threads.store import ThreadStore, ToolResultEntry
 from cogcli.models.scripted import Call, ScriptedModel, Turn
-from cogcli.runtime import Agent, Cogitator
-from cogcli.secrets import REDACTED
-from cogcli.tools import NoParameters
+from cogcli.loop.runtime import Agent, Cogitator
+from cogcli.secrets.redactor import REDACTED
+from cogcli.contract.tool import NoParameters
 
 #: made up, in the shape of a GitHub token
 KEY = "ghp_" + "Zq8Xw2Vb5Nm7Lk4Jh1Gf3Ds6Ap9Oi0Uy" + "TrEw"
@@ -45,13 +45,13 @@ async def broken(params: Any) -> str:
 def passes(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """How many times each call's result went through the redactor (by call id)."""
     seen: Counter[str] = Counter()
-    real = cogcli.conclude.redact_result
+    real = cogcli.loop.conclude.redact_result
 
     def counting(result: ToolResult) -> ToolResult:
         seen[result.call_id] += 1
         return real(result)
 
-    monkeypatch.setattr(cogcli.conclude, "redact_result", counting)
+    monkeypatch.setattr(cogcli.loop.conclude, "redact_result", counting)
     return seen
 
 
@@ -134,7 +134,7 @@ async def test_a_failed_calls_trace_span_names_its_code_not_its_unredacted_messa
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    import cogcli.invoke as invoke_module
+    import cogcli.contract.invoke as invoke_module
 
     exporter = InMemorySpanExporter()
     provider = sdk.TracerProvider()

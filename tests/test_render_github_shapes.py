@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from cogcli.events import FinishEvent, StartEvent, ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent
+from cogcli.wire.events import FinishEvent, StartEvent, ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent
 from cogcli.render.github import GithubRenderer
 
 DIFF = "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"

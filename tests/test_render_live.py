@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from cli_helpers import CASSETTE, cog_argv, cog_env, read_pty, read_until, run_cog
 
-from cogcli.events import (
+from cogcli.wire.events import (
     ApprovalRequiredEvent,
     BaseEvent,
     ErrorEvent,
@@ -25,10 +25,10 @@ from cogcli.events import (
     ToolUpdateEvent,
     Usage,
 )
-from cogcli.details import read_test_progress
+from cogcli.contract.details import read_test_progress
 from cogcli.render.github import GithubRenderer
 from cogcli.render.summary import RunSummary, usage_words
-from cogcli.approval_text import columns
+from cogcli.shown.approval import columns
 from cogcli.render.live_line import running_tests_line
 from cogcli.render.text import TextRenderer
 
@@ -96,7 +96,7 @@ def test_a_message_while_the_live_line_shows_starts_on_a_line_of_its_own() -> No
     import logging
 
     from cogcli.cli.app import _TerminalHandler
-    from cogcli.shown import say
+    from cogcli.shown.visible import say
 
     out = FakeTTY()
     renderer = TextRenderer(out, clock=Ticks(), color=True, width=100)

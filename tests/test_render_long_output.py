@@ -22,7 +22,7 @@ from cli_helpers import REPLAY, cog_argv, cog_env, read_pty, run_cog
 from browser_helpers import browser  # noqa: F401 (fixture)
 from render_helpers import call
 
-from cogcli.events import BaseEvent, FinishEvent, StartEvent, ToolCallStartEvent, ToolResultEvent
+from cogcli.wire.events import BaseEvent, FinishEvent, StartEvent, ToolCallStartEvent, ToolResultEvent
 from cogcli.render.github import GithubRenderer
 from cogcli.render.text import TextRenderer
 from cogcli.render.words import wrap_line

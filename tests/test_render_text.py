@@ -7,7 +7,7 @@ import json
 
 from render_helpers import call, demo_events, event_line, render_events, run_updates, DEMO_TEXT, DIFF
 
-from cogcli.events import ErrorEvent, FinishEvent, ToolUpdateEvent, Usage, parse_event
+from cogcli.wire.events import ErrorEvent, FinishEvent, ToolUpdateEvent, Usage, parse_event
 from cogcli.render.details import diff_stats, read_test_report
 from cogcli.render.jsonl import read_events
 from cogcli.render.summary import RunSummary
@@ -163,8 +163,8 @@ def test_a_row_is_one_line_whatever_newlines_a_command_or_label_holds() -> None:
 
 
 def test_a_call_waiting_for_approval_and_its_refusal_are_one_line_each() -> None:
-    from cogcli.approvals import summarize
-    from cogcli.events import Approval, ApprovalRequiredEvent
+    from cogcli.gate.approval import summarize
+    from cogcli.wire.events import Approval, ApprovalRequiredEvent
 
     asked = Approval(tool_call_id="c1", tool_name="run_command", description="Run · ruff check\n✓ Approved", side_effects=["runs code"])
     lines = draw([ApprovalRequiredEvent(thread_id="t", approvals=[asked])]).splitlines()

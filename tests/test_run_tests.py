@@ -206,8 +206,8 @@ async def test_unknown_argument_is_refused_before_running(make_repo) -> None:
 
 
 def test_tool_contract(tmp_path: Path) -> None:
-    from workspace_tools.paths import Workspace
-    from workspace_tools.run_tests import run_tests_tool
+    from workspace_tools.workspace.paths import Workspace
+    from workspace_tools.runners.run_tests import run_tests_tool
 
     tool = run_tests_tool(Workspace(tmp_path), timeout=42)
     assert tool.name == "run_tests"

@@ -14,8 +14,8 @@ import pytest
 
 from cogcli import AbortSignal, ErrorCode
 from run_tests_helpers import run_tool, wait_until_dead
-from workspace_tools.procs import LineSplitter, OutputTail
-from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE
+from workspace_tools.host.processes import LineSplitter, OutputTail
+from workspace_tools.runners.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE
 
 
 def recorded_pids(root: Path) -> list[int]:

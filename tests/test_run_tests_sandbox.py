@@ -12,7 +12,7 @@ import pytest
 
 from cogcli import ErrorCode
 from run_tests_helpers import processes_in, run_tool, wait_until
-from workspace_tools import bwrap
+from workspace_tools.sandbox import bwrap
 
 needs_bwrap = pytest.mark.skipif(bwrap.bwrap_executable() is None, reason="bubblewrap is not usable here")
 

@@ -9,7 +9,7 @@ import pytest
 
 from run_tests_helpers import run_tool
 from runner_fixtures import copy_project, gate, need
-from workspace_tools import bwrap
+from workspace_tools.sandbox import bwrap
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from cogcli import ErrorCode
 from run_tests_helpers import run_tool
 from runner_fixtures import need
-from workspace_tools.paths import Workspace
+from workspace_tools.workspace.paths import Workspace
 from workspace_tools.runners import detect, from_command
 
 
@@ -217,7 +217,7 @@ async def test_warnings_and_subtests_are_counted_like_pytest_does(make_repo) -> 
 
 
 def test_a_single_path_is_a_one_item_list() -> None:
-    from workspace_tools.run_tests import RunTestsParams
+    from workspace_tools.runners.run_tests import RunTestsParams
 
     assert RunTestsParams.model_validate({"paths": "tests/x.py"}).paths == ["tests/x.py"]
     assert RunTestsParams.model_validate({"args": "-x"}).args == ["-x"]
@@ -225,8 +225,8 @@ def test_a_single_path_is_a_one_item_list() -> None:
 
 def test_tool_cog_runner_is_read_and_checked(tmp_path: Path) -> None:
     from cogcli.commands.common import make_tools
-    from cogcli.config import load_settings
-    from cogcli.errors import ConfigError
+    from cogcli.settings.load import load_settings
+    from cogcli.contract.errors import ConfigError
 
     (tmp_path / "pyproject.toml").write_text('[tool.cog]\nrunner = "go"\n')
     settings = load_settings(tmp_path, sandbox="off")

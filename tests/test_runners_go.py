@@ -11,7 +11,7 @@ import pytest
 from cogcli import ErrorCode
 from run_tests_helpers import run_tool, wait_until_dead
 from runner_fixtures import copy_project, gate, need
-from workspace_tools import bwrap
+from workspace_tools.sandbox import bwrap
 
 
 @pytest.fixture

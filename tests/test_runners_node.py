@@ -12,7 +12,7 @@ import pytest
 from cogcli import ErrorCode
 from run_tests_helpers import run_tool
 from runner_fixtures import copy_project, gate, need
-from workspace_tools import bwrap
+from workspace_tools.sandbox import bwrap
 
 PROJECTS = {"node": "node_test", "vitest": "node_vitest", "jest": "node_jest"}
 EXT = {"node": "mjs", "vitest": "js", "jest": "js"}

@@ -17,8 +17,8 @@ from cli_helpers import run_cog
 from cogcli import ErrorCode
 from run_tests_helpers import run_tool
 from runner_fixtures import copy_project, need
-from workspace_tools import bwrap
-from workspace_tools.paths import Workspace
+from workspace_tools.sandbox import bwrap
+from workspace_tools.workspace.paths import Workspace
 from workspace_tools.runners import detect
 
 MATH = "test/math.test.mjs::"

@@ -23,12 +23,12 @@ from runtime_helpers import (
 from cogcli.models.scripted import Call, Fail, Hang, ScriptedModel, Turn, all_request_text
 
 from cogcli import AbortSignal, ToolResult, tool
-from cogcli.errors import ErrorCode
-from cogcli.events import BaseEvent, FinishEvent, parse_event
-from cogcli.memory import AssistantEntry, ThreadStore, ToolResultEntry
+from cogcli.contract.errors import ErrorCode
+from cogcli.wire.events import BaseEvent, FinishEvent, parse_event
+from cogcli.threads.store import AssistantEntry, ThreadStore, ToolResultEntry
 from cogcli.models.base import ToolCallRequest
-from cogcli.runtime import Agent, Cogitator, RunResult
-from cogcli.tools import NoParameters
+from cogcli.loop.runtime import Agent, Cogitator, RunResult
+from cogcli.contract.tool import NoParameters
 
 
 def agent(model: ScriptedModel, tools: list[Any], **kw: Any) -> Agent:
@@ -464,8 +464,8 @@ async def test_an_after_model_that_raises_fails_the_run_and_closes_its_calls() -
 
 
 def test_files_changed_counts_only_tools_that_write_files() -> None:
-    from cogcli.invoke import ToolResult
-    from cogcli.runtime import files_changed
+    from cogcli.contract.invoke import ToolResult
+    from cogcli.loop.runtime import files_changed
     from runtime_helpers import edit
 
     from cogcli import tool
@@ -487,11 +487,11 @@ def test_files_changed_counts_only_tools_that_write_files() -> None:
 
 def test_run_result_keeps_every_field_of_how_the_run_ended() -> None:
     """``RunResult.of`` dropped peak_context_tokens, context_window and compactions (issue 37): every
-    field of :class:`cogcli.entries.RunEndFields` is one of RunResult's (``output``, the structured
+    field of :class:`cogcli.threads.entries.RunEndFields` is one of RunResult's (``output``, the structured
     answer, as ``structured_output``)."""
-    from cogcli.entries import RunEndFields
-    from cogcli.outcome import RunEnd
-    from cogcli.runtime import RunResult
+    from cogcli.threads.entries import RunEndFields
+    from cogcli.threads.run_end import RunEnd
+    from cogcli.loop.runtime import RunResult
 
     assert set(RunEndFields.model_fields) - {"output"} <= set(RunResult.model_fields)
     end = RunEnd(status="completed", steps=2, peak_context_tokens=1234, context_window=8192, compactions=1, output={"a": 1})

@@ -10,12 +10,12 @@ import pytest
 from model_servers import OpenAIServer, Reply, ToolCall
 from runtime_helpers import big
 
-from cogcli.errors import ErrorCode
-from cogcli.events import BaseEvent, CompactionEvent, FinishEvent
-from cogcli.memory import ThreadStore, ToolResultEntry
+from cogcli.contract.errors import ErrorCode
+from cogcli.wire.events import BaseEvent, CompactionEvent, FinishEvent
+from cogcli.threads.store import ThreadStore, ToolResultEntry
 from cogcli.models import get_model
 from cogcli.models.sse import RetryPolicy
-from cogcli.runtime import Agent, Cogitator
+from cogcli.loop.runtime import Agent, Cogitator
 
 
 def run(server: OpenAIServer, *, window: int | None, max_result_length: int = 20_000) -> tuple[Any, list[BaseEvent], ThreadStore]:

@@ -13,10 +13,10 @@ import anyio
 import pytest
 from cli_helpers import json_lines, run_cog
 
-from cogcli.errors import ErrorCode
-from cogcli.invoke import ToolResult, invoke_tool
+from cogcli.contract.errors import ErrorCode
+from cogcli.contract.invoke import ToolResult, invoke_tool
 from workspace_tools import workspace_tools
-from workspace_tools.secret_files import SecretPolicy
+from workspace_tools.workspace.secret_files import SecretPolicy
 
 ENV_TEXT = "DATABASE_URL=postgres://app:pw-in-env-file@db/app\n"
 

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cogcli.context import ToolUpdate
-from cogcli.invoke import ToolResult
-from cogcli.presentation import ToolPresentation
-from cogcli.secrets import REDACTED, KeyLines, redact, redact_result, redact_update, redact_value, update_redactor
+from cogcli.contract.context import ToolUpdate
+from cogcli.contract.invoke import ToolResult
+from cogcli.contract.presentation import ToolPresentation
+from cogcli.secrets.redactor import REDACTED, KeyLines, redact, redact_result, redact_update, redact_value, update_redactor
 from workspace_tools import workspace_tools
-from workspace_tools.secret_files import SecretPolicy
+from workspace_tools.workspace.secret_files import SecretPolicy
 
 B62 = string.ascii_letters + string.digits
 RNG = random.Random(13)
@@ -135,7 +135,7 @@ def test_a_pgp_key_longer_than_twenty_thousand_characters_is_still_one_block() -
 def test_read_file_of_a_pgp_key_range_shows_none_of_its_body(tmp_path: Path) -> None:
     import anyio
 
-    from cogcli.invoke import invoke_tool
+    from cogcli.contract.invoke import invoke_tool
 
     key, body = _armoured("-----BEGIN PGP PRIVATE KEY BLOCK-----", "-----END PGP PRIVATE KEY BLOCK-----", 40, headers="Version: GnuPG v2\n", blank=True)
     (tmp_path / "notes.txt").write_text("intro\n" + key + "outro\n")
@@ -383,7 +383,7 @@ def test_credential_files_are_secret_files(name: str) -> None:
 def test_read_file_refuses_git_credentials_and_envrc(tmp_path: Path) -> None:
     import anyio
 
-    from cogcli.invoke import invoke_tool
+    from cogcli.contract.invoke import invoke_tool
 
     (tmp_path / ".git-credentials").write_text("https://me:" + TOKENS["github"] + "@github.com\n")
     (tmp_path / ".envrc").write_text("export TOKEN=" + TOKENS["gitlab"] + "\n")

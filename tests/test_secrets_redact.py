@@ -1,4 +1,4 @@
-"""Credentials never reach a model (issue 9 §3): cogcli.secrets.redact finds each kind, the run
+"""Credentials never reach a model (issue 9 §3): cogcli.secrets.redactor.redact finds each kind, the run
 loop redacts every tool's result before the model, the event and the thread see it, and — the
 property — secrets put at random places in generated files never reach a model request, checked
 at the loopback OpenAI server during real runs that read and search those files."""
@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from model_servers import OpenAIServer, Reply, ToolCall
 
 from cogcli import tool, tool_output
-from cogcli.events import BaseEvent
-from cogcli.memory import ThreadStore, ToolResultEntry
+from cogcli.wire.events import BaseEvent
+from cogcli.threads.store import ThreadStore, ToolResultEntry
 from cogcli.models import get_model
-from cogcli.runtime import Agent, Cogitator
-from cogcli.secrets import REDACTED, redact, redact_value
-from cogcli.tools import NoParameters
+from cogcli.loop.runtime import Agent, Cogitator
+from cogcli.secrets.redactor import REDACTED, redact, redact_value
+from cogcli.contract.tool import NoParameters
 from secrets_helpers import ENV_NAME, ENV_VALUE, pem_key
 from workspace_tools import workspace_tools
 
@@ -186,7 +186,7 @@ def test_the_new_formats_find_nothing_in_ordinary_source() -> None:
     files = [p for p in stdlib.rglob("*.py") if not {"test", "tests", "site-packages", "idlelib"} & set(p.parts)]
     ours = Path(__file__).resolve().parents[1]
     files += [*ours.joinpath("cogcli").rglob("*.py"), *ours.joinpath("workspace_tools").rglob("*.py")]
-    files.remove(ours / "cogcli" / "secrets.py")  # it shows each format it finds
+    files.remove(ours / "cogcli" / "secrets" / "redactor.py")  # it shows each format it finds
     assert len(files) > 500
     found: dict[str, int] = {}
     for path in files:
@@ -212,7 +212,7 @@ async def fetch_config(params: NoParameters) -> Any:
 @tool()
 async def failing(params: NoParameters) -> Any:
     """Fail with a message that holds a key."""
-    from cogcli.errors import ToolCallError
+    from cogcli.contract.errors import ToolCallError
 
     raise ToolCallError(f"could not log in with {GITHUB}")
 

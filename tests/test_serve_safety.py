@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import REPLAY, run_cog
 from serve_helpers import Served
 
-from cogcli import trust
+from cogcli.settings import trust
 
 
 def _plant_mcp_server(repo: Path, marker: Path) -> str:

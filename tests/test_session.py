@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from cli_helpers import CLEARED, REPLAY, run_cog
 
-from cogcli.config import load_settings
-from cogcli.events import BaseEvent
+from cogcli.settings.load import load_settings
+from cogcli.wire.events import BaseEvent
 from render_helpers import event_line
 from cogcli.session import Session, exit_status
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import repo_with, run_cog
-from cogcli.config import load_settings
-from cogcli.errors import ConfigError
-from cogcli.options import BY_NAME, SETTINGS, UNSET, SettingFlags, applies_to
-from cogcli.person_config import config_path, read_person_config
+from cogcli.settings.load import load_settings
+from cogcli.contract.errors import ConfigError
+from cogcli.settings.options import BY_NAME, SETTINGS, UNSET, SettingFlags, applies_to
+from cogcli.settings.person_file import config_path, read_person_config
 
 
 def person(tmp_path: Path, text: str) -> dict[str, str]:
@@ -250,7 +250,7 @@ def test_cache_ttl_has_one_set_of_choices() -> None:
     from typing import get_args
 
     from cogcli.models.anthropic import CACHE_TTLS as CLIENTS
-    from cogcli.options import CACHE_TTLS
-    from cogcli.workspace_settings import CacheTtlSetting
+    from cogcli.settings.options import CACHE_TTLS
+    from cogcli.settings.workspace_file import CacheTtlSetting
 
     assert CACHE_TTLS == CLIENTS == get_args(CacheTtlSetting) == BY_NAME["cache_ttl"].choices

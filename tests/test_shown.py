@@ -1,6 +1,6 @@
-"""One function escapes what a person is shown (``cogcli.shown.visible``), the Studio page draws
+"""One function escapes what a person is shown (``cogcli.shown.visible.visible``), the Studio page draws
 with the same characters, and an MCP approval covers the workspace files its command runs
-(``cogcli.trust.command_files``)."""
+(``cogcli.settings.trust.command_files``)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import pytest
 from cli_helpers import REPLAY
 from serve_helpers import Served
 
-from cogcli import trust
-from cogcli.render.visible import visible as renderers_visible
-from cogcli.shown import say, visible
+from cogcli.settings import trust
+from cogcli.shown.visible import visible as renderers_visible
+from cogcli.shown.visible import say, visible
 
 STUDIO = Path(__file__).resolve().parents[1] / "cogcli" / "server" / "static" / "studio.js"
 

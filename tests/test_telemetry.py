@@ -16,11 +16,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from cogcli.config import load_settings
+from cogcli.settings.load import load_settings
 from cogcli.models.base import UsageReport
 from cogcli.models.scripted import Call, ScriptedModel, Turn
 from cogcli.session import Session
-from cogcli.telemetry import Telemetry, wanted
+from cogcli.wire.telemetry import Telemetry, wanted
 
 FIX = {"path": "calc/ops.py", "old_text": "    return a - b\n\n\ndef sub", "new_text": "    return a + b\n\n\ndef sub"}
 

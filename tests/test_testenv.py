@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workspace_tools.sandbox_hints import failure_hint
-from workspace_tools.testenv import child_environment, is_credential_name
+from workspace_tools.sandbox.hints import failure_hint
+from workspace_tools.sandbox.environment import child_environment, is_credential_name
 
 HOST = {
     "PATH": "/usr/bin", "HOME": "/home/me", "LANG": "C.UTF-8", "LC_ALL": "C", "VIRTUAL_ENV": "/v", "CI": "1",

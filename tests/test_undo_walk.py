@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from cli_helpers import run_cog
 
-from cogcli.history import build_history
-from cogcli.memory import AssistantEntry, UserEntry, default_store
+from cogcli.threads.history import build_history
+from cogcli.threads.store import AssistantEntry, UserEntry, default_store
 from cogcli.session import Session
-from cogcli.undo import NothingToUndo, UndoRefused
-from workspace_tools.journal import Journal
+from cogcli.threads.undo import NothingToUndo, UndoRefused
+from workspace_tools.files.journal import Journal
 
 Change = tuple[str, "bytes | None"]
 

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from ws_helpers import assert_diff_applies, call, copy_tree, diff_counts, snapshot
 
 from cogcli import invoke_tool
-from cogcli.errors import ErrorCode
+from cogcli.contract.errors import ErrorCode
 from workspace_tools import workspace_tools
-from workspace_tools.diffs import edit_blocks, format_hunks
+from workspace_tools.text.diffs import edit_blocks, format_hunks
 
 
 @pytest.fixture
@@ -326,7 +326,7 @@ def test_a_huge_miss_is_worded_quickly_and_outside_the_files_lock(tmp_path: Path
     import string
 
     from cogcli import invoke_tool
-    from workspace_tools import closest, edit
+    from workspace_tools.files import closest, edit
 
     rng = random.Random(7)
     (tmp_path / "big.txt").write_text("".join(rng.choice(string.ascii_letters) for _ in range(100_000)))

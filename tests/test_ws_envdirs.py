@@ -15,9 +15,9 @@ import pytest
 from conftest import init_git_repo
 from ws_helpers import call
 
-from cogcli.errors import ErrorCode
+from cogcli.contract.errors import ErrorCode
 from workspace_tools import workspace_tools
-from workspace_tools.envdirs import EnvDirs, env_kind
+from workspace_tools.workspace.envdirs import EnvDirs, env_kind
 
 VENV_FILES = 2_000
 
@@ -258,7 +258,7 @@ def test_a_repository_of_another_user_is_read_without_running_its_config(tmp_pat
 
 
 def test_a_huge_tracked_change_is_named_not_diffed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import workspace_tools.git as git_tools
+    import workspace_tools.git.changes as git_tools
 
     (tmp_path / "small.py").write_text("a = 1\n")
     (tmp_path / "generated.txt").write_text("".join(f"{i}\n" for i in range(300)))

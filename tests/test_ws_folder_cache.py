@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools.hostfiles import FolderCache, LinkRefused, open_below, open_dir
+from workspace_tools.host.files import FolderCache, LinkRefused, open_below, open_dir
 
 
 def test_a_folder_is_opened_once_from_its_parent_and_a_link_on_the_way_is_never_followed(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from conftest import init_git_repo
 from ws_helpers import assert_diff_applies, call, copy_tree
 
-from cogcli.errors import ErrorCode
+from cogcli.contract.errors import ErrorCode
 from workspace_tools import workspace_tools
 
 
@@ -121,7 +121,7 @@ def test_a_hunk_inside_a_key_block_shows_none_of_its_body(repo: Path) -> None:
     details) work the key's lines out from the file and hide them."""
     import random
 
-    from cogcli.secrets import redact
+    from cogcli.secrets.redactor import redact
 
     rng = random.Random(3)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from ws_helpers import call
 
-from cogcli.errors import ErrorCode
+from cogcli.contract.errors import ErrorCode
 from workspace_tools import workspace_tools
-from workspace_tools.listing import matches_glob
+from workspace_tools.workspace.listing import matches_glob
 
 FIXTURE_FILES = [
     ".gitattributes", ".gitignore", "README.md", "docs/readme.md", "src/app.py", "src/util.py",
@@ -155,7 +155,7 @@ def test_a_glob_with_many_wildcards_matches_a_long_name_in_linear_time(repo: Pat
     model's list_files pattern, or a workspace's secret_globs); on RE2 it is one linear pass."""
     import time
 
-    from workspace_tools.secret_files import SecretPolicy
+    from workspace_tools.workspace.secret_files import SecretPolicy
 
     name = "a" * 250 + ".txt"
     (repo / name).write_text("x\n")

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ws_helpers import call
 
-from cogcli.context import ToolContext
-from cogcli.errors import ConfigError, ErrorCode, ToolCallError
+from cogcli.contract.context import ToolContext
+from cogcli.contract.errors import ConfigError, ErrorCode, ToolCallError
 from workspace_tools import Workspace, workspace_tools
-from workspace_tools.write import WriteFileParams, write_file_tool
+from workspace_tools.files.write import WriteFileParams, write_file_tool
 
 
 @pytest.fixture
@@ -193,7 +193,7 @@ class Sandbox:
 def sandbox() -> Iterator[Sandbox]:
     base = Path(tempfile.mkdtemp(prefix="cog-ws-hostile-"))
     # durability is not what this test is about: skip fsync so 10,000 writes stay fast
-    with mock.patch("workspace_tools.textfile.os.fsync"):
+    with mock.patch("workspace_tools.text.textfile.os.fsync"):
         yield Sandbox(base)
     shutil.rmtree(base, ignore_errors=True)
 

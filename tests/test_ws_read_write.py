@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from ws_helpers import assert_diff_applies, call, copy_tree, snapshot
 
-from cogcli.errors import ErrorCode
+from cogcli.contract.errors import ErrorCode
 from workspace_tools import workspace_tools
 
 

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ws_helpers import call
 
-from cogcli.errors import ErrorCode, ToolCallError
+from cogcli.contract.errors import ErrorCode, ToolCallError
 from workspace_tools import workspace_tools
-from workspace_tools.linear_regex import compile_pattern
+from workspace_tools.files.linear_regex import compile_pattern
 
 PATTERNS = [
     r"a", r"^a", r"a$", r"^$", r"^a*$", r"\bab\b", r"\Bb", r"a\s+b", r"[^a]b", r"a.b", r"(?i)AB", r"\Aab", r"b\Z",
@@ -99,7 +99,7 @@ def test_the_git_grep_prefilter_finds_what_a_full_read_finds(tmp_path: Path, mon
     (tmp_path / "b.py").write_text("def handler_modified():\n")  # changed since the commit
     (tmp_path / "new.py").write_text("def handler_new():\n")  # untracked
     tools = workspace_tools(tmp_path)
-    import workspace_tools.search as search
+    import workspace_tools.files.search as search
 
     patterns = [r"def handler_\w+\(\)", r"(?i)def handler_", r"handler_\w+\(\)$"]
     prefiltered = [call(tools, "search_text", pattern=p).details for p in patterns]

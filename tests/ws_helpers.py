@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 from unidiff import PatchSet
 
-from cogcli.invoke import ToolResult, invoke_tool
-from cogcli.tools import Tool
+from cogcli.contract.invoke import ToolResult, invoke_tool
+from cogcli.contract.tool import Tool
 
 
 def call(tools: list[Tool[Any]], name: str, **args: Any) -> ToolResult:

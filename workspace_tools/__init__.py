@@ -15,13 +15,13 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cogcli.tools import Tool
-from workspace_tools.bwrap import SandboxMode
-from workspace_tools.paths import Workspace
+from cogcli.contract.tool import Tool
+from workspace_tools.sandbox.bwrap import SandboxMode
+from workspace_tools.workspace.paths import Workspace
 
 if TYPE_CHECKING:
-    from workspace_tools.journal import Journal
-    from workspace_tools.testenv import PassedEnv
+    from workspace_tools.files.journal import Journal
+    from workspace_tools.sandbox.environment import PassedEnv
 
 
 def workspace_tools(
@@ -47,81 +47,81 @@ def workspace_tools(
     ``test_command`` is a shell command for ``run_tests`` (else the runners found in the workspace,
     or ``test_runner``: pytest, go, vitest, jest, node or cargo); ``max_read_bytes``
     is the most ``read_file`` returns at once; ``include_git=False`` leaves out git_status/git_diff.
-    Files that look like secrets (:mod:`workspace_tools.secret_files`: ``.env``, keys, plus
+    Files that look like secrets (:mod:`workspace_tools.workspace.secret_files`: ``.env``, keys, plus
     ``secret_globs``) are kept from the tools, except the paths in ``allow_secrets``.
     ``sandbox`` is how ``run_tests`` runs the tests: ``"auto"`` (default) under bubblewrap when it
     works here and otherwise without a sandbox (with one warning logged), ``"on"`` only under
-    bubblewrap, ``"off"`` never under it. ``journal`` (:class:`workspace_tools.journal.Journal`)
+    bubblewrap, ``"off"`` never under it. ``journal`` (:class:`workspace_tools.files.journal.Journal`)
     is where ``edit_file`` and ``write_file`` record each change before making it, so ``cog undo``
     works after a crash; without one they record nothing. ``only`` keeps the tools of those names
     (in the same order) and imports only their modules: ``cog tool NAME`` starts faster.
     ``run_command`` runs shell commands in the same sandbox as the tests; ``allow`` are the
-    person's patterns of commands that run without asking (:mod:`cogcli.allow`),
+    person's patterns of commands that run without asking (:mod:`cogcli.contract.allow_list`),
     ``command_network`` the person's choice to give commands the network, ``command_timeout``
     the most one command may take. ``move_file`` and ``delete_file`` record in ``journal`` too.
-    ``test_env`` (:class:`workspace_tools.testenv.PassedEnv`): what the tests get beyond the
+    ``test_env`` (:class:`workspace_tools.sandbox.environment.PassedEnv`): what the tests get beyond the
     allow-list, for this workspace only.
     """
-    from workspace_tools.secret_files import SecretPolicy
+    from workspace_tools.workspace.secret_files import SecretPolicy
 
     workspace = root if isinstance(root, Workspace) else Workspace(root)
     secrets = SecretPolicy.for_workspace(workspace, secret_globs, allow_secrets)
 
     # each tool's module is imported only when that tool is made
     def read_file() -> Tool[Any]:
-        from workspace_tools.read import read_file_tool
+        from workspace_tools.files.read import read_file_tool
 
         return read_file_tool(workspace, max_read_bytes=max_read_bytes, secrets=secrets)
 
     def list_files() -> Tool[Any]:
-        from workspace_tools.list import list_files_tool
+        from workspace_tools.files.list import list_files_tool
 
         return list_files_tool(workspace, secrets=secrets)
 
     def search_text() -> Tool[Any]:
-        from workspace_tools.search import search_text_tool
+        from workspace_tools.files.search import search_text_tool
 
         return search_text_tool(workspace, secrets=secrets)
 
     def edit_file() -> Tool[Any]:
-        from workspace_tools.edit import edit_file_tool
+        from workspace_tools.files.edit import edit_file_tool
 
         return edit_file_tool(workspace, secrets=secrets, journal=journal)
 
     def write_file() -> Tool[Any]:
-        from workspace_tools.write import write_file_tool
+        from workspace_tools.files.write import write_file_tool
 
         return write_file_tool(workspace, secrets=secrets, journal=journal)
 
     def move_file() -> Tool[Any]:
-        from workspace_tools.move import move_file_tool
+        from workspace_tools.files.move import move_file_tool
 
         return move_file_tool(workspace, secrets=secrets, journal=journal)
 
     def delete_file() -> Tool[Any]:
-        from workspace_tools.delete import delete_file_tool
+        from workspace_tools.files.delete import delete_file_tool
 
         return delete_file_tool(workspace, secrets=secrets, journal=journal)
 
     def run_command() -> Tool[Any]:
-        from cogcli.allow import AllowList
-        from workspace_tools.run_command import run_command_tool
+        from cogcli.contract.allow_list import AllowList
+        from workspace_tools.shell.run_command import run_command_tool
 
         return run_command_tool(workspace, sandbox=sandbox, max_timeout=command_timeout, allow=AllowList.of(allow),
                                 network=command_network, passed=test_env)
 
     def git_status() -> Tool[Any]:
-        from workspace_tools.git import git_status_tool
+        from workspace_tools.git.changes import git_status_tool
 
         return git_status_tool(workspace, secrets=secrets)
 
     def git_diff() -> Tool[Any]:
-        from workspace_tools.git import git_diff_tool
+        from workspace_tools.git.changes import git_diff_tool
 
         return git_diff_tool(workspace, secrets=secrets)
 
     def run_tests() -> Tool[Any]:
-        from workspace_tools.run_tests import run_tests_tool
+        from workspace_tools.runners.run_tests import run_tests_tool
 
         return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner, passed=test_env)
 
@@ -138,7 +138,7 @@ __all__ = ["Workspace", "workspace_tools"]
 def __getattr__(name: str) -> Any:
     """``Journal``, importable from here as before, is imported on first use (``cog tools`` needs none)."""
     if name == "Journal":
-        from workspace_tools.journal import Journal
+        from workspace_tools.files.journal import Journal
 
         return Journal
     raise AttributeError(f"module 'workspace_tools' has no attribute {name!r}")

@@ -32,11 +32,11 @@ from cogcli.acp.mapping import EventMapper
 from cogcli.acp.modes import ASK, PLAN, ModesMixin, mode_state, plan_from_text, plan_of, plan_update
 from cogcli.acp.permissions import EditorApprover
 from cogcli.acp.prompt import instruction_of
-from cogcli.coalesce import Coalescer
-from cogcli.context import AbortSignal
-from cogcli.errors import CogError
-from cogcli.events import RunStatus
-from cogcli.options import SettingFlags
+from cogcli.wire.coalesce import Coalescer
+from cogcli.contract.context import AbortSignal
+from cogcli.contract.errors import CogError
+from cogcli.wire.events import RunStatus
+from cogcli.settings.options import SettingFlags
 
 log = logging.getLogger("cogcli")
 
@@ -55,7 +55,7 @@ STOP_REASONS: dict[str, str] = {
 class AcpOptions:
     """What ``cog acp``'s flags say, for every session it opens (as ``cog edit``'s do for its run)."""
 
-    #: the settings given as flags (:mod:`cogcli.options`); ``--yes``: every call runs, nobody is asked
+    #: the settings given as flags (:mod:`cogcli.settings.options`); ``--yes``: every call runs, nobody is asked
     flags: SettingFlags = field(default_factory=SettingFlags)
 
 
@@ -85,7 +85,7 @@ def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, di
 class _Outbox:
     """A turn's session updates, sent in order by one task; the run hands them over without
     waiting (its ``on_event`` is a plain function). A call's progress is coalesced
-    (:mod:`cogcli.coalesce`: at most 10 a second, the latest delivered before its result)."""
+    (:mod:`cogcli.wire.coalesce`: at most 10 a second, the latest delivered before its result)."""
 
     def __init__(self, conn: Any, session_id: str) -> None:
         self.conn = conn
@@ -136,12 +136,12 @@ class _Session:
 
 async def _slash_command(opened: _Session, text: str) -> str | None:
     """The reply to a prompt that is ``/undo [RUN]`` or ``/rewind [N [both|code|conversation]]``
-    (:mod:`cogcli.rewind`), walking the session's thread back; None for an instruction."""
+    (:mod:`cogcli.threads.rewind`), walking the session's thread back; None for an instruction."""
     if not text.lstrip().startswith(("/undo", "/rewind")):
         return None
     import anyio
 
-    from cogcli.rewind import slash_reply
+    from cogcli.threads.rewind import slash_reply
 
     store_has = opened.session.has_threads() and opened.session.store().resolve_id(opened.id) == opened.id
     return await anyio.to_thread.run_sync(slash_reply, opened.session, opened.id if store_has else None, text)
@@ -186,14 +186,14 @@ class CogAgent(ModesMixin, ListingMixin):
     # --- sessions ---------------------------------------------------------------------------
 
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **kwargs: Any) -> acp.NewSessionResponse:
-        from cogcli.memory import new_thread_id
+        from cogcli.threads.store import new_thread_id
 
         opened = self._open(cwd, mcp_servers, new_thread_id())
         announce(self.conn, opened.id, opened.root)  # the commands, once the editor knows the session
         return acp.NewSessionResponse(session_id=opened.id, modes=mode_state(opened.mode))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **kwargs: Any) -> acp.LoadSessionResponse:
-        from cogcli.memory import UserEntry, events_from_entries
+        from cogcli.threads.store import UserEntry, events_from_entries
 
         existing = self.sessions.get(session_id)
         if existing is not None and existing.abort is not None:
@@ -212,9 +212,9 @@ class CogAgent(ModesMixin, ListingMixin):
         return acp.LoadSessionResponse(modes=mode_state(opened.mode))
 
     def _open(self, cwd: str, mcp_servers: list[Any] | None, session_id: str, *, must_exist: bool = False) -> _Session:
-        from cogcli.config import check_workspace, load_settings
+        from cogcli.settings.load import check_workspace, load_settings
         from cogcli.session import Session
-        from workspace_tools.hostfiles import repository
+        from workspace_tools.host.files import repository
 
         where = Path(cwd).expanduser()
         where = (where if where.is_absolute() else Path.cwd() / where).resolve()

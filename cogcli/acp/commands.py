@@ -3,7 +3,7 @@ sent after ``session/new`` and ``session/load``) and what a prompt starting with
 
 Built in: ``/plan [instruction]`` (plan mode, :mod:`cogcli.acp.modes`; with an instruction, run it
 so), ``/go [note]`` (leave plan mode and carry out the plan). Then the custom commands of
-``.agents/commands`` and ``~/.config/cog/commands`` (:mod:`cogcli.custom_commands`): their text is
+``.agents/commands`` and ``~/.config/cog/commands`` (:mod:`cogcli.project.custom_commands`): their text is
 the turn's instruction. A custom command's ``model`` is not used here (the editor's session keeps
 its model); any other ``/word`` goes to the model as it is typed.
 """
@@ -18,8 +18,8 @@ from typing import Any
 from acp import schema as acp_schema
 
 from cogcli.acp.modes import ASK, PLAN
-from cogcli.custom_commands import builtin_names, load_commands, parse_command_line
-from cogcli.plan_mode import GO
+from cogcli.project.custom_commands import builtin_names, load_commands, parse_command_line
+from cogcli.gate.plan_mode import GO
 
 log = logging.getLogger("cogcli")
 
@@ -32,7 +32,7 @@ BUILT_IN = [
         name="go", description="Leave plan mode and carry out the plan",
         input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="a note for the agent")),
     ),
-    # answered by cogcli.rewind, with no model turn (see cogcli.acp.agent._slash_command)
+    # answered by cogcli.threads.rewind, with no model turn (see cogcli.acp.agent._slash_command)
     acp_schema.AvailableCommand(
         name="undo", description="Put back the files of the newest run not undone yet (again: walk further back); the model is told",
         input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="a run number to walk back to (optional)")),
@@ -46,7 +46,7 @@ BUILT_IN = [
 
 def available_commands(root: Path) -> acp_schema.AvailableCommandsUpdate:
     """The built-in commands, then the workspace's and the person's (their text escaped)."""
-    from cogcli.shown import visible
+    from cogcli.shown.visible import visible
 
     custom = [
         acp_schema.AvailableCommand(

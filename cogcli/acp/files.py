@@ -15,8 +15,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from cogcli.errors import ErrorCode, ToolCallError
-from cogcli.output import tool_output
+from cogcli.contract.errors import ErrorCode, ToolCallError
+from cogcli.contract.output import tool_output
 
 log = logging.getLogger("cogcli")
 
@@ -36,9 +36,9 @@ def with_editor_reads(make_tools: Callable[..., list[Any]], read: EditorRead) ->
 def editor_read_file(original: Any, settings: Any, read: EditorRead, *, max_read_bytes: int = 256_000) -> Any:
     import anyio
 
-    from workspace_tools.paths import Workspace
-    from workspace_tools.read import numbered
-    from workspace_tools.secret_files import SecretPolicy
+    from workspace_tools.workspace.paths import Workspace
+    from workspace_tools.files.read import numbered
+    from workspace_tools.workspace.secret_files import SecretPolicy
 
     workspace = Workspace(settings.root)
     policy = SecretPolicy.for_workspace(workspace, settings.secret_globs, settings.allow_secrets)

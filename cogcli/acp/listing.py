@@ -18,7 +18,7 @@ class ListingMixin:
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> acp_schema.ListSessionsResponse:
         from cogcli.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, _error
         from cogcli.session import Session
-        from workspace_tools.hostfiles import repository
+        from workspace_tools.host.files import repository
 
         where = Path(cwd).expanduser() if cwd else Path.cwd()
         found = repository(where.resolve()) if where.is_dir() else None
@@ -43,7 +43,7 @@ class ListingMixin:
 
 
 def _title(thread: Any) -> str | None:
-    from cogcli.shown import visible
+    from cogcli.shown.visible import visible
 
     title = getattr(thread, "title", None)
     return visible(" ".join(str(title).split())[:120], one_line=True) if title else None

@@ -1,11 +1,11 @@
 """cog's events as ACP ``session/update`` notifications, for a live run and a stored one alike.
 
-One :class:`EventMapper` per ACP session turns each wire event (:mod:`cogcli.events`) into the
+One :class:`EventMapper` per ACP session turns each wire event (:mod:`cogcli.wire.events`) into the
 updates an editor draws:
 
 - ``text-delta`` → ``agent_message_chunk``;
 - ``tool-call-end`` (the arguments are complete) → ``tool_call``: ``title`` from the call's
-  presentation (label · detail), ``kind`` from what its tool declares (:attr:`cogcli.tools.Tool.kind`),
+  presentation (label · detail), ``kind`` from what its tool declares (:attr:`cogcli.contract.tool.Tool.kind`),
   ``locations`` with absolute paths (and the first line of a read range);
 - ``tool-update`` → ``tool_call_update`` ``in_progress`` with the progress text (one per test for
   run_tests), or the arguments the call really runs with;
@@ -15,7 +15,7 @@ updates an editor draws:
 - ``start`` of a stored run → ``user_message_chunk`` (the instruction), so a loaded thread redraws;
 - ``error`` → an ``agent_message_chunk`` saying what went wrong.
 
-Everything read of a call's details or arguments is read through :mod:`cogcli.details`.
+Everything read of a call's details or arguments is read through :mod:`cogcli.contract.details`.
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ from acp.helpers import (
     update_user_message,
 )
 
-from cogcli.approvals import describe
-from cogcli.details import file_argument, file_change_diff, line_argument, read_output_lines, read_test_report
-from cogcli.diffstat import hunk_sides
-from cogcli.output import content_text
-from cogcli.presentation import ToolPresentation
-from cogcli.shown import visible
+from cogcli.gate.approval import describe
+from cogcli.contract.details import file_argument, file_change_diff, line_argument, read_output_lines, read_test_report
+from cogcli.contract.diffstat import hunk_sides
+from cogcli.contract.output import content_text
+from cogcli.contract.presentation import ToolPresentation
+from cogcli.shown.visible import visible
 
 #: the tools a mapper reads declarations from (a session's :meth:`~cogcli.session.Session.run_tools`)
 ToolLookup = Callable[[], Iterable[Any]]
@@ -131,11 +131,11 @@ def first_changed_line(diff: str | None) -> int | None:
 
 
 def preview_content(root: Path, preview: Mapping[str, Any] | None) -> list[Any]:
-    """What an approval's preview shows the person (:attr:`cogcli.events.Approval.preview`): the
+    """What an approval's preview shows the person (:attr:`cogcli.wire.events.Approval.preview`): the
     diff items of a file change, or the command a call would run."""
     if not preview:
         return []
-    from cogcli.approval_text import exact_lines
+    from cogcli.shown.approval import exact_lines
 
     diff = preview.get("diff")
     if isinstance(diff, str) and diff.strip():
@@ -188,7 +188,7 @@ class EventMapper:
     def _call_end(self, event: Any) -> list[Any]:
         presentation = event.presentation  # the run resolved it; a replayed thread's events carry none
         if presentation is None:
-            from cogcli.call import prepare
+            from cogcli.contract.prepare import prepare
 
             presentation = prepare(event.tool_name, event.arguments, call_id=event.id, tools=list(self.tools())).presentation
         state = _Call(self.tool(event.tool_name), event.arguments, presentation)

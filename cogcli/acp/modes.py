@@ -5,7 +5,7 @@ Every session offers three modes:
 - ``ask`` — calls that write files or run code are asked about (``session/request_permission``);
 - ``accept-edits`` — calls whose only side effect is writing files in the workspace run unasked
   (anything that runs code is still asked about);
-- ``plan`` — plan mode (:mod:`cogcli.plan_mode`): only tools that change nothing run, refused at
+- ``plan`` — plan mode (:mod:`cogcli.gate.plan_mode`): only tools that change nothing run, refused at
   the gate (``PLAN_MODE``) whatever the editor answers; the model ends with a plan.
 
 A switch comes from the editor (``session/set_mode``) or from the prompt (``/plan``, ``/go``:
@@ -23,7 +23,7 @@ from typing import Any
 
 from acp import schema as acp_schema
 
-from cogcli.plan_mode import PlanMode
+from cogcli.gate.plan_mode import PlanMode
 
 ASK, ACCEPT_EDITS, PLAN = "ask", "accept-edits", "plan"
 

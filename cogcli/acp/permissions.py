@@ -1,10 +1,10 @@
 """Approvals over ACP: a call that needs one (a tool with ``side_effects``) is asked about with
 ``session/request_permission``, one call at a time, with three options — allow once, allow always
 (this tool, for the rest of this session) and reject. The request carries the call's title, kind
-and locations and, where the tool gives one (:attr:`cogcli.events.Approval.preview`), the diff it
+and locations and, where the tool gives one (:attr:`cogcli.wire.events.Approval.preview`), the diff it
 would make or the command it would run.
 
-A refused call ends ``DENIED`` without running and the model is told (:mod:`cogcli.approvals`). The
+A refused call ends ``DENIED`` without running and the model is told (:mod:`cogcli.gate.approval`). The
 editor answers ``cancelled`` when the person cancels the turn; that, an answer that never comes
 before the run is aborted, or a connection that broke refuses the call too.
 """
@@ -19,11 +19,11 @@ from typing import Any
 from acp import schema as acp_schema
 
 from cogcli.acp.mapping import EventMapper, kind_of, preview_content, title_of
-from cogcli.approvals import Decision, Decisions
-from cogcli.context import AbortSignal
-from cogcli.events import Approval
-from cogcli.presentation import ToolPresentation
-from cogcli.shown import visible
+from cogcli.gate.approval import Decision, Decisions
+from cogcli.contract.context import AbortSignal
+from cogcli.wire.events import Approval
+from cogcli.contract.presentation import ToolPresentation
+from cogcli.shown.visible import visible
 
 log = logging.getLogger("cogcli")
 
@@ -53,7 +53,7 @@ def permission_tool_call(approval: Approval, root: Path, mapper: EventMapper | N
     if not content:
         from acp.helpers import text_block, tool_content
 
-        from cogcli.approval_text import arguments_text, exact_lines
+        from cogcli.shown.approval import arguments_text, exact_lines
 
         effects = ", ".join(approval.side_effects or [])
         said = f"{approval.description} ({effects})" if effects else approval.description
@@ -77,7 +77,7 @@ Requester = Callable[[acp_schema.ToolCallUpdate, list[acp_schema.PermissionOptio
 
 
 class EditorApprover:
-    """The run's ``approve`` hook (:data:`cogcli.approvals.Approve`) for one ACP session: asks the
+    """The run's ``approve`` hook (:data:`cogcli.gate.approval.Approve`) for one ACP session: asks the
     editor about each call; "always" is remembered per tool for the session's life."""
 
     def __init__(self, request: Requester, root: Path) -> None:

@@ -8,7 +8,7 @@
 
 ``on_invoke_tool`` returns what the model reads — the content as text, cut to
 ``max_result_length`` like in a cog run — and nothing else reaches the SDK: ``on_result`` gets the
-whole :class:`~cogcli.result.ToolResult` (details, presentation, error code), ``on_update`` each
+whole :class:`~cogcli.contract.result.ToolResult` (details, presentation, error code), ``on_update`` each
 ``context.update()`` with the SDK's call id. A failed call returns ``Error: <message>`` to the model,
 as the SDK expects of a tool whose error the model should read (raising would end the run);
 ``on_result`` sees its ``error_code``.
@@ -26,13 +26,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cogcli.adapters.shared import MAX_RESULT_LENGTH, Invoker, ResultCallback, ToolSource, require, tools_of
-from cogcli.tools import Tool, tool_index
+from cogcli.contract.tool import Tool, tool_index
 
 if TYPE_CHECKING:
     import agents
 
-    from cogcli.context import UpdateCallback
-    from cogcli.runtime import Cogitator
+    from cogcli.contract.context import UpdateCallback
+    from cogcli.loop.runtime import Cogitator
 
 EXTRA = "openai-agents"
 
@@ -48,7 +48,7 @@ def to_function_tool(
 ) -> agents.FunctionTool:
     """``tool`` as an ``agents.FunctionTool`` (name, description, ``params_json_schema``).
 
-    A call runs through ``cogitator.invoke_tool`` when given (else :func:`cogcli.invoke.invoke_tool`)
+    A call runs through ``cogitator.invoke_tool`` when given (else :func:`cogcli.contract.invoke.invoke_tool`)
     with the SDK's ``tool_call_id`` as its call id."""
     sdk = require("agents", EXTRA)
     invoker = Invoker(cogitator=cogitator, on_update=on_update, on_result=on_result, max_result_length=max_result_length)

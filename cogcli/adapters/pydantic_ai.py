@@ -25,14 +25,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cogcli.adapters.shared import MAX_RESULT_LENGTH, Invoker, ResultCallback, ToolSource, require, result_metadata, tools_of
-from cogcli.tools import Tool, tool_index
+from cogcli.contract.tool import Tool, tool_index
 
 if TYPE_CHECKING:
     import pydantic_ai
     from pydantic_ai.toolsets import FunctionToolset
 
-    from cogcli.context import UpdateCallback
-    from cogcli.runtime import Cogitator
+    from cogcli.contract.context import UpdateCallback
+    from cogcli.loop.runtime import Cogitator
 
 EXTRA = "pydantic-ai"
 
@@ -51,9 +51,9 @@ def to_pydantic_ai_tool(
 ) -> pydantic_ai.Tool[Any]:
     """``tool`` as a ``pydantic_ai.Tool`` with its name, description and parameter schema.
 
-    A call runs through ``cogitator.invoke_tool`` when given (else :func:`cogcli.invoke.invoke_tool`)
+    A call runs through ``cogitator.invoke_tool`` when given (else :func:`cogcli.contract.invoke.invoke_tool`)
     with pydantic-ai's tool call id as its call id; ``on_update`` gets each ``context.update()``,
-    ``on_result`` the whole :class:`~cogcli.result.ToolResult`. Tools with side effects
+    ``on_result`` the whole :class:`~cogcli.contract.result.ToolResult`. Tools with side effects
     (``edit_file``, ``write_file``, ``run_tests``) are ``sequential``: pydantic-ai runs them alone,
     never beside another call of the same turn.
     """

@@ -25,7 +25,7 @@ Gemini Live::
 
 The model reads only what a cog run's model reads — the content as text, cut to
 ``max_result_length`` — or the error message; ``on_result`` gets the whole
-:class:`~cogcli.result.ToolResult` (details, presentation, error code) and ``on_update`` each
+:class:`~cogcli.contract.result.ToolResult` (details, presentation, error code) and ``on_update`` each
 ``context.update()`` with the session's call id. A session's calls run one after the other, in the
 order they came.
 """
@@ -36,12 +36,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cogcli.adapters.shared import MAX_RESULT_LENGTH, Invoker, ResultCallback, ToolSource, tools_of
-from cogcli.tools import Tool, tool_index
+from cogcli.contract.tool import Tool, tool_index
 
 if TYPE_CHECKING:
-    from cogcli.context import UpdateCallback
-    from cogcli.result import ToolResult
-    from cogcli.runtime import Cogitator
+    from cogcli.contract.context import UpdateCallback
+    from cogcli.contract.result import ToolResult
+    from cogcli.loop.runtime import Cogitator
 
 #: the OpenAI Realtime event a client sends after a function call's output, so the model answers
 RESPONSE_CREATE: Mapping[str, str] = {"type": "response.create"}

@@ -21,12 +21,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from cogcli.tools import Tool
+from cogcli.contract.tool import Tool
 
 if TYPE_CHECKING:
-    from cogcli.context import AbortSignal, UpdateCallback
-    from cogcli.result import ToolResult
-    from cogcli.runtime import Cogitator
+    from cogcli.contract.context import AbortSignal, UpdateCallback
+    from cogcli.contract.result import ToolResult
+    from cogcli.loop.runtime import Cogitator
     from cogcli.session import Session
 
 log = logging.getLogger("cogcli")
@@ -55,7 +55,7 @@ def require(module: str, extra: str) -> ModuleType:
 
 
 def _agent_default_max_result_length() -> int:
-    from cogcli.agent import Agent
+    from cogcli.loop.agent import Agent
 
     return int(Agent.__dataclass_fields__["max_result_length"].default)
 
@@ -69,7 +69,7 @@ def tools_of(source: ToolSource) -> list[Tool[Any]]:
     ``cog mcp`` makes them (``Session(root).tools``: its cog.toml / ``[tool.cog]`` settings,
     ``COG_SANDBOX``, secret-file rules); a :class:`~cogcli.session.Session`'s ``tools``."""
     if isinstance(source, (str, os.PathLike)):
-        from cogcli.errors import ConfigError
+        from cogcli.contract.errors import ConfigError
         from cogcli.session import Session
 
         root = Path(source)
@@ -87,10 +87,10 @@ def tools_of(source: ToolSource) -> list[Tool[Any]]:
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Invoker:
     """Runs a call for an adapter: through ``cogitator.invoke_tool`` when given a
-    :class:`~cogcli.runtime.Cogitator`, else :func:`cogcli.invoke.invoke_tool` — the same
+    :class:`~cogcli.loop.runtime.Cogitator`, else :func:`cogcli.contract.invoke.invoke_tool` — the same
     validation, timeout, redaction and spans either way. ``on_update`` gets each
-    ``context.update()`` (a :class:`~cogcli.context.ToolUpdate` with the framework's call id);
-    ``on_result`` the finished :class:`~cogcli.result.ToolResult` (a callback that raises is
+    ``context.update()`` (a :class:`~cogcli.contract.context.ToolUpdate` with the framework's call id);
+    ``on_result`` the finished :class:`~cogcli.contract.result.ToolResult` (a callback that raises is
     logged, the call goes on); the model reads :meth:`model_text`."""
 
     cogitator: Cogitator | None = None
@@ -110,7 +110,7 @@ class Invoker:
     ) -> ToolResult:
         """Run one call (``arguments`` as a dict, or the JSON text the model sent) and hand its
         result to ``on_result``. Never raises for a failed call: the result carries the error."""
-        from cogcli.result import new_call_id
+        from cogcli.contract.result import new_call_id
 
         call_id = call_id or new_call_id()
         if self.cogitator is not None:
@@ -118,7 +118,7 @@ class Invoker:
                 tool, arguments, tools=tools, call_id=call_id, on_update=self.on_update, signal=signal
             )
         else:
-            from cogcli.invoke import invoke_tool
+            from cogcli.contract.invoke import invoke_tool
 
             result = await invoke_tool(tool, arguments, tools=tools, call_id=call_id, on_update=self.on_update, signal=signal)
         await self._notify(result)

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cogcli.output import tool_output
-from cogcli.tools import Tool, tool
+from cogcli.contract.output import tool_output
+from cogcli.contract.tool import Tool, tool
 
 MAX_STEPS = 50
 

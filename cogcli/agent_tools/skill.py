@@ -1,4 +1,4 @@
-"""load_skill: the instructions of one skill (:mod:`cogcli.skills`), when the model needs them.
+"""load_skill: the instructions of one skill (:mod:`cogcli.project.skills`), when the model needs them.
 It changes nothing: plan mode runs it."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cogcli.errors import ErrorCode, ToolCallError
-from cogcli.output import tool_output
-from cogcli.skills import Skill, Skills
-from cogcli.tools import Tool, tool
+from cogcli.contract.errors import ErrorCode, ToolCallError
+from cogcli.contract.output import tool_output
+from cogcli.project.skills import Skill, Skills
+from cogcli.contract.tool import Tool, tool
 
 #: the most bytes of a skill's other file returned
 MAX_FILE_BYTES = 64 * 1024

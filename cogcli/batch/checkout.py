@@ -3,7 +3,7 @@
 The source is never touched: a path is cloned with ``git clone --local --no-hardlinks`` (its
 objects copied, not linked: a test in the checkout writing ``.git/objects`` cannot reach the
 source's), a URL with ``git clone``. Nothing the repository names runs: the clone runs no hooks and
-no ``ext::`` transport, and every git after it goes through :func:`workspace_tools.gitrun.run_git`
+no ``ext::`` transport, and every git after it goes through :func:`workspace_tools.host.git.run_git`
 (no hooks, fsmonitor, filters, external diff …), as the checkout is the agent's and its tests' to
 write.
 """
@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from cogcli.errors import CogError
+from cogcli.contract.errors import CogError
 
 #: a clone may take this long (a big repository over a slow link)
 CLONE_TIMEOUT = 1800.0
@@ -35,7 +35,7 @@ def _said(done: subprocess.CompletedProcess[bytes]) -> str:
 
 
 def _clone_env() -> dict[str, str]:
-    from workspace_tools.gitrun import KEPT_GIT_VARIABLES
+    from workspace_tools.host.git import KEPT_GIT_VARIABLES
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in KEPT_GIT_VARIABLES}
     env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_CONFIG_PARAMETERS="")
@@ -94,7 +94,7 @@ def clone(source: str, dest: Path, *, local: bool, ref: str | None, timeout: flo
     """Clone ``source`` into ``dest`` (removed first if it is there: a re-run starts afresh) and
     check out ``ref`` (a commit, branch or tag; default: the source's HEAD) detached. Returns the
     commit checked out. Raises :class:`CheckoutError` saying what failed."""
-    from workspace_tools.gitrun import GitNotFound, _git, run_git
+    from workspace_tools.host.git import GitNotFound, _git, run_git
 
     remove_tree(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -133,7 +133,7 @@ def make_patch(checkout: Path, base: str, paths: Sequence[str]) -> bytes:
     """The run's change against ``base``: the files it changed (``paths``, relative to the
     checkout; new and binary files included), as ``git apply`` takes it. Only those files: what
     ``setup`` made (a virtualenv, a build) and what the tests wrote are not the task's change."""
-    from workspace_tools.gitrun import run_git
+    from workspace_tools.host.git import run_git
 
     if not paths:
         return b""

@@ -54,7 +54,7 @@ def runtime_env_vars(tasks: Sequence[Task], environ: dict[str, str] | None = Non
 
 def split_secrets(variables: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """(plain variables, credential-named ones: API keys, tokens, passwords)."""
-    from workspace_tools.testenv import is_credential_name
+    from workspace_tools.sandbox.environment import is_credential_name
 
     secret = {k: v for k, v in variables.items() if is_credential_name(k)}
     return {k: v for k, v in variables.items() if k not in secret}, secret
@@ -105,7 +105,7 @@ def reachable(address: str, timeout: float = 5.0) -> None:
     keeps trying to connect for minutes). ``auto`` and addresses without a port are Ray's to find."""
     from urllib.parse import urlsplit
 
-    from cogcli.errors import ConfigError
+    from cogcli.contract.errors import ConfigError
 
     parts = urlsplit(address if "://" in address else f"ray://{address}")
     try:
@@ -133,7 +133,7 @@ class RayExecutor:
         self._refs: dict[Any, tuple[Task, int]] = {}
 
     def _init(self, tasks: Sequence[Task]) -> tuple[Any, dict[str, str]]:
-        from cogcli.errors import ConfigError
+        from cogcli.contract.errors import ConfigError
 
         try:
             import ray

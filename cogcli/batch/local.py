@@ -5,7 +5,7 @@ threads, each starting one :mod:`multiprocessing` process per task (the ``forkse
 with cog imported once in the server, so a task's process starts in milliseconds) and reading its
 result from a :func:`multiprocessing.Pipe`. A process per task rather than a pool of reused ones:
 nothing a run changes in its process (the tests' environment, the repository decisions of
-:mod:`workspace_tools.hostfiles`) reaches the next task, and a process that is killed fails its own
+:mod:`workspace_tools.host.files`) reaches the next task, and a process that is killed fails its own
 task only — a :class:`~concurrent.futures.ProcessPoolExecutor` breaks whole when one of its workers
 dies, losing every task running beside it.
 
@@ -39,7 +39,7 @@ def default_workers() -> int:
 
 def _context() -> Any:
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["cogcli.batch.runner", "cogcli.session", "cogcli.runtime", "workspace_tools"])
+    ctx.set_forkserver_preload(["cogcli.batch.runner", "cogcli.session", "cogcli.loop.runtime", "workspace_tools"])
     return ctx
 
 

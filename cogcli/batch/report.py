@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cogcli.batch.results import Layout, TaskResult, read_results
-from cogcli.shown import error_lines, visible
+from cogcli.shown.visible import error_lines, visible
 
 STATUSES = ("passed", "failed", "error", "aborted")
 #: how many of the slowest tasks the report names

@@ -23,8 +23,8 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from cogcli.errors import ConfigError
-from cogcli.shown import visible
+from cogcli.contract.errors import ConfigError
+from cogcli.shown.visible import visible
 
 Status = Literal["passed", "failed", "error", "aborted"]
 #: what ``--rerun failed`` runs again (besides tasks with no result and aborted ones)
@@ -85,7 +85,7 @@ class FolderRefused(ConfigError):
 
 class Layout:
     """The paths of an output folder. Everything under it is made and opened without following
-    links (:func:`workspace_tools.hostfiles.open_dir`): a link planted at ``DIR/patches``,
+    links (:func:`workspace_tools.host.files.open_dir`): a link planted at ``DIR/patches``,
     ``DIR/events`` or ``DIR/work`` is refused, so no patch, event or checkout lands in (or removes)
     a folder outside ``DIR``. ``DIR`` itself is the person's and is taken as it is."""
 
@@ -103,7 +103,7 @@ class Layout:
 
     def open_folder(self, folder: Path) -> int:
         """A descriptor of ``folder`` (one of DIR's), made if missing, never through a link."""
-        from workspace_tools.hostfiles import LinkRefused, open_dir
+        from workspace_tools.host.files import LinkRefused, open_dir
 
         try:
             return open_dir(folder, self.out, create=True, mode=0o755)

@@ -17,8 +17,8 @@ from cogcli.batch.report import money
 from cogcli.batch.results import Layout, ResultsWriter, TaskResult, read_results, to_run
 from cogcli.batch.runner import BatchOptions
 from cogcli.batch.tasks import Task, read_tasks
-from cogcli.errors import ConfigError
-from cogcli.shown import error_lines, say, visible
+from cogcli.contract.errors import ConfigError
+from cogcli.shown.visible import error_lines, say, visible
 
 #: the batch ran everything and every task passed / some did not / it was stopped
 EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_STOPPED = 0, 1, 130

@@ -26,7 +26,7 @@ from typing import IO, Any
 
 from cogcli.batch.results import Layout, TaskResult
 from cogcli.batch.tasks import Task
-from cogcli.options import SettingFlags
+from cogcli.settings.options import SettingFlags
 
 log = logging.getLogger("cogcli")
 
@@ -41,7 +41,7 @@ class BatchOptions:
     """What the batch command line sets for every task (a setting not given: the task's workspace,
     the environment and the person's config decide)."""
 
-    #: the settings given as flags (:mod:`cogcli.options`); a task's ``model`` and ``test_command`` over them
+    #: the settings given as flags (:mod:`cogcli.settings.options`); a task's ``model`` and ``test_command`` over them
     flags: SettingFlags = field(default_factory=SettingFlags)
     #: variables tasks may pass to their setup and tests (``--pass-env``: the person's; see
     #: :func:`cogcli.batch.tasks.task_env`)
@@ -116,7 +116,7 @@ class _Notes(logging.Handler):
         self.into = into
 
     def emit(self, record: logging.LogRecord) -> None:
-        from cogcli.secrets import redact
+        from cogcli.secrets.redactor import redact
 
         text, _ = redact(record.getMessage())
         if text not in self.into:
@@ -157,7 +157,7 @@ def _run_task(
         Layout(patch_path.parent.parent).remove_patch(task.id)
     try:
         from cogcli.batch.checkout import CheckoutError, clone, make_patch
-        from cogcli.errors import CogError, ConfigError
+        from cogcli.contract.errors import CogError, ConfigError
 
         try:
             base = clone(task.source(options.base), checkout, local=not task.is_url, ref=task.ref)
@@ -199,7 +199,7 @@ def _run_task(
 def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: IO[bytes], result: TaskResult, watch_signals: bool) -> None:
     import anyio
 
-    from cogcli.config import load_settings
+    from cogcli.settings.load import load_settings
     from cogcli.render.jsonl import JsonlWriter
     from cogcli.batch.tasks import task_env
     from cogcli.session import Session, exit_status, make_tools
@@ -239,7 +239,7 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
 async def _run(session: Any, instruction: str, on_event: Callable[[Any], None], watch_signals: bool) -> Any:
     import anyio
 
-    from cogcli.context import AbortSignal
+    from cogcli.contract.context import AbortSignal
 
     abort = AbortSignal()
     async with anyio.create_task_group() as tg:
@@ -282,11 +282,11 @@ def _setup(task: Task, settings: Any, checkout: Path, *, network: bool = False) 
     environment and the task's allowed ``env``."""
     import anyio
 
-    from cogcli.errors import CogError
-    from cogcli.secrets import redact
+    from cogcli.contract.errors import CogError
+    from cogcli.secrets.redactor import redact
     from cogcli.session import test_env
-    from workspace_tools.bwrap import sandbox_prefix
-    from workspace_tools.procs import OutputTail, run_process_group
+    from workspace_tools.sandbox.bwrap import sandbox_prefix
+    from workspace_tools.host.processes import OutputTail, run_process_group
 
     passed = test_env(settings)  # task.env is in its pass_env
     prefix = sandbox_prefix(settings.sandbox, checkout, network=network, writable=passed.writable)

@@ -23,9 +23,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
-from cogcli.errors import ConfigError
-from cogcli.shown import visible
-from workspace_tools.testenv import is_variable_name
+from cogcli.contract.errors import ConfigError
+from cogcli.shown.visible import visible
+from workspace_tools.sandbox.environment import is_variable_name
 
 #: what a task id may be: it names files and folders
 ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
@@ -98,7 +98,7 @@ def task_env(task: Task, allowed: Iterable[str]) -> tuple[list[str], list[str]]:
     """(the names of ``task.env`` its setup and tests get, why each other one is not passed).
     Only names the person allowed (``allowed``: ``cog batch --pass-env``), and never one named like
     a credential (``OPENAI_API_KEY``, ``*_TOKEN``, …), whoever allowed it: the task file asks for it."""
-    from workspace_tools.testenv import is_credential_name
+    from workspace_tools.sandbox.environment import is_credential_name
 
     person = set(allowed)
     passed: list[str] = []

@@ -12,10 +12,10 @@ from pathlib import Path
 
 def session_diff(root: Path, message_ids: Sequence[str]) -> str:
     """The unified diff of the files the runs ``message_ids`` (in order) changed, "" when none differs."""
-    from cogcli.errors import CogError
-    from workspace_tools.diffs import file_header, format_hunks, text_blocks
-    from workspace_tools.journal import read_journal
-    from workspace_tools.paths import Workspace
+    from cogcli.contract.errors import CogError
+    from workspace_tools.text.diffs import file_header, format_hunks, text_blocks
+    from workspace_tools.files.journal import read_journal
+    from workspace_tools.workspace.paths import Workspace
 
     before: dict[str, bytes | None] = {}
     for message_id in message_ids:

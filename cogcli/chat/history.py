@@ -1,5 +1,5 @@
 """The lines typed in ``cog chat``, kept per workspace in the person's state folder
-(``$XDG_STATE_HOME/cog/workspaces/<workspace>/chat-history``, :mod:`cogcli.person_state`), in
+(``$XDG_STATE_HOME/cog/workspaces/<workspace>/chat-history``, :mod:`cogcli.settings.person_state`), in
 prompt_toolkit's file-history format: a ``# time`` line, then each line of an entry after a ``+``.
 
 The history is the person's, not the workspace's: what they typed (a token pasted by mistake)
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from prompt_toolkit.history import History
 
-from cogcli.memory import COG_DIR, is_tracked
+from cogcli.threads.store import COG_DIR, is_tracked
 
 log = logging.getLogger("cogcli")
 
@@ -73,7 +73,7 @@ class WorkspaceHistory(History):
         """Move an older cog's ``.cog/chat-history`` here once (unless git tracks it)."""
         if os.path.lexists(self.path):
             return
-        from workspace_tools import hostfiles
+        from workspace_tools.host import files as hostfiles
 
         old = self.root / COG_DIR / HISTORY_NAME
         try:
@@ -87,7 +87,7 @@ class WorkspaceHistory(History):
                 return
             data = f.read()
         if is_tracked(self.root, f"{COG_DIR}/{HISTORY_NAME}"):
-            from cogcli.shown import say
+            from cogcli.shown.visible import say
 
             say(f"{old} is tracked by git: it came with the repository, so it is not used as your chat history")
             return
@@ -106,14 +106,14 @@ class WorkspaceHistory(History):
         if self._told:
             return
         self._told = True
-        from cogcli.shown import say
+        from cogcli.shown.visible import say
 
         say(f"the chat history {self.path} cannot be used ({exc}); lines typed now are not kept")
 
 
 def history_path(root: Path) -> Path:
     """Where the chat history of the workspace at ``root`` is kept."""
-    from cogcli.person_state import workspace_state
+    from cogcli.settings.person_state import workspace_state
 
     return workspace_state(root, create=False) / HISTORY_NAME
 

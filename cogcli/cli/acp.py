@@ -7,7 +7,7 @@ import typer
 
 from cogcli.cli.app import app, fail
 from cogcli.cli.setting_flags import with_settings
-from cogcli.options import ACP, SettingFlags
+from cogcli.settings.options import ACP, SettingFlags
 
 
 @app.command("acp")
@@ -43,7 +43,7 @@ def acp_command(
     from cogcli.acp.agent import AcpOptions, serve_stdio
 
     if sys.stdin.isatty():
-        from cogcli.shown import say
+        from cogcli.shown.visible import say
 
         say("cog acp speaks JSON-RPC on stdin and stdout: an editor starts it (Ctrl-D ends it)")
 

@@ -94,7 +94,7 @@ OutputSchemaOption = Annotated[
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print ``cog: message`` on stderr (control characters escaped: it may name a workspace path)
     and exit with ``code`` (2: usage or configuration)."""
-    from cogcli.shown import say
+    from cogcli.shown.visible import say
 
     say(message)
     raise typer.Exit(code)
@@ -105,7 +105,7 @@ class _VisibleFormatter(logging.Formatter):
     the workspace, the model and MCP servers)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        from cogcli.shown import visible
+        from cogcli.shown.visible import visible
 
         return visible(super().format(record))
 
@@ -115,7 +115,7 @@ class _TerminalHandler(logging.StreamHandler):  # type: ignore[type-arg]
     terminal (a running test's count) is erased first (Ctrl-C's notice never lands at its end)."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        from cogcli.shown import clear_live_line
+        from cogcli.shown.visible import clear_live_line
 
         clear_live_line()
         super().emit(record)
@@ -130,8 +130,8 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def workspace(directory: Path | None) -> Path:
-    from cogcli.config import find_workspace
-    from cogcli.errors import ConfigError
+    from cogcli.settings.load import find_workspace
+    from cogcli.contract.errors import ConfigError
 
     try:
         return find_workspace(directory)

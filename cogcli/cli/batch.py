@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperGroup
 
 from cogcli.cli.setting_flags import with_settings
-from cogcli.options import BATCH, SettingFlags
+from cogcli.settings.options import BATCH, SettingFlags
 
 BATCH_HELP = """\
 Run many tasks, each in its own checkout, on this machine or on Ray.
@@ -108,12 +108,12 @@ def run(
     from cogcli.batch.local import default_workers
     from cogcli.batch.run import BatchRequest, run_batch
     from cogcli.batch.runner import BatchOptions
-    from cogcli.errors import ConfigError
+    from cogcli.contract.errors import ConfigError
 
     tasks_file = tasks.expanduser().resolve()
     schema = None
     if output_schema is not None:  # read once here: every task (and a Ray node) gets the schema itself
-        from cogcli.structured import OutputSchema
+        from cogcli.loop.output_schema import OutputSchema
 
         try:
             schema = OutputSchema.load(output_schema.expanduser()).schema

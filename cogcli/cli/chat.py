@@ -7,7 +7,7 @@ import typer
 
 from cogcli.cli.app import DirectoryOption, app, workspace
 from cogcli.cli.setting_flags import with_settings
-from cogcli.options import CHAT, SettingFlags
+from cogcli.settings.options import CHAT, SettingFlags
 
 
 @app.command()

@@ -16,7 +16,7 @@ from cogcli.cli.app import (
     workspace,
 )
 from cogcli.cli.setting_flags import with_settings
-from cogcli.options import EDIT, SettingFlags
+from cogcli.settings.options import EDIT, SettingFlags
 
 
 @app.command(epilog=EXIT_CODES)

@@ -12,7 +12,7 @@ from cogcli.cli.app import (
     workspace,
 )
 from cogcli.cli.setting_flags import with_settings
-from cogcli.options import MCP, SERVE, SettingFlags
+from cogcli.settings.options import MCP, SERVE, SettingFlags
 
 
 @app.command("trust")
@@ -47,9 +47,9 @@ def mcp_command(
     flags: SettingFlags,
 ) -> None:
     """Serve the workspace tools over MCP (stdio by default)."""
-    from cogcli.config import load_settings
-    from cogcli.errors import ConfigError
-    from cogcli.mcp.server import serve
+    from cogcli.settings.load import load_settings
+    from cogcli.contract.errors import ConfigError
+    from cogcli.adapters.mcp_server import serve
 
     try:
         root = workspace(directory)

@@ -1,4 +1,4 @@
-"""A command's typer options, made from the settings' one definition (:mod:`cogcli.options`):
+"""A command's typer options, made from the settings' one definition (:mod:`cogcli.settings.options`):
 ``@with_settings(CHAT)`` gives a command every setting that applies to it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
-from cogcli.options import Setting, SettingError, SettingFlags, applies_to, from_flags
+from cogcli.settings.options import Setting, SettingError, SettingFlags, applies_to, from_flags
 
 __all__ = ["with_settings"]
 
@@ -59,7 +59,7 @@ def with_settings(command: str) -> Callable[[Callable[..., Any]], Callable[..., 
         settings = applies_to(command)
         clash = {p.name for p in own} & {s.name for s in settings}
         if clash:
-            raise TypeError(f"{func.__name__} declares {', '.join(sorted(clash))} itself; they are settings (cogcli.options)")
+            raise TypeError(f"{func.__name__} declares {', '.join(sorted(clash))} itself; they are settings (cogcli.settings.options)")
         added = [inspect.Parameter(s.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_option(s)) for s in settings]
         names = [s.name for s in settings]
 
@@ -71,7 +71,7 @@ def with_settings(command: str) -> Callable[[Callable[..., Any]], Callable[..., 
             except SettingError as exc:
                 import typer
 
-                from cogcli.shown import say
+                from cogcli.shown.visible import say
 
                 say(str(exc))
                 raise typer.Exit(2) from None

@@ -7,7 +7,7 @@ import typer
 
 from cogcli.cli.app import DirectoryOption, app, workspace
 from cogcli.cli.setting_flags import with_settings
-from cogcli.options import CONFIG, SettingFlags
+from cogcli.settings.options import CONFIG, SettingFlags
 
 
 @app.command("config")

@@ -45,7 +45,7 @@ def render_command(
             fail(f"cannot read {file}: {exc.strerror}")
 
     def problem(number: int, message: str) -> None:
-        from cogcli.shown import say
+        from cogcli.shown.visible import say
 
         say(f"line {number}: {message}; skipped", prefix="cog render: ")
 
@@ -64,15 +64,15 @@ def render_command(
 def schema_command(which: Annotated[Schema, typer.Argument(metavar="events|presentation|details", help="events, presentation or details.")]) -> None:
     """Print the JSON Schema of the wire events, of a tool presentation or of the workspace tools' details."""
     if which is Schema.events:
-        from cogcli.events import events_json_schema
+        from cogcli.wire.events import events_json_schema
 
         schema = events_json_schema()
     elif which is Schema.details:
-        from cogcli.details import details_json_schema
+        from cogcli.contract.details import details_json_schema
 
         schema = details_json_schema()
     else:
-        from cogcli.presentation import presentation_json_schema
+        from cogcli.contract.presentation import presentation_json_schema
 
         schema = presentation_json_schema()
     sys.stdout.write(json.dumps(schema, indent=2) + "\n")

@@ -20,7 +20,7 @@ from cogcli.cli.app import (
     workspace,
 )
 from cogcli.cli.setting_flags import with_settings
-from cogcli.options import TOOL, SettingFlags
+from cogcli.settings.options import TOOL, SettingFlags
 
 
 @app.command("tool", epilog=EXIT_CODES)
@@ -77,8 +77,8 @@ def _split_pass_through(assignments: list[str]) -> tuple[list[str], list[str]]:
 
 def _session(root: Path, flags: Any = None, only: list[str] | None = None) -> Any:
     """A session of the workspace for direct calls, its tools made (``only``: just those)."""
-    from cogcli.config import load_settings
-    from cogcli.errors import ConfigError
+    from cogcli.settings.load import load_settings
+    from cogcli.contract.errors import ConfigError
     from cogcli.session import Session
 
     try:
@@ -94,7 +94,7 @@ def _tool_arguments(name: str, assignments: list[str], args: str | None, tools: 
     except for parameters the tool declares as strings, which take the text as it is."""
     arguments: dict[str, Any] = {}
     if args:
-        from cogcli.call import parse_arguments  # the one parse of a call's arguments, a model's and a person's
+        from cogcli.contract.prepare import parse_arguments  # the one parse of a call's arguments, a model's and a person's
 
         parsed, problem = parse_arguments(args, option="--args")
         if problem is not None:
@@ -136,8 +136,8 @@ def tools_command(
         for line in t.description.strip().splitlines()[:1]:
             sys.stdout.write(f"    {line}\n")
     if any(t.name == "run_tests" for t in tools):
-        from cogcli.shown import visible
-        from workspace_tools.paths import Workspace
+        from cogcli.shown.visible import visible
+        from workspace_tools.workspace.paths import Workspace
         from workspace_tools.runners import overview
 
         sys.stdout.write("\n" + visible("\n".join(overview(Workspace(root)))) + "\n")  # names folders of the workspace

@@ -26,11 +26,11 @@ from typing import Any
 
 import anyio
 
-from cogcli.approval_text import WRAP_INDENT, arguments_text, exact_lines, wrap_columns
-from cogcli.approvals import Approve, Decision, Decisions, summarize
-from cogcli.errors import ConfigError
-from cogcli.events import Approval
-from cogcli.shown import say, visible
+from cogcli.shown.approval import WRAP_INDENT, arguments_text, exact_lines, wrap_columns
+from cogcli.gate.approval import Approve, Decision, Decisions, summarize
+from cogcli.contract.errors import ConfigError
+from cogcli.wire.events import Approval
+from cogcli.shown.visible import say, visible
 
 log = logging.getLogger("cogcli")
 
@@ -354,7 +354,7 @@ def _without_headers(lines: list[str]) -> list[str]:
 
 
 def question_lines(a: Approval) -> tuple[list[str], str]:
-    """The lines under ``cog wants to: …``, whole (:mod:`cogcli.approval_text`: split on ``\\n``
+    """The lines under ``cog wants to: …``, whole (:mod:`cogcli.shown.approval`: split on ``\\n``
     only, drawn exactly, not yet wrapped), and what they are (``diff``, ``command``, ``arguments``):
     the call's preview when it has one (an edit's diff, a command), else all its arguments."""
     preview = a.preview or {}

@@ -6,7 +6,7 @@ so far — drawn with the same rows and asked the same approvals as ``cog edit``
 The line editor is prompt_toolkit's (imported when the chat starts, never by ``cog --help``): a
 history kept per workspace in the person's state folder (:mod:`cogcli.chat.history`), Alt-Enter or a
 trailing ``\\`` for a new line, a bracketed paste kept as one message, slash commands completed
-(:mod:`cogcli.chat.slash`) and a status line below the prompt while it waits
+(:mod:`cogcli.project.slash_commands`) and a status line below the prompt while it waits
 (:mod:`cogcli.chat.status`). Nothing is drawn full-screen: between prompts the terminal is the
 run's, as with ``cog edit``.
 
@@ -22,21 +22,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogcli.rewind import allowed_text, rewind_text, undo_text
-from cogcli.chat.slash import COMMANDS, help_text, parse, unknown_text
+from cogcli.threads.rewind import allowed_text, rewind_text, undo_text
+from cogcli.project.slash_commands import COMMANDS, help_text, parse, unknown_text
 from cogcli.chat.status import ChatState
 from cogcli.commands.approve import make_approver, quiet_approvals
 from cogcli.commands.common import abort_on_signals, leave_lingering_tools
 from cogcli.commands.edit import RunOutput, close_output, run_watched
-from cogcli.config import load_settings, no_model_message
-from cogcli.context import AbortSignal
-from cogcli.errors import CogError, ConfigError
-from cogcli.events import RunStatus
-from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from cogcli.options import SettingFlags
+from cogcli.settings.load import load_settings, no_model_message
+from cogcli.contract.context import AbortSignal
+from cogcli.contract.errors import CogError, ConfigError
+from cogcli.wire.events import RunStatus
+from cogcli.wire.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from cogcli.settings.options import SettingFlags
 from cogcli.render import Renderer, make_renderer
 from cogcli.session import Session, make_tools, store_problem
-from cogcli.shown import say, visible
+from cogcli.shown.visible import say, visible
 
 log = logging.getLogger("cogcli")
 
@@ -49,7 +49,7 @@ class ChatOptions:
     root: Path
     #: the directory cog runs in (instruction files are read from the root down to it)
     cwd: Path | None = None
-    #: the settings given as flags (:mod:`cogcli.options`); ``/model`` replaces the model
+    #: the settings given as flags (:mod:`cogcli.settings.options`); ``/model`` replaces the model
     flags: SettingFlags = field(default_factory=SettingFlags)
     #: continue this thread (an id or a unique prefix) …
     thread: str | None = None
@@ -146,7 +146,7 @@ class Chat:
         self.interrupted = False
         #: tools answered [a]lways: asked no more for the rest of the chat session (/allowed lists them)
         self.always: set[str] = set()
-        from cogcli.custom_commands import builtin_names, load_commands
+        from cogcli.project.custom_commands import builtin_names, load_commands
 
         #: ``/NAME`` commands of .agents/commands and ~/.config/cog/commands (never a built-in's name)
         self.commands = load_commands(session.root, builtin_names())
@@ -230,7 +230,7 @@ class Chat:
     async def run(self, instruction: str) -> None:
         """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws;
         in plan mode (``/plan``) only tools that change nothing run."""
-        from cogcli.plan_mode import PlanMode
+        from cogcli.gate.plan_mode import PlanMode
 
         renderer = make_renderer("text")
         try:  # each run its own approver; an "always" answer holds for the chat session (/allowed)
@@ -295,7 +295,7 @@ class Chat:
     async def plan_mode(self, on: bool, argument: str) -> None:
         """``/plan [INSTRUCTION]``: plan mode from now on (running the instruction if given);
         ``/go [NOTE]``: leave it and carry out the plan (the note added)."""
-        from cogcli.plan_mode import GO
+        from cogcli.gate.plan_mode import GO
 
         self.state.plan = on
         if on:
@@ -339,7 +339,7 @@ class Chat:
 
     async def compact(self) -> None:
         from cogcli.render.words import compaction_text
-        from cogcli.turn import usage_of
+        from cogcli.loop.turn import usage_of
 
         if not self.state.thread_id:
             _print("nothing to compact: no run in this conversation yet")

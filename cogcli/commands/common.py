@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from cogcli.session.tools import make_tools  # noqa: F401 (where commands and their tests found it)
 
 if TYPE_CHECKING:
-    from cogcli.context import AbortSignal
+    from cogcli.contract.context import AbortSignal
 
 log = logging.getLogger("cogcli")
 

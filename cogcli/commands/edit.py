@@ -14,19 +14,19 @@ from typing import Any
 
 import anyio
 
-from cogcli.approvals import Approve
+from cogcli.gate.approval import Approve
 from cogcli.commands.approve import make_approver, quiet_approvals
 from cogcli.commands.common import abort_on_signals, leave_lingering_tools
-from cogcli.config import load_settings
-from cogcli.context import AbortSignal
-from cogcli.errors import CogError, ConfigError
-from cogcli.emitter import EventEmitter
-from cogcli.events import ErrorEvent, FinishEvent
-from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
-from cogcli.options import SettingFlags
+from cogcli.settings.load import load_settings
+from cogcli.contract.context import AbortSignal
+from cogcli.contract.errors import CogError, ConfigError
+from cogcli.wire.emitter import EventEmitter
+from cogcli.wire.events import ErrorEvent, FinishEvent
+from cogcli.wire.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.settings.options import SettingFlags
 from cogcli.render import Renderer, make_renderer
 from cogcli.session import RunNotStarted, Session, exit_status, make_tools
-from cogcli.shown import say
+from cogcli.shown.visible import say
 
 log = logging.getLogger("cogcli")
 
@@ -35,7 +35,7 @@ log = logging.getLogger("cogcli")
 class EditOptions:
     instruction: str
     root: Path
-    #: the settings given as flags (:mod:`cogcli.options`: model, sandbox, approval, …)
+    #: the settings given as flags (:mod:`cogcli.settings.options`: model, sandbox, approval, …)
     flags: SettingFlags = field(default_factory=SettingFlags)
     format: str = "text"
     thread: str | None = None
@@ -50,7 +50,7 @@ class EditOptions:
     last: bool = False
     #: the directory cog runs in (instruction files are read from the root down to it)
     cwd: Path | None = None
-    #: --output-schema FILE (:mod:`cogcli.structured`)
+    #: --output-schema FILE (:mod:`cogcli.loop.output_schema`)
     output_schema: Path | None = None
     #: --plan: only tools that change nothing run; the run ends with a plan (``--last "go"`` runs it)
     plan: bool = False
@@ -94,7 +94,7 @@ def run_edit(opts: EditOptions) -> int:
         return _failed_before_run(opts.format, exc.message, "USAGE")
     if not opts.instruction.strip():
         return _failed_before_run(opts.format, 'the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"', "USAGE")
-    from cogcli.plan_mode import plan_command
+    from cogcli.gate.plan_mode import plan_command
 
     if (planned := plan_command(opts.instruction)) is not None:  # "/plan …" as --plan, "/go" (with --last) runs the plan
         opts.instruction, opts.plan = planned[0], opts.plan or planned[1]
@@ -103,7 +103,7 @@ def run_edit(opts: EditOptions) -> int:
     if opts.flags.get("plan_allow") and not opts.plan:  # the flag alone (config.toml's holds for every plan)
         return _failed_before_run(opts.format, "--plan-allow goes with --plan (it lets a tool run in plan mode)", "USAGE")
     try:  # "/NAME args": a custom command (.agents/commands/NAME.md, ~/.config/cog/commands/NAME.md)
-        from cogcli.custom_commands import expand_instruction
+        from cogcli.project.custom_commands import expand_instruction
 
         opts.instruction, picked, _ = expand_instruction(opts.instruction, opts.root, opts.flags.model or None)
         if picked:  # the command's own model (a workspace command's held to the workspace), as --model
@@ -236,7 +236,7 @@ class RunOutput:
 
 async def _run(session: Session, opts: EditOptions, output: RunOutput, approve: Approve | None) -> tuple[Any, list[int]]:
     """The one run of ``cog edit``; the session is closed under the same signal watch."""
-    from cogcli.plan_mode import PlanMode
+    from cogcli.gate.plan_mode import PlanMode
 
     plan = PlanMode.of(session.settings.plan_allow) if opts.plan else None
     return await run_watched(session, opts.instruction, output, thread=opts.thread, last=opts.last, approve=approve, close_session=True, plan=plan)
@@ -259,7 +259,7 @@ async def run_watched(
     start, an unknown thread, the thread store) is returned, not raised, so it reaches the caller
     as itself and not wrapped in the signal watch's task group. ``close_session``: close the
     session after the run, still under the watch (``cog edit``; ``cog chat`` keeps it open);
-    ``plan``: a :class:`~cogcli.plan_mode.PlanMode` (only read-only tools run)."""
+    ``plan``: a :class:`~cogcli.gate.plan_mode.PlanMode` (only read-only tools run)."""
     abort = AbortSignal()
     output.abort = abort
     async with abort_on_signals(abort) as received:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
-from cogcli.errors import ConfigError
+from cogcli.contract.errors import ConfigError
 
 #: an instruction file larger than this is surely a mistake (a log, a binary)
 MAX_INSTRUCTION_BYTES = 1024 * 1024

@@ -2,7 +2,7 @@
 instruction. Refuses to start on a dirty tree (unless ``--allow-dirty``) so a commit never sweeps
 up someone's unrelated work.
 
-git runs through :func:`workspace_tools.gitrun.run_git` (no repository-named program runs). The
+git runs through :func:`workspace_tools.host.git.run_git` (no repository-named program runs). The
 repository's own commit hooks do not run by default: a hook runs workspace files (a lint script,
 ``.venv/bin/pre-commit``, ``node_modules/.bin/lint-staged``) that the run's tests, or the model's
 edits, could have changed, and it would run them unsandboxed. With ``--commit-hooks`` they run
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cogcli.errors import CogError, ConfigError, ErrorCode
+from cogcli.contract.errors import CogError, ConfigError, ErrorCode
 
 SUBJECT_LENGTH = 72
 #: the hooks ``git add`` and ``git commit`` may run
@@ -38,7 +38,7 @@ class HookSnapshot:
 
 
 def _git(root: Path, *args: str, hooks: Path | None = None) -> str:
-    from workspace_tools.gitrun import GitNotFound, run_git
+    from workspace_tools.host.git import GitNotFound, run_git
 
     try:
         done = run_git(root, args, hooks=hooks)
@@ -54,7 +54,7 @@ def _git(root: Path, *args: str, hooks: Path | None = None) -> str:
 
 def _hooks_folder(root: Path) -> Path | None:
     """Where git looks for this repository's hooks (``core.hooksPath`` or ``<git-dir>/hooks``)."""
-    from workspace_tools.gitrun import run_git
+    from workspace_tools.host.git import run_git
 
     # run_git sets core.hooksPath itself on the command line: ask the configuration files instead
     for scope in ("--local", "--global", "--system"):

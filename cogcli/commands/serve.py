@@ -14,12 +14,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from cogcli.options import SettingFlags
+from cogcli.settings.options import SettingFlags
 from cogcli.render.summary import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 
 def _fail(message: str) -> int:
-    from cogcli.shown import say
+    from cogcli.shown.visible import say
 
     say(message)
     return EXIT_USAGE
@@ -55,7 +55,7 @@ def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, flags: Sett
     flags = flags or SettingFlags()
     model = flags.model
     if model:
-        from cogcli.errors import ConfigError
+        from cogcli.contract.errors import ConfigError
         from cogcli.models import parse_model_spec
 
         try:
@@ -103,7 +103,7 @@ def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, flags: Sett
     bound = sock.getsockname()[1]
     sys.stdout.write(url_for(host, bound, token) + "\n")
     sys.stdout.flush()
-    from cogcli.shown import say
+    from cogcli.shown.visible import say
 
     say(f"serving {root} (Ctrl-C to stop)")
     sys.stderr.flush()

@@ -1,4 +1,4 @@
-"""``cog config``: the settings :func:`cogcli.config.load_settings` resolves in a workspace, each
+"""``cog config``: the settings :func:`cogcli.settings.load.load_settings` resolves in a workspace, each
 with where it came from (``Settings.origins``)."""
 
 from __future__ import annotations
@@ -8,19 +8,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cogcli.config import Settings, load_settings
-from cogcli.errors import ConfigError
-from cogcli.exit_codes import EXIT_OK, EXIT_USAGE
-from cogcli.options import SETTINGS, SettingFlags
-from cogcli.person_config import config_path, shown_path
-from cogcli.shown import say, visible
+from cogcli.settings.load import Settings, load_settings
+from cogcli.contract.errors import ConfigError
+from cogcli.wire.exit_codes import EXIT_OK, EXIT_USAGE
+from cogcli.settings.options import SETTINGS, SettingFlags
+from cogcli.settings.person_file import config_path, shown_path
+from cogcli.shown.visible import say, visible
 
 #: settings only the workspace's file sets (no flag, variable or person's key): name → how it is shown
 WORKSPACE_ONLY = ("workspace_pass_env", "secret_globs", "runner", "instruction_files", "instruction_budget")
 
 
 def rows(settings: Settings) -> list[tuple[str, Any, str]]:
-    """(name, value, where it came from) for every setting, in :data:`cogcli.options.SETTINGS`' order."""
+    """(name, value, where it came from) for every setting, in :data:`cogcli.settings.options.SETTINGS`' order."""
     out: list[tuple[str, Any, str]] = []
     origins = settings.origins
     for setting in SETTINGS:

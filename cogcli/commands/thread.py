@@ -10,10 +10,10 @@ from pathlib import Path
 
 from typing import Any
 
-from cogcli.errors import ConfigError
+from cogcli.contract.errors import ConfigError
 from cogcli.render import Renderer
-from cogcli.exit_codes import EXIT_OK, EXIT_USAGE
-from cogcli.shown import say
+from cogcli.wire.exit_codes import EXIT_OK, EXIT_USAGE
+from cogcli.shown.visible import say
 
 
 def _fail(message: str) -> int:
@@ -22,7 +22,7 @@ def _fail(message: str) -> int:
 
 
 def list_command(root: Path, as_json: bool) -> int:
-    from cogcli.memory import default_store_path
+    from cogcli.threads.store import default_store_path
     from cogcli.session import Session
 
     try:
@@ -38,7 +38,7 @@ def list_command(root: Path, as_json: bool) -> int:
     if not threads:
         say(f"no threads yet in {root} (cog edit starts one)")
         return EXIT_OK
-    from cogcli.render.visible import visible
+    from cogcli.shown.visible import visible
 
     for t in threads:
         sys.stdout.write(visible(f"{t.id}  {t.updated_at[:19].replace('T', ' ')}  {t.status:<9}  {t.title}") + "\n")
@@ -46,9 +46,9 @@ def list_command(root: Path, as_json: bool) -> int:
 
 
 def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
-    from cogcli.memory import default_store_path, default_store
-    from cogcli.render.visible import visible
-    from cogcli.undo import thread_runs
+    from cogcli.threads.store import default_store_path, default_store
+    from cogcli.shown.visible import visible
+    from cogcli.threads.undo import thread_runs
 
     if not default_store_path(root).exists():
         return _fail(f"no thread {thread_id!r}: {root} has no stored threads yet")
@@ -83,7 +83,7 @@ def run_heading(run: Any) -> str:
 def export_command(root: Path, thread_id: str | None, fmt: str, output: Path | None) -> int:
     """``cog thread export [ID|--last] --format atif|jsonl``: the thread as an ATIF trajectory (one
     JSON document) or as its events (JSON lines), on stdout or into ``output``."""
-    from cogcli.memory import default_store, default_store_path
+    from cogcli.threads.store import default_store, default_store_path
 
     if not default_store_path(root).exists():
         return _fail(f"no threads in {root} yet (cog edit starts one)")
@@ -93,7 +93,7 @@ def export_command(root: Path, thread_id: str | None, fmt: str, output: Path | N
             if thread is None:
                 return _fail(f"no thread {thread_id!r} (list them with `cog thread list`)" if thread_id else f"no threads in {root} yet")
             if fmt == "atif":
-                from cogcli.atif import trajectory
+                from cogcli.threads.atif import trajectory
 
                 text = json.dumps(trajectory(thread.id, thread.entries, model=thread.model), indent=2, ensure_ascii=False) + "\n"
             else:

@@ -9,10 +9,10 @@ from typing import Any
 import anyio
 
 from cogcli.commands.common import abort_on_signals
-from cogcli.context import AbortSignal, ToolUpdate
-from cogcli.emitter import EventEmitter
-from cogcli.events import ToolCallEndEvent, ToolCallStartEvent, ToolUpdateEvent
-from cogcli.invoke import new_call_id
+from cogcli.contract.context import AbortSignal, ToolUpdate
+from cogcli.wire.emitter import EventEmitter
+from cogcli.wire.events import ToolCallEndEvent, ToolCallStartEvent, ToolUpdateEvent
+from cogcli.contract.invoke import new_call_id
 from cogcli.render import Renderer
 from cogcli.session import Session, call_exit_status
 
@@ -43,7 +43,7 @@ def call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: 
     emit(result.to_event())
     renderer.close()
     if name in JOURNALED_IN_RUNS and result.error is None:
-        from cogcli.shown import say
+        from cogcli.shown.visible import say
 
         say("cog undo does not put back what cog tool changes (only a run's changes are recorded); "
             "git restore/git checkout does for files git tracks")

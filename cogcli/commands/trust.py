@@ -6,11 +6,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cogcli.config import read_config
-from cogcli.errors import ConfigError
+from cogcli.settings.load import read_config
+from cogcli.contract.errors import ConfigError
 from cogcli.hooks.trust import workspace_entries
-from cogcli.shown import say, visible
-from cogcli.trust import (
+from cogcli.shown.visible import say, visible
+from cogcli.settings.trust import (
     Review,
     _ask_on_terminal,
     _terminal,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cogcli.errors import ConfigError
-from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
-from cogcli.shown import say, visible
+from cogcli.contract.errors import ConfigError
+from cogcli.wire.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.shown.visible import say, visible
 
 
 def _say(message: str) -> None:
@@ -19,7 +19,7 @@ def undo_command(root: Path, thread_id: str | None, *, to: str | None = None, dr
     """0 reverted (or, dry run, would revert), 1 refused (a file changed since the run; nothing
     written), 2 no such thread or run, or nothing to undo."""
     from cogcli.session import Session
-    from cogcli.undo import NothingToUndo, UndoRefused
+    from cogcli.threads.undo import NothingToUndo, UndoRefused
 
     try:
         with Session(root) as session:

@@ -23,7 +23,7 @@ from typing import Any
 from cogcli.compaction.estimate import estimate_message, estimate_specs
 from cogcli.compaction.stubs import Describe, describe_call, drop_results
 from cogcli.compaction.summary import kept_head, mechanical_summary, summary_cut, summary_message, summary_request
-from cogcli.events import CompactionEvent
+from cogcli.wire.events import CompactionEvent
 from cogcli.models.base import Message, ToolSpec, UsageReport
 
 log = logging.getLogger("cogcli")

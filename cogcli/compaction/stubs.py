@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cogcli.compaction.estimate import estimate_message, estimate_text
-from cogcli.events import DroppedResult
-from cogcli.instructions import instruction_note
+from cogcli.wire.events import DroppedResult
+from cogcli.project.instructions import instruction_note
 from cogcli.models.base import Message, ToolCallRequest
 
 if TYPE_CHECKING:
-    from cogcli.tools import Tool
+    from cogcli.contract.tool import Tool
 
 log = logging.getLogger("cogcli")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from cogcli.compaction.estimate import CHARS_PER_TOKEN, estimate_messages
 from cogcli.compaction.stubs import Describe, describe_call, short_text, turns
-from cogcli.instructions import instruction_note
+from cogcli.project.instructions import instruction_note
 from cogcli.models.base import Message, TextDelta, UsageReport
 
 SUMMARY_MARK = "[Summary of the earlier work in this thread"

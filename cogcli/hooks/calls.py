@@ -1,5 +1,5 @@
 """Hooks around a run's tool calls: ``PreToolUse`` at the approval gate, ``PostToolUse`` where every
-call ends (:class:`cogcli.conclude.Conclude`), and ``Notification`` when the run waits for the person.
+call ends (:class:`cogcli.loop.conclude.Conclude`), and ``Notification`` when the run waits for the person.
 
 PreToolUse runs for every call that can run (any tool: the workspace's, an MCP server's), after
 plan mode's refusal and before the person's approval. A block ends the call ``DENIED`` with the
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from cogcli.call import PreparedCall, prepare
-from cogcli.errors import ErrorCode
+from cogcli.contract.prepare import PreparedCall, prepare
+from cogcli.contract.errors import ErrorCode
 from cogcli.hooks.engine import RunHooks, Verdict, context_note
-from cogcli.result import ToolResult
+from cogcli.contract.result import ToolResult
 
 if TYPE_CHECKING:
-    from cogcli.conclude import Slots
+    from cogcli.loop.conclude import Slots
 
 Concluder = Callable[["Slots", int, ToolResult], Awaitable[ToolResult]]
 
@@ -77,7 +77,7 @@ async def _apply(
         await conclude(slots, i, call.outcome(ErrorCode.DENIED, f"{call.name} was not run: {why}, and this run asks nobody. Nothing was changed."))
         return
     if verdict.updated_input is not None and verdict.updated_input != call.arguments:
-        from cogcli.events import ToolUpdateEvent
+        from cogcli.wire.events import ToolUpdateEvent
 
         emit(ToolUpdateEvent(tool_call_id=call.id, tool_name=call.name, arguments=verdict.updated_input))
         changed = prepare(call.name, verdict.updated_input, call_id=call.id, tools=tools)
@@ -125,7 +125,7 @@ def with_notes(result: ToolResult, notes: Sequence[str]) -> ToolResult:
     """``result`` with ``notes`` after what the model reads of it (its content, or its error)."""
     if not notes:
         return result
-    from cogcli.secrets import redact
+    from cogcli.secrets.redactor import redact
 
     text = redact("\n\n".join(notes))[0]  # a hook's words are the model's to read: no credential in them
     if result.error is not None:
@@ -133,7 +133,7 @@ def with_notes(result: ToolResult, notes: Sequence[str]) -> ToolResult:
     content = result.result
     if isinstance(content, str) or content is None:
         return result.model_copy(update={"result": f"{content or ''}\n\n{text}".lstrip("\n")})
-    from cogcli.output import content_text
+    from cogcli.contract.output import content_text
 
     return result.model_copy(update={"result": f"{content_text(content)}\n\n{text}"})
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from cogcli.hooks.config import EVENTS, HookSpec, HookTables, compile_matcher
+from cogcli.settings.hook_tables import EVENTS, HookSpec, HookTables, compile_matcher
 from cogcli.hooks.process import hook_environment, run_hook_command
 from cogcli.hooks.reply import Decision, Reply, read_reply
 
@@ -139,7 +139,7 @@ class RunHooks:
 
         async with anyio.create_task_group() as outer:
             if self.signal is not None and event not in UNSTOPPED:
-                from cogcli.context import cancel_on_abort
+                from cogcli.contract.context import cancel_on_abort
 
                 outer.start_soon(cancel_on_abort, self.signal, outer.cancel_scope)  # an abort kills the hooks running
             async with anyio.create_task_group() as tg:
@@ -155,11 +155,11 @@ class RunHooks:
         return verdict
 
     def _report(self, event: str, hook: Configured, finished: Any, reply: Reply, call_id: str | None, tool_name: str | None) -> None:
-        from cogcli.events import HookEvent
-        from cogcli.secrets import redact_value
+        from cogcli.wire.events import HookEvent
+        from cogcli.secrets.redactor import redact_value
 
         if reply.outcome == "error":
-            from cogcli.shown import visible
+            from cogcli.shown.visible import visible
 
             log.warning("the %s hook %s failed: %s; the run goes on", event, visible(hook.spec.command, one_line=True), visible(reply.problem or ""))
         fields = {

@@ -48,7 +48,7 @@ async def before_prompt(hooks: RunHooks, prompt: str, *, new_thread: bool) -> st
     notes = [n for n in notes if n]
     if not notes:
         return prompt
-    from cogcli.secrets import redact
+    from cogcli.secrets.redactor import redact
 
     return prompt + "\n\n" + redact("\n\n".join(notes))[0]
 
@@ -58,7 +58,7 @@ async def at_stop(hooks: RunHooks, last_message: str, *, active: bool) -> str | 
     verdict = await hooks.fire("Stop", {"stop_hook_active": active, "last_assistant_message": last_message})
     if not verdict.blocked:
         return None
-    from cogcli.secrets import redact
+    from cogcli.secrets.redactor import redact
 
     return redact(f"[Stop hook] {verdict.reason or 'a Stop hook asked you to go on'}")[0]
 
@@ -78,7 +78,7 @@ def notifying(approve: Callable[[list[Any]], Awaitable[Any]], hooks: RunHooks) -
         return approve
 
     async def asked(approvals: list[Any]) -> Any:
-        from cogcli.approvals import summarize
+        from cogcli.gate.approval import summarize
 
         answer: Any = None
 

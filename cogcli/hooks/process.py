@@ -3,7 +3,7 @@
 The command line is the configured one, run by ``/bin/sh -c``; nothing from the workspace or the
 model is ever put on it — what the event is about reaches the hook on stdin only. The hook gets the
 person's environment less the variables named like credentials (the rule the tests' environment
-follows, :func:`workspace_tools.testenv.is_credential_name`), plus the ones its ``pass_env`` names,
+follows, :func:`workspace_tools.sandbox.environment.is_credential_name`), plus the ones its ``pass_env`` names,
 plus ``COG_PROJECT_DIR`` and ``CLAUDE_PROJECT_DIR`` (the workspace root, which Claude Code hook
 scripts read). Its stdout and stderr are read up to :data:`MAX_OUTPUT` bytes each. When it passes
 its timeout, or the run is cancelled while it runs, its whole process group is killed.
@@ -42,7 +42,7 @@ class Finished:
 def hook_environment(root: Path, pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The person's environment for a hook: all of it but credential-named variables (unless
     ``pass_env`` names them), and the project folder under cog's and Claude Code's names."""
-    from workspace_tools.testenv import is_credential_name
+    from workspace_tools.sandbox.environment import is_credential_name
 
     environ = os.environ if environ is None else environ
     passed = set(pass_env)

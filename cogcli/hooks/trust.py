@@ -1,10 +1,10 @@
 """Which hooks a session runs: the person's own (``[hooks]`` in ``~/.config/cog/config.toml``,
-``$XDG_CONFIG_HOME`` respected, read by :mod:`cogcli.person_config`), then the workspace's (``cog.toml`` / ``[tool.cog]``) once the
+``$XDG_CONFIG_HOME`` respected, read by :mod:`cogcli.settings.person_file`), then the workspace's (``cog.toml`` / ``[tool.cog]``) once the
 person approved them.
 
 A workspace's hook is a command the workspace wants run on this machine, outside the sandbox, at
 every tool call: a cloned repository, a test or the model's ``write_file`` could have put it
-there. So it runs only once approved like the workspace's MCP commands (:mod:`cogcli.trust`): the
+there. So it runs only once approved like the workspace's MCP commands (:mod:`cogcli.settings.trust`): the
 exact command line *and* the sha256 of each workspace file it runs, remembered with the event, the
 matcher, the timeout and the variables it asks for — a changed hook, or a changed script it runs, is
 asked about again (on a terminal) or refused (off one, naming ``cog trust``).
@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from cogcli.hooks.config import HookSpec
+from cogcli.settings.hook_tables import HookSpec
 
 
 def trust_key(event: str, spec: HookSpec) -> str:
@@ -36,7 +36,7 @@ def workspace_entries(tables: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 def session_hooks(settings: Any, *, interactive: bool | None = None) -> Any:
     """The :class:`~cogcli.hooks.engine.HookSet` a session runs — the person's hooks
     (``settings.person_hooks``, read with the rest of their config.toml by
-    :mod:`cogcli.person_config`, never from the workspace), then the workspace's — or None when no
+    :mod:`cogcli.settings.person_file`, never from the workspace), then the workspace's — or None when no
     hook is set. Raises :class:`ConfigError` for a workspace hook not approved (off a terminal; on
     one the person is asked, as for MCP commands)."""
     person = getattr(settings, "person_hooks", None) or {}
@@ -45,7 +45,7 @@ def session_hooks(settings: Any, *, interactive: bool | None = None) -> Any:
         return None
     source = settings.sources.get("hooks", "pyproject.toml")
     if workspace:
-        from cogcli.trust import require_trusted
+        from cogcli.settings.trust import require_trusted
 
         for setting, command in workspace_entries(workspace):
             require_trusted(settings.root, setting, [command], interactive=interactive, source=source)

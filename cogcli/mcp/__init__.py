@@ -1,6 +1,6 @@
 """MCP in both directions, over the official ``mcp`` SDK.
 
-- :mod:`cogcli.mcp.server` — ``cog mcp``: serve cog's tools to any MCP client. Content goes out as
+- :mod:`cogcli.adapters.mcp_server` — ``cog mcp``: serve cog's tools to any MCP client. Content goes out as
   ``structuredContent`` (checked against the tool's ``outputSchema``) plus a text block; ``details``
   and ``presentation`` ride in the result's ``_meta``; ``context.update()`` becomes
   ``notifications/progress`` when the client asked for progress.

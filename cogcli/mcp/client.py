@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from cogcli.context import ToolContext
-from cogcli.errors import ConfigError, ErrorCode, ToolCallError
+from cogcli.contract.context import ToolContext
+from cogcli.contract.errors import ConfigError, ErrorCode, ToolCallError
 from cogcli.mcp import META_DETAILS, META_PRESENTATION
-from cogcli.output import tool_output
-from cogcli.presentation import ToolPresentation, as_presentation
-from cogcli.tools import Tool
+from cogcli.contract.output import tool_output
+from cogcli.contract.presentation import ToolPresentation, as_presentation
+from cogcli.contract.tool import Tool
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -308,7 +308,7 @@ async def mcp_tools(
     ``cwd`` is each server's working directory (None: cog's own), so a relative path in a command
     (``python srv.py``, ``./bin/server``) names a file there: ``cog edit`` passes the workspace
     root for the workspace's ``[tool.cog] mcp_servers`` — the files their approval fingerprints
-    (:mod:`cogcli.trust`) — and the directory it runs in (``-C DIR``) for ``--mcp``.
+    (:mod:`cogcli.settings.trust`) — and the directory it runs in (``-C DIR``) for ``--mcp``.
 
     ``env`` maps a command to variables its server gets on top of the MCP SDK's default
     environment, given apart from the command line (their values are in no argv and no message).

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from cogcli.errors import ConfigError
+from cogcli.contract.errors import ConfigError
 from cogcli.models.base import (
     Message,
     Model,
@@ -35,7 +35,7 @@ from cogcli.models.base import (
 
 if TYPE_CHECKING:
     from cogcli.models.sse import RetryPolicy
-    from cogcli.pricing import Price
+    from cogcli.settings.prices import Price
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
@@ -209,7 +209,7 @@ def get_model(
     prefixes cog marks; ``prompt_cache_key`` sends the run's thread id as OpenAI's
     ``prompt_cache_key`` (None: only to api.openai.com; False: never; True: to any
     OpenAI-compatible server, and one that refuses the field is asked again without it).
-    ``prices`` adds to or overrides :data:`cogcli.pricing.PRICES` for the cost in usage reports."""
+    ``prices`` adds to or overrides :data:`cogcli.settings.prices.PRICES` for the cost in usage reports."""
     provider, model_id = parse_model_spec(spec)
     options = ModelOptions(base_url=base_url, api_key=api_key, retry=retry, timeout=timeout, cache_ttl=cache_ttl,
                            prompt_cache_key=prompt_cache_key, prices=prices)

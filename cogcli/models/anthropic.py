@@ -25,7 +25,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from cogcli.models.tokens import estimate_text
-from cogcli.errors import ContextLengthError, ModelError
+from cogcli.contract.errors import ContextLengthError, ModelError
 from cogcli.models.context import context_overflow
 from cogcli.models.base import (
     Message,
@@ -44,7 +44,7 @@ from cogcli.models.sse import HttpModel, RetryableError, RetryPolicy, post_sse
 if TYPE_CHECKING:
     import httpx
 
-    from cogcli.pricing import Price
+    from cogcli.settings.prices import Price
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -184,7 +184,7 @@ class AnthropicModel(HttpModel):
     ) -> None:
         """``cache`` marks prefixes for Anthropic's prompt cache (:func:`place_breakpoints`);
         ``cache_ttl`` is ``"5m"`` (default) or ``"1h"``; ``prices`` adds to or overrides
-        :data:`cogcli.pricing.PRICES` for the cost in each usage report."""
+        :data:`cogcli.settings.prices.PRICES` for the cost in each usage report."""
         if cache_ttl not in CACHE_TTLS:
             raise ValueError(f"cache_ttl must be one of {', '.join(CACHE_TTLS)}, got {cache_ttl!r}")
         self.model = model
@@ -218,8 +218,8 @@ class AnthropicModel(HttpModel):
     def usage_report(self, usage: dict[str, Any], output_tokens: int) -> UsageReport:
         """The turn's usage from the stream's ``usage`` fields: ``input_tokens`` (the uncached
         rest), ``cache_creation_input_tokens``, ``cache_read_input_tokens`` (and the split of the
-        writes by TTL in ``cache_creation``), priced with :mod:`cogcli.pricing`."""
-        from cogcli.pricing import cost_usd, price_of
+        writes by TTL in ``cache_creation``), priced with :mod:`cogcli.settings.prices`."""
+        from cogcli.settings.prices import cost_usd, price_of
 
         def count(key: str, where: dict[str, Any] = usage) -> int:
             return token_count(where.get(key))

@@ -102,7 +102,7 @@ class UsageReport(BaseModel):
     #: the part of ``input_tokens`` written to the provider's prompt cache (Anthropic's
     #: ``cache_creation_input_tokens``; None when the provider does not report writes)
     cache_write_tokens: int | None = None
-    #: the request's estimated cost in US dollars (:mod:`cogcli.pricing`), None when the price is unknown
+    #: the request's estimated cost in US dollars (:mod:`cogcli.settings.prices`), None when the price is unknown
     cost_usd: float | None = None
 
 
@@ -126,7 +126,7 @@ class Model(Protocol):
     name: str
 
     def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
-        """Stream one assistant turn. Raises :class:`cogcli.errors.ModelError` when the server
+        """Stream one assistant turn. Raises :class:`cogcli.contract.errors.ModelError` when the server
         fails or cuts the stream (after bounded retries where a retry is safe)."""
         ...
 

@@ -25,7 +25,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cogcli.errors import ModelError
+from cogcli.contract.errors import ModelError
 from cogcli.models.base import (
     PROMPT_CACHE_KEY,
     Message,
@@ -44,7 +44,7 @@ from cogcli.models.sse import HttpModel, RetryableError, RetryPolicy, post_sse
 if TYPE_CHECKING:
     import httpx
 
-    from cogcli.pricing import Price
+    from cogcli.settings.prices import Price
 
 log = logging.getLogger("cogcli.models")
 
@@ -119,7 +119,7 @@ class OpenAIModel(HttpModel):
     ) -> None:
         """``prompt_cache_key``: send the thread id as ``prompt_cache_key`` (None: only to
         api.openai.com, which documents it); ``prices`` adds to or overrides
-        :data:`cogcli.pricing.PRICES` for the cost in each usage report."""
+        :data:`cogcli.settings.prices.PRICES` for the cost in each usage report."""
         self.model = model
         self.name = name or f"openai:{model}"
         self.base_url = base_url.rstrip("/")
@@ -173,8 +173,8 @@ class OpenAIModel(HttpModel):
     def usage_report(self, u: dict[str, Any]) -> UsageReport:
         """A ``usage`` object as a report: ``prompt_tokens`` (cached included),
         ``completion_tokens``, the cached part from ``prompt_tokens_details.cached_tokens``
-        (DeepSeek: ``prompt_cache_hit_tokens``), priced with :mod:`cogcli.pricing`."""
-        from cogcli.pricing import cost_usd, price_of
+        (DeepSeek: ``prompt_cache_hit_tokens``), priced with :mod:`cogcli.settings.prices`."""
+        from cogcli.settings.prices import cost_usd, price_of
 
         details = u.get("prompt_tokens_details")
         cached = token_count(details.get("cached_tokens")) if isinstance(details, dict) else 0

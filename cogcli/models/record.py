@@ -3,7 +3,7 @@
 The cassette is started afresh (header first) when the first turn completes, and every turn
 after it is appended and flushed at once, so a run that crashes later keeps the turns so far.
 A turn that fails mid-stream is not written. Known API keys are scrubbed from what is written,
-and every credential the redactor finds (:mod:`cogcli.secrets`: one the model wrote in its text
+and every credential the redactor finds (:mod:`cogcli.secrets.redactor`: one the model wrote in its text
 or arguments).
 """
 
@@ -25,7 +25,7 @@ from cogcli.models.base import (
 )
 from cogcli.models.replay import CassetteHeader, CassetteToolCall, CassetteTurn, CassetteUsage
 from cogcli.models.sse import hide_known_secrets
-from cogcli.secrets import redact
+from cogcli.secrets.redactor import redact
 
 #: environment variables whose values never reach a cassette
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from cogcli.errors import ConfigError, ErrorCode, ModelError
+from cogcli.contract.errors import ConfigError, ErrorCode, ModelError
 from cogcli.models.sse import loads
 from cogcli.models.base import (
     Message,

@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 
-from cogcli.errors import ModelError
+from cogcli.contract.errors import ModelError
 from cogcli.models.base import Message, ModelStreamEvent, ToolSpec, UsageReport
 from cogcli.models.replay import play_turn
 

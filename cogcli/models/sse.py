@@ -1,5 +1,5 @@
 """What both HTTP model clients share: Server-Sent Events parsing, the retry policy and one
-streaming POST that turns HTTP failures into :class:`~cogcli.errors.ModelError`.
+streaming POST that turns HTTP failures into :class:`~cogcli.contract.errors.ModelError`.
 
 A turn is retried (connect errors, 429, 5xx, a stream cut before anything arrived) only while
 none of its events has been yielded, so the run never sees a half turn twice. httpx is imported
@@ -16,7 +16,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Se
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cogcli.errors import ContextLengthError, ErrorCode, ModelError
+from cogcli.contract.errors import ContextLengthError, ErrorCode, ModelError
 from cogcli.models.context import context_overflow
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ def json_body(body: dict[str, Any]) -> bytes:
 
 def hide_known_secrets(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with each of the given ``secrets`` (the client's own API keys, of 4 characters or
-    more) replaced by ``[redacted]``. Not :func:`cogcli.secrets.redact`, which finds credentials
+    more) replaced by ``[redacted]``. Not :func:`cogcli.secrets.redactor.redact`, which finds credentials
     of every kind in what a tool returns."""
     for secret in secrets:
         if secret and len(secret) >= 4:

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from cogcli.events import BaseEvent
+    from cogcli.wire.events import BaseEvent
     from cogcli.render.summary import RunSummary
 
 FORMATS = ("text", "jsonl", "github")

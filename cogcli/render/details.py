@@ -1,6 +1,6 @@
 """Reading a call's ``details`` for display: unified diffs and test reports.
 
-Renderers never know a tool's code, only the details shapes of :mod:`cogcli.details` (published
+Renderers never know a tool's code, only the details shapes of :mod:`cogcli.contract.details` (published
 by ``cog schema details``) through its accessors: a unified diff (a string, or a dict with a
 ``diff`` string), a view of many files' changes, a test report (``passed`` / ``failed`` counts and
 the tests that failed), a sandbox note, the file a call changed. Anything else is not drawn.
@@ -8,8 +8,8 @@ the tests that failed), a sandbox note, the file a call changed. Anything else i
 
 from __future__ import annotations
 
-# the renderers' readers of details and arguments: declared in cogcli.details, nowhere else
-from cogcli.details import (
+# the renderers' readers of details and arguments: declared in cogcli.contract.details, nowhere else
+from cogcli.contract.details import (
     Failure,
     TestProgress,
     TestReport,
@@ -25,7 +25,7 @@ from cogcli.details import (
     sandbox_note,
     tests_not_run,
 )
-from cogcli.diffstat import DiffStat, diff_stats
+from cogcli.contract.diffstat import DiffStat, diff_stats
 
 __all__ = [
     "read_output_lines",

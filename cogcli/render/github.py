@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from cogcli.events import (
+from cogcli.wire.events import (
     BaseEvent,
     CompactionEvent,
     HookEvent,
@@ -29,10 +29,10 @@ from cogcli.events import (
     ToolResultEvent,
     ToolUpdateEvent,
 )
-from cogcli.output import content_text
+from cogcli.contract.output import content_text
 from cogcli.render.details import changes_view_diff, diff_text, file_touched, first_line, read_test_report
 from cogcli.render.summary import Call, RunSummary
-from cogcli.render.visible import visible
+from cogcli.shown.visible import visible
 from cogcli.render.text import DETAIL_INDENT, UPDATE_PREFIX
 from cogcli.render.words import changes_view_lines, error_lines, error_text, failure_lines, row_text
 from cogcli.render.hook_line import hook_text

@@ -3,7 +3,7 @@ failed (a hook that only said "go on" is not worth a line). Renderers escape it 
 
 from __future__ import annotations
 
-from cogcli.events import HookEvent
+from cogcli.wire.events import HookEvent
 from cogcli.render.details import first_line
 
 #: the longest reason or message a line shows

@@ -19,7 +19,7 @@ from typing import IO
 
 from pydantic_core import PydanticSerializationError
 
-from cogcli.events import BaseEvent, UnknownEventType, parse_event
+from cogcli.wire.events import BaseEvent, UnknownEventType, parse_event
 from cogcli.render.summary import RunSummary
 
 log = logging.getLogger("cogcli")

@@ -3,9 +3,9 @@ cut to the terminal by columns."""
 
 from __future__ import annotations
 
-from cogcli.approval_text import columns
+from cogcli.shown.approval import columns
 from cogcli.render.details import TestProgress
-from cogcli.render.visible import visible
+from cogcli.shown.visible import visible
 
 #: cells of the bar a test run's live line draws on a terminal
 BAR_CELLS = 16

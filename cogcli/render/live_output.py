@@ -1,7 +1,7 @@
 """A running command's output as the terminal draws it: the last few lines under its row.
 
 The text renderer keeps one live area per run (:class:`~cogcli.render.text.TextRenderer`); for a
-command's output updates (:func:`cogcli.details.read_output_lines`) that area is the call's row and
+command's output updates (:func:`cogcli.contract.details.read_output_lines`) that area is the call's row and
 the last :data:`TAIL_LINES` lines of output below it, like a small terminal, redrawn in place. Off
 a terminal (a CI log) every output line is printed once, indented under the row, in order.
 """

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cogcli.errors import ErrorCode
-from cogcli.events import (
+from cogcli.contract.errors import ErrorCode
+from cogcli.wire.events import (
     ApprovalRequiredEvent,
     BaseEvent,
     ErrorEvent,
@@ -24,8 +24,8 @@ from cogcli.events import (
     ToolUpdateEvent,
     Usage,
 )
-from cogcli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE, run_exit_code  # noqa: F401 (re-exported)
-from cogcli.presentation import ToolPresentation
+from cogcli.wire.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE, run_exit_code  # noqa: F401 (re-exported)
+from cogcli.contract.presentation import ToolPresentation
 from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, file_argument, read_test_report, tests_not_run
 
 #: the word a run's last line starts with, by its exit code (:func:`run_exit_code`, the one rule):
@@ -44,7 +44,7 @@ class Call:
     presentation: ToolPresentation | None = None
     arguments: Any = None
     result: ToolResultEvent | None = None
-    #: the call's ``label · detail`` as its approval described it (:func:`cogcli.approvals.describe`):
+    #: the call's ``label · detail`` as its approval described it (:func:`cogcli.gate.approval.describe`):
     #: what a row says of a call that streamed without a presentation, before its result
     described: str | None = None
 
@@ -182,7 +182,7 @@ class RunSummary:
         return self.files
 
     def exit_code(self) -> int:
-        """What the run this stream shows exits with (:func:`cogcli.exit_codes.run_exit_code`)."""
+        """What the run this stream shows exits with (:func:`cogcli.wire.exit_codes.run_exit_code`)."""
         counts = self.test_counts()
         error_code = next((e.code for e in self.errors if e.code == ErrorCode.MODEL_CONFIG_ERROR), None)
         return run_exit_code(self.status, error_code=error_code, tests_failed=counts[1] if counts else 0,
@@ -257,7 +257,7 @@ def _tokens(usage: Usage, *, unknown_cost: bool = False) -> str:
     read, write, cost = usage.cached_input_tokens, usage.cache_write_tokens, usage.cost_usd
     if read is None and write is None and cost is None and not unknown_cost:
         return f"{total:,}"
-    from cogcli.pricing import format_cost
+    from cogcli.settings.prices import format_cost
 
     cache = [f"{n:,} {what}" for n, what in ((read, "cache read"), (write, "cache write")) if n is not None]
     spent = format_cost(cost) if cost is not None else "unknown cost"

@@ -1,6 +1,6 @@
 """The plain-text renderer: one row per call, live progress, details in a block of their own.
 
-It reads wire events only (``cogcli.events``), so one code path draws a live run, ``cog render``
+It reads wire events only (``cogcli.wire.events``), so one code path draws a live run, ``cog render``
 of a saved ``--json`` stream and ``cog thread show``::
 
     I'll look at the code first.
@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from cogcli.events import (
+from cogcli.wire.events import (
     HookEvent,
     ApprovalRequiredEvent,
     BaseEvent,
@@ -50,8 +50,8 @@ from cogcli.events import (
     ToolResultEvent,
     ToolUpdateEvent,
 )
-from cogcli.approval_text import columns
-from cogcli.output import content_text
+from cogcli.shown.approval import columns
+from cogcli.contract.output import content_text
 from cogcli.render.details import (
     TestProgress,
     changes_view_diff,
@@ -80,7 +80,7 @@ from cogcli.render.words import (
     update_text,
     wrap_line,
 )
-from cogcli.render.visible import showing_live_line, visible
+from cogcli.shown.visible import showing_live_line, visible
 
 #: seconds between two in-place redraws of a running call's row (≤ 10 a second)
 REDRAW_INTERVAL = 0.1

@@ -7,10 +7,10 @@ import json
 import re
 from typing import Any
 
-from cogcli.events import CompactionEvent, StartEvent, ToolUpdateEvent
+from cogcli.wire.events import CompactionEvent, StartEvent, ToolUpdateEvent
 from cogcli.render.details import ERROR_LINE_LIMIT, MAX_FAILURES_SHOWN, Failure, TestReport, first_line
 from cogcli.render.summary import Call
-from cogcli.render.visible import visible
+from cogcli.shown.visible import visible
 
 #: the narrowest width an error is wrapped to, whatever the terminal says
 MIN_WRAP_WIDTH = 30
@@ -127,7 +127,7 @@ def failure_lines(report: TestReport) -> list[str]:
 
 def failure_place(failure: Failure) -> str | None:
     """``tests/test_number.py:38``: where a failing test failed, as the details say (the reader the
-    GitHub annotations use, :func:`cogcli.details.read_test_report`); None without a line."""
+    GitHub annotations use, :func:`cogcli.contract.details.read_test_report`); None without a line."""
     if failure.file and failure.line is not None:
         return f"{failure.file}:{failure.line}"
     return None
@@ -163,6 +163,6 @@ def output_lines(value: Any) -> list[str]:
     escaped (it is the model's text)."""
     import json
 
-    from cogcli.shown import visible
+    from cogcli.shown.visible import visible
 
     return [visible(line) for line in json.dumps(value, indent=2, ensure_ascii=False).splitlines()]

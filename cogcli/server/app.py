@@ -33,9 +33,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cogcli.errors import ConfigError
-from cogcli.options import SettingFlags
-from cogcli.shown import visible
+from cogcli.contract.errors import ConfigError
+from cogcli.settings.options import SettingFlags
+from cogcli.shown.visible import visible
 from cogcli.server.auth import Guard, allowed_hosts
 from cogcli.server.runs import RunError, RunRegistry
 from cogcli.server.sse import list_stream, parse_last_event_id, run_stream
@@ -253,7 +253,7 @@ class _SecurityHeaders:
 
 
 def _configured_model(root: Path, flags: SettingFlags) -> str | None:
-    from cogcli.config import load_settings
+    from cogcli.settings.load import load_settings
 
     try:
         return load_settings(root, flags).model
@@ -264,8 +264,8 @@ def _configured_model(root: Path, flags: SettingFlags) -> str | None:
 def _threads(root: Path) -> list[dict[str, Any]]:
     """Stored threads, newest first, each with the files its runs changed and whether its last run
     was undone (``cog undo`` / ``Session.undo`` left its undo record after it)."""
-    from cogcli.memory import default_store, default_store_path, events_from_entries
-    from cogcli.undo import last_run, undone_runs
+    from cogcli.threads.store import default_store, default_store_path, events_from_entries
+    from cogcli.threads.undo import last_run, undone_runs
 
     if not default_store_path(root).exists():
         return []
@@ -298,7 +298,7 @@ def _threads(root: Path) -> list[dict[str, Any]]:
 def _undo(root: Path, thread_id: str, body: UndoRequest) -> dict[str, Any]:
     """``POST /api/threads/{id}/undo``: :meth:`Session.undo`, its plan as JSON; refusals as errors."""
     from cogcli.session import Session
-    from cogcli.undo import NothingToUndo, UndoRefused
+    from cogcli.threads.undo import NothingToUndo, UndoRefused
 
     try:
         with Session(root) as session:
@@ -320,7 +320,7 @@ def _undo(root: Path, thread_id: str, body: UndoRequest) -> dict[str, Any]:
 
 
 def _thread_events(root: Path, thread_id: str) -> list[tuple[int, bytes]]:
-    from cogcli.memory import default_store, default_store_path
+    from cogcli.threads.store import default_store, default_store_path
     from cogcli.render.jsonl import event_bytes
 
     if not default_store_path(root).exists():

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from cogcli.approvals import Decision, Decisions
-from cogcli.context import AbortSignal
-from cogcli.errors import CogError, ConfigError
-from cogcli.events import Approval, BaseEvent
-from cogcli.options import SettingFlags
+from cogcli.gate.approval import Decision, Decisions
+from cogcli.contract.context import AbortSignal
+from cogcli.contract.errors import CogError, ConfigError
+from cogcli.wire.events import Approval, BaseEvent
+from cogcli.settings.options import SettingFlags
 from cogcli.render.jsonl import event_bytes
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ class RunRegistry:
     async def start(self, text: str, *, model: str | None, thread: str | None, approval: str) -> ServedRun:
         """Build the run as ``cog edit`` does, start it, and return once its ``start`` event is out
         (so its thread id is known). Raises :class:`RunError` when it cannot start."""
-        from cogcli.config import NO_MODEL_MESSAGE, load_settings
+        from cogcli.settings.load import NO_MODEL_MESSAGE, load_settings
         from cogcli.session import Session
 
         if self.task_group is None:

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cogcli.config import Settings
-    from cogcli.context import AbortSignal
-    from cogcli.events import CompactionEvent
+    from cogcli.settings.load import Settings
+    from cogcli.contract.context import AbortSignal
+    from cogcli.wire.events import CompactionEvent
     from cogcli.hooks.engine import HookSet
-    from cogcli.memory import ThreadStore
+    from cogcli.threads.store import ThreadStore
     from cogcli.models.base import Model, UsageReport
 
 log = logging.getLogger("cogcli")
@@ -31,10 +31,10 @@ async def compact_thread(
     import anyio
 
     from cogcli.compaction import estimate_message, estimate_messages, mechanical_summary, model_summary, summary_message, summary_request
-    from cogcli.context import cancel_on_abort
-    from cogcli.entries import CompactionEntry
-    from cogcli.events import CompactionEvent
-    from cogcli.history import build_history
+    from cogcli.contract.context import cancel_on_abort
+    from cogcli.threads.entries import CompactionEntry
+    from cogcli.wire.events import CompactionEvent
+    from cogcli.threads.history import build_history
 
     thread_id = store.require_id(thread)
     conversation = build_history("", store.entries(thread_id))

@@ -7,17 +7,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cogcli.config import Settings
-    from cogcli.plan_mode import PlanMode
-    from cogcli.skills import Skills
-    from cogcli.tools import Tool
+    from cogcli.settings.load import Settings
+    from cogcli.gate.plan_mode import PlanMode
+    from cogcli.project.skills import Skills
+    from cogcli.contract.tool import Tool
 
 
 def agent_tools(settings: Settings) -> tuple[list[Tool[Any]], Skills]:
     """The agent's own tools and the skills they load (the person's and the workspace's)."""
     from cogcli.agent_tools.plan import update_plan_tool
     from cogcli.agent_tools.skill import load_skill_tool
-    from cogcli.skills import load_skills
+    from cogcli.project.skills import load_skills
 
     skills = load_skills(settings.root)
     tools: list[Tool[Any]] = [update_plan_tool()]

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogcli.config import Settings
-from cogcli.errors import ConfigError
-from cogcli.instructions import (
+from cogcli.settings.load import Settings
+from cogcli.contract.errors import ConfigError
+from cogcli.project.instructions import (
     InstructionFile,
     NearbyInstructions,
     instruction_names,
@@ -72,7 +72,7 @@ async def project_context(settings: Settings, cwd: Path | None, model: Any) -> P
 def _secret_policy(settings: Settings) -> Any:
     """The secret-file rules of the run's tools (``secret_globs``, ``--allow-secret``): instruction
     files are workspace files, kept from the model exactly as ``read_file`` keeps them."""
-    from workspace_tools.paths import Workspace
-    from workspace_tools.secret_files import SecretPolicy
+    from workspace_tools.workspace.paths import Workspace
+    from workspace_tools.workspace.secret_files import SecretPolicy
 
     return SecretPolicy.for_workspace(Workspace(settings.root), settings.secret_globs, settings.allow_secrets)

@@ -25,22 +25,22 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
-from cogcli.config import NO_MODEL_MESSAGE, Settings, load_settings
-from cogcli.errors import CogError, ConfigError, ErrorCode, where_it_broke
-from cogcli.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE, run_exit_code
+from cogcli.settings.load import NO_MODEL_MESSAGE, Settings, load_settings
+from cogcli.contract.errors import CogError, ConfigError, ErrorCode, where_it_broke
+from cogcli.wire.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE, run_exit_code
 from cogcli.session.tools import SessionOptions, make_model, make_tools, run_limits, start_telemetry
 
 if TYPE_CHECKING:
-    from cogcli.approvals import Approve
-    from cogcli.context import AbortSignal, UpdateCallback
-    from cogcli.events import CompactionEvent
+    from cogcli.gate.approval import Approve
+    from cogcli.contract.context import AbortSignal, UpdateCallback
+    from cogcli.wire.events import CompactionEvent
     from cogcli.models.base import UsageReport
-    from cogcli.plan_mode import PlanMode
-    from cogcli.memory import ThreadInfo, ThreadStore
-    from cogcli.result import ToolResult
-    from cogcli.runtime import EventCallback, RunResult
-    from cogcli.tools import Tool
-    from cogcli.undo import UndoPlan
+    from cogcli.gate.plan_mode import PlanMode
+    from cogcli.threads.store import ThreadInfo, ThreadStore
+    from cogcli.contract.result import ToolResult
+    from cogcli.loop.runtime import EventCallback, RunResult
+    from cogcli.contract.tool import Tool
+    from cogcli.threads.undo import UndoPlan
 
 log = logging.getLogger("cogcli")
 
@@ -58,7 +58,7 @@ class RunNotStarted(CogError):
 
 
 def _say(note: str) -> None:
-    from cogcli.shown import say
+    from cogcli.shown.visible import say
 
     say(note)
 
@@ -92,7 +92,7 @@ class Session:
         there is one; False: never, refuse unapproved ones); ``only``: the direct-call tools are
         just these; ``make_tools``: what makes the workspace tools (a front end adding its own
         wraps :func:`make_tools`); ``on_note``: where notes about instruction files go (stderr);
-        ``telemetry``: a :class:`cogcli.telemetry.Telemetry` for the runs' spans (None: one from the
+        ``telemetry``: a :class:`cogcli.wire.telemetry.Telemetry` for the runs' spans (None: one from the
         environment when it asks for spans, ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``COG_OTEL=1``)."""
         self._settings = settings if isinstance(settings, Settings) else None
         self.root = settings.root if isinstance(settings, Settings) else Path(settings)
@@ -140,7 +140,7 @@ class Session:
         if settings.model is None:
             raise ConfigError(NO_MODEL_MESSAGE, code=ErrorCode.MODEL_CONFIG_ERROR)
         if settings.mcp_needs_approval:  # the workspace's commands (cog.toml, pyproject.toml): only once the person approved them
-            from cogcli.trust import require_trusted
+            from cogcli.settings.trust import require_trusted
 
             source = settings.sources.get("mcp_servers", "pyproject.toml")
             require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=self.interactive, source=source)
@@ -152,7 +152,7 @@ class Session:
         self.telemetry = self.telemetry or start_telemetry()
         if self.telemetry is not None:  # each model request a `chat {model}` span
             self.model = self.telemetry.traced(self.model)
-        from workspace_tools.journal import Journal
+        from workspace_tools.files.journal import Journal
 
         self.journal = Journal(settings.root)  # bound to each run by its start event
         try:
@@ -184,8 +184,8 @@ class Session:
         signal: AbortSignal | None = None,
     ) -> ToolResult:
         """Call the tool ``name`` outside a run, exactly as a run calls it
-        (:func:`cogcli.invoke.invoke_tool`): validated, run under its timeout, split, redacted."""
-        from cogcli.invoke import invoke_tool
+        (:func:`cogcli.contract.invoke.invoke_tool`): validated, run under its timeout, split, redacted."""
+        from cogcli.contract.invoke import invoke_tool
 
         return await invoke_tool(name, args, tools=self.tools, call_id=call_id, on_update=on_update, timeout=timeout, signal=signal)
 
@@ -206,7 +206,7 @@ class Session:
         or, with ``last``, the most recent thread here. Events go to ``on_event`` (the ``start``
         event first opens the run's undo journal); ``approve`` answers calls with side effects
         (None: every call runs); ``signal`` aborts the run, which still ends with its one ``finish``;
-        ``plan`` runs it in plan mode (:mod:`cogcli.plan_mode`: only read-only tools run).
+        ``plan`` runs it in plan mode (:mod:`cogcli.gate.plan_mode`: only read-only tools run).
 
         Raises before the start event, with nothing run: :class:`ConfigError` (an unknown thread,
         an MCP server that does not start), :class:`RunNotStarted` (the thread store cannot be
@@ -227,8 +227,8 @@ class Session:
         self, instruction: str, thread: str | None, last: bool, approve: Approve | None,
         on_event: EventCallback | None, signal: AbortSignal | None, plan: PlanMode | None = None,
     ) -> RunResult:
-        from cogcli.prompts import coding_agent_prompt
-        from cogcli.runtime import Agent, Cogitator
+        from cogcli.project.system_prompt import coding_agent_prompt
+        from cogcli.loop.runtime import Agent, Cogitator
         from cogcli.session.extras import run_instructions
         from cogcli.session.project import project_context, thread_to_continue
 
@@ -305,14 +305,14 @@ class Session:
     def store(self) -> ThreadStore:
         """The workspace's thread store (``.cog/threads.db``), opened on first use."""
         if self._store is None:
-            from cogcli.memory import default_store
+            from cogcli.threads.store import default_store
 
             self._store = default_store(self.root)
         return self._store
 
     def has_threads(self) -> bool:
         """Whether any run kept a thread here yet (asking creates nothing)."""
-        from cogcli.memory import default_store_path
+        from cogcli.threads.store import default_store_path
 
         return self._store is not None or default_store_path(self.root).exists()
 
@@ -328,10 +328,10 @@ class Session:
         back to that one. ``code``: put their files back from their signed journals; ``conversation``:
         the model no longer reads their turns (without it, the next run is told what was undone).
         Notes it in the thread; with ``dry_run`` only plans it. Returns the plan. Raises
-        :class:`~cogcli.undo.NothingToUndo` (no run yet, no such thread or run, nothing changed,
-        undone already), :class:`~cogcli.undo.UndoRefused` (a file changed since: nothing written),
+        :class:`~cogcli.threads.undo.NothingToUndo` (no run yet, no such thread or run, nothing changed,
+        undone already), :class:`~cogcli.threads.undo.UndoRefused` (a file changed since: nothing written),
         :class:`ConfigError` (the store cannot be used)."""
-        from cogcli.undo import NothingToUndo, apply_undo, plan_undo
+        from cogcli.threads.undo import NothingToUndo, apply_undo, plan_undo
 
         if not self.has_threads():
             raise NothingToUndo(f"nothing to undo: no run in {self.root} yet")
@@ -384,8 +384,8 @@ class Session:
 
 def store_problem(root: Path, exc: BaseException) -> str:
     """What is wrong with the thread store when writing it failed with ``exc``, and the fix."""
-    from cogcli.memory import COG_DIR, default_store_path, link_in_cog_dir
-    from workspace_tools.hostfiles import LinkRefused
+    from cogcli.threads.store import COG_DIR, default_store_path, link_in_cog_dir
+    from workspace_tools.host.files import LinkRefused
 
     if isinstance(exc, LinkRefused):  # a link in .cog/ met after the start's check
         return link_in_cog_dir(root, exc)
@@ -401,7 +401,7 @@ def store_problem(root: Path, exc: BaseException) -> str:
 
 
 def exit_status(result: RunResult) -> int:
-    """What a finished run means for whoever started it (:func:`cogcli.exit_codes.run_exit_code`)."""
+    """What a finished run means for whoever started it (:func:`cogcli.wire.exit_codes.run_exit_code`)."""
     tests = result.tests or {}
     return run_exit_code(str(result.status), error_code=result.error_code,
                          tests_failed=tests.get("failed", 0) + tests.get("errors", 0), tests_error=result.tests_error is not None)
@@ -410,7 +410,7 @@ def exit_status(result: RunResult) -> int:
 def call_exit_status(result: ToolResult) -> int:
     """What a direct call's end means: 0 ok (and its tests, if any, passed), 1 the call or its
     tests failed, 2 unknown tool or bad arguments."""
-    from cogcli.details import read_test_report
+    from cogcli.contract.details import read_test_report
 
     if result.error_code in USAGE_CODES:
         return EXIT_USAGE

@@ -10,8 +10,8 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, TypedDict
 
-from cogcli.config import Settings
-from cogcli.tools import Tool
+from cogcli.settings.load import Settings
+from cogcli.contract.tool import Tool
 
 log = logging.getLogger("cogcli")
 
@@ -31,11 +31,11 @@ class SessionOptions(TypedDict, total=False):
 
 def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str] | None = None) -> list[Tool[Any]]:
     """``workspace_tools(root)`` with the test command, the test sandbox and the per-call timeout
-    applied; ``journal`` (a :class:`workspace_tools.journal.Journal`) records file changes for
+    applied; ``journal`` (a :class:`workspace_tools.files.journal.Journal`) records file changes for
     ``cog undo`` before they are made; ``only``: just the tools of those names. Raises
     :class:`ConfigError` for ``sandbox = "on"`` where bubblewrap is not usable."""
     from workspace_tools import workspace_tools
-    from workspace_tools.bwrap import check_sandbox
+    from workspace_tools.sandbox.bwrap import check_sandbox
 
     check_sandbox(settings.sandbox)
     options: dict[str, Any] = {"sandbox": settings.sandbox, "journal": journal, "only": only, "test_env": test_env(settings)}
@@ -54,11 +54,11 @@ def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str]
 
 
 def test_env(settings: Settings) -> Any:
-    """What this workspace's tests get beyond the allow-list (:class:`workspace_tools.testenv.PassedEnv`),
+    """What this workspace's tests get beyond the allow-list (:class:`workspace_tools.sandbox.environment.PassedEnv`),
     handed to run_tests explicitly: the person's ``pass_env`` names, the workspace's ``pass_env``
     wishes, the ``sandbox_writable`` paths that exist. Never put in cog's own environment, which
     every session in the process shares."""
-    from workspace_tools.testenv import PassedEnv
+    from workspace_tools.sandbox.environment import PassedEnv
 
     writable = []
     for raw in settings.sandbox_writable:
@@ -82,7 +82,7 @@ def make_model(settings: Settings, record: Path | None = None) -> Any:
     base_url = None if variable and os.environ.get(variable) else settings.base_urls.get(provider)
     prices = settings.prices
     if settings.max_cost is not None:  # a workspace's prices never lift the person's cost budget
-        from cogcli.budgets import budget_prices
+        from cogcli.loop.budgets import budget_prices
 
         prices = budget_prices(settings.model, prices)
     model = get_model(settings.model, base_url=base_url, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=prices)
@@ -94,18 +94,18 @@ def make_model(settings: Settings, record: Path | None = None) -> Any:
 
 
 def run_limits(settings: Settings) -> tuple[Any, Any]:
-    """The run's :class:`~cogcli.budgets.Budget` (None without one) and
-    :class:`~cogcli.structured.OutputSchema` (None without one); a ConfigError names a bad value,
+    """The run's :class:`~cogcli.loop.budgets.Budget` (None without one) and
+    :class:`~cogcli.loop.output_schema.OutputSchema` (None without one); a ConfigError names a bad value,
     a schema file that is not one, or a cost budget for a model whose price cog does not know."""
     budget = schema = None
     if settings.max_tokens is not None or settings.max_cost is not None:
-        from cogcli.budgets import Budget, check_cost_budget
+        from cogcli.loop.budgets import Budget, check_cost_budget
 
         budget = Budget(max_tokens=settings.max_tokens, max_cost=settings.max_cost)
         if settings.max_cost is not None and settings.model is not None:
             check_cost_budget(settings.model, settings.prices)
     if settings.output_schema is not None:
-        from cogcli.structured import OutputSchema
+        from cogcli.loop.output_schema import OutputSchema
 
         given = settings.output_schema
         schema = OutputSchema.load(given) if isinstance(given, Path) else OutputSchema.of(dict(given))
@@ -113,8 +113,8 @@ def run_limits(settings: Settings) -> tuple[Any, Any]:
 
 
 def start_telemetry() -> Any:
-    """A :class:`cogcli.telemetry.Telemetry` when the environment asks for spans, else None
+    """A :class:`cogcli.wire.telemetry.Telemetry` when the environment asks for spans, else None
     (OpenTelemetry is imported only then)."""
-    from cogcli.telemetry import Telemetry, wanted
+    from cogcli.wire.telemetry import Telemetry, wanted
 
     return Telemetry.from_environment() if wanted() else None

@@ -22,7 +22,7 @@ import anyio
 def main() -> None:
     workspace, file, prefix, rounds, go = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), Path(sys.argv[5])
     if "--no-defence" in sys.argv:
-        import workspace_tools.textfile as textfile
+        import workspace_tools.text.textfile as textfile
 
         textfile.workspace_lock = lambda root: contextlib.nullcontext()  # type: ignore[assignment]
         real = textfile.atomic_write
@@ -30,11 +30,11 @@ def main() -> None:
         def unchecked(path, data, *, mode=None, root=None, expect=None):  # type: ignore[no-untyped-def]
             return real(path, data, mode=mode, root=root)
 
-        import workspace_tools.edit as edit
+        import workspace_tools.files.edit as edit
 
         edit.atomic_write = unchecked  # type: ignore[assignment]
 
-    from cogcli.invoke import invoke_tool
+    from cogcli.contract.invoke import invoke_tool
     from workspace_tools import workspace_tools
 
     tool = next(t for t in workspace_tools(workspace, include_git=False) if t.name == "edit_file")

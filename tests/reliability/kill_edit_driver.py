@@ -28,8 +28,8 @@ LINES = 25_000  # ≈ 0.5 MB: most of an edit's time is spent writing it (and fs
 def main() -> None:
     root, rounds, seed = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 
-    import cogcli.invoke  # noqa: F401
-    from cogcli.context import ToolContext
+    import cogcli.contract.invoke  # noqa: F401
+    from cogcli.contract.context import ToolContext
     from workspace_tools import workspace_tools
 
     edit = next(t for t in workspace_tools(root, include_git=False) if t.name == "edit_file")
@@ -94,7 +94,7 @@ def main() -> None:
 def _edit_forever(edit: object, params: object, target: Path, ready: int) -> None:
     import anyio
 
-    from cogcli.invoke import invoke_tool
+    from cogcli.contract.invoke import invoke_tool
 
     async def loop() -> None:
         os.write(ready, b".")

@@ -15,7 +15,7 @@ import anyio
 
 T = TypeVar("T")
 
-from cogcli.events import parse_event
+from cogcli.wire.events import parse_event
 
 
 def db_check(workspace: Path) -> dict[str, list[str]]:

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 import cogcli.commands.edit as edit_command
-from cogcli.tools import tool
+from cogcli.contract.tool import tool
 
 
 class SpinParams(BaseModel):

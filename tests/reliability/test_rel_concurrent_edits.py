@@ -68,8 +68,8 @@ def test_two_processes_editing_one_file_lose_no_edit(tmp_path: Path) -> None:
 def test_a_file_changed_between_read_and_rename_is_file_changed_not_overwritten(tmp_path: Path) -> None:
     """Another program (not cog, no lock) writes the file while edit_file is between its read and
     its rename: the edit is refused with FILE_CHANGED and the other program's content stays."""
-    import workspace_tools.textfile as textfile
-    from cogcli.invoke import invoke_tool
+    import workspace_tools.text.textfile as textfile
+    from cogcli.contract.invoke import invoke_tool
     from workspace_tools import workspace_tools
 
     (tmp_path / "a.py").write_text("x = 0\n")

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from cli_helpers import run_cog
 
-from cogcli.events import FinishEvent, TextDeltaEvent, TextEndEvent, TextStartEvent, ToolCallStartEvent, ToolResultEvent
+from cogcli.wire.events import FinishEvent, TextDeltaEvent, TextEndEvent, TextStartEvent, ToolCallStartEvent, ToolResultEvent
 from cogcli.render.github import GithubRenderer
 from cogcli.render.text import TextRenderer
-from cogcli.render.visible import visible
+from cogcli.shown.visible import visible
 
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
 CLEAR = "\x1b[2J\x1b[H"

@@ -76,8 +76,8 @@ def test_cog_as_a_file_is_an_error_line_and_a_finish(calc: Path) -> None:
 
 def test_a_full_disk_at_thread_creation_is_an_error_line_and_a_finish(calc: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from cogcli.commands.edit import EditOptions, run_edit
-    from cogcli.options import SettingFlags
-    from cogcli.memory import ThreadStore
+    from cogcli.settings.options import SettingFlags
+    from cogcli.threads.store import ThreadStore
 
     def full(*args: Any, **kwargs: Any) -> Any:
         raise sqlite3.OperationalError("database or disk is full")

@@ -16,7 +16,7 @@ import anyio
 from cogcli.models.scripted import Call, ScriptedModel, Turn
 from ws_helpers import call, snapshot
 
-from cogcli.runtime import Agent, Cogitator
+from cogcli.loop.runtime import Agent, Cogitator
 from workspace_tools import workspace_tools
 
 MB = 1 << 20
@@ -24,7 +24,7 @@ MB = 1 << 20
 #: runs read_file in a fresh process and reports each result with the peak memory it added
 MEASURE = r"""
 import json, resource, sys, anyio
-from cogcli.invoke import invoke_tool
+from cogcli.contract.invoke import invoke_tool
 from workspace_tools import workspace_tools
 tools = workspace_tools(sys.argv[1], include_git=False)
 call = lambda args: anyio.run(lambda: invoke_tool("read_file", args, tools=tools))
@@ -142,7 +142,7 @@ def test_a_file_name_that_is_not_utf8_does_not_break_the_run(make_repo) -> None:
 def test_a_write_sweeps_the_temp_files_a_killed_write_left_but_not_fresh_ones(tmp_path: Path) -> None:
     import time
 
-    from workspace_tools.textfile import STALE_TEMP_SECONDS, atomic_write
+    from workspace_tools.text.textfile import STALE_TEMP_SECONDS, atomic_write
 
     target = tmp_path / "ops.py"
     target.write_bytes(b"old\n")

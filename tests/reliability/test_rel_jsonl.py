@@ -13,7 +13,7 @@ from pathlib import Path
 from cli_helpers import REPLAY, run_cog
 from render_helpers import DEMO_TEXT, demo_events, event_line
 
-from cogcli.events import ToolResultEvent, ToolUpdateEvent, parse_event
+from cogcli.wire.events import ToolResultEvent, ToolUpdateEvent, parse_event
 from cogcli.render.jsonl import JsonlWriter, event_bytes
 
 FIX = "Fix the failing test"

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from cogcli.mcp import META_DETAILS
-from workspace_tools.bwrap import bwrap_executable
+from workspace_tools.sandbox.bwrap import bwrap_executable
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "glpat-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn"

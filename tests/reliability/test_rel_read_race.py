@@ -15,9 +15,9 @@ import pytest
 from rel_helpers import run_while
 
 from cogcli import invoke_tool
-from workspace_tools.paths import Workspace
-from workspace_tools.read import read_file_tool
-from workspace_tools.secret_files import SecretPolicy
+from workspace_tools.workspace.paths import Workspace
+from workspace_tools.files.read import read_file_tool
+from workspace_tools.workspace.secret_files import SecretPolicy
 
 INSIDE = "inside = 1\n"
 OUTSIDE = "OUTSIDE-SECRET = 1\n"
@@ -68,7 +68,7 @@ def test_the_attack_read_file_opening_its_checked_path_after_a_swap_reads_outsid
 ) -> None:
     """read_file's own path (resolve, check, open, read) with only the opener swapped for one that
     follows links: the swap after the check hands it the outside file."""
-    from workspace_tools import read
+    from workspace_tools.files import read
 
     root, outside = layout
     monkeypatch.setattr(read, "open_in_workspace", _open_by_path)
@@ -129,7 +129,7 @@ def test_search_text_reads_through_the_folder_it_opened_even_when_it_is_swapped_
 ) -> None:
     """search_text opens each folder (no link followed) and each file relative to it: the swap
     lands between the two, where the old code opened ``root + "sub/a.py"`` and read the outside."""
-    from workspace_tools import search
+    from workspace_tools.files import search
 
     root, outside = layout
     real_dir_fd = search._Reader._dir_fd
@@ -149,7 +149,7 @@ def test_search_text_reads_through_the_folder_it_opened_even_when_it_is_swapped_
 
 @pytest.mark.slow
 def test_a_folder_flipping_during_300_searches_never_returns_outside_content(layout: tuple[Path, Path]) -> None:
-    from workspace_tools.search import search_text_tool
+    from workspace_tools.files.search import search_text_tool
 
     root, outside = layout
     for i in range(40):  # enough files that a flip lands mid-search

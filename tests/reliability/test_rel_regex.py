@@ -19,7 +19,7 @@ PATTERN = "(a+)+$"
 
 #: a stand-in for the ``re2`` module that compiles with Python's backtracking ``re`` (RE2's ``\z``,
 #: the end of the text, is ``\Z`` there): the one seam between cog's patterns and globs
-#: (``workspace_tools.linear_regex``, ``workspace_tools.listing``) and their linear engine
+#: (``workspace_tools.files.linear_regex``, ``workspace_tools.workspace.listing``) and their linear engine
 BACKTRACKING_RE2 = (
     "import re, sys, types; re2 = types.ModuleType('re2'); re2.error = re.error; re2.Options = type('Options', (), {}); "
     "re2.compile = lambda p, options=None: re.compile(p.replace(b'\\\\z', b'\\\\Z') if isinstance(p, bytes) else p.replace('\\\\z', '\\\\Z')); "

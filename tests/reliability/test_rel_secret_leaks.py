@@ -4,7 +4,7 @@ files. Reproduced first: ``details`` were never redacted, so a tool that reporte
 (a test printing ``os.environ``) put the raw key into the ``tool-result`` line and threads.db.
 
 Tests marked xfail ("needs issue-14 redaction wiring") pass once the call to
-:func:`cogcli.secrets.redact_update`/``redact_result`` moves into ``invoke_tool`` (progress updates
+:func:`cogcli.secrets.redactor.redact_update`/``redact_result`` moves into ``invoke_tool`` (progress updates
 in a run, ``cog tool``); the functions themselves are tested in tests/test_secrets_policy.py."""
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from model_servers import OpenAIServer, Reply, ToolCall
 from pydantic import BaseModel
 
 from cogcli import ToolContext, tool, tool_output
-from cogcli.memory import ThreadStore
+from cogcli.threads.store import ThreadStore
 from cogcli.models import get_model
 from cogcli.render.jsonl import JsonlWriter
-from cogcli.runtime import Agent, Cogitator
+from cogcli.loop.runtime import Agent, Cogitator
 from workspace_tools import workspace_tools
 
 ENV_NAME = "COG_LEAKTEST_SERVICE_TOKEN"

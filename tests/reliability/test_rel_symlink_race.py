@@ -13,9 +13,9 @@ import pytest
 from rel_helpers import run_while
 
 from cogcli import invoke_tool
-from workspace_tools.edit import edit_file_tool
-from workspace_tools.paths import Workspace
-from workspace_tools.write import write_file_tool
+from workspace_tools.files.edit import edit_file_tool
+from workspace_tools.workspace.paths import Workspace
+from workspace_tools.files.write import write_file_tool
 
 CONTENT = "value = 1\n"
 

@@ -23,10 +23,10 @@ import pytest
 from cli_helpers import cog_argv, cog_env, run_cog
 from model_servers import OpenAIServer, Reply, ToolCall
 
-from cogcli.invoke import invoke_tool
-from cogcli.memory import ThreadStore, UserEntry, default_store
+from cogcli.contract.invoke import invoke_tool
+from cogcli.threads.store import ThreadStore, UserEntry, default_store
 from workspace_tools import workspace_tools
-from workspace_tools.journal import Journal, read_journal
+from workspace_tools.files.journal import Journal, read_journal
 
 OPS = Path("calc") / "ops.py"
 OLD = '    """Return the sum of a and b."""\n    return a - b'
@@ -94,7 +94,7 @@ def test_a_record_whose_write_never_landed_is_skipped_and_a_later_change_refused
 
 
 def test_an_edit_whose_record_cannot_be_written_is_refused_and_the_file_left(calc: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import workspace_tools.journal as journal_module
+    import workspace_tools.files.journal as journal_module
 
     before = (calc / OPS).read_bytes()
     journal = Journal(calc)
@@ -136,7 +136,7 @@ class _FullDiskStore(ThreadStore):
 async def test_a_full_disk_when_the_thread_is_written_still_leaves_an_undoable_edit(calc: Path) -> None:
     from cogcli.models.scripted import Call, ScriptedModel, Turn
 
-    from cogcli.runtime import Agent, Cogitator
+    from cogcli.loop.runtime import Agent, Cogitator
 
     before = (calc / OPS).read_bytes()
     journal = Journal(calc)

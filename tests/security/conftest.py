@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools import bwrap
+from workspace_tools.sandbox import bwrap
 
 ROOT = Path(__file__).resolve().parents[2]
 #: one user per xdist worker, so one worker removing its user never pulls it from under another

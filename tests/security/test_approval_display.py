@@ -23,10 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from cogcli.approval_text import MAX_SHOWN_ARGUMENTS, WRAP_INDENT, unwrap
+from cogcli.shown.approval import MAX_SHOWN_ARGUMENTS, WRAP_INDENT, unwrap
 from cogcli.commands.approve import DIFF_INDENT, fit, question_body
-from cogcli.events import Approval
-from cogcli.shown import unescape
+from cogcli.wire.events import Approval
+from cogcli.shown.visible import unescape
 
 from .conftest import Runner
 
@@ -90,9 +90,9 @@ def test_a_call_without_a_preview_shows_every_argument_or_is_refused() -> None:
     drawn = unwrap(question_body(a, max_lines=None, width=80))
     assert unescape("\n".join(line[2:] for line in drawn)) == json.dumps(args, ensure_ascii=False, indent=2)
 
-    from cogcli.approvals import preview_call
-    from cogcli.call import prepare
-    from cogcli.tools import tool
+    from cogcli.gate.approval import preview_call
+    from cogcli.contract.prepare import prepare
+    from cogcli.contract.tool import tool
 
     @tool(side_effects=["runs code"])
     def mcp_query(params: QueryArgs) -> str:
@@ -107,7 +107,7 @@ def test_a_call_without_a_preview_shows_every_argument_or_is_refused() -> None:
 
 
 def test_a_diff_of_repeated_lines_is_computed_in_bounded_time() -> None:
-    from workspace_tools.diffs import format_hunks, text_blocks
+    from workspace_tools.text.diffs import format_hunks, text_blocks
 
     old, new = "x = 1\n" * 1200, "y = 2\n".join(["x = 1\n"] * 1200)
     start = time.perf_counter()
@@ -126,8 +126,8 @@ TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
 def test_without_the_emitter_redaction_the_token_goes_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cogcli import emitter, events
-    from cogcli.emitter import EventEmitter
+    from cogcli.wire import emitter, events
+    from cogcli.wire.emitter import EventEmitter
 
     seen: list[Any] = []
     EventEmitter(seen.append).emit(events.ToolCallEndEvent(id="c", tool_name="w", arguments={"t": TOKEN}))
@@ -138,7 +138,7 @@ def test_without_the_emitter_redaction_the_token_goes_out(monkeypatch: pytest.Mo
 
 
 def test_a_token_split_across_deltas_is_held_until_whole() -> None:
-    from cogcli.secret_stream import StreamRedactor
+    from cogcli.secrets.stream import StreamRedactor
 
     stream = StreamRedactor(())
     out = "".join(stream.feed(piece) for piece in ['{"content": "key ', TOKEN[:10], TOKEN[10:25], TOKEN[25:], '" }']) + stream.flush()
@@ -169,7 +169,7 @@ def test_a_token_the_model_writes_reaches_no_event_thread_or_cassette(runner: Ru
 
 
 def test_acp_progress_is_coalesced_and_the_last_state_comes_before_the_result() -> None:
-    from cogcli.coalesce import Coalescer
+    from cogcli.wire.coalesce import Coalescer
 
     async def main() -> list[str]:
         sent: list[str] = []

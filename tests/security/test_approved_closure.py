@@ -45,7 +45,7 @@ def plant(runner: Runner, repo: Path, code: str) -> None:
     """What a test run does: ``code`` run as the project's tests, in the sandbox when it works here."""
     (repo / "plant.py").write_text(code)
     runner.own(repo)
-    from workspace_tools import bwrap
+    from workspace_tools.sandbox import bwrap
 
     sandbox = "on" if bwrap.bwrap_executable() is not None else "off"
     runner.cog(["tool", "run_tests", "--sandbox", sandbox, "--test-command", "python3 plant.py"], repo)

@@ -93,7 +93,7 @@ def test_a_task_file_s_env_passes_only_what_the_person_allowed_and_never_a_crede
                "PLAIN_VAR": "not-allowed", "ALLOWED_VAR": "allowed-value"}
     wanted = list(secrets)
     # without the defence: the task's env names handed to the tests as the person's own --pass-env
-    naive = runner.run([runner.python, "-c", "import json; from workspace_tools.testenv import child_environment; "
+    naive = runner.run([runner.python, "-c", "import json; from workspace_tools.sandbox.environment import child_environment; "
                         f"print(json.dumps(child_environment(pass_env={wanted!r})))"], out, env=secrets)
     assert json.loads(naive.stdout)["OPENAI_API_KEY"] == secrets["OPENAI_API_KEY"]
     task = {"env": wanted, "setup": "env > seen-env.txt"}

@@ -59,7 +59,8 @@ def planted_state(runner: Runner) -> Path:
 
 def test_without_the_path_check_every_tool_reaches_cog_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cogcli import invoke_tool
-    from workspace_tools import paths, workspace_tools
+    from workspace_tools import workspace_tools
+    from workspace_tools.workspace import paths
 
     (tmp_path / ".cog").mkdir()
     (tmp_path / ".cog" / "chat-history").write_text(f"+my token {MARK}\n")

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools import bwrap
-from workspace_tools import sandbox_view
+from workspace_tools.sandbox import bwrap
+from workspace_tools.sandbox import view as sandbox_view
 
 from .conftest import Runner, needs_bwrap
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from workspace_tools import pyenv, pysandbox
+from workspace_tools.sandbox import python as pyenv, python_binds as pysandbox
 
 from .conftest import Runner, kill_everything_in, needs_bwrap
 

@@ -24,7 +24,7 @@ PLAN = b"# my plan\nnothing cog made\n"
 
 #: `cog undo` with the records' MAC check switched off: what undo did before the defence
 UNDEFENDED = (
-    "import workspace_tools.journal as j; j.verify = lambda *a: True; "
+    "import workspace_tools.files.journal as j; j.verify = lambda *a: True; "
     "import sys; sys.argv = ['cog', *sys.argv[1:]]; from cogcli.cli import main; main()"
 )
 

@@ -34,8 +34,8 @@ def test_a_planted_workspace_hook_runs_without_the_trust_check_and_not_with_it(r
     # the attack, with the trust check switched off: the workspace's command runs on the host
     import anyio
 
-    from cogcli import trust
-    from cogcli.config import load_settings
+    from cogcli.settings import trust
+    from cogcli.settings.load import load_settings
     from cogcli.session import Session
 
     monkeypatch.setattr(trust, "require_trusted", lambda *a, **k: None)

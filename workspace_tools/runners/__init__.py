@@ -33,8 +33,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cogcli.errors import ErrorCode, ToolCallError
-from workspace_tools.paths import Workspace
+from cogcli.contract.errors import ErrorCode, ToolCallError
+from workspace_tools.workspace.paths import Workspace
 from workspace_tools.runners.base import Runner, Selection, check_args, split_command
 from workspace_tools.runners.cargo import CargoRunner
 from workspace_tools.runners.command import CommandRunner

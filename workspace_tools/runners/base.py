@@ -2,7 +2,7 @@
 
 Each runner module (:mod:`.pytest`, :mod:`.go`, :mod:`.node`, :mod:`.cargo`, :mod:`.command`) has
 one :class:`Runner` subclass. The tool asks it for an :class:`Invocation` (argv, working folder,
-environment), runs that as a process group (:func:`workspace_tools.procs.run_process_group`),
+environment), runs that as a process group (:func:`workspace_tools.host.processes.run_process_group`),
 feeds it every output line (:meth:`Runner.on_line`) and, when the runner writes one, every JSON
 line of the inherited report pipe (:meth:`Runner.on_event`), then lets it finish the report from
 the exit code (:meth:`Runner.finish`). Runners never call ``context.update()`` or build results:
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from cogcli.errors import ErrorCode, ToolCallError
-from workspace_tools.paths import Workspace
+from cogcli.contract.errors import ErrorCode, ToolCallError
+from workspace_tools.workspace.paths import Workspace
 from workspace_tools.runners.report import Report
 
 #: the variable naming the inherited pipe fd a reporter writes its JSON lines to (Node reporters)
@@ -54,7 +54,7 @@ class Invocation:
     #: paths the command must read inside the sandbox (only those under /tmp need a bind)
     readable: list[Path] = field(default_factory=list)
     #: Python environments outside the workspace the host confirmed, shown read-only wherever they
-    #: are (:func:`workspace_tools.pysandbox.environments`)
+    #: are (:func:`workspace_tools.sandbox.python_binds.environments`)
     environments: list[Path] = field(default_factory=list)
     #: (host folder, folder inside the sandbox) bound writable; the host one is created first
     writable: list[tuple[Path, str]] = field(default_factory=list)

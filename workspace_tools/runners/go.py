@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cogcli.errors import ErrorCode, ToolCallError
+from cogcli.contract.errors import ErrorCode, ToolCallError
 from workspace_tools.runners.base import Invocation, Runner, Selection
 from workspace_tools.runners.report import Report
 

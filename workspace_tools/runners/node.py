@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from cogcli.errors import ErrorCode, ToolCallError
+from cogcli.contract.errors import ErrorCode, ToolCallError
 from workspace_tools.runners.base import REPORT_FD_ENV, Invocation, Runner, Selection, find_tool
 from workspace_tools.runners.node_reporters import JEST_REPORTER, NODE_TEST_REPORTER, REPORTER_DIR, VITEST_REPORTER
 from workspace_tools.runners.node_script import test_script

@@ -1,6 +1,6 @@
-"""pytest, driven through cog's plugin (:mod:`workspace_tools.pytest_plugin`): one JSON line per
+"""pytest, driven through cog's plugin (:mod:`workspace_tools.runners.pytest_plugin`): one JSON line per
 finished test on an inherited pipe. It runs with the project's own Python
-(:func:`workspace_tools.pyenv.find_project_python`: ``.venv``, ``venv``, uv, ``$VIRTUAL_ENV``, Poetry,
+(:func:`workspace_tools.sandbox.python.find_project_python`: ``.venv``, ``venv``, uv, ``$VIRTUAL_ENV``, Poetry,
 Hatch, PDM; else cog's own, and then the result's first line says so). The plugin checks that the
 workspace's own packages (``src/<name>``, ``<name>/``) the tests import came from the workspace, not
 from an installed copy: when one did not, the run is an ``error`` naming both places."""
@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cogcli.errors import ErrorCode, ToolCallError
-from workspace_tools.pyenv import FIX, PACKAGES_ENV, ProjectPython, environments, find_project_python, sandbox_paths, workspace_packages
-from workspace_tools.bwrap import NOT_STARTED
-from workspace_tools.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
+from cogcli.contract.errors import ErrorCode, ToolCallError
+from workspace_tools.sandbox.python import FIX, PACKAGES_ENV, ProjectPython, environments, find_project_python, sandbox_paths, workspace_packages
+from workspace_tools.sandbox.bwrap import NOT_STARTED
+from workspace_tools.runners.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
 from workspace_tools.runners.base import Invocation, Runner, Selection
 from workspace_tools.runners.report import Report, python_location, python_locations
 from workspace_tools.runners.results import PYTEST_EXIT_MEANING  # declared once, with what a run's end means
@@ -27,7 +27,7 @@ MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "
 
 
 def workspace_python(root: Path, workspace_root: Path | None = None) -> str:
-    """The project's own interpreter (:func:`workspace_tools.pyenv.find_project_python`), else
+    """The project's own interpreter (:func:`workspace_tools.sandbox.python.find_project_python`), else
     the one running cog."""
     return find_project_python(root, workspace_root).python
 

@@ -222,7 +222,7 @@ def write_report(workspace_root: Path, summary: dict[str, Any], tests: list[dict
     import logging
     import re
 
-    from workspace_tools import hostfiles
+    from workspace_tools.host import files as hostfiles
 
     root = Path(workspace_root).resolve()
     try:

@@ -16,7 +16,7 @@
   // --- DOM helpers: strings become text nodes, never markup -----------------------------------
   // Every control character is drawn as its escape (\x1b, \u202e): a bidi override in a file name
   // or a model's reply must not reorder what the page shows. The same characters as cog's
-  // visible() (cogcli/shown.py); tests/security/test_shown_text.py holds the two equal.
+  // visible() (cogcli/shown/visible.py); tests/security/test_shown_text.py holds the two equal.
   // visible:begin
   const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/g;
   function visible(text) {

@@ -1,0 +1,49 @@
+"""Where cog keeps what belongs to the person rather than to a workspace: the person's state
+folder, ``$XDG_STATE_HOME/cog`` (default ``~/.local/state/cog``), one folder per workspace under
+``workspaces/`` keyed by the workspace's real path (its name, for a person looking, and a hash of
+the path, so two checkouts of one project never share).
+
+Nothing in the workspace can reach it: no tool resolves a path outside the workspace, the sandbox
+does not show it, and a repository cannot commit a file into it. What is kept here is made
+readable by its owner only (folders 0700, files 0600). The chat history lives here
+(:mod:`cogcli.chat.history`); the thread store, undo journals and test reports stay in the
+workspace's ``.cog/`` (see ``docs/security.md``: refused to every tool, read-only in the sandbox,
+never written through a link, never a tracked file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+#: one folder per workspace under the state folder
+WORKSPACES = "workspaces"
+
+
+def state_home() -> Path:
+    """``$XDG_STATE_HOME/cog`` when it is an absolute path, else ``~/.local/state/cog`` (where the
+    undo key lives too: :func:`workspace_tools.files.journal_key.state_home`)."""
+    from workspace_tools.files.journal_key import state_home as person_state
+
+    return person_state() / "cog"
+
+
+def workspace_key(root: Path) -> str:
+    """The folder name for a workspace: its last path part (safe characters only, at most 40)
+    and the first 16 hex digits of the sha256 of its real path."""
+    real = os.path.realpath(root)
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(real) or "root")[:40].lstrip(".") or "root"
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    return f"{name}-{digest}"
+
+
+def workspace_state(root: Path, *, create: bool = True) -> Path:
+    """The person's state folder for the workspace at ``root``, made (0700, each new folder on the
+    way) when ``create``."""
+    folder = state_home() / WORKSPACES / workspace_key(root)
+    if create:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(folder, 0o700)
+    return folder

@@ -1,0 +1,2 @@
+"""Threads: what memory keeps of each run, how a run ended, what a model reads back, and walking
+runs back (undo, rewind, export)."""

@@ -1,0 +1,395 @@
+"""Undo runs: walk a thread back run by run — the files each run changed, its conversation, or both.
+
+A run records every change in its write-ahead journal (:mod:`workspace_tools.files.journal`) before
+making it, each record signed with the person's key outside the workspace, so undo works after a
+kill or a full disk and acts only on records cog itself wrote: a record planted in ``.cog/journal/``
+does not verify and is set aside (named in :attr:`UndoPlan.notes`), never acted on.
+
+:func:`plan_undo` picks the runs (the newest run that changed files and is not undone yet, or with
+``to`` every run from the newest back to that one) and walks each file back from its bytes now,
+the newest change first: bytes equal to what a change wrote become what it found; bytes equal to
+what it found mean it never landed; anything else is a change made since (by the person, or a run
+not undone), and the undo is refused naming the file and showing what differs — nothing is
+written, nothing overwritten. A file a run created is deleted, one it deleted (or moved away) is
+made again with its mode. :func:`apply_undo` then writes every file atomically; if a write
+fails, those already written are put back.
+
+    plan = plan_undo(workspace, thread, to="2")       # run 2 and every later one
+    print(plan.reverse_diff())
+    apply_undo(plan)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cogcli.contract.errors import CogError
+from cogcli.threads.store import StoredEntry, Thread, UndoEntry, UserEntry
+
+log = logging.getLogger("cogcli")
+
+#: lines of "what differs" shown per refused file
+DIFF_LINES = 40
+
+
+class NothingToUndo(CogError):
+    """No such thread or run, the runs changed no files, or they were undone already (exit 2)."""
+
+    code = "NOTHING_TO_UNDO"
+
+
+class UndoRefused(CogError):
+    """A file changed since the run (or its change cannot be reverted): nothing was written (exit 1)."""
+
+    code = "UNDO_REFUSED"
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """One run of a thread, numbered from 1 as ``cog thread show`` numbers them."""
+
+    number: int
+    message_id: str | None
+    instruction: str
+    #: its files were put back (an undo entry with ``code``)
+    code_undone: bool
+    #: the model no longer reads its turns (an undo entry with ``conversation``)
+    rewound: bool
+
+    @property
+    def title(self) -> str:
+        line = " ".join(self.instruction.split())
+        return line if len(line) <= 60 else line[:59] + "…"
+
+
+@dataclass(frozen=True)
+class FileRevert:
+    """One file: its bytes now and what the undo puts back (None: delete it, the run created it;
+    ``current`` None: make it again, the run deleted or moved it)."""
+
+    path: str
+    current: bytes | None
+    reverted: bytes | None
+    encoding: str = "utf-8"
+    #: the permission bits to make it again with (a file the run deleted)
+    mode: int | None = None
+
+    @property
+    def deletes(self) -> bool:
+        return self.reverted is None
+
+    @property
+    def creates(self) -> bool:
+        return self.current is None
+
+
+@dataclass
+class UndoPlan:
+    root: Path
+    thread_id: str
+    #: the oldest run walked back (its ``messageId``)
+    message_id: str | None
+    files: list[FileRevert] = field(default_factory=list)
+    #: the runs walked back, newest first
+    runs: list[RunRef] = field(default_factory=list)
+    code: bool = True
+    conversation: bool = False
+    #: what the person should know: records set aside, runs whose files were already back
+    notes: list[str] = field(default_factory=list)
+
+    def entries(self) -> list[UndoEntry]:
+        """The undo entries the thread keeps for this plan, one per run, newest first."""
+        written = [f.path for f in self.files]
+        return [
+            UndoEntry(message_id=r.message_id, files=written if i == 0 and self.code else [], code=self.code and not r.code_undone, conversation=self.conversation)
+            for i, r in enumerate(self.runs)
+        ]
+
+    def summary(self, *, would: bool = False) -> str:
+        """One line for what the undo did (or, ``would``, would do): the runs, the files, the conversation."""
+        which = ", ".join(f"{r.number} ({r.title})" for r in self.runs)
+        what = f"run{'s' if len(self.runs) != 1 else ''} {which} of thread {self.thread_id}"
+        names = ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (restored)" if f.creates else f.path for f in self.files)
+        files = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}" + (f": {names}" if names else "")
+        parts = [f"{'would revert' if would else 'reverted'} {files}"] if self.code else []
+        them = "them" if len(self.runs) != 1 else "it"
+        if self.conversation:
+            parts.append(f"the model {'would no longer read' if would else 'no longer reads'} {them}")
+        elif self.code:
+            parts.append(f"the next run {'would be' if would else 'is'} told")
+        return f"{'walking back' if would else 'walked back'} {what}: " + "; ".join(parts)
+
+    def reverse_diff(self) -> str:
+        """The change the undo makes, as a unified diff (``git apply`` reads it)."""
+        from workspace_tools.text.diffs import file_header, format_hunks, git_mode, quote_path, text_blocks
+
+        out: list[str] = []
+        for f in self.files:
+            now = "" if f.current is None else f.current.decode(f.encoding)
+            a, b = quote_path(f"a/{f.path}"), quote_path(f"b/{f.path}")
+            if f.reverted is None:
+                mode = git_mode(stat.S_IMODE(os.stat(self.root / f.path).st_mode))
+                hunks = format_hunks(text_blocks(now, ""))
+                out.append(f"diff --git {a} {b}\ndeleted file mode {mode}\n" + (f"--- {a}\n+++ /dev/null\n{hunks}" if hunks else ""))
+            elif f.current is None:
+                hunks = format_hunks(text_blocks("", f.reverted.decode(f.encoding)))
+                mode = git_mode(f.mode if f.mode is not None else 0o644)
+                out.append(f"diff --git {a} {b}\nnew file mode {mode}\n" + (f"--- /dev/null\n+++ {b}\n{hunks}" if hunks else ""))
+            else:
+                hunks = format_hunks(text_blocks(now, f.reverted.decode(f.encoding)))
+                out.append(file_header(f.path) + hunks if hunks else "")
+        return "".join(out)
+
+
+# --- the runs of a thread -------------------------------------------------------------------
+
+
+def thread_runs(entries: Sequence[StoredEntry]) -> list[RunRef]:
+    """The runs of a thread in order, numbered from 1, with what was undone of each."""
+    code_undone: set[str | None] = set()
+    rewound: set[str | None] = set()
+    for s in entries:
+        if isinstance(s.entry, UndoEntry):
+            if s.entry.code:
+                code_undone.add(s.entry.message_id)
+            if s.entry.conversation:
+                rewound.add(s.entry.message_id)
+    runs: list[RunRef] = []
+    for s in entries:
+        if isinstance(s.entry, UserEntry):
+            mid = s.entry.message_id
+            runs.append(RunRef(len(runs) + 1, mid, s.entry.content, mid in code_undone, mid in rewound))
+    return runs
+
+
+def last_run(entries: Sequence[StoredEntry]) -> tuple[str | None, list[StoredEntry], bool]:
+    """The last run of a thread: its ``messageId``, its entries, and whether it was undone."""
+    start = max((i for i, s in enumerate(entries) if isinstance(s.entry, UserEntry)), default=-1)
+    if start < 0:
+        return None, [], False
+    user = entries[start].entry
+    assert isinstance(user, UserEntry)
+    run = list(entries[start + 1 :])
+    undone = any(isinstance(s.entry, UndoEntry) for s in run)
+    return user.message_id, run, undone
+
+
+def undone_runs(entries: Sequence[StoredEntry]) -> list[str]:
+    """The ``messageId`` of every run of the thread that was walked back (files or conversation)."""
+    return [r.message_id for r in thread_runs(entries) if r.message_id and (r.code_undone or r.rewound)]
+
+
+def find_run(runs: Sequence[RunRef], which: str) -> RunRef:
+    """The run ``which`` names: its number (``3``, ``#3``) or its message id (or a unique prefix)."""
+    text = which.strip().lstrip("#")
+    if text.isdigit():
+        number = int(text)
+        for run in runs:
+            if run.number == number:
+                return run
+        raise NothingToUndo(f"no run {number} in this thread: it has {len(runs)} (see `cog thread show`)")
+    found = [r for r in runs if r.message_id and r.message_id.startswith(text)] if text else []
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise NothingToUndo(f"run {which!r} is ambiguous: {', '.join(str(r.message_id) for r in found[:5])}; give more of the id")
+    raise NothingToUndo(f"no run {which!r} in this thread (a run's number from `cog thread show`, or its message id)")
+
+
+# --- planning -------------------------------------------------------------------------------
+
+
+def plan_undo(root: str | Path, thread: Thread | None, *, to: str | None = None, code: bool = True, conversation: bool = False) -> UndoPlan:
+    """What walking ``thread`` back writes: without ``to``, its newest run that changed files and is
+    not undone yet (``code``), or its newest run the model still reads (``conversation`` alone);
+    with ``to`` (a run's number or message id), every run from the newest back to that one. Raises
+    :class:`NothingToUndo` or :class:`UndoRefused`; reads files, writes nothing."""
+    from workspace_tools.files.journal import read_run
+    from workspace_tools.workspace.paths import Workspace
+
+    if thread is None:
+        raise NothingToUndo("nothing to undo: no run in this workspace yet")
+    runs = thread_runs(thread.entries)
+    if not runs:
+        raise NothingToUndo(f"nothing to undo: thread {thread.id} has no run")
+    workspace = Workspace(root)
+    notes: list[str] = []
+    records: dict[int, list[Any]] = {}
+
+    def changes_of(run: RunRef) -> list[Any]:
+        if run.number not in records:
+            read = read_run(workspace.root, run.message_id) if run.message_id else None
+            if read is not None and read.rejected:
+                notes.append(
+                    f"set aside {len(read.rejected)} record{'s' if len(read.rejected) != 1 else ''} in .cog/journal/{run.message_id}/ "
+                    "that cog did not write (planted or altered): not acted on"
+                )
+            records[run.number] = read.changes if read is not None else []
+        return records[run.number]
+
+    if to is not None:
+        target = find_run(runs, to)
+        chosen = [r for r in runs if r.number >= target.number and ((code and not r.code_undone) or (conversation and not r.rewound))]
+        if not chosen or chosen[0].number != target.number:
+            raise NothingToUndo(f"nothing to undo: run {target.number} of thread {thread.id} was undone already")
+        chosen.reverse()
+    elif code:
+        chosen = next(([r] for r in reversed(runs) if not r.code_undone and changes_of(r)), [])
+        if not chosen:
+            if any(changes_of(r) for r in runs):
+                raise NothingToUndo(f"nothing to undo: every run of thread {thread.id} that changed files was undone already")
+            raise NothingToUndo(f"nothing to undo: the runs of thread {thread.id} changed no files" + (f" ({'; '.join(notes)})" if notes else ""))
+    else:
+        chosen = next(([r] for r in reversed(runs) if not r.rewound), [])
+        if not chosen:
+            raise NothingToUndo(f"nothing to undo: the model reads no run of thread {thread.id} any more")
+    plan = UndoPlan(root=workspace.root, thread_id=thread.id, message_id=chosen[-1].message_id, runs=chosen, code=code, conversation=conversation)
+    if code:
+        plan.files = _walk_back(workspace, [(r, changes_of(r)) for r in chosen if not r.code_undone])
+        if not plan.files and to is None and not conversation:
+            run = chosen[0]
+            raise NothingToUndo(
+                f"nothing to undo: the files of run {run.number} of thread {thread.id} are as they were before it "
+                f"(walk further back with --to {max(1, run.number - 1)})"
+            )
+        if not plan.files and any(changes_of(r) for r in chosen):
+            notes.append("the files were already as they were before " + ("that run" if len(chosen) == 1 else "those runs"))
+    plan.notes = notes
+    return plan
+
+
+def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]]) -> list[FileRevert]:
+    """Each file walked back through the runs' changes, newest first (see the module)."""
+    now: dict[str, bytes | None] = {}
+    state: dict[str, bytes | None] = {}
+    modes: dict[str, int | None] = {}
+    refused: dict[str, str] = {}
+    for run, changes in runs:
+        for change in reversed(changes):
+            try:
+                path = workspace.resolve(change.path, for_write=True)
+            except CogError as exc:
+                raise UndoRefused(f"{change.path}: {exc.message}") from None
+            rel = workspace.relative(path)
+            if rel in refused:
+                continue
+            if rel not in now:
+                now[rel] = state[rel] = _read(rel, path)
+            held = state[rel]
+            if change.is_after(held):
+                state[rel] = change.before
+                modes[rel] = change.mode
+            elif held != change.before:
+                refused[rel] = _refusal(rel, run, change, held)
+    if refused:
+        raise UndoRefused("\n".join(refused.values()))
+    out: list[FileRevert] = []
+    for rel, current in now.items():
+        if state[rel] != current:
+            out.append(FileRevert(rel, current, state[rel], _shared_encoding(current, state[rel]), modes.get(rel)))
+    return out
+
+
+def _read(rel: str, path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UndoRefused(f"{rel} cannot be read ({exc.strerror or exc}); nothing was changed") from None
+
+
+def _refusal(rel: str, run: RunRef, change: Any, held: bytes | None) -> str:
+    """``rel`` changed since ``run``: the refusal, with what differs from what the run left."""
+    from cogcli.shown.visible import visible
+    from workspace_tools.text.diffs import format_hunks, text_blocks
+
+    how = "was deleted" if held is None else "changed"
+    head = f"{_changed(rel, how)} (run {run.number}: {run.title})"
+    if held is None or (change.after is None and change.after_sha256 is not None):
+        return head
+    left = b"" if change.after is None else change.after
+    enc = _shared_encoding(left, held)
+    lines = format_hunks(text_blocks(left.decode(enc), held.decode(enc))).splitlines()
+    shown = lines[:DIFF_LINES] + ([f"… {len(lines) - DIFF_LINES} more lines"] if len(lines) > DIFF_LINES else [])
+    return head + "; what differs from what the run left:\n" + "\n".join("    " + visible(line, one_line=True) for line in shown)
+
+
+def _shared_encoding(*datas: bytes | None) -> str:
+    try:
+        for data in datas:
+            if data is not None:
+                data.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        return "latin-1"
+
+
+def _changed(rel: str, how: str = "changed") -> str:
+    return f"{rel} {how} since the run, so it cannot be put back as it was; nothing was changed"
+
+
+# --- applying -------------------------------------------------------------------------------
+
+
+def apply_undo(plan: UndoPlan) -> None:
+    """Write the plan: every file or, if a write fails, none (those written are put back).
+    Raises :class:`UndoRefused` when a file changed after the plan was made."""
+    from workspace_tools.text.textfile import atomic_write, workspace_lock
+
+    with workspace_lock(plan.root):  # no cog process writes a file of the plan meanwhile
+        _apply(plan, atomic_write)
+
+
+def _apply(plan: UndoPlan, atomic_write: Any) -> None:
+    for f in plan.files:
+        try:
+            now: bytes | None = (plan.root / f.path).read_bytes()
+        except FileNotFoundError:
+            now = None
+        except OSError:
+            now = b"" if f.current is None else None
+        if now != f.current:
+            raise UndoRefused(_changed(f.path, "changed while undoing"))
+    done: list[tuple[FileRevert, int | None]] = []
+    try:
+        for f in plan.files:
+            path = plan.root / f.path
+            if f.current is None:  # deleted or moved away by the run: made again, with its mode
+                assert f.reverted is not None
+                _make_parents(plan.root, path)
+                atomic_write(path, f.reverted, mode=f.mode, root=plan.root, expect=None)
+                done.append((f, None))
+                continue
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+            if f.reverted is None:
+                path.unlink()
+            else:
+                # no folder swapped for a symlink since the plan, and the file still as planned
+                atomic_write(path, f.reverted, root=plan.root, expect=f.current)
+            done.append((f, mode))
+    except (OSError, CogError) as exc:
+        for f, mode in reversed(done):
+            try:
+                if f.current is None:
+                    (plan.root / f.path).unlink()
+                else:
+                    atomic_write(plan.root / f.path, f.current, mode=mode, root=plan.root)
+            except (OSError, CogError):
+                log.error("undo: could not put back %s after a failed write", f.path, exc_info=True)
+        what = getattr(exc, "filename", None) or "a file"
+        why = getattr(exc, "strerror", None) or getattr(exc, "message", None) or exc
+        raise UndoRefused(f"could not write {what}: {why}; the files were left as they were") from None
+
+
+def _make_parents(root: Path, path: Path) -> None:
+    """The folders of a file made again (a move's source folder may be gone), none through a link."""
+    from workspace_tools.host.files import open_dir
+
+    os.close(open_dir(path.parent, root, create=True))

@@ -1,0 +1,1 @@
+"""run_command: a shell in the test sandbox, its output bounded and streamed, the files it changed."""
