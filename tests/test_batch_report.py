@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import cog_env, run_cog
 
-from cogcli.batch.results import Layout, ResultsWriter, TaskResult, read_results, to_run
+from cogcli.batch.output_folder import Layout, ResultsWriter, TaskResult, read_results, to_run
 from cogcli.batch.tasks import Task, TaskFileError, parse_tasks
 
 
@@ -132,7 +132,7 @@ class _Terminal(io.StringIO):
 
 
 def test_on_a_terminal_a_progress_line_stays_below_the_finished_tasks() -> None:
-    from cogcli.batch.run import Progress
+    from cogcli.batch.driver import Progress
 
     out, bar = io.StringIO(), _Terminal()
     progress = Progress(3, out, bar)

@@ -16,7 +16,7 @@ import pexpect
 from cli_helpers import cog_argv, cog_env, repo_with, run_cog
 from model_servers import OpenAIServer, RecordedRequest, Reply, ToolCall
 
-from cogcli.chat.history import history_path
+from cogcli.chat.line_history import history_path
 from cogcli.compaction import SUMMARY_MARK, SUMMARY_PROMPT
 
 MODEL = "openai:gpt-4o-mini"

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from cogcli.chat.diff import session_diff
-from cogcli.chat.history import WorkspaceHistory, history_path, parse_history
+from cogcli.chat.diff_command import session_diff
+from cogcli.chat.line_history import WorkspaceHistory, history_path, parse_history
 from cogcli.project.slash_commands import COMMANDS, help_text, parse, unknown_text
 from cogcli.chat.status import ChatState
 from cogcli.threads.entries import AssistantEntry, CompactionEntry, UserEntry

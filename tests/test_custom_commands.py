@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cli_helpers import cog_env, repo_with, run_cog
-from cogcli.agent_tools.skill import load_skill_tool
+from cogcli.agent_tools.load_skill import load_skill_tool
 from cogcli.project.custom_commands import builtin_names, command_model, expand_instruction, load_commands, parse_command_line
 from cogcli.contract.errors import ConfigError
 from cogcli.contract.invoke import invoke_tool

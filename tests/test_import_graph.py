@@ -163,7 +163,7 @@ def test_the_import_graph_is_read_from_the_source() -> None:
     assert "cogcli.shown.visible" in g["cogcli.cli.setting_flags"]  # so does one inside a function
     assert "cogcli.contract.result" not in graph(typing=False)["cogcli.secrets.redactor"]  # not for the layers: it never runs
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
-    assert layer_of("cogcli.cli.app") < layer_of("cogcli.adapters.mcp_server") < layer_of("cogcli.session") < layer_of("cogcli.mcp.client")
+    assert layer_of("cogcli.cli.typer_app") < layer_of("cogcli.adapters.mcp_server") < layer_of("cogcli.session") < layer_of("cogcli.mcp.client")
     assert layer_of("cogcli.mcp.client") < layer_of("cogcli.models.anthropic") < layer_of("workspace_tools.runners.run_tests") < layer_of("cogcli.contract.errors")
     assert climbs({"workspace_tools.runners.run_tests": {"cogcli.compaction"}}) == ["workspace_tools.runners.run_tests -> cogcli.compaction"]
 

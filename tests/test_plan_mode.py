@@ -12,7 +12,7 @@ import pytest
 
 from cli_helpers import run_cog
 from cogcli.loop.agent import Agent
-from cogcli.agent_tools.plan import update_plan_tool
+from cogcli.agent_tools.update_plan import update_plan_tool
 from cogcli.models.scripted import Call, ScriptedModel, Turn
 from cogcli.gate.plan_mode import PlanMode
 from cogcli.loop.runtime import Cogitator

@@ -286,7 +286,7 @@ def test_a_foreign_host_or_origin_is_refused_even_with_the_token(make_repo) -> N
 async def test_dns_rebinding_reaches_the_app_without_the_guard_and_not_with_it(tmp_path: Path) -> None:
     """The attack: a page on attacker.example whose name now resolves to 127.0.0.1 sends its own
     Host and Origin. Without the guard the app answers it; with it, 403."""
-    from cogcli.server.app import create_app
+    from cogcli.server.asgi_app import create_app
 
     guarded = create_app(tmp_path, token="t0k")
     bare = guarded.app  # type: ignore[attr-defined]  # the app behind the guard

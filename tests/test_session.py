@@ -156,7 +156,7 @@ def test_session_open_is_typed_with_the_keywords_of_session() -> None:
     import inspect
     from typing import get_type_hints
 
-    from cogcli.session.tools import SessionOptions
+    from cogcli.session.factory import SessionOptions
 
     own = [p.name for p in inspect.signature(Session.__init__).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
     assert list(SessionOptions.__annotations__) == own

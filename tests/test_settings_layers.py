@@ -181,7 +181,7 @@ def test_cog_config_says_where_each_setting_came_from(tmp_path: Path) -> None:
 
 
 def test_a_base_url_from_the_persons_config_is_below_the_providers_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cogcli.session.tools import make_model
+    from cogcli.session.factory import make_model
 
     env = person(tmp_path, '[providers.openai]\nbase_url = "http://127.0.0.1:9/v1"\n')
     (tmp_path / "ws").mkdir()

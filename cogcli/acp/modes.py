@@ -58,7 +58,7 @@ def plan_update(event: Any, tool_name_of: Any = None) -> acp_schema.AgentPlanUpd
     """A ``plan`` update for a successful ``update_plan`` call's ``tool-result`` (None otherwise)."""
     if getattr(event, "type", None) != "tool-result" or getattr(event, "tool_name", None) != "update_plan" or getattr(event, "error", None):
         return None
-    from cogcli.agent_tools.plan import plan_steps
+    from cogcli.agent_tools.update_plan import plan_steps
 
     steps = plan_steps(getattr(event, "details", None))
     if not steps:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from cogcli.batch.results import Layout, TaskResult, write_file
+from cogcli.batch.output_folder import Layout, TaskResult, write_file
 from cogcli.batch.runner import BatchOptions, run_task, unfinished
 from cogcli.batch.tasks import Task
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from cogcli.batch.results import Layout, TaskResult
+from cogcli.batch.output_folder import Layout, TaskResult
 from cogcli.batch.runner import BatchOptions, child_main, unfinished
 from cogcli.batch.tasks import Task
 

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from cogcli.batch.results import Layout, TaskResult, read_results
+from cogcli.batch.output_folder import Layout, TaskResult, read_results
 from cogcli.shown.visible import error_lines, visible
 
 STATUSES = ("passed", "failed", "error", "aborted")

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from cogcli.batch.results import Layout, TaskResult
+from cogcli.batch.output_folder import Layout, TaskResult
 from cogcli.batch.tasks import Task
 from cogcli.settings.options import SettingFlags
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from cogcli.batch.results import Layout, read_results
+from cogcli.batch.output_folder import Layout, read_results
 
 #: the largest patch read back (a patch is a model's edits to one repository)
 MAX_PATCH_BYTES = 50 * 1024 * 1024

@@ -1,11 +1,11 @@
 """The ``cog`` command line. Commands are thin: parse, call the library (a
 :class:`cogcli.session.Session` for anything that runs), render.
 
-- :mod:`cogcli.cli.app` — the typer app, shared options, logging, start-up, :func:`main`;
+- :mod:`cogcli.cli.typer_app` — the typer app, shared options, logging, start-up, :func:`main`;
 - :mod:`cogcli.cli.edit` — ``cog edit``;
 - :mod:`cogcli.cli.chat` — ``cog chat`` (and plain ``cog`` on a terminal);
-- :mod:`cogcli.cli.tools` — ``cog tool``, ``cog tools``;
-- :mod:`cogcli.cli.threads` — ``cog render``, ``cog schema``, ``cog thread``, ``cog undo``;
+- :mod:`cogcli.cli.tool` — ``cog tool``, ``cog tools``;
+- :mod:`cogcli.cli.thread` — ``cog render``, ``cog schema``, ``cog thread``, ``cog undo``;
 - :mod:`cogcli.cli.serve` — ``cog trust``, ``cog mcp``, ``cog serve``;
 - :mod:`cogcli.cli.acp` — ``cog acp``;
 - :mod:`cogcli.cli.settings` — ``cog config``.
@@ -14,10 +14,10 @@ Each module declares its commands on :data:`app` when imported; they are importe
 order ``cog --help`` lists them. The bodies of the commands live in :mod:`cogcli.commands`.
 """
 
-from cogcli.cli.app import app, main
+from cogcli.cli.typer_app import app, main
 from cogcli.cli.batch import batch_app  # noqa: E402 (`cog batch`, after `cog thread`: declared in its own module)
 
 app.add_typer(batch_app, name="batch")
-from cogcli.cli import edit, chat, tools, threads, serve, acp, settings  # noqa: F401,E402 (declare the commands, in this order)
+from cogcli.cli import edit, chat, tool, thread, serve, acp, settings  # noqa: F401,E402 (declare the commands, in this order)
 
 __all__ = ["app", "main"]

@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cogcli.cli.app import app, fail
+from cogcli.cli.typer_app import app, fail
 from cogcli.cli.setting_flags import with_settings
 from cogcli.settings.options import ACP, SettingFlags
 

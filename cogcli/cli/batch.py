@@ -101,12 +101,12 @@ def run(
     *,
     flags: SettingFlags,
 ) -> None:
-    from cogcli.cli.app import fail
+    from cogcli.cli.typer_app import fail
 
     if rerun not in (None, "failed"):
         fail(f"--rerun takes 'failed' (run the failed and erred tasks again), got {rerun!r}")
     from cogcli.batch.local import default_workers
-    from cogcli.batch.run import BatchRequest, run_batch
+    from cogcli.batch.driver import BatchRequest, run_batch
     from cogcli.batch.runner import BatchOptions
     from cogcli.contract.errors import ConfigError
 
@@ -152,7 +152,7 @@ def report(
 ) -> None:
     """The summary of a batch's results: tasks per status, tests, tokens and cost, the slowest
     tasks, the ones that did not pass. Reads DIR/results.jsonl, so it works while the batch runs."""
-    from cogcli.cli.app import fail
+    from cogcli.cli.typer_app import fail
 
     if not (out / "results.jsonl").is_file():
         fail(f"{out} holds no results.jsonl: name the --out folder of a batch")

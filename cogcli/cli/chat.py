@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cogcli.cli.app import DirectoryOption, app, workspace
+from cogcli.cli.typer_app import DirectoryOption, app, workspace
 from cogcli.cli.setting_flags import with_settings
 from cogcli.settings.options import CHAT, SettingFlags
 
@@ -31,7 +31,7 @@ def chat(
     from cogcli.commands.chat import ChatOptions, run_chat
 
     if thread and last:
-        from cogcli.cli.app import fail
+        from cogcli.cli.typer_app import fail
 
         fail("--thread and --last both name a thread to continue; give one")
     code = run_chat(

@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cogcli.cli.app import (
+from cogcli.cli.typer_app import (
     DirectoryOption,
     app,
     fail,

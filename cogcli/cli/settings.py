@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from cogcli.cli.app import DirectoryOption, app, workspace
+from cogcli.cli.typer_app import DirectoryOption, app, workspace
 from cogcli.cli.setting_flags import with_settings
 from cogcli.settings.options import CONFIG, SettingFlags
 

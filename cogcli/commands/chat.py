@@ -4,7 +4,7 @@ so far — drawn with the same rows and asked the same approvals as ``cog edit``
 (:func:`cogcli.commands.edit.run_watched`, :func:`cogcli.commands.approve.make_approver`).
 
 The line editor is prompt_toolkit's (imported when the chat starts, never by ``cog --help``): a
-history kept per workspace in the person's state folder (:mod:`cogcli.chat.history`), Alt-Enter or a
+history kept per workspace in the person's state folder (:mod:`cogcli.chat.line_history`), Alt-Enter or a
 trailing ``\\`` for a new line, a bracketed paste kept as one message, slash commands completed
 (:mod:`cogcli.project.slash_commands`) and a status line below the prompt while it waits
 (:mod:`cogcli.chat.status`). Nothing is drawn full-screen: between prompts the terminal is the
@@ -184,7 +184,7 @@ class Chat:
         from prompt_toolkit.application import run_in_terminal
         from prompt_toolkit.key_binding import KeyBindings
 
-        from cogcli.chat.history import WorkspaceHistory
+        from cogcli.chat.line_history import WorkspaceHistory
 
         keys = KeyBindings()
 
@@ -329,7 +329,7 @@ class Chat:
         _print(f"model: {visible(self.state.model, one_line=True)} from the next instruction on")
 
     def diff(self) -> None:
-        from cogcli.chat.diff import session_diff
+        from cogcli.chat.diff_command import session_diff
 
         text = session_diff(self.session.root, self.state.runs)
         if not text:

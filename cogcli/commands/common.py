@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from cogcli.session.tools import make_tools  # noqa: F401 (where commands and their tests found it)
+from cogcli.session.factory import make_tools  # noqa: F401 (where commands and their tests found it)
 
 if TYPE_CHECKING:
     from cogcli.contract.context import AbortSignal

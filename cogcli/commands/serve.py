@@ -48,7 +48,7 @@ def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, flags: Sett
     """Serve ``root``'s runs; ``flags``: the settings of every run (a run's own ``model`` over theirs)."""
     import uvicorn
 
-    from cogcli.server.app import create_app
+    from cogcli.server.asgi_app import create_app
     from cogcli.server.auth import is_loopback, new_token
 
     host = host.strip().strip("[]")

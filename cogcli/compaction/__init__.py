@@ -18,12 +18,12 @@ Before a request would pass ``threshold`` (80%) of the window, the history is co
 Only the history the model reads is compacted; memory (the thread) keeps every full result. A
 provider's context-length error triggers one compaction down to a tighter target and a retry.
 
-The parts, by job: :mod:`.budget` (counting, and deciding when and how far to compact),
+The parts, by job: :mod:`.context_budget` (counting, and deciding when and how far to compact),
 :mod:`.estimate` (tokens estimated from text), :mod:`.stubs` and :mod:`.summary` (the two stages).
 """
 
 
-from cogcli.compaction.budget import MIN_SAVING, RETRY_TARGET, TARGET, THRESHOLD, ContextBudget, Summarizer
+from cogcli.compaction.context_budget import MIN_SAVING, RETRY_TARGET, TARGET, THRESHOLD, ContextBudget, Summarizer
 from cogcli.compaction.estimate import CHARS_PER_TOKEN, estimate_message, estimate_messages, estimate_specs, estimate_text
 from cogcli.compaction.stubs import (
     MAX_KEPT_ARGUMENT,

@@ -1,5 +1,5 @@
 """Tokens a request will take, estimated from its text when the provider has not counted it:
-:class:`~cogcli.compaction.budget.ContextBudget` scales these by what the provider's reports taught."""
+:class:`~cogcli.compaction.context_budget.ContextBudget` scales these by what the provider's reports taught."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ on stdin (docs/hooks.md).
 
 - :mod:`cogcli.settings.hook_tables` — ``[[hooks.<Event>]]`` tables and matchers;
 - :mod:`cogcli.hooks.process` — one command on the host: its environment, timeout, process group;
-- :mod:`cogcli.hooks.reply` — its exit code and stdout read as Claude Code's;
+- :mod:`cogcli.hooks.answer` — its exit code and stdout read as Claude Code's;
 - :mod:`cogcli.hooks.engine` — a session's hooks and one run's: payloads, ``hook`` events, verdicts;
 - :mod:`cogcli.hooks.calls` — PreToolUse at the approval gate, PostToolUse where each call ends;
 - :mod:`cogcli.hooks.lifecycle` — SessionStart, UserPromptSubmit, PreCompact, Stop, Notification;

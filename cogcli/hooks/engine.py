@@ -20,7 +20,7 @@ import anyio
 
 from cogcli.settings.hook_tables import EVENTS, HookSpec, HookTables, compile_matcher
 from cogcli.hooks.process import hook_environment, run_hook_command
-from cogcli.hooks.reply import Decision, Reply, read_reply
+from cogcli.hooks.answer import Decision, Reply, read_reply
 
 log = logging.getLogger("cogcli")
 

@@ -11,7 +11,7 @@
 
 The model sees each skill's name and description after the system prompt
 (:meth:`Skills.prompt_section`) and loads one with the ``load_skill`` tool
-(:mod:`cogcli.agent_tools.skill`), a call drawn like any other. A skill is text the model reads,
+(:mod:`cogcli.agent_tools.load_skill`), a call drawn like any other. A skill is text the model reads,
 never configuration: a workspace skill is untrusted instructions exactly like ``AGENTS.md``
 (redacted, its files read without following links, bounded), and it changes no setting, tool or
 permission. The person's skill of a name wins over the workspace's. A skill is named by its folder;

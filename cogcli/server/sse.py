@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:
-    from cogcli.server.runs import ServedRun
+    from cogcli.server.live_runs import ServedRun
 
 #: seconds of silence before a keep-alive comment
 KEEP_ALIVE = 5.0

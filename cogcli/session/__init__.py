@@ -2,7 +2,7 @@
 
 - :mod:`cogcli.session.session` — :class:`Session` (run, invoke a tool, threads, undo), the exit
   status of a run and of a direct call;
-- :mod:`cogcli.session.tools` — the workspace tools and the model a session's settings make;
+- :mod:`cogcli.session.factory` — the workspace tools and the model a session's settings make;
 - :mod:`cogcli.session.project` — what each run gathers: the thread it continues, the instruction
   files, the model's context window.
 """
@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from cogcli.session.session import RunNotStarted, Session, call_exit_status, exit_status, store_problem
-from cogcli.session.tools import make_model, make_tools, test_env
+from cogcli.session.factory import make_model, make_tools, test_env
 
 __all__ = [
     "RunNotStarted",

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 def agent_tools(settings: Settings) -> tuple[list[Tool[Any]], Skills]:
     """The agent's own tools and the skills they load (the person's and the workspace's)."""
-    from cogcli.agent_tools.plan import update_plan_tool
-    from cogcli.agent_tools.skill import load_skill_tool
+    from cogcli.agent_tools.update_plan import update_plan_tool
+    from cogcli.agent_tools.load_skill import load_skill_tool
     from cogcli.project.skills import load_skills
 
     skills = load_skills(settings.root)

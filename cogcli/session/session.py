@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from cogcli.settings.load import NO_MODEL_MESSAGE, Settings, load_settings
 from cogcli.contract.errors import CogError, ConfigError, ErrorCode, where_it_broke
 from cogcli.wire.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE, run_exit_code
-from cogcli.session.tools import SessionOptions, make_model, make_tools, run_limits, start_telemetry
+from cogcli.session.factory import SessionOptions, make_model, make_tools, run_limits, start_telemetry
 
 if TYPE_CHECKING:
     from cogcli.gate.approval import Approve

@@ -6,7 +6,7 @@ the path, so two checkouts of one project never share).
 Nothing in the workspace can reach it: no tool resolves a path outside the workspace, the sandbox
 does not show it, and a repository cannot commit a file into it. What is kept here is made
 readable by its owner only (folders 0700, files 0600). The chat history lives here
-(:mod:`cogcli.chat.history`); the thread store, undo journals and test reports stay in the
+(:mod:`cogcli.chat.line_history`); the thread store, undo journals and test reports stay in the
 workspace's ``.cog/`` (see ``docs/security.md``: refused to every tool, read-only in the sandbox,
 never written through a link, never a tracked file).
 """

@@ -93,7 +93,7 @@ def test_no_tool_reads_writes_lists_or_searches_cog_state(runner: Runner) -> Non
 
 
 HISTORY = (
-    "import sys; from pathlib import Path; from cogcli.chat.history import WorkspaceHistory, history_path;"
+    "import sys; from pathlib import Path; from cogcli.chat.line_history import WorkspaceHistory, history_path;"
     "h = WorkspaceHistory(Path('.')); list(h.load_history_strings()); h.store_string(sys.argv[1]);"
     "print(history_path(Path('.')))"
 )

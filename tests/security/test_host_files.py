@@ -253,7 +253,7 @@ def test_a_link_in_dot_cog_stops_cog_edit_and_nothing_is_written_outside(runner:
 
 
 WRITE_REPORT = (
-    "from pathlib import Path; from workspace_tools.runners.results import write_report; "
+    "from pathlib import Path; from workspace_tools.runners.finished import write_report; "
     "print(write_report(Path('.').resolve(), {'outcome': 'failed'}, [{'id': 't', 'outcome': 'failed'}], []))"
 )
 

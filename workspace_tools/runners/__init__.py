@@ -37,7 +37,7 @@ from cogcli.contract.errors import ErrorCode, ToolCallError
 from workspace_tools.workspace.paths import Workspace
 from workspace_tools.runners.base import Runner, Selection, check_args, split_command
 from workspace_tools.runners.cargo import CargoRunner
-from workspace_tools.runners.command import CommandRunner
+from workspace_tools.runners.plain_command import CommandRunner
 from workspace_tools.runners.go import GoRunner
 from workspace_tools.runners.node import JestRunner, NodeRunner, NodeTestRunner, VitestRunner
 from workspace_tools.runners.node_script import test_script

@@ -1,6 +1,6 @@
 """A test runner as ``run_tests`` drives it: the command to start, what it writes, how it ended.
 
-Each runner module (:mod:`.pytest`, :mod:`.go`, :mod:`.node`, :mod:`.cargo`, :mod:`.command`) has
+Each runner module (:mod:`.pytest`, :mod:`.go`, :mod:`.node`, :mod:`.cargo`, :mod:`.plain_command`) has
 one :class:`Runner` subclass. The tool asks it for an :class:`Invocation` (argv, working folder,
 environment), runs that as a process group (:func:`workspace_tools.host.processes.run_process_group`),
 feeds it every output line (:meth:`Runner.on_line`) and, when the runner writes one, every JSON

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from workspace_tools.runners.base import Invocation, Selection, missing_command, split_command
-from workspace_tools.runners.command import not_found
+from workspace_tools.runners.plain_command import not_found
 from workspace_tools.runners.node import NodeRunner, linked_modules
 from workspace_tools.runners.node_reporters import NODE_TEST_REPORTER, REPORTER_DIR
 from workspace_tools.runners.node_script import TestScript, read_package_json, test_script

@@ -20,7 +20,7 @@ from workspace_tools.sandbox.bwrap import NOT_STARTED
 from workspace_tools.runners.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
 from workspace_tools.runners.base import Invocation, Runner, Selection
 from workspace_tools.runners.report import Report, python_location, python_locations
-from workspace_tools.runners.results import PYTEST_EXIT_MEANING  # declared once, with what a run's end means
+from workspace_tools.runners.finished import PYTEST_EXIT_MEANING  # declared once, with what a run's end means
 
 #: the markers of a Python project whose tests pytest runs
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py")

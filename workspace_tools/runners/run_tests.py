@@ -9,7 +9,7 @@ updates and the same result:
 - an update per finished test: ``content`` ``"<id> <outcome>"``; ``details`` the counts so far
   (``passed``, ``failed``, ``skipped``, ``errors``, ``xfailed``, ``xpassed``), ``total_so_far``,
   ``collected`` (when the runner knows it), ``current`` (the test's id) and ``runner``;
-- a result whose ``details`` are described in :mod:`workspace_tools.runners.results` (``outcome``,
+- a result whose ``details`` are described in :mod:`workspace_tools.runners.finished` (``outcome``,
   ``exit_code``, counts, ``failures`` with file and line, bounded ``tests``, ``report_file``, …).
 
 Which runner: ``test_command`` when set (driven through cog's stream when it names a runner cog
@@ -47,8 +47,8 @@ from workspace_tools.runners.base import Invocation, Runner, Selection
 from workspace_tools.runners.npm import ScriptRunner, shown_script
 from workspace_tools.runners.pytest import workspace_python  # noqa: F401 (kept importable from here)
 from workspace_tools.runners.report import Report, Section, counts_text
-from workspace_tools.runners.results import details as make_details
-from workspace_tools.runners.results import model_text, summary_words, write_report
+from workspace_tools.runners.finished import details as make_details
+from workspace_tools.runners.finished import model_text, summary_words, write_report
 from workspace_tools.sandbox.environment import PassedEnv
 
 if TYPE_CHECKING:

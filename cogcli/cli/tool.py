@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from cogcli.cli.app import (
+from cogcli.cli.typer_app import (
     EXIT_CODES,
     DirectoryOption,
     Format,

@@ -37,7 +37,7 @@ from cogcli.contract.errors import ConfigError
 from cogcli.settings.options import SettingFlags
 from cogcli.shown.visible import visible
 from cogcli.server.auth import Guard, allowed_hosts
-from cogcli.server.runs import RunError, RunRegistry
+from cogcli.server.live_runs import RunError, RunRegistry
 from cogcli.server.sse import list_stream, parse_last_event_id, run_stream
 
 log = logging.getLogger("cogcli")

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cogcli.cli.app import (
+from cogcli.cli.typer_app import (
     DirectoryOption,
     Format,
     FormatOption,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from cogcli.batch.report import money
-from cogcli.batch.results import Layout, ResultsWriter, TaskResult, read_results, to_run
+from cogcli.batch.output_folder import Layout, ResultsWriter, TaskResult, read_results, to_run
 from cogcli.batch.runner import BatchOptions
 from cogcli.batch.tasks import Task, read_tasks
 from cogcli.contract.errors import ConfigError
