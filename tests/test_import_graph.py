@@ -1,15 +1,13 @@
-"""No import circle among cog's modules and no import that climbs back up a layer: read from the
-source (ast). Every import counts, those inside functions too (they run when called, and a
-deferred import is still a dependency), and those made only for type checking (``if
-TYPE_CHECKING:``) count for circles; the layer check leaves those out (they never run).
+"""Dependencies point down only, between packages: read from the source (ast). Every import counts,
+those inside functions too (they run when called, and a deferred import is still a dependency);
+those made only for type checking (``if TYPE_CHECKING:``) count for circles, and the layer check
+leaves them out (they never run).
 
-The layers, top first (ARCHITECTURE.md says the same): the command line (``cogcli.cli``,
-``cogcli.commands``), the front ends (``acp``, ``server``, ``batch``, ``chat``, ``mcp.server``,
-``adapters``), the session (and the ``cogcli`` facade), cog's core (the loop, memory, compaction,
-rendering, hooks, trust, settings, the MCP client), the model clients (``cogcli.models``,
-``pricing``), the workspace tools (``workspace_tools``), and at the bottom the contract the tools
-are written against (:data:`CONTRACT`). So ``cogcli`` depends on ``workspace_tools`` (the session
-makes the tools) and ``workspace_tools`` only on that contract."""
+Each package of ``cogcli`` and ``workspace_tools`` (a folder: ``cogcli.loop``, ``workspace_tools.files``)
+sits in one layer of :data:`LAYERS`, top first, and the modules left at the top (the ``cogcli`` and
+``workspace_tools`` facades, ``cogcli.__main__``, ``cogcli.version``) are packages of their own. A
+module may import its own package and packages in layers below its own — never one beside it or
+above it. ARCHITECTURE.md's map says the same; a new package is placed here or this test fails."""
 
 from __future__ import annotations
 
@@ -37,20 +35,39 @@ def modules() -> dict[str, Path]:
     return found
 
 
-#: what ``workspace_tools`` may import of ``cogcli``: the contract a tool is written against
-CONTRACT = ("cogcli.contract.allow_list", "cogcli.contract.errors", "cogcli.contract.tool", "cogcli.contract.output", "cogcli.contract.context", "cogcli.contract.details", "cogcli.contract.preview",
-            "cogcli.secrets.redactor", "cogcli.secrets.formats", "cogcli.secrets.key_blocks", "cogcli.secrets.environment", "cogcli.contract.diffstat",
-            "cogcli.contract.presentation")
-#: the layers, top first: a module is in the layer of the longest prefix that names it
+#: the layers, top first; a package imports only packages in layers below its own
 LAYERS: list[tuple[str, ...]] = [
-    ("cogcli.cli", "cogcli.commands", "cogcli.__main__"),
-    ("cogcli.acp", "cogcli.server", "cogcli.batch", "cogcli.chat", "cogcli.adapters.mcp_server", "cogcli.adapters"),
-    ("cogcli.session", "cogcli.__init__"),
-    ("cogcli", "cogcli.project.slash_commands"),  # the chat's slash commands: the names every front end keeps free
-    ("cogcli.models", "cogcli.settings.prices"),
-    ("workspace_tools",),
-    CONTRACT,
+    ("cogcli.__main__",),
+    ("cogcli.cli",),  # the commands declared (typer)
+    ("cogcli.commands",),  # their bodies: parse → session → render
+    ("cogcli.acp", "cogcli.server", "cogcli.batch", "cogcli.adapters", "cogcli.chat"),  # the front ends
+    ("cogcli.session", "cogcli"),  # where every run starts; the public facade
+    ("cogcli.loop", "cogcli.render"),  # the run; drawing its events
+    ("cogcli.gate", "cogcli.compaction", "cogcli.threads", "cogcli.agent_tools"),  # what a run consults and keeps
+    ("cogcli.hooks", "cogcli.models", "cogcli.project", "cogcli.mcp"),  # the person's hooks, model clients, the project's files, MCP servers
+    ("cogcli.settings",),
+    ("cogcli.wire",),  # the events on the wire
+    ("workspace_tools",),  # workspace_tools(): the tools of a folder
+    ("workspace_tools.shell",),
+    ("workspace_tools.files", "workspace_tools.git", "workspace_tools.runners"),
+    ("workspace_tools.sandbox", "workspace_tools.text", "workspace_tools.workspace"),
+    ("workspace_tools.host",),
+    ("cogcli.contract",),  # what a tool is written against
+    ("cogcli.shown", "cogcli.secrets"),
+    ("cogcli.version",),
 ]
+#: modules at the top of a package root that stand alone (not the facade)
+TOP_MODULES = ("cogcli.__main__", "cogcli.version")
+
+
+def package_of(module: str) -> str:
+    """``cogcli.loop.run`` → ``cogcli.loop``; a module at the top is its own (the facade is ``cogcli``)."""
+    parts = module.split(".")
+    if module in TOP_MODULES or len(parts) == 1:
+        return module
+    if (ROOT / parts[0] / parts[1]).is_dir():
+        return ".".join(parts[:2])
+    return parts[0]
 
 
 def _imports(body: list[ast.stmt], *, typing: bool = True) -> Iterator[ast.Import | ast.ImportFrom]:
@@ -139,38 +156,47 @@ def graph(*, typing: bool = True) -> dict[str, set[str]]:
     return {name: imports_of(name, path, known, typing=typing) for name, path in known.items()}
 
 
-def layer_of(module: str) -> int:
-    """The index in :data:`LAYERS` of ``module``'s layer (the package ``cogcli`` itself is its
-    facade, ``cogcli.__init__``)."""
-    module = "cogcli.__init__" if module == "cogcli" else module
-    best, found = -1, len(LAYERS)
-    for index, prefixes in enumerate(LAYERS):
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
-                best, found = len(prefix), index
-    return found
+def layer_of(package: str) -> int:
+    """The index in :data:`LAYERS` of ``package``'s layer (``len(LAYERS)`` when it has none)."""
+    return next((index for index, members in enumerate(LAYERS) if package in members), len(LAYERS))
 
 
 def climbs(g: dict[str, set[str]]) -> list[str]:
-    """Imports from a module to one in a layer above it."""
-    return sorted(f"{m} -> {d}" for m, deps in g.items() for d in deps if layer_of(d) < layer_of(m))
+    """Imports from a module to one of another package that is not in a layer below its own."""
+    return sorted(
+        f"{m} -> {d}" for m, deps in g.items() for d in deps
+        if package_of(m) != package_of(d) and layer_of(package_of(d)) <= layer_of(package_of(m))
+    )
 
 
 def test_the_import_graph_is_read_from_the_source() -> None:
     g = graph()
-    assert "cogcli.threads.entries" in g["cogcli.contract.result"] and "cogcli.wire.events" in g["cogcli.threads.entries"]
-    assert "cogcli.contract.context" in g["cogcli.wire.events"]  # a TYPE_CHECKING import counts
+    assert "cogcli.threads.entries" in g["cogcli.loop.run"] and "cogcli.wire.events" in g["cogcli.threads.entries"]
+    assert "cogcli.contract.result" in g["cogcli.wire.events"]  # a TYPE_CHECKING import counts
     assert "cogcli.shown.visible" in g["cogcli.cli.setting_flags"]  # so does one inside a function
     assert "cogcli.contract.result" not in graph(typing=False)["cogcli.secrets.redactor"]  # not for the layers: it never runs
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
-    assert layer_of("cogcli.cli.typer_app") < layer_of("cogcli.adapters.mcp_server") < layer_of("cogcli.session") < layer_of("cogcli.mcp.client")
-    assert layer_of("cogcli.mcp.client") < layer_of("cogcli.models.anthropic") < layer_of("workspace_tools.runners.run_tests") < layer_of("cogcli.contract.errors")
-    assert climbs({"workspace_tools.runners.run_tests": {"cogcli.compaction"}}) == ["workspace_tools.runners.run_tests -> cogcli.compaction"]
+    assert [package_of(m) for m in ("cogcli.loop.run", "cogcli", "cogcli.version", "workspace_tools.runners.pytest_plugin", "workspace_tools")] == [
+        "cogcli.loop", "cogcli", "cogcli.version", "workspace_tools.runners", "workspace_tools"
+    ]
+    assert layer_of("cogcli.cli") < layer_of("cogcli.acp") < layer_of("cogcli.session") < layer_of("cogcli.loop") < layer_of("cogcli.gate")
+    assert layer_of("cogcli.gate") < layer_of("cogcli.hooks") < layer_of("workspace_tools.files") < layer_of("cogcli.contract")
+    assert climbs({"workspace_tools.runners.run_tests": {"cogcli.compaction.stubs"}}) == ["workspace_tools.runners.run_tests -> cogcli.compaction.stubs"]
+    assert climbs({"cogcli.gate.pipeline": {"cogcli.threads.store"}}) == ["cogcli.gate.pipeline -> cogcli.threads.store"]  # beside it: no
+    assert climbs({"cogcli.loop.run": {"cogcli.loop.turn", "cogcli.gate.pipeline"}}) == []
 
 
-def test_no_import_climbs_back_up_a_layer() -> None:
+def test_every_package_has_a_layer() -> None:
+    packages = {package_of(m) for m in modules()}
+    unplaced = sorted(p for p in packages if layer_of(p) == len(LAYERS))
+    assert unplaced == [], f"packages with no layer in LAYERS (place each, and in ARCHITECTURE.md's map): {unplaced}"
+    listed = [p for layer in LAYERS for p in layer]
+    assert sorted(listed) == sorted(packages), f"LAYERS names packages that do not exist: {sorted(set(listed) - packages)}"
+
+
+def test_dependencies_point_down_only() -> None:
     found = climbs(graph(typing=False))
-    assert found == [], "imports that climb back up (move the code down, or hand it in from above): " + ", ".join(found)
+    assert found == [], "imports of a package beside or above (move the code down, or hand it in from above): " + ", ".join(found)
 
 
 def test_no_import_circle_among_cogs_modules() -> None:

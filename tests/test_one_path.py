@@ -17,7 +17,7 @@ from cogcli import ToolContext, invoke_tool, tool, tool_output
 from cogcli.gate.approval import Decision
 from cogcli.contract.context import AbortSignal, ToolUpdate
 from cogcli.contract.errors import ErrorCode, ToolCallError
-from cogcli.wire.events import Approval, BaseEvent
+from cogcli.wire.events import Approval, BaseEvent, ToolResultEvent
 from cogcli.contract.invoke import ToolResult
 from cogcli.models.scripted import Call, Fail, Hang, ScriptedModel, Turn
 from cogcli.loop.runtime import Agent, Cogitator, RunResult
@@ -63,7 +63,7 @@ class Counted:
         by_id = {r.call_id: r for r in self.calls}
         for e in self.events:
             if e.type == "tool-result":  # type: ignore[attr-defined]
-                assert by_id[e.tool_call_id].to_event().to_wire() == {k: v for k, v in e.to_wire().items() if k not in ("seq", "timestamp")}  # type: ignore[attr-defined]
+                assert ToolResultEvent.of(by_id[e.tool_call_id]).to_wire() == {k: v for k, v in e.to_wire().items() if k not in ("seq", "timestamp")}  # type: ignore[attr-defined]
         return by_id
 
 

@@ -11,6 +11,7 @@ import anyio
 import pytest
 from runtime_helpers import echo, edit
 
+import cogcli.contract.invoke
 import cogcli.loop.conclude
 from cogcli import ToolContext, invoke_tool, tool, tool_output
 from cogcli.gate.approval import Decision
@@ -51,7 +52,8 @@ def passes(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
         seen[result.call_id] += 1
         return real(result)
 
-    monkeypatch.setattr(cogcli.loop.conclude, "redact_result", counting)
+    for hands_out in (cogcli.loop.conclude, cogcli.contract.invoke):  # a run's calls; a call on its own
+        monkeypatch.setattr(hands_out, "redact_result", counting)
     return seen
 
 

@@ -11,7 +11,7 @@ import anyio
 from cogcli.commands.common import abort_on_signals
 from cogcli.contract.context import AbortSignal, ToolUpdate
 from cogcli.wire.emitter import EventEmitter
-from cogcli.wire.events import ToolCallEndEvent, ToolCallStartEvent, ToolUpdateEvent
+from cogcli.wire.events import ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent, ToolUpdateEvent
 from cogcli.contract.invoke import new_call_id
 from cogcli.render import Renderer
 from cogcli.session import Session, call_exit_status
@@ -40,7 +40,7 @@ def call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: 
         return result, received
 
     result, received = anyio.run(run)
-    emit(result.to_event())
+    emit(ToolResultEvent.of(result))
     renderer.close()
     if name in JOURNALED_IN_RUNS and result.error is None:
         from cogcli.shown.visible import say

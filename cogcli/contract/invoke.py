@@ -8,7 +8,7 @@ progress update redacted as it streams), and its result split (content / details
 
 A result is redacted exactly once, by whoever hands it out: :func:`invoke_tool` for a call made on
 its own (``cog tool``, ``cog mcp``, the Python API), :class:`cogcli.loop.conclude.Conclude` for the calls
-of a run — both with :func:`cogcli.loop.conclude.redacted`. :func:`run_prepared` does not redact.
+of a run — both with :func:`cogcli.secrets.redactor.redact_result`. :func:`run_prepared` does not redact.
 """
 
 from __future__ import annotations
@@ -27,13 +27,12 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from cogcli.contract.prepare import PreparedCall, Tools, format_validation_error, prepare
-from cogcli.loop.conclude import redacted
 from cogcli.contract.context import AbortSignal, ToolContext, UpdateCallback, cancel_on_abort
 from cogcli.contract.errors import CogError, ErrorCode
 from cogcli.contract.output import ToolOutputResult
 from cogcli.contract.presentation import ToolPresentation
 from cogcli.contract.result import ToolResult, new_call_id
-from cogcli.secrets.redactor import update_redactor
+from cogcli.secrets.redactor import redact_result, update_redactor
 from cogcli.contract.tool import Tool
 
 __all__ = ["ToolResult", "format_validation_error", "invoke_tool", "new_call_id", "run_prepared"]
@@ -124,7 +123,7 @@ async def invoke_tool(
     """
     call = prepare(tool, args, call_id=call_id or new_call_id(), tools=tools)
     # the one redaction of a call made on its own (a run's calls are redacted when concluded)
-    return redacted(await run_prepared(call, on_update=on_update, timeout=timeout, signal=signal))
+    return redact_result(await run_prepared(call, on_update=on_update, timeout=timeout, signal=signal))
 
 
 async def run_prepared(

@@ -107,10 +107,12 @@ class PreparedCall:
     #: the result the call already is when it cannot run (unknown tool, bad arguments)
     failed: ToolResult | None = None
     #: the preview the person approved the call on (set when it is approved, see
-    #: :func:`cogcli.loop.execute.ask_approval`): the call runs with it as ``context.approved``
+    #: :class:`cogcli.gate.pipeline.ApprovalStep`): the call runs with it as ``context.approved``
     preview: Preview | None = None
     #: a PreToolUse hook's "allow" (no approval asked) or "ask" (asked even without side effects)
     hook_decision: str | None = None
+    #: the person's allow rule that lets it run unasked (set by the gate's allow-list step)
+    allowed_by: str | None = None
 
     def outcome(self, code: str, message: str, duration_ms: float = 0.0) -> ToolResult:
         """This call's result when it ends without a result of its own (refused, aborted, …)."""

@@ -4,10 +4,13 @@ Every outcome of a call — it ran, failed, was refused, aborted, or never ran b
 stream was cut — ends as one :class:`ToolResult`. What each reader gets is made from it here:
 
 - ``on_tool_result`` and ``invoke_tool``'s caller get the result itself;
-- the ``tool-result`` wire event is :meth:`ToolResult.to_event`;
 - the model reads :meth:`ToolResult.model_text`;
-- memory keeps :meth:`ToolResult.entry`, and a stored thread is redrawn from
-  :meth:`ToolResult.from_entry` → :meth:`ToolResult.to_event`, so the rows are the live run's.
+- the ``tool-result`` wire event is :meth:`cogcli.wire.events.ToolResultEvent.of` the result;
+- memory keeps :meth:`cogcli.threads.entries.ToolResultEntry.of` it, and a stored thread is redrawn
+  from :meth:`~cogcli.threads.entries.ToolResultEntry.results` → ``ToolResultEvent.of``, so the rows
+  are the live run's.
+
+The contract knows neither format: they are made from it, above it.
 """
 
 from __future__ import annotations
@@ -17,9 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from cogcli.threads.entries import ModelToolResult, ToolResultEntry, ToolResultMetadata
-from cogcli.wire.events import ToolResultEvent
-from cogcli.contract.call_fields import CallEndFields, end_fields, from_end_fields
+from cogcli.contract.call_fields import CallEndFields
 from cogcli.contract.output import content_text, truncate_text
 
 
@@ -53,29 +54,6 @@ class ToolResult(CallEndFields, _ToolResultHead):
         if self.error is not None:
             return _sendable(truncate_text(f"Error: {self.error}", max_length))
         return _sendable(truncate_text(content_text(self.result), max_length))
-
-    # --- what each reader gets --------------------------------------------------------------
-
-    def to_event(self) -> ToolResultEvent:
-        """The ``tool-result`` wire event: the whole content, details and presentation beside it."""
-        return ToolResultEvent(id=self.call_id, tool_call_id=self.call_id, tool_name=self.name, result=self.result, **end_fields(self))
-
-    def entry(self, max_length: int | None = None) -> ToolResultEntry:
-        """The thread's ``tool_result`` entry: what the model read, and in ``metadata`` the rest."""
-        return ToolResultEntry(
-            tool_results=[ModelToolResult(call_id=self.call_id, name=self.name, content=self.model_text(max_length))],
-            metadata=ToolResultMetadata(content=self.result, arguments=self.arguments, **end_fields(self)),
-        )
-
-    @classmethod
-    def from_entry(cls, entry: ToolResultEntry) -> list[ToolResult]:
-        """The results a stored ``tool_result`` entry was made from (the reverse of :meth:`entry`)."""
-        meta = entry.metadata
-        fields = from_end_fields(meta)
-        return [
-            cls(call_id=item.call_id, name=item.name, arguments=meta.arguments, result=meta.content, **fields)
-            for item in entry.tool_results
-        ]
 
 
 def _sendable(text: str) -> str:

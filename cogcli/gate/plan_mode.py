@@ -21,11 +21,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cogcli.contract.errors import ErrorCode
-
 if TYPE_CHECKING:
-    from cogcli.contract.prepare import PreparedCall
-    from cogcli.loop.conclude import Conclude, Slots
     from cogcli.contract.tool import Tool
 
 #: what a person types to run the plan a plan-mode run ended with (``cog edit --last "go"``)
@@ -69,15 +65,6 @@ class PlanMode:
         allowed = [t.name for t in tools if self.permits(t)]
         plan_tool = "Also record the steps with update_plan, so the person's editor can show them.\n" if "update_plan" in allowed else ""
         return PLAN_INSTRUCTIONS.format(allowed=", ".join(allowed) or "none", plan_tool=plan_tool)
-
-
-async def refuse_writing(plan: PlanMode, calls: Sequence[PreparedCall], slots: Slots, conclude: Conclude) -> None:
-    """The gate's first step: each open call of a tool plan mode does not permit ends ``PLAN_MODE``
-    (unrun, unasked: no hook or approval sees it)."""
-    for i in slots.open():
-        call = calls[i]
-        if call.failed is None and not plan.permits(call.tool):
-            await conclude(slots, i, call.outcome(ErrorCode.PLAN_MODE, plan.refusal(call.name)))
 
 
 def plan_command(text: str) -> tuple[str, bool] | None:

@@ -1,6 +1,7 @@
 """Hooks around a run as a whole: ``SessionStart`` and ``UserPromptSubmit`` before the model reads
 the prompt, ``PreCompact`` before the history is compacted, ``Stop`` when the model is done, and the
-``Notification`` sent while the run waits for the person's approval.
+``Notification`` sent while the run waits for the person's approval
+(by the gate's :class:`~cogcli.gate.pipeline.ApprovalStep`).
 
 - SessionStart (``source``: ``startup`` for a new thread, ``resume`` for the session's first run in
   an existing one) and UserPromptSubmit (``prompt``): their ``additionalContext`` — or plain stdout —
@@ -19,7 +20,6 @@ from typing import Any
 
 import anyio
 
-from cogcli.hooks.calls import notification
 from cogcli.hooks.engine import RunHooks, context_note
 
 
@@ -70,25 +70,3 @@ def pre_compact(hooks: RunHooks) -> Callable[[str], Awaitable[Any]]:
         await hooks.fire("PreCompact", {"trigger": "auto", "reason": reason, "custom_instructions": ""}, target="auto")
 
     return told
-
-
-def notifying(approve: Callable[[list[Any]], Awaitable[Any]], hooks: RunHooks) -> Callable[[list[Any]], Awaitable[Any]]:
-    """``approve`` with the Notification hooks run while the person is asked."""
-    if not hooks.set.hooks.get("Notification"):
-        return approve
-
-    async def asked(approvals: list[Any]) -> Any:
-        from cogcli.gate.approval import summarize
-
-        answer: Any = None
-
-        async def ask() -> None:
-            nonlocal answer
-            answer = await approve(approvals)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(notification, hooks, f"cog needs your approval: {summarize(approvals)}")
-            tg.start_soon(ask)
-        return answer
-
-    return asked

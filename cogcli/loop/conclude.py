@@ -4,7 +4,7 @@ Every outcome of a call in a run — it ran, failed, was refused, was aborted, o
 the model's stream was cut — goes through :meth:`Conclude.__call__`, so each reader sees the same
 redacted :class:`ToolResult` exactly once. A result is redacted once, by whoever hands it out:
 here for a run's calls, in :func:`cogcli.contract.invoke.invoke_tool` for a call made on its own (``cog
-tool``, ``cog mcp``, the Python API) — both with :func:`redacted`.
+tool``, ``cog mcp``, the Python API) — both with :func:`cogcli.secrets.redactor.redact_result`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import anyio
 from cogcli.wire.emitter import EventEmitter
 from cogcli.contract.result import ToolResult
 from cogcli.secrets.redactor import redact_result
+from cogcli.wire.events import ToolResultEvent
 
 log = logging.getLogger("cogcli")
 
@@ -28,14 +29,6 @@ AfterCall = Callable[[ToolResult], Awaitable[ToolResult]]
 
 #: how long ``on_tool_result`` may take for a call that ends while its run is being cancelled
 NOTIFY_WHEN_CANCELLED_S = 5.0
-
-
-def redacted(result: ToolResult) -> ToolResult:
-    """``result`` as anyone may read it: credentials in its content, details, presentation and
-    error replaced by
-    ``[REDACTED]`` (``redacted`` says how many). The one redaction of a call's result: run once
-    per call, by :class:`Conclude` in a run and by :func:`cogcli.contract.invoke.invoke_tool` outside one."""
-    return redact_result(result)
 
 
 class Slots:
@@ -62,11 +55,11 @@ class Conclude:
     async def __call__(self, slots: Slots, index: int, result: ToolResult) -> ToolResult:
         if slots.results[index] is not None:  # concluded already: every call ends exactly once
             return slots.results[index]  # type: ignore[return-value]
-        result = redacted(result)
+        result = redact_result(result)  # the one redaction of a run's call (invoke_tool's, of a call on its own)
         slots.results[index] = result
         if self.after is not None:
             result = slots.results[index] = await self._after(result)
-        self.emitter.emit(result.to_event())
+        self.emitter.emit(ToolResultEvent.of(result))
         if self.on_tool_result is not None:
             if _cancelled():
                 with anyio.move_on_after(NOTIFY_WHEN_CANCELLED_S, shield=True):

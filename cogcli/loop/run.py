@@ -1,6 +1,6 @@
 """One run of an agent: the loop, a step, and the end. :class:`cogcli.loop.runtime.Cogitator` starts it.
 
-    while not done: step = stream a turn → prepare its calls → approve → run → record
+    while not done: stream a turn → prepare its calls → gate → execute → conclude each → record the step
 
 Recoverable failures (bad arguments, unknown tools, tool errors) go back to the model as results;
 terminating ones (abort, a model error, the step limit) end the run. Whatever ends it, every call
@@ -14,19 +14,20 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from cogcli.gate.approval import Approve
 from cogcli.contract.prepare import PreparedCall, prepare
-from cogcli.loop.execute import ask_approval, run_calls
+from cogcli.loop.execute import run_calls
 from cogcli.compaction import ContextBudget, describer, model_summary
 from cogcli.loop.conclude import Conclude, Slots, ToolResultCallback
 from cogcli.contract.context import AbortSignal, ToolUpdate, cancel_on_abort
-from cogcli.threads.entries import AssistantEntry, Entry, UserEntry
+from cogcli.threads.entries import AssistantEntry, Entry, ToolResultEntry, UserEntry
 from cogcli.contract.errors import ContextLengthError, ErrorCode, ModelError
 from cogcli.wire.emitter import EventEmitter
 from cogcli.wire.events import BudgetSpent, ErrorEvent, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
@@ -34,7 +35,8 @@ from cogcli.threads.history import build_history
 from cogcli.threads.store import ThreadStore
 from cogcli.models.base import PROMPT_CACHE_KEY, Message, ToolCallRequest, ToolSpec, UsageReport
 from cogcli.threads.run_end import RunEnd
-from cogcli.gate.plan_mode import PlanMode, refuse_writing
+from cogcli.gate.pipeline import Gate, GateStep, GateTurn
+from cogcli.gate.plan_mode import PlanMode
 from cogcli.contract.result import ToolResult
 from cogcli.secrets.redactor import redact_value
 from cogcli.contract.tool import Tool
@@ -63,6 +65,9 @@ class Hooks:
     plan: PlanMode | None = None
     #: the session's hook commands (:mod:`cogcli.hooks`), run at each event of the run
     commands: HookSet | None = None
+    #: the caller's own steps of the gate (:mod:`cogcli.gate.pipeline`), after plan mode and the
+    #: PreToolUse hooks, before the allow list and the person's approval
+    gate_steps: Sequence[GateStep] = ()
 
 
 class Run:
@@ -92,11 +97,14 @@ class Run:
         #: what the history costs against the model's context window; compacts it when needed
         self.context = ContextBudget(window=agent.context_window, specs=self.specs, describe=describer(self.tools))
         if self.commands is not None:
-            from cogcli.hooks.lifecycle import notifying, pre_compact
+            from cogcli.hooks.lifecycle import pre_compact
 
             self.context.before_compact = pre_compact(self.commands)
-            if hooks.approve is not None:
-                self.hooks = replace(hooks, approve=notifying(hooks.approve, self.commands))
+        #: what every call passes before it runs: plan mode, PreToolUse hooks, the caller's steps, the allow list, the person
+        self.gate = Gate.of(
+            tools=tools, emit=emitter.emit, signal=signal, thread_id=thread_id,
+            plan=hooks.plan, hooks=self.commands, approve=hooks.approve, extra=hooks.gate_steps,
+        )
 
     async def execute(self, input: str) -> tuple[RunEnd, str]:
         """Run to the end; returns how it ended and the model's last text."""
@@ -258,29 +266,19 @@ class Run:
         self.usage = self.usage + usage_of(report)
 
     async def _step(self, turn: Turn) -> list[PreparedCall]:
-        """One complete turn: prepare its calls, approve, run, and record the step, which is kept
-        even when the caller cancels the run (every call then ends ABORTED)."""
+        """One turn's calls: prepare → gate → execute (each concluded as it ends) → record. The step
+        is recorded even when the caller cancels the run (every open call then ends ABORTED)."""
         slots = Slots(len(turn.calls))
         try:
             calls = await self._prepare(turn)
         except Exception as exc:
             await self._close_calls(turn, slots, ErrorCode.TOOL_ERROR, f"after_model failed ({type(exc).__name__}: {exc})")
             raise
-        try:  # the gate: plan mode's refusals, then PreToolUse hooks, then the person's approval
-            if self.hooks.plan is not None:
-                await refuse_writing(self.hooks.plan, calls, slots, self.conclude)
-            if self.commands is not None:
-                from cogcli.hooks.calls import pre_tool_use
-
-                await pre_tool_use(self.commands, calls, slots, tools=self.tools, conclude=self.conclude,
-                                   can_ask=self.hooks.approve is not None, emit=self.emitter.emit)
-            if self.hooks.approve is not None:
-                refused = await ask_approval(
-                    calls, slots, approve=self.hooks.approve, thread_id=self.thread_id,
-                    emit=self.emitter.emit, conclude=self.conclude, signal=self.signal,
-                )
-                if refused is not None:
-                    self.denied_open = refused
+        try:
+            gated = GateTurn(calls, partial(self.conclude, slots), slots.open)
+            await self.gate(gated)  # a call a step refused is concluded there, unrun
+            if gated.refused is not None:
+                self.denied_open = gated.refused
             await run_calls(calls, slots, conclude=self.conclude, on_update=self._on_update, signal=self.signal)
         finally:  # also when the caller cancels the run: the step is kept, every call has a result
             for i in slots.open():
@@ -369,7 +367,7 @@ class Run:
         # the thread keeps what the model wrote with credentials redacted, as it keeps results
         entries: list[Entry] = [redact_value(AssistantEntry(content=text, tool_calls=calls, usage=usage if usage is not None and usage.counted else None))[0]]
         for result in results:
-            entry = result.entry(limit)
+            entry = ToolResultEntry.of(result, limit)
             if self.agent.nearby_instructions is not None and result.error is None:
                 # a subdirectory's own AGENTS.md, told once when a call first touches it
                 read = entry.tool_results[0]

@@ -10,7 +10,7 @@ The run itself lives in :mod:`cogcli.loop.run` (the loop), :mod:`cogcli.loop.tur
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,6 +31,7 @@ from cogcli.loop.run import AfterModel, Hooks, Run, ToolUpdateCallback
 from cogcli.contract.tool import Tool, tool_index
 
 if TYPE_CHECKING:
+    from cogcli.gate.pipeline import GateStep
     from cogcli.hooks.engine import HookSet
 
 EventCallback = Callable[[BaseEvent], Any]
@@ -98,6 +99,7 @@ class Cogitator:
         approve: Approve | None = None,
         plan: PlanMode | None = None,
         hooks: HookSet | None = None,
+        gate_steps: Sequence[GateStep] = (),
     ) -> RunResult:
         """Run ``agent`` on ``input`` in a new thread, or continuing the thread ``thread_id`` (its
         whole id or a unique prefix; to start a thread under an id of your own, make it first with
@@ -119,7 +121,11 @@ class Cogitator:
         :class:`~cogcli.session.Session` passes the person's and the approved workspace's).
 
         With ``plan`` (:class:`cogcli.gate.plan_mode.PlanMode`), a call of a tool that does not declare
-        ``read_only`` ends with error code ``PLAN_MODE`` before anything else sees it."""
+        ``read_only`` ends with error code ``PLAN_MODE`` before anything else sees it.
+
+        ``gate_steps``: steps of your own that every call passes before it runs
+        (:class:`cogcli.gate.pipeline.GateStep`: each may refuse, change or approve the turn's open
+        calls), after plan mode and the PreToolUse hooks, before the allow list and the person."""
         try:
             tools = tool_index(agent.tools)
         except ValueError as exc:
@@ -128,7 +134,7 @@ class Cogitator:
             thread = self.store.require_id(thread_id, to=" to continue")
         else:
             thread = self.store.create_thread(title=input, model=getattr(agent.model, "name", None)).id
-        plugged = Hooks(on_tool_result=on_tool_result, on_tool_update=on_tool_update, after_model=after_model, approve=approve, commands=hooks, plan=plan)
+        plugged = Hooks(on_tool_result=on_tool_result, on_tool_update=on_tool_update, after_model=after_model, approve=approve, commands=hooks, plan=plan, gate_steps=gate_steps)
         run = Run(agent, tools, self.store, thread, EventEmitter(on_event), signal or AbortSignal(), plugged)
         end, output = await run.execute(input)
         return RunResult.of(end, output=output, thread_id=thread, tool_calls=list(run.results))

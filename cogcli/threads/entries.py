@@ -7,13 +7,16 @@ run's :class:`cogcli.threads.run_end.RunEnd`. Nothing else copies their fields.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
 
 from cogcli.wire.events import BudgetSpent, FileChange, RunStatus, Usage
-from cogcli.contract.call_fields import CallEndFields
+from cogcli.contract.call_fields import CallEndFields, end_fields, from_end_fields
 from cogcli.models.base import ToolCallRequest
+
+if TYPE_CHECKING:
+    from cogcli.contract.result import ToolResult
 
 
 class _Entry(BaseModel):
@@ -70,6 +73,23 @@ class ToolResultEntry(_Entry):
     kind: Literal["tool_result"] = "tool_result"
     tool_results: list[ModelToolResult]
     metadata: ToolResultMetadata = Field(default_factory=ToolResultMetadata)
+
+    @classmethod
+    def of(cls, result: ToolResult, max_length: int | None = None) -> ToolResultEntry:
+        """The thread's ``tool_result`` entry of a finished call: what the model read (cut to
+        ``max_length``), and in ``metadata`` the rest."""
+        return cls(
+            tool_results=[ModelToolResult(call_id=result.call_id, name=result.name, content=result.model_text(max_length))],
+            metadata=ToolResultMetadata(content=result.result, arguments=result.arguments, **end_fields(result)),
+        )
+
+    def results(self) -> list[ToolResult]:
+        """The results this entry was made from (the reverse of :meth:`of`)."""
+        from cogcli.contract.result import ToolResult
+
+        meta = self.metadata
+        fields = from_end_fields(meta)
+        return [ToolResult(call_id=item.call_id, name=item.name, arguments=meta.arguments, result=meta.content, **fields) for item in self.tool_results]
 
 
 class RunEndFields(BaseModel):

@@ -56,6 +56,7 @@ from cogcli.wire.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
     ToolUpdateEvent,
+    ToolResultEvent,
 )
 from cogcli.threads.run_end import RunEnd
 from cogcli.contract.result import ToolResult
@@ -301,7 +302,7 @@ def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[
     streamed: dict[str, Any] = {}
     for stored in entries:
         if isinstance(stored.entry, ToolResultEntry):
-            results.update((r.call_id, r) for r in ToolResult.from_entry(stored.entry))
+            results.update((r.call_id, r) for r in stored.entry.results())
         elif isinstance(stored.entry, AssistantEntry):
             streamed.update((call.id, call.arguments) for call in stored.entry.tool_calls)
     open_run: str | None = None
@@ -324,11 +325,11 @@ def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[
                 events.append((ToolCallStartEvent(id=call.id, tool_name=call.name, presentation=presentation), at))
                 events.append((ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.arguments), at))
         elif isinstance(e, ToolResultEntry):
-            for result in ToolResult.from_entry(e):
+            for result in e.results():
                 ran_with = e.metadata.arguments
                 if result.call_id in streamed and ran_with is not None and ran_with != streamed[result.call_id]:
                     events.append((ToolUpdateEvent(tool_call_id=result.call_id, tool_name=result.name, arguments=ran_with), at))
-                events.append((result.to_event(), at))
+                events.append((ToolResultEvent.of(result), at))
         elif isinstance(e, RunEndEntry):
             if e.error is not None:
                 events.append((ErrorEvent(message=e.error, code=e.error_code), at))

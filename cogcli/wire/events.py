@@ -22,6 +22,7 @@ from cogcli.contract.presentation import ToolPresentation
 
 if TYPE_CHECKING:
     from cogcli.contract.context import ToolUpdate
+    from cogcli.contract.result import ToolResult
 
 #: the wire protocol's version (a thread store's own layout is ``memory.STORE_SCHEMA_VERSION``)
 SCHEMA_VERSION = 1
@@ -226,7 +227,12 @@ class _ToolResultEventHead(BaseEvent):
 # pydantic's field order; the head's config, camelCase and extra keys, wins). No docstring: it
 # would become a description in `cog schema events`.
 class ToolResultEvent(CallEndFields, _ToolResultEventHead):
-    pass
+    @classmethod
+    def of(cls, result: ToolResult) -> ToolResultEvent:
+        """The ``tool-result`` event of a finished call: the whole content, details and presentation beside it."""
+        from cogcli.contract.call_fields import end_fields
+
+        return cls(id=result.call_id, tool_call_id=result.call_id, tool_name=result.name, result=result.result, **end_fields(result))
 
 
 class ErrorEvent(BaseEvent):
