@@ -10,6 +10,8 @@ control character) never matches, so ``ruff *`` allows ``ruff check src`` but no
 
 Only the person's own settings and flags make an allow list; a workspace's ``allow`` is not read
 (:mod:`cogcli.settings.workspace_file` warns that it is ignored): the workspace is the stranger's.
+A tool declares ``allowed`` (``run_command``: the command line against these patterns); the gate's
+:class:`~cogcli.gate.pipeline.AllowListStep` asks it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 #: characters that make a line more than one simple command (or let it run something unseen)
 _UNSAFE = re.compile(r"[;&|<>()`$\n\r{}\x00-\x1f\x7f]")
@@ -79,13 +80,3 @@ def _matches(pattern: list[str], words: list[str]) -> bool:
         head = pattern[:-1]
         return len(words) >= len(head) and all(fnmatch.fnmatchcase(w, p) for w, p in zip(words, head))
     return len(words) == len(pattern) and all(fnmatch.fnmatchcase(w, p) for w, p in zip(words, pattern))
-
-
-def allowed_call(call: Any) -> str | None:
-    """The rule of the person's that lets a prepared call run unasked (its tool's ``allowed``), or None."""
-    tool = call.tool
-    if tool is None or tool.allowed is None or call.params is None or call.failed is not None:
-        return None
-    if getattr(call, "hook_decision", None) == "ask":  # a PreToolUse hook wants the person asked: the allow list does not skip that
-        return None
-    return tool.allowed(call.params)

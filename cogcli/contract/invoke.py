@@ -1,4 +1,5 @@
-"""invoke_tool(): the one place a call is run, timed out, its updates forwarded and its result split.
+"""invoke_tool(): the one place a call is run, timed out, its updates forwarded and its result split;
+:func:`preview_call`, the one place a call's preview is run (what it would do, shown before approval).
 
     result = await invoke_tool(edit_file, {"path": "a.py", "old_text": "foo", "new_text": "bar"})
 
@@ -31,11 +32,13 @@ from cogcli.contract.context import AbortSignal, ToolContext, UpdateCallback, ca
 from cogcli.contract.errors import CogError, ErrorCode
 from cogcli.contract.output import ToolOutputResult
 from cogcli.contract.presentation import ToolPresentation
+from cogcli.contract.preview import Preview, as_preview
 from cogcli.contract.result import ToolResult, new_call_id
-from cogcli.secrets.redactor import redact_result, update_redactor
-from cogcli.contract.tool import Tool
+from cogcli.secrets.redactor import redact_result, redacted_traceback, update_redactor
+from cogcli.contract.tool import Tool, _positional_arity
+from cogcli.shown.approval import arguments_too_long
 
-__all__ = ["ToolResult", "format_validation_error", "invoke_tool", "new_call_id", "run_prepared"]
+__all__ = ["ToolResult", "format_validation_error", "invoke_tool", "new_call_id", "preview_call", "run_prepared"]
 
 log = logging.getLogger("cogcli")
 
@@ -102,6 +105,58 @@ async def call_function(fn: Callable[..., Any], args: tuple[Any, ...], is_async:
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+#: how long a tool's preview may take before the call ends unasked (never asked about without it)
+PREVIEW_TIMEOUT_S = 30.0
+
+
+async def preview_call(call: PreparedCall, *, planned: Preview | None = None, signal: Any = None) -> Preview | ToolResult | None:
+    """What ``call`` would do, from its tool's ``preview`` (None: the tool has none, and it is shown
+    by its arguments), or the result the call already is — it then ends with that error and nobody
+    is asked — when the preview shows it cannot work (a :class:`CogError`: ``old_text`` not
+    found), when the preview failed or took longer than :data:`PREVIEW_TIMEOUT_S` (a person is
+    never asked without the preview a call should have), or, with no preview, when its arguments
+    are too long to show whole (:func:`cogcli.shown.approval.arguments_too_long`). ``planned``: the preview of the call before it in the
+    turn on the same path (``context.planned``)."""
+    tool = call.tool
+    if tool is None or call.params is None:
+        return None
+    if tool.preview is None:  # shown by its arguments, all of them, or not asked about at all
+        why = arguments_too_long(call.arguments)
+        return None if why is None else call.outcome(ErrorCode.INVALID_ARGUMENTS, f"{call.name} was not run: {why}.")
+    context = ToolContext(call.id, call.name, signal=signal, planned=planned)
+    args = (call.params, context)[: min(_positional_arity(tool.preview), 2)]
+    preview = tool.preview
+
+    try:
+        value: Any = None
+        error: Exception | None = None
+        with anyio.fail_after(PREVIEW_TIMEOUT_S):
+            async with anyio.create_task_group() as tg:  # an abort stops the wait (the run then ends each call ABORTED)
+                if signal is not None:
+                    tg.start_soon(cancel_on_abort, signal, tg.cancel_scope)
+                try:
+                    value = await call_function(preview, args, inspect.iscoroutinefunction(preview))
+                except Exception as exc:  # raised below, outside the task group (which would wrap it)
+                    error = exc
+                tg.cancel_scope.cancel()
+        if error is not None:
+            raise error
+        return as_preview(value)
+    except CogError as exc:
+        return call.outcome(exc.code, exc.message)
+    except Exception as exc:  # a person is never asked about a call without the preview it should have
+        trace = redacted_traceback(exc)
+        log.warning("the preview of %s failed; the call ends unasked\n%s", call.name, trace)
+        why = "it took too long" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+        return call.outcome(
+            ErrorCode.TOOL_ERROR,
+            f"{call.name} was not run: what it would do could not be shown for approval ({why}), and cog never asks "
+            "about a call without showing it. Nothing was changed",
+        )
+    finally:
+        context.close()
 
 
 async def invoke_tool(
@@ -189,8 +244,6 @@ async def _execute(
         if isinstance(error, CogError):
             return failed(error.code, error.message)
         if log.isEnabledFor(logging.ERROR):
-            from cogcli.secrets.redactor import redacted_traceback
-
             log.error("tool %s raised\n%s", name, redacted_traceback(error))
         return failed(ErrorCode.TOOL_ERROR, f"{type(error).__name__}: {error}")
     try:

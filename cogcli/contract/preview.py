@@ -17,7 +17,7 @@ call, in call order; what it returns reaches the two places that need it, and on
 
 A preview that raises a :class:`~cogcli.contract.errors.CogError` says the call cannot work (``old_text``
 not found): the call ends with that error and nobody is asked. Any other exception (or a preview
-slower than ``approvals.PREVIEW_TIMEOUT_S``) is logged and the call ends unasked too: nobody is
+slower than ``cogcli.contract.invoke.PREVIEW_TIMEOUT_S``) is logged and the call ends unasked too: nobody is
 asked about a call without the preview it should have.
 """
 

@@ -19,7 +19,7 @@ The steps a run uses, in order (:meth:`Gate.of`):
    the arguments (validated again), ``allow`` (the person is not asked) or ``ask``.
 3. the caller's own steps, if any (``Cogitator.run(gate_steps=…)``).
 4. :class:`AllowListStep` — a call the person's allow list covers (its tool's ``allowed``) runs unasked.
-5. :class:`ApprovalStep` — the calls that still need approval (:func:`~cogcli.gate.approval.needs_approval`)
+5. :class:`ApprovalStep` — the calls that still need approval (:func:`needs_approval`)
    are previewed in call order and listed in one ``approval-required``; a call whose preview shows it
    cannot work ends unasked; a refused call ends ``DENIED``; an approved one carries its preview.
 
@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from cogcli.contract.allow_list import allowed_call
 from cogcli.contract.context import AbortSignal, cancel_on_abort
 from cogcli.contract.errors import ErrorCode
 from cogcli.contract.prepare import PreparedCall, Tools, prepare
 from cogcli.contract.preview import Preview
 from cogcli.contract.result import ToolResult
-from cogcli.gate.approval import Approve, Decision, Decisions, approval_for, decision_of, denied_message, needs_approval, preview_call, summarize
+from cogcli.contract.invoke import preview_call
+from cogcli.gate.approval import Approve, Decision, Decisions, decision_of, denied_message, describe, summarize
 from cogcli.gate.plan_mode import PlanMode
 from cogcli.wire.events import Approval, ApprovalRequiredEvent, BaseEvent, ToolUpdateEvent
 
@@ -51,6 +51,37 @@ if TYPE_CHECKING:
 log = logging.getLogger("cogcli")
 
 Emit = Callable[[BaseEvent], Any]
+
+
+def needs_approval(call: PreparedCall) -> bool:
+    """Its tool has side effects and the call can run (an unknown tool or invalid arguments end
+    with that error, nothing runs), unless a PreToolUse hook allowed it; or a hook asked for it."""
+    if call.tool is None or call.failed is not None or call.hook_decision == "allow":  # allowed by a PreToolUse hook
+        return False
+    return bool(call.tool.side_effects) or call.hook_decision == "ask"
+
+
+def approval_for(call: PreparedCall, preview: Preview | None = None) -> Approval | None:
+    """The approval a prepared call needs (see :func:`needs_approval`), or None. ``preview``: what
+    :func:`~cogcli.contract.invoke.preview_call` made of it; what it shows and the arguments are redacted here, like any
+    details, so no credential in a file's lines around an edit or in what the model wrote reaches
+    an ``approval-required`` entry, an approver or an editor's ``raw_input``."""
+    tool = call.tool
+    if tool is None or not needs_approval(call):
+        return None
+    from cogcli.secrets.redactor import redact_value
+
+    shown = None
+    if preview is not None and preview.shown is not None:
+        shown = redact_value(preview.shown)[0]
+    return Approval(
+        tool_call_id=call.id,
+        tool_name=tool.name,
+        arguments=redact_value(dict(call.arguments))[0],  # what is shown; the call runs with its own
+        description=describe(tool.name, call.presentation),
+        side_effects=list(tool.side_effects),
+        preview=shown,
+    )
 
 
 @dataclass
@@ -162,7 +193,7 @@ class PreToolUseStep:
 
         async def one(i: int) -> None:
             call = turn.calls[i]
-            fields = {"tool_name": call.name, "tool_input": tool_input(call), "tool_use_id": call.id}
+            fields = {"tool_name": call.name, "tool_input": tool_input(call.arguments), "tool_use_id": call.id}
             verdicts[i] = await self.hooks.fire("PreToolUse", fields, target=call.name, call_id=call.id, tool_name=call.name)
 
         async with anyio.create_task_group() as tg:
@@ -204,7 +235,12 @@ class AllowListStep:
     async def __call__(self, turn: GateTurn) -> None:
         for i in turn.runnable():
             call = turn.calls[i]
-            if needs_approval(call) and (rule := allowed_call(call)) is not None:
+            tool = call.tool
+            if tool is None or tool.allowed is None or call.params is None or not needs_approval(call):
+                continue
+            if call.hook_decision == "ask":  # a PreToolUse hook wants the person asked: the allow list does not skip that
+                continue
+            if (rule := tool.allowed(call.params)) is not None:
                 turn.change(i, replace(call, allowed_by=rule))
 
 

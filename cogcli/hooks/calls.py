@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from cogcli.contract.prepare import PreparedCall
 from cogcli.hooks.engine import RunHooks, context_note
 from cogcli.contract.result import ToolResult
 
 
 
-def tool_input(call: PreparedCall) -> Any:
-    return call.arguments if isinstance(call.arguments, dict) else {"arguments": call.arguments}
+def tool_input(arguments: Any) -> Any:
+    """Claude Code's ``tool_input``: a call's arguments as an object (arguments that are not one, as the model sent them, under ``arguments``)."""
+    return arguments if isinstance(arguments, dict) else {"arguments": arguments}
 
 
 def tool_response(result: ToolResult) -> dict[str, Any]:
@@ -42,7 +42,7 @@ async def post_tool_use(hooks: RunHooks, result: ToolResult) -> ToolResult:
     if hooks.set.matching("PostToolUse", result.name):
         fields = {
             "tool_name": result.name,
-            "tool_input": result.arguments if isinstance(result.arguments, dict) else {"arguments": result.arguments},
+            "tool_input": tool_input(result.arguments),
             "tool_response": tool_response(result),
             "tool_use_id": result.call_id,
             "details": result.details,

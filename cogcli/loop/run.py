@@ -78,7 +78,12 @@ class Run:
         self.agent, self.tools, self.store, self.thread_id = agent, tools, store, thread_id
         self.emitter, self.signal, self.hooks = emitter, signal, hooks
         self.commands = hooks.commands.bind(emitter.emit, thread_id, permission_mode="default" if hooks.approve else "bypassPermissions", signal=signal) if hooks.commands else None
-        self.conclude = Conclude(emitter, hooks.on_tool_result, after=self._after_call if self.commands else None)
+        after = None  # PostToolUse hooks run where every call ends, on its redacted result
+        if self.commands is not None:
+            from cogcli.hooks.calls import post_tool_use
+
+            after = partial(post_tool_use, self.commands)
+        self.conclude = Conclude(emitter, hooks.on_tool_result, after=after)
         self.message_id = f"msg_{uuid.uuid4().hex[:20]}"
         self.specs = [ToolSpec(**t.spec()) for t in tools.values()]
         self.history: list[Message] = []
@@ -340,12 +345,6 @@ class Run:
         if turn.text or finished:
             kept = [r for i in finished if (r := slots.results[i]) is not None]
             self._record(turn.text, [turn.calls[i].request() for i in finished], kept, turn.usage)
-
-    async def _after_call(self, result: ToolResult) -> ToolResult:
-        from cogcli.hooks.calls import post_tool_use
-
-        assert self.commands is not None
-        return await post_tool_use(self.commands, result)
 
     def _static_presentation(self, name: str) -> Any:
         tool = self.tools.get(name)  # a per-arguments presentation comes with the tool-result

@@ -90,7 +90,7 @@ def test_a_call_without_a_preview_shows_every_argument_or_is_refused() -> None:
     drawn = unwrap(question_body(a, max_lines=None, width=80))
     assert unescape("\n".join(line[2:] for line in drawn)) == json.dumps(args, ensure_ascii=False, indent=2)
 
-    from cogcli.gate.approval import preview_call
+    from cogcli.contract.invoke import preview_call
     from cogcli.contract.prepare import prepare
     from cogcli.contract.tool import tool
 
