@@ -85,3 +85,17 @@ def test_one_calls_walk_through_the_gate_and_execution_is_short() -> None:
     assert through["path"][0] == "cogcli.gate.pipeline" and "cogcli.loop.execute" in through["path"]
     assert through["modules"] <= 8 and through["climbs"] <= 5, through
     assert whole["climbs"] == 0, whole["climbed"]
+
+
+def test_the_map_in_architecture_md_matches_the_tree() -> None:
+    """Every package of cogcli and workspace_tools is on ARCHITECTURE.md's map, and every module it names exists."""
+    import re
+
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    table = text[text.index("## The map") : text.index("## Where a run starts")]
+    missing = [str(d.relative_to(ROOT)) for d in packages() if d.parent.parent == ROOT and f"`{d.name}/`" not in table]
+    assert not missing, f"packages missing from ARCHITECTURE.md's map: {missing}"
+    known = [p.relative_to(ROOT).as_posix() for p in [*python_files(), *ROOT.glob("tests/*.py"), *ROOT.glob("benchmarks/*.py")]]
+    named = set(re.findall(r"`([\w./]+\.py)[` ]", text))
+    stale = sorted(n for n in named if not any(k == n or k.endswith("/" + n) for k in known))
+    assert not stale, f"ARCHITECTURE.md names modules that do not exist: {stale}"

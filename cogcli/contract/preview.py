@@ -6,7 +6,7 @@ call, in call order; what it returns reaches the two places that need it, and on
 
 - ``Preview.shown`` — what a person sees: ``{"path", "diff", "added", "removed"}`` for a file
   change, ``{"command"}`` for a command. It is redacted like details and carried by the
-  ``approval-required`` entry as ``Approval.preview`` (:func:`cogcli.gate.approval.approval_for`).
+  ``approval-required`` entry as ``Approval.preview`` (:func:`cogcli.gate.pipeline.approval_for`).
 - ``Preview.basis`` — the tool's own, never shown: what the preview was computed from. The prepared
   call that is approved carries its preview (:attr:`cogcli.contract.prepare.PreparedCall.preview`) and the run
   hands it to ``execute`` as ``context.approved``: the tool checks the workspace is still what the

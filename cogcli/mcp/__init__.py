@@ -1,11 +1,9 @@
-"""MCP in both directions, over the official ``mcp`` SDK.
+"""MCP servers' tools in a run, over the official ``mcp`` SDK: :mod:`cogcli.mcp.client` starts the
+servers of ``cog edit --mcp "CMD ARGS"`` (and the approved ones a workspace names) and offers their
+tools to the agent as ordinary :class:`cogcli.Tool` objects, progress and all.
 
-- :mod:`cogcli.adapters.mcp_server` — ``cog mcp``: serve cog's tools to any MCP client. Content goes out as
-  ``structuredContent`` (checked against the tool's ``outputSchema``) plus a text block; ``details``
-  and ``presentation`` ride in the result's ``_meta``; ``context.update()`` becomes
-  ``notifications/progress`` when the client asked for progress.
-- :mod:`cogcli.mcp.client` — ``cog edit --mcp "CMD ARGS"``: start other MCP servers and offer their
-  tools to the agent as ordinary :class:`cogcli.Tool` objects, progress and all.
+The other direction, ``cog mcp`` serving cog's tools to any MCP client, is a front end:
+:mod:`cogcli.adapters.mcp_server`. The ``_meta`` keys both sides read are declared here.
 
 Nothing here imports ``mcp`` at import time: ``cog --help`` stays fast. Import the submodules.
 """
