@@ -2,6 +2,7 @@
 on stdin (docs/hooks.md).
 
 - :mod:`cogcli.hooks.process` — one command on the host: its environment, timeout, process group;
+- :mod:`cogcli.hooks.snapshot` — the private copy of a workspace hook's approved files it runs from;
 - :mod:`cogcli.hooks.answer` — its exit code and stdout read as Claude Code's;
 - :mod:`cogcli.hooks.engine` — a session's hooks and one run's: payloads, ``hook`` events, verdicts;
 - :mod:`cogcli.hooks.calls` — what a hook reads of a call, PostToolUse where each call ends, Notification

@@ -36,6 +36,8 @@ class Configured:
     #: ``config.toml`` (the person's) or the workspace file it came from
     source: str
     test: Callable[[str], bool]
+    #: where it runs: a workspace hook's approved copy (:mod:`cogcli.hooks.snapshot`); None: the workspace root
+    folder: Path | None = None
 
 
 @dataclass
@@ -64,17 +66,26 @@ class Verdict:
 
 
 class HookSet:
-    """The hooks a session runs: the person's, then the workspace's ones the person approved."""
+    """The hooks a session runs: the person's, then the workspace's ones the person approved, each
+    run from its approved copy (``copies``: (event, hook) → folder; a workspace hook
+    without one is a programming error, never run from the workspace)."""
 
-    def __init__(self, root: Path, person: HookTables | None = None, workspace: HookTables | None = None, workspace_source: str = "cog.toml") -> None:
+    def __init__(
+        self, root: Path, person: HookTables | None = None, workspace: HookTables | None = None, workspace_source: str = "cog.toml",
+        copies: Mapping[tuple[str, HookSpec], Path] | None = None,
+    ) -> None:
         self.root = root
         #: the threads a run of this session ran in (SessionStart fires once per thread)
         self.started: set[str] = set()
         self.hooks: dict[str, list[Configured]] = {}
+        copies = copies or {}
         for tables, source in ((person or {}), PERSON), ((workspace or {}), workspace_source):
             for event, specs in tables.items():
                 for spec in specs:
-                    self.hooks.setdefault(event, []).append(Configured(spec, source, compile_matcher(spec.matcher)))
+                    folder = None if source == PERSON else copies.get((event, spec))
+                    if source != PERSON and folder is None:
+                        raise ValueError(f"the workspace hook {spec.command!r} has no approved copy to run from (hooks.trust.session_hooks)")
+                    self.hooks.setdefault(event, []).append(Configured(spec, source, compile_matcher(spec.matcher), folder))
 
     def __bool__(self) -> bool:
         return any(self.hooks.values())
@@ -131,9 +142,8 @@ class RunHooks:
         replies: list[Reply | None] = [None] * len(hooks)
 
         async def one(i: int, hook: Configured) -> None:
-            finished = await run_hook_command(
-                hook.spec.command, data, cwd=self.set.root, env=hook_environment(self.set.root, hook.spec.pass_env), timeout=hook.spec.timeout,
-            )
+            env = hook_environment(self.set.root, hook.spec.pass_env, folder=hook.folder)
+            finished = await run_hook_command(hook.spec.command, data, cwd=hook.folder or self.set.root, env=env, timeout=hook.spec.timeout)
             reply = replies[i] = read_reply(event, finished)
             self._report(event, hook, finished, reply, call_id, tool_name)
 

@@ -4,8 +4,13 @@ The command line is the configured one, run by ``/bin/sh -c``; nothing from the 
 model is ever put on it — what the event is about reaches the hook on stdin only. The hook gets the
 person's environment less the variables named like credentials (the rule the tests' environment
 follows, :func:`workspace_tools.sandbox.environment.is_credential_name`), plus the ones its ``pass_env`` names,
-plus ``COG_PROJECT_DIR`` and ``CLAUDE_PROJECT_DIR`` (the workspace root, which Claude Code hook
-scripts read). Its stdout and stderr are read up to :data:`MAX_OUTPUT` bytes each. When it passes
+plus ``COG_PROJECT_DIR`` and ``CLAUDE_PROJECT_DIR`` (the folder it runs in, which Claude Code hook
+scripts read: the workspace root for the person's hooks, the approved copy for the workspace's —
+:mod:`cogcli.hooks.snapshot`). Nothing of the workspace is on its ``PATH`` (the rule of the programs
+cog starts itself, :func:`workspace_tools.host.programs.host_path`, and no folder inside the
+workspace), so an activated project ``.venv/bin`` does not stand in for ``python3``; no
+``PYTHONPATH`` entry inside the workspace; and for the person's hooks, which run in the workspace
+root, ``PYTHONSAFEPATH=1``, so ``python3 -m black`` imports no ``black.py`` the model wrote there. Its stdout and stderr are read up to :data:`MAX_OUTPUT` bytes each. When it passes
 its timeout, or the run is cancelled while it runs, its whole process group is killed.
 """
 
@@ -39,16 +44,39 @@ class Finished:
     failed: str | None = None
 
 
-def hook_environment(root: Path, pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def hook_environment(
+    root: Path, pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None, *, folder: Path | None = None,
+) -> dict[str, str]:
     """The person's environment for a hook: all of it but credential-named variables (unless
-    ``pass_env`` names them), and the project folder under cog's and Claude Code's names."""
+    ``pass_env`` names them), no workspace folder on ``PATH`` or ``PYTHONPATH``, and the folder the
+    hook runs in (``folder``, a workspace hook's approved copy; else the workspace ``root``) under
+    cog's and Claude Code's names."""
     from workspace_tools.sandbox.environment import is_credential_name
 
     environ = os.environ if environ is None else environ
     passed = set(pass_env)
     env = {k: v for k, v in environ.items() if k in passed or not is_credential_name(k)}
-    env["COG_PROJECT_DIR"] = env["CLAUDE_PROJECT_DIR"] = str(root)
+    env["PATH"] = host_search_path(root, env.get("PATH", os.defpath))
+    kept = [e for e in env.pop("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(e) and not _inside(e, root)]
+    if kept:
+        env["PYTHONPATH"] = os.pathsep.join(kept)
+    if folder is None:  # runs in the workspace root: nothing imported from it by -m, -c or stdin
+        env["PYTHONSAFEPATH"] = "1"
+    env["COG_PROJECT_DIR"] = env["CLAUDE_PROJECT_DIR"] = str(folder or root)
     return env
+
+
+def host_search_path(root: Path, path: str) -> str:
+    """``path`` without the folders cog skips for its own programs (relative, in a git work tree
+    or a virtualenv, but the person's tool installations) and without any folder in ``root``."""
+    from workspace_tools.host.programs import host_path
+
+    return os.pathsep.join(e for e in host_path(path).split(os.pathsep) if e and not _inside(e, root))
+
+
+def _inside(path: str, root: Path) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip("/") + "/")
 
 
 async def run_hook_command(command: str, stdin: bytes, *, cwd: Path, env: Mapping[str, str], timeout: float) -> Finished:

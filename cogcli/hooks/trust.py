@@ -7,7 +7,9 @@ every tool call: a cloned repository, a test or the model's ``write_file`` could
 there. So it runs only once approved like the workspace's MCP commands (:mod:`cogcli.settings.trust`): the
 exact command line *and* the sha256 of each workspace file it runs, remembered with the event, the
 matcher, the timeout and the variables it asks for — a changed hook, or a changed script it runs, is
-asked about again (on a terminal) or refused (off one, naming ``cog trust``).
+asked about again (on a terminal) or refused (off one, naming ``cog trust``). An approved hook then
+runs from a private copy of exactly those files (:mod:`cogcli.hooks.snapshot`), never from the
+workspace, so a file rewritten during the run changes nothing it runs.
 """
 
 from __future__ import annotations
@@ -44,11 +46,16 @@ def session_hooks(settings: Any, *, interactive: bool | None = None) -> Any:
     if not person and not workspace:
         return None
     source = settings.sources.get("hooks", "pyproject.toml")
+    copies: dict[tuple[str, HookSpec], Any] = {}
     if workspace:
+        from cogcli.hooks.snapshot import snapshot
         from cogcli.settings.trust import require_trusted
 
-        for setting, command in workspace_entries(workspace):
-            require_trusted(settings.root, setting, [command], interactive=interactive, source=source)
+        for event, specs in workspace.items():
+            for spec in specs:
+                approved = require_trusted(settings.root, trust_key(event, spec), [spec.command], interactive=interactive, source=source)
+                # it runs from a copy of exactly the approved bytes, never from the workspace
+                copies[(event, spec)] = snapshot(settings.root, spec.command, approved[spec.command])
     from cogcli.hooks.engine import HookSet
 
-    return HookSet(settings.root, person, workspace, workspace_source=source)
+    return HookSet(settings.root, person, workspace, workspace_source=source, copies=copies)

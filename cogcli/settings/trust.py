@@ -262,7 +262,7 @@ def command_files(workspace: Path, command: str) -> dict[str, str]:
     """The workspace files ``command`` runs when started in ``workspace``: path relative to the
     workspace → ``sha256:<hex>``, ``absent`` or ``outside:<real path>`` (see the module's doc)."""
     try:
-        argv = shlex.split(command)
+        argv = shlex.split(trust_closure.project_relative(command))
     except ValueError:
         return {}  # such a command never starts (the MCP client refuses to parse it)
     if not argv:
@@ -291,8 +291,8 @@ def command_files(workspace: Path, command: str) -> dict[str, str]:
             venv = trust_closure.venv_of(files.root, word)
             if venv is not None:  # everything in it: .pth files, packages, byte code
                 files.found[os.path.relpath(venv, files.root) + "/ (virtualenv)"] = trust_closure.tree_fingerprint(venv)
+    trust_closure.cover_sourced(files.root, files.found, files.add)  # sh hook.sh that does `. lib.sh`
     return dict(sorted(files.found.items()))
-
 
 
 # --- approvals -----------------------------------------------------------------------------
@@ -420,24 +420,23 @@ def require_trusted(
     ask: Callable[[str], bool] | None = None,
     interactive: bool | None = None,
     source: str = "pyproject.toml",
-) -> None:
-    """Return when every command and the files it runs are approved (asking on a terminal,
-    remembering a yes); raise :class:`ConfigError` naming the first refused or unapprovable one
-    (and its changed files) otherwise."""
+) -> dict[str, dict[str, str]]:
+    """Each command → the files it runs, as approved, once every one is approved (asking on a
+    terminal, remembering a yes); raise :class:`ConfigError` naming the first refused or
+    unapprovable one (and its changed files) otherwise."""
     store = load_store()
-    pending = [r for r in (review(store, workspace, setting, c) for c in commands) if not r.approved]
-    if not pending:
-        return
+    reviews = [review(store, workspace, setting, c) for c in commands]
+    approved = {r.command: r.files for r in reviews}
+    if not (pending := [r for r in reviews if not r.approved]):
+        return approved
     interactive = _terminal() if interactive is None else interactive
     ask = ask or _ask_on_terminal
     for checked in pending:
         if not interactive:
             raise ConfigError(refusal(workspace, setting, checked, source=source))
         if not ask(question(workspace, setting, checked.command, checked, source=source)):
-            raise ConfigError(
-                f"not starting {checked.command!r} from [tool.cog] {setting}: not approved "
-                f"(approve it with `cog trust`, or remove it from {source})"
-            )
+            raise ConfigError(f"not starting {checked.command!r} from [tool.cog] {setting}: not approved "
+                              f"(approve it with `cog trust`, or remove it from {source})")
         if command_files(workspace, checked.command) != checked.files:  # changed while the person read the question
             raise ConfigError(
                 f"not starting {checked.command!r} from [tool.cog] {setting}: the files it runs changed while you "
@@ -445,3 +444,4 @@ def require_trusted(
             )
         approve(store, workspace, setting, checked.command, checked.files)
         save_store(store)
+    return approved

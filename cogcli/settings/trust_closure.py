@@ -13,7 +13,15 @@ approval. So the approval also covers:
   nothing unasked;
 - a workspace virtualenv the program lives in (``.venv/bin/python``): every file and folder under
   it by path, size, inode and change time (``ctime``, which no one can set back), ``.pth`` files,
-  packages, byte code and all — a change anywhere in it (a ``pip install`` too) asks again.
+  packages, byte code and all — a change anywhere in it (a ``pip install`` too) asks again;
+- every file a shell script it covers sources (``. lib.sh``, ``source "$(dirname "$0")/lib.sh"``,
+  ``. "$CLAUDE_PROJECT_DIR/hooks/lib.sh"``), followed from script to script, each by its sha256, or
+  as absent. A name built otherwise (another variable, a command's output) is not covered: a
+  workspace hook runs from a copy of the covered files only (:mod:`cogcli.hooks.snapshot`), where
+  such a file is not there.
+
+``$CLAUDE_PROJECT_DIR`` and ``$COG_PROJECT_DIR`` in a command line or a sourced name are read as the
+workspace root (:func:`project_relative`): a hook is started with them set to the folder it runs in.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable
 
@@ -29,6 +38,16 @@ MAX_FILES = 4000
 #: a module bigger than this is covered by its hash but its imports are not followed
 MAX_PARSED = 2 * 1024 * 1024
 _SKIP_DIRS = frozenset({"__pycache__", ".git", ".cog", "node_modules"})
+#: the project folder as a hook's command line or script names it
+PROJECT_VARIABLES = ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "${COG_PROJECT_DIR}", "$COG_PROJECT_DIR")
+#: how a shell script names its own folder
+_OWN_FOLDER = ('"$(dirname "$0")"', '$(dirname "$0")', "$(dirname $0)", "${0%/*}", '"$(dirname "${BASH_SOURCE[0]}")"',
+               '$(dirname "${BASH_SOURCE[0]}")', "$(dirname ${BASH_SOURCE[0]})", '$(dirname "$BASH_SOURCE")')
+#: ``. name`` / ``source name`` where a command starts
+_SOURCED = re.compile(r"""(?:^|[;&|({]|\bthen|\bdo|\belse)[ \t]*(?:\.|source)[ \t]+((?:"[^"\n]*"|'[^'\n]*'|[^\s;&|)"'])+)""", re.M)
+_SHELLS = (b"sh", b"bash", b"dash", b"zsh", b"ksh")
+#: the most shell scripts one command's sourced files are followed through
+MAX_SCRIPTS = 200
 
 
 def imported_names(source: bytes) -> set[str]:
@@ -133,3 +152,63 @@ def tree_fingerprint(folder: str) -> str:
             digest.update(f"{rel}\0{stat.S_IFMT(st.st_mode)}\0{st.st_mode & 0o7777}\0{st.st_size}\0{st.st_ino}\0{st.st_ctime_ns}\n".encode("utf-8", "surrogateescape"))
             count += 1
     return f"tree:{count}:{digest.hexdigest()}"
+
+
+def project_relative(text: str) -> str:
+    """``text`` with the project folder's variables read as the workspace root (``.``)."""
+    for name in PROJECT_VARIABLES:
+        text = text.replace(name, ".")
+    return text
+
+
+def sourced_names(text: str, own_folder: str) -> list[str]:
+    """The files a shell script ``text`` sources whose names are written out (relative to the
+    working directory; the script's own folder is ``own_folder``); a name built otherwise is left out."""
+    for idiom in _OWN_FOLDER:
+        text = text.replace(idiom, own_folder)
+    names = []
+    for match in _SOURCED.finditer(project_relative(text)):
+        word = match.group(1).replace('"', "").replace("'", "")
+        if word and "$" not in word and "`" not in word and "*" not in word:
+            names.append(os.path.normpath(word))
+    return names
+
+
+def is_shell_script(path: str) -> bool:
+    """A ``.sh``/``.bash``/… file, or one whose ``#!`` line names a shell."""
+    if path.endswith((".sh", ".bash", ".zsh", ".ksh")):
+        return True
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return False
+    words = first[2:].split() if first.startswith(b"#!") else []
+    program = os.path.basename(words[0]) if words else b""
+    if program == b"env" and len(words) > 1:
+        program = words[1]
+    return program in _SHELLS
+
+
+def cover_sourced(root: str, found: dict[str, str], add: Callable[..., bool]) -> None:
+    """Cover the files the shell scripts among ``found`` (path relative to ``root`` → fingerprint)
+    source, and the files those source, by ``add(name, script=True)``."""
+    done: set[str] = set()
+    while len(done) < MAX_SCRIPTS:
+        todo = [rel for rel, fp in found.items() if fp.startswith("sha256:") and rel not in done]
+        if not todo:
+            return
+        for rel in todo:
+            done.add(rel)
+            path = os.path.join(root, rel)
+            if not is_shell_script(path):
+                continue
+            try:
+                if os.path.getsize(path) > MAX_PARSED:
+                    continue
+                with open(path, "rb") as f:
+                    text = f.read().decode("utf-8", "surrogateescape")
+            except OSError:
+                continue
+            for name in sourced_names(text, os.path.dirname(rel) or "."):
+                add(name, script=True)

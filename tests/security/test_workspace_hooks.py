@@ -38,7 +38,7 @@ def test_a_planted_workspace_hook_runs_without_the_trust_check_and_not_with_it(r
     from cogcli.settings.load import load_settings
     from cogcli.session import Session
 
-    monkeypatch.setattr(trust, "require_trusted", lambda *a, **k: None)
+    monkeypatch.setattr(trust, "require_trusted", lambda root, setting, commands, **k: {c: trust.command_files(root, c) for c in commands})
     monkeypatch.setenv("XDG_CONFIG_HOME", str(runner.scratch("xdg")))
 
     async def run() -> None:
