@@ -102,6 +102,14 @@ class OutputSchema:
 
         linear, format_checker = linear_validator(kind)  # pattern keywords on RE2, never backtracking
         validator = linear(schema, registry=Registry(retrieve=no_remote), format_checker=format_checker)
+        try:  # a $ref loop that reads nothing of the answer ({"$ref": "#"}) would fail every answer
+            validator.is_valid(None)
+        except RecursionError:
+            raise ConfigError(f"--output-schema: {source} follows $ref after $ref without end or too far (a loop such as "
+                              '{"$ref": "#"}, or a chain thousands long); make each $ref lead to a schema that checks '
+                              "something, in a few steps") from None
+        except Exception:  # a reference it cannot follow: each answer is told so
+            pass
         return cls(schema=schema, source=source, tries=tries, _validator=validator)
 
     def instructions(self) -> str:
@@ -130,8 +138,6 @@ class OutputSchema:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             return Verdict(False, problem=f"the answer is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
-        except RecursionError:  # not reached: the depth is bounded above
-            return Verdict(False, problem="the answer nests too deeply; give a flatter JSON value")
         try:
             error = _best_error(self._validator.iter_errors(value))
         except RecursionError:  # a schema whose references lead into themselves without consuming the answer
@@ -178,4 +184,9 @@ def _where(path: Any) -> str:
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= _SHOWN_ERROR else text[: _SHOWN_ERROR - 1] + "…"
+    """``text`` cut in its middle to what the model is shown: the end of a message (``… is not a
+    'regex'``) says what is wrong when the value quoted before it is long."""
+    if len(text) <= _SHOWN_ERROR:
+        return text
+    half = (_SHOWN_ERROR - 1) // 2
+    return text[:half] + "…" + text[-half:]
