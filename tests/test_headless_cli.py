@@ -106,6 +106,41 @@ def test_a_bad_schema_file_is_a_usage_error_before_anything_runs(tmp_path: Path)
     assert "return a - b" in (repo / "calc" / "ops.py").read_text()
 
 
+def test_an_answer_200000_deep_or_backtracking_goes_back_and_one_at_the_depth_limit_is_kept(tmp_path: Path) -> None:
+    from cogcli.loop.json_bounds import MAX_ANSWER_DEPTH
+
+    repo = calc_repo(tmp_path)
+    schema = tmp_path / "schema.json"  # the pattern: minutes on 35 characters with Python's re
+    schema.write_text(json.dumps({**SCHEMA, "properties": {**SCHEMA["properties"], "files": {"type": "array", "items": {"type": "string", "pattern": "^(\\w+\\s?)*$"}}}}))
+    deepest = 0
+    for _ in range(MAX_ANSWER_DEPTH - 2):  # the answer object is one level, its "extra" list another
+        deepest = [deepest]
+    valid = {"fixed": True, "files": ["calc ops"], "extra": [deepest]}
+    tape = cassette(tmp_path, "[" * 200_000 + "]" * 200_000, json.dumps({"fixed": True, "files": ["a" * 34 + "!"]}), json.dumps(valid), fix=False)
+    out = run_cog(["edit", "--json", "--model", f"replay:{tape}", "--output-schema", str(schema), "Report"], repo, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr and "RecursionError" not in out.stdout
+    assert json_lines(out.stdout)[-1]["output"] == valid
+    # the thread keeps it and reads it back: a run continuing it works
+    again = cassette(tmp_path, '{"fixed": false, "files": []}', name="again.jsonl", fix=False)
+    out = run_cog(["edit", "--json", "--last", "--model", f"replay:{again}", "--output-schema", str(schema), "Again"], repo, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [('{"items": ' * 20_000 + "{}" + "}" * 20_000, "more than 64 levels deep"),
+     (json.dumps({"type": "string", "pattern": "^(?!admin)\\w+$"}), "the pattern " + repr("^(?!admin)\\w+$") + ": it uses lookahead")],
+)
+def test_a_schema_too_deep_or_with_a_pattern_re2_cannot_run_is_exit_2(tmp_path: Path, text: str, said: str) -> None:
+    repo = calc_repo(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    out = run_cog(["edit", "--model", f"replay:{CASSETTE}", "--output-schema", str(bad), "Fix add"], repo)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert said in out.stderr and "Traceback" not in out.stderr
+
+
 def test_the_token_budget_stops_the_run_with_exit_1_and_says_which(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
     out = run_cog(["edit", "--json", "--model", f"replay:{CASSETTE}", "--max-tokens", "2500", "Fix add"], repo)
