@@ -175,7 +175,8 @@ class GithubRenderer:
             self._command(line)
         if self._failed():
             self._command(command("error", f"{self.title}: {self.headline()}", title="cog"))
-        self._line(self.headline())
+        self._resume()
+        self._write(plain(visible(self.headline(), one_line=True)))  # the last line, as in every format; no command
         if self.step_summary is not None:
             with self.step_summary.open("a", encoding="utf-8") as f:
                 f.write(visible(self.markdown()))

@@ -12,7 +12,7 @@ suite that really needs more names them:
 
 Whatever a test is handed may come back in its output, encoded any way the test likes. So the
 values of the variables passed beyond the allow-list, and every URL credential in any value handed
-out (``GOPROXY=https://user:password@…``, ``DATABASE_URL``, ``PIP_INDEX_URL``, ``HTTPS_PROXY``),
+out (a ``user:password@`` in ``GOPROXY``, ``DATABASE_URL``, ``PIP_INDEX_URL``, ``HTTPS_PROXY``),
 are made secrets of the run (:func:`cogcli.secrets.environment.remember_run_secrets`): redacted from
 every result and update, as they are and in every encoding the redactor knows.
 """
