@@ -121,6 +121,9 @@ class WorkspaceHistory(History):
         self._told = True
         from cogcli.shown.visible import say
 
+        if isinstance(exc, KeyUnusable):
+            say(f"no chat history is kept: {exc}")
+            return
         say(f"the chat history {self.path} cannot be used ({exc}); lines typed now are not kept")
 
 

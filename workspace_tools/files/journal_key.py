@@ -47,9 +47,9 @@ def state_home(workspace: Path | None = None) -> Path:
     default = Path.home() / ".local" / "state"
     base = os.environ.get("XDG_STATE_HOME", "").strip()
     chosen = Path(base) if base and os.path.isabs(base) else default
-    if workspace is None or not _inside(chosen, workspace):
+    if workspace is None or not _inside(chosen / "cog", workspace):
         return chosen
-    if chosen != default and not _inside(default, workspace):
+    if chosen != default and not _inside(default / "cog", workspace):
         if (str(chosen), str(workspace)) not in _warned:
             _warned.add((str(chosen), str(workspace)))
             log.warning(
@@ -59,7 +59,7 @@ def state_home(workspace: Path | None = None) -> Path:
         return default
     raise KeyUnusable(
         f"cog's state folder {chosen} is inside the workspace {workspace}, where a tool, a command or a test could read "
-        f"cog's undo key and history: set XDG_STATE_HOME to a folder outside the workspace (e.g. /var/tmp/cog-state-$USER)"
+        f"cog's undo key and history: set XDG_STATE_HOME to a folder of yours outside the workspace"
     )
 
 
