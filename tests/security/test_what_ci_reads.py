@@ -219,7 +219,7 @@ def test_state_home_inside_the_workspace_gives_way_to_the_default_or_is_refused(
     assert journal_key.key_path(repo) == home / ".local" / "state" / "cog" / "journal.key"
     assert journal_key.key_path(tmp_path / "elsewhere") == repo / "state" / "cog" / "journal.key"
     monkeypatch.setenv("HOME", str(repo / "home"))  # the default is inside too: refused, with the fix
-    with pytest.raises(journal_key.KeyUnusable, match="inside the workspace .*set XDG_STATE_HOME to a folder outside"):
+    with pytest.raises(journal_key.KeyUnusable, match="inside the workspace .*set XDG_STATE_HOME to a folder of yours outside"):
         journal_key.key_path(repo)
 
 
