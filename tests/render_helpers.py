@@ -141,3 +141,25 @@ def render_events(events: Any, out: Any, **options: Any) -> Any:
         renderer.handle(event)
     renderer.close()
     return renderer.summary
+
+
+def github_lines(output: str) -> list[str]:
+    """The lines of ``--format github`` output without its ``::stop-commands::TOKEN`` … ``::TOKEN::``
+    brackets, each checked: a fresh 32-hex-digit token that closes what it opened, none left open."""
+    import re
+
+    lines: list[str] = []
+    token: str | None = None
+    seen: set[str] = set()
+    for line in output.splitlines():
+        if (stop := re.fullmatch(r"::stop-commands::([0-9a-f]{32})", line)) is not None:
+            assert token is None and stop.group(1) not in seen, line
+            token = stop.group(1)
+            seen.add(token)
+        elif token is not None and line == f"::{token}::":
+            token = None
+        else:
+            assert token is None or not line.startswith("::"), f"a command while commands are stopped: {line}"
+            lines.append(line)
+    assert token is None, "commands left stopped at the end"
+    return lines

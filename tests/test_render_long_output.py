@@ -20,7 +20,7 @@ from typing import Any
 
 from cli_helpers import REPLAY, cog_argv, cog_env, read_pty, run_cog
 from browser_helpers import browser  # noqa: F401 (fixture)
-from render_helpers import call
+from render_helpers import call, github_lines
 
 from cogcli.wire.events import BaseEvent, FinishEvent, StartEvent, ToolCallStartEvent, ToolResultEvent
 from cogcli.render.github import GithubRenderer
@@ -202,7 +202,7 @@ def test_cog_tool_git_status_on_2000_untracked_files_prints_a_line_per_folder(ma
     # in a GitHub log the same summary; the job summary counts no file as changed by looking at it
     summary = repo.parent / "summary.md"
     github = run_cog(["tool", "git_status", "--format", "github"], repo, env={"GITHUB_STEP_SUMMARY": str(summary)})
-    assert github.stdout.splitlines() == ["::group::Git status", *lines[1:], "::endgroup::", "Git status"]
+    assert github_lines(github.stdout) == ["::group::Git status", *lines[1:], "::endgroup::", "Git status"]
     assert summary.read_text() == "### cog tool git_status\n\nGit status\n\n"
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from prompt_toolkit.history import History
 
 from cogcli.threads.store import COG_DIR, is_tracked
+from workspace_tools.files.journal_key import KeyUnusable
 
 log = logging.getLogger("cogcli")
 
@@ -36,10 +37,19 @@ class WorkspaceHistory(History):
     def __init__(self, root: Path) -> None:
         super().__init__()
         self.root = Path(root).resolve()
-        self.path = history_path(self.root)
         self._told = False
+        try:
+            self.path = history_path(self.root)
+        except KeyUnusable as exc:  # the state folder would be inside the workspace: no history kept
+            self.path = self.root / ".cog" / "no-history"  # never opened: _tell'd, and every use refuses
+            self._refused: KeyUnusable | None = exc
+        else:
+            self._refused = None
 
     def load_history_strings(self) -> Iterable[str]:
+        if self._refused is not None:
+            self._tell(self._refused)
+            return []
         try:
             self._migrate()
             fd = os.open(self.path, os.O_RDONLY | _OPEN)
@@ -55,6 +65,9 @@ class WorkspaceHistory(History):
         return list(reversed(parse_history(data.decode("utf-8", "replace"))))
 
     def store_string(self, string: str) -> None:
+        if self._refused is not None:
+            self._tell(self._refused)
+            return
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _OPEN, 0o600)
@@ -102,12 +115,15 @@ class WorkspaceHistory(History):
         except OSError:
             log.debug("could not remove the old chat history %s", old, exc_info=True)
 
-    def _tell(self, exc: OSError) -> None:
+    def _tell(self, exc: OSError | KeyUnusable) -> None:
         if self._told:
             return
         self._told = True
         from cogcli.shown.visible import say
 
+        if isinstance(exc, KeyUnusable):
+            say(f"no chat history is kept: {exc}")
+            return
         say(f"the chat history {self.path} cannot be used ({exc}); lines typed now are not kept")
 
 

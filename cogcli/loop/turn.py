@@ -3,7 +3,8 @@
     turn = await stream_turn(model, history, specs, emit=emitter.emit, signal=signal)
 
 Text deltas become ``text-start/-delta/-end``; each tool call ``tool-call-start → tool-call-delta*
-→ tool-call-end`` (its arguments parsed once, when they are complete). A stream that fails or is
+→ tool-call-end`` (its arguments parsed once, when they are complete; the tool's name as the model wrote it redacted,
+escaped and bounded here, where it enters: :func:`cogcli.secrets.names.shown_name`). A stream that fails or is
 aborted leaves a turn marked ``cut``; its unfinished calls are the caller's to close. A turn the
 model stopped at its output limit (``stop_reason`` ``length`` / ``max_tokens``) completes, but the
 arguments of a call it was writing are cut: :meth:`Turn.cut_calls` names them, and the run concludes
@@ -47,6 +48,7 @@ from cogcli.models.base import (
     UsageReport,
 )
 from cogcli.contract.presentation import ToolPresentation
+from cogcli.secrets.names import shown_name
 
 log = logging.getLogger("cogcli")
 
@@ -196,7 +198,7 @@ class _Assembly:
             self.emit(ToolCallDeltaEvent(id=call.id, args_text_delta=event.text))
         elif isinstance(event, ToolCallFinished):
             call = self.calls.get(event.id) or self.start_call(event.id, event.name)  # announced only when complete
-            call.name = event.name or call.name
+            call.name = shown_name(event.name) if event.name else call.name
             call.finish(event.arguments_text)
             self.end_call(call)
         elif isinstance(event, UsageReport):
@@ -208,7 +210,9 @@ class _Assembly:
     def start_call(self, call_id: str, name: str, *, announce: bool = True) -> StreamedCall:
         if announce:
             self.end_text()
-        call = self.calls[call_id] = StreamedCall(call_id, name)
+        # the one place the model's name for a tool enters: every reader (events, thread, spans,
+        # exports, the model's history) gets it redacted, escaped and bounded
+        call = self.calls[call_id] = StreamedCall(call_id, shown_name(name))
         self.turn.calls.append(call)
         if announce:
             self.emit(ToolCallStartEvent(id=call.id, tool_name=call.name, presentation=self.presentation_of(call.name)))

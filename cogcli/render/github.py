@@ -9,11 +9,23 @@ A run ends them with its ``finish`` event; a stream without one (``cog tool NAME
 ends them at :meth:`GithubRenderer.close`, so ``cog tool run_tests --format github`` annotates the
 same failures as ``cog edit --format github``.
 
+What the model and the tools wrote never reads as a workflow command. The runner trims a line's
+leading whitespace before it looks for ``::``, and its legacy parser finds ``##[`` anywhere in a
+line; so every run of lines that are not cog's own commands goes between ``::stop-commands::TOKEN``
+and ``::TOKEN::`` (a fresh random token each time, made after the text it guards was written, so
+that text cannot know it), and in every line cog writes — its commands' data included — a ``##[`` is
+written ``##\\[`` and a plain line that would start with ``::`` after whitespace gets a ``\\``
+before it. Command data and properties are escaped as GitHub documents (``%``, ``\\r``, ``\\n``;
+in properties also ``:`` and ``,``), and control characters are shown as escapes
+(:func:`~cogcli.shown.visible.visible`), so no text can end a line early.
+
 Workflow command syntax: https://docs.github.com/actions/reference/workflow-commands-for-github-actions
 """
 
 from __future__ import annotations
 
+import re
+import secrets
 from pathlib import Path
 from typing import TextIO
 
@@ -39,11 +51,19 @@ from cogcli.render.hook_line import hook_text
 from cogcli.render.words import compaction_text, instructions_text, output_lines, update_text
 
 
+#: what the runner's legacy parser takes for a command anywhere in a line
+_LEGACY = "##["
+#: a line the runner reads as a command: ``::`` after any leading whitespace (.NET's ``TrimStart``)
+_STARTS_COMMAND = re.compile(r"\A(\s*)(?=::)")
+
+
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message as GitHub documents it (``%``, ``\\r``, ``\\n``), and no ``##[`` in it."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(_LEGACY, "##\\[")
 
 
 def escape_property(text: str) -> str:
+    """A command's property value: its data escaped, and ``:`` and ``,``."""
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
@@ -53,9 +73,10 @@ def command(name: str, message: str, **properties: object) -> str:
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
-def _plain(text: str) -> str:
-    """A line of model or tool text, kept from being read as a workflow command."""
-    return " " + text if text.startswith("::") else text
+def plain(line: str) -> str:
+    """One line of text that is no workflow command (no ``\\n`` or ``\\r`` in it: :func:`visible`
+    escaped them): a ``##[`` written ``##\\[``, a ``::`` after leading whitespace preceded by ``\\``."""
+    return _STARTS_COMMAND.sub(r"\1\\", line.replace(_LEGACY, "##\\["), count=1)
 
 
 class GithubRenderer:
@@ -70,6 +91,8 @@ class GithubRenderer:
         self._printed_texts: set[str] = set()
         self._run = False  # a run's start event came: this is a run, not a call by hand
         self._concluded = False  # annotations and job summary written
+        #: the token that resumes commands, while the runner's commands are stopped (None: they are not)
+        self._stopped: str | None = None
 
     @property
     def title(self) -> str:
@@ -107,7 +130,7 @@ class GithubRenderer:
             self._line(said)
         elif isinstance(event, ErrorEvent):
             self._end_group()
-            self._line(command("error", f"{event.code}: {event.message}" if event.code else event.message))
+            self._command(command("error", f"{event.code}: {event.message}" if event.code else event.message))
         elif isinstance(event, FinishEvent):
             self._finish()
 
@@ -116,6 +139,7 @@ class GithubRenderer:
         self._end_group()
         if not self._concluded and self.summary.finish is None and self.summary.calls:
             self._finish()  # calls without a run (``cog tool``): the same annotations and job summary
+        self._resume()  # the rest of the job's step may use commands again
 
     # --- pieces --------------------------------------------------------------------------
 
@@ -126,7 +150,7 @@ class GithubRenderer:
         if self._open != call.id:
             self._group(call, row)
         else:
-            self._line(_plain(row))
+            self._line(row)
         for line in error_lines(call):
             self._line(DETAIL_INDENT + line)
         diff = diff_text(result.details)
@@ -148,10 +172,11 @@ class GithubRenderer:
         self._print_texts()
         self._end_group()
         for line in self._annotations():
-            self._line(line)
+            self._command(line)
         if self._failed():
-            self._line(command("error", f"{self.title}: {self.headline()}", title="cog"))
-        self._line(self.headline())
+            self._command(command("error", f"{self.title}: {self.headline()}", title="cog"))
+        self._resume()
+        self._write(plain(visible(self.headline(), one_line=True)))  # the last line, as in every format; no command
         if self.step_summary is not None:
             with self.step_summary.open("a", encoding="utf-8") as f:
                 f.write(visible(self.markdown()))
@@ -216,13 +241,13 @@ class GithubRenderer:
 
     def _group(self, call: Call, title: str) -> None:
         self._end_group()
-        self._line(command("group", title))
+        self._command(command("group", title))
         self._open = call.id
 
     def _end_group(self) -> None:
         if self._open is not None:
             self._open = None
-            self._line("::endgroup::")
+            self._command("::endgroup::")
 
     def _print_text(self, text_id: str) -> None:
         if text_id in self._printed_texts:
@@ -232,17 +257,36 @@ class GithubRenderer:
         if text.strip():
             self._end_group()
             for line in text.splitlines():
-                self._line(_plain(line.rstrip()))
+                self._line(line.rstrip())
 
     def _print_texts(self) -> None:
         for text_id in list(self.summary.texts):
             self._print_text(text_id)
 
     def _line(self, text: str) -> None:
+        """Lines of text (the model's, a tool's, cog's words about them): never a command."""
+        if self._stopped is None:
+            token = secrets.token_hex(16)  # made now: nothing written before this line could know it
+            self._write(f"::stop-commands::{token}")
+            self._stopped = token
+        for line in visible(text).split("\n"):  # control characters from files, models, tools: escaped
+            self._write(plain(line))
+
+    def _command(self, text: str) -> None:
+        """One of cog's own workflow commands (made by :func:`command`: its parts escaped)."""
+        self._resume()
+        self._write(visible(text, one_line=True))
+
+    def _resume(self) -> None:
+        if self._stopped is not None:
+            self._write(f"::{self._stopped}::")
+            self._stopped = None
+
+    def _write(self, line: str) -> None:
         if self.broken:
             return
         try:
-            self.out.write(visible(text) + "\n")  # control characters from files, models, tools: escaped
+            self.out.write(line + "\n")
             self.out.flush()
         except BrokenPipeError:
             self.broken = True

@@ -1,5 +1,14 @@
-"""The environment's secrets: the values of this process's secret-looking variables, in every
-encoding a program may turn them into (JSON-escaped, URL-encoded, base64 at any offset)."""
+"""The environment's secrets, in every encoding a program may turn them into (JSON-escaped,
+URL-encoded, base64 at any offset, hex):
+
+- the values of this process's secret-looking variables (``*_TOKEN``, ``*_PASSWORD``, …);
+- the credentials in a URL held by any variable, whatever it is called (``GOPROXY``,
+  ``DATABASE_URL``, ``PIP_INDEX_URL``, ``HTTPS_PROXY``…): its userinfo (``user:password``, or a
+  lone ``token@``) and its password;
+- this run's secrets (:func:`remember_run_secrets`): the values of the variables handed to a
+  test or command beyond cog's allow-list (``--pass-env``, a workspace's ``pass_env``), which the
+  environment it hands out registers (:mod:`workspace_tools.sandbox.environment`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +16,8 @@ import base64
 import json
 import os
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from urllib.parse import quote, quote_plus
 
@@ -23,19 +33,76 @@ _SECRET_ENV_NAME = re.compile(
 MIN_ENV_VALUE = 8
 
 
+#: a URL's userinfo: ``scheme://USERINFO@`` (user, or user:password)
+_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^\s/?#@\"'<>]+)@")
+
+#: this process's run secrets (values handed to tests and commands), and how often they grew
+_run_secrets: set[str] = set()
+_run_version = 0
+_run_lock = threading.Lock()
+
+
+def url_credentials(text: str) -> set[str]:
+    """The credentials of the URLs in ``text``: each userinfo as written and URL-decoded, and its
+    password (the part after the first ``:``)."""
+    from urllib.parse import unquote
+
+    found: set[str] = set()
+    if "://" not in text:
+        return found
+    for userinfo in _USERINFO.findall(text):
+        for form in (userinfo, unquote(userinfo)):
+            found.add(form)
+            user, colon, password = form.partition(":")
+            if colon and password:
+                found.add(password)
+    return found
+
+
+def remember_run_secrets(values: Iterable[str]) -> None:
+    """Make ``values`` (and the URL credentials in them) secrets for the rest of this process:
+    what cog hands a test or command, redacted from whatever comes back."""
+    global _run_version
+    fresh = set()
+    for value in values:
+        value = value.strip()
+        if len(value) >= MIN_ENV_VALUE:
+            fresh.add(value)
+        fresh |= {c for c in url_credentials(value) if len(c) >= MIN_ENV_VALUE}
+    with _run_lock:
+        if not fresh <= _run_secrets:
+            _run_secrets.update(fresh)
+            _run_version += 1
+
+
+def run_secrets_version() -> int:
+    """A number that changes whenever :func:`remember_run_secrets` added a value (a cached set of
+    forms made before is then stale)."""
+    return _run_version
+
+
 def secret_env_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The values of the secret-looking environment variables, longest first."""
+    """The secret values of ``environ`` (default: cog's own, and then this run's secrets too):
+    secret-looking variables' values and every URL credential in any value, longest first."""
     env = os.environ if environ is None else environ
     values = {v.strip() for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v.strip()) >= MIN_ENV_VALUE}
+    for v in env.values():
+        if "://" in v:
+            values |= {c for c in url_credentials(v) if len(c) >= MIN_ENV_VALUE}
+    if environ is None and _run_secrets:
+        with _run_lock:
+            values |= _run_secrets
     return tuple(sorted(values, key=lambda v: (-len(v), v)))
 
 
 def encoded_forms(value: str) -> set[str]:
     """``value`` and the forms it takes when a program encodes it: JSON-escaped, URL-encoded,
-    and base64 (standard and URL-safe) — for base64 the characters that stand for ``value`` alone
-    at each of the three byte offsets it may start at inside a longer encoded text."""
+    hex (lower and upper case), and base64 (standard and URL-safe) — for base64 the characters that
+    stand for ``value`` alone at each of the three byte offsets it may start at inside a longer
+    encoded text."""
     forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], quote(value, safe=""), quote(value), quote_plus(value)}
     raw = value.encode("utf-8", "surrogatepass")
+    forms |= {raw.hex(), raw.hex().upper()}
     for offset in range(3):
         encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
         # characters fully determined by ``raw``: after the offset's bits, before the bits that follow it

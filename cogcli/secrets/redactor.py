@@ -31,13 +31,14 @@ What is found:
   ``DATABASE_URL``), the user name kept;
 - the values (8+ characters) of this process's environment variables named ``*_API_KEY``,
   ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ``*_PASSWD``, ``*_CREDENTIALS`` (and the
-  like), wherever they appear, as they are and in their common encodings: base64 (standard and
-  URL-safe, at any offset inside a longer base64 text such as ``Basic`` auth), URL-encoded and
-  JSON-escaped.
+  like), the credentials of a URL in any variable, and the values handed to a test or command
+  beyond the allow-list (:mod:`cogcli.secrets.environment`), wherever they appear, as they are and
+  in their common encodings: base64 (standard and URL-safe, at any offset inside a longer base64
+  text such as ``Basic`` auth), URL-encoded, JSON-escaped and hex.
 
 Not found: secrets without a recognisable shape that are not in the environment (a password in a
-config file, a hex API key), an environment value split across lines or encoded another way (hex,
-gzip, encrypted), keys in binary formats. Secret *files* are the other half of the policy
+config file, a hex API key), an environment value split across lines or encoded another way
+(gzip, encrypted), keys in binary formats. Secret *files* are the other half of the policy
 (:mod:`workspace_tools.workspace.secret_files`): the tools keep away from them whatever they hold.
 
 A token pattern matches at a word start (``task-…`` is no ``sk-`` key); environment values match
@@ -59,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from cogcli.secrets.environment import MIN_ENV_VALUE, encoded_forms, env_forms, secret_env_values
+from cogcli.secrets.environment import MIN_ENV_VALUE, encoded_forms, env_forms, run_secrets_version, secret_env_values
 from cogcli.secrets.formats import REDACTED, scanners
 from cogcli.secrets.key_blocks import KeyLines, redact_keys
 
@@ -214,8 +215,15 @@ def update_redactor(environ: Mapping[str, str] | None = None) -> Callable[[ToolU
     what is new."""
     forms = env_forms(environ)
     clean: set[str] = set()
+    version = run_secrets_version()
 
     def redact_one(update: ToolUpdate) -> ToolUpdate:
+        nonlocal forms, version
+        if environ is None and version != run_secrets_version():
+            # the call handed a test or command new values (its environment): secrets from now on
+            version = run_secrets_version()
+            forms = env_forms()
+            clean.clear()
         texts: list[str] = []
         plain = _strings(update.content, texts) and _strings(update.details, texts)
         shown = update.presentation

@@ -100,7 +100,7 @@ class Journal:
             try:
                 if not _SAFE_ID.match(message_id) or not _SAFE_ID.match(thread_id):
                     raise JournalError(f"unusable run id {message_id!r}")
-                self._key = journal_key()
+                self._key = journal_key(self.root)
                 base = _open_dirs(self.root, JOURNAL_DIR, create=True)
                 try:
                     _prune(base, keep=KEEP_RUNS - 1)
@@ -213,7 +213,7 @@ def read_run(root: str | Path, message_id: str) -> RunRecords | None:
     try:
         names = sorted(n for n in os.listdir(run_fd) if re.fullmatch(r"\d{6}\.json", n))
         try:
-            key: bytes | None = journal_key() if names else None
+            key: bytes | None = journal_key(resolved) if names else None
         except KeyUnusable:
             key = None
         changes: list[Change] = []

@@ -8,6 +8,12 @@ a record planted there names a file the run never touched, and it is ignored.
 The key is ``$XDG_STATE_HOME/cog/journal.key`` (default ``~/.local/state/cog/journal.key``):
 32 random bytes, mode 0600 in a 0700 folder, owned by the person, made on first use, opened
 without following a link. A key another user could read (or a link there) is refused with the fix.
+
+The state folder is never inside the workspace cog works on (where a tool, a command or a test
+could read the key, or plant one): an ``$XDG_STATE_HOME`` inside it is set aside for the default,
+with a warning; when the default is inside it too (the workspace is your home), the key is refused
+with the fix (set ``XDG_STATE_HOME`` outside the workspace). The person's config is kept out of the
+workspace the same way (:func:`cogcli.settings.person_file.read_person_config`).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import os
 import stat
 import threading
@@ -25,27 +32,51 @@ KEY_NAME = "journal.key"
 KEY_BYTES = 32
 _cache: dict[str, bytes] = {}
 _lock = threading.Lock()
+_warned: set[tuple[str, str]] = set()
+log = logging.getLogger("cogcli")
 
 
 class KeyUnusable(Exception):
     """The key cannot be made or read; the message names the file and the fix."""
 
 
-def state_home() -> Path:
-    """``$XDG_STATE_HOME`` (when absolute), else ``~/.local/state``: the person's, not the workspace's."""
+def state_home(workspace: Path | None = None) -> Path:
+    """``$XDG_STATE_HOME`` (when absolute), else ``~/.local/state``: the person's, not the workspace's.
+    With ``workspace``: never inside it — an ``$XDG_STATE_HOME`` there gives way to the default (said
+    once), and a default there too is :class:`KeyUnusable`."""
+    default = Path.home() / ".local" / "state"
     base = os.environ.get("XDG_STATE_HOME", "").strip()
-    if base and os.path.isabs(base):
-        return Path(base)
-    return Path.home() / ".local" / "state"
+    chosen = Path(base) if base and os.path.isabs(base) else default
+    if workspace is None or not _inside(chosen / "cog", workspace):
+        return chosen
+    if chosen != default and not _inside(default / "cog", workspace):
+        if (str(chosen), str(workspace)) not in _warned:
+            _warned.add((str(chosen), str(workspace)))
+            log.warning(
+                "XDG_STATE_HOME=%s is inside the workspace %s, where a tool, a command or a test could read cog's state: "
+                "cog keeps it in %s instead (set XDG_STATE_HOME to a folder outside the workspace)", base, workspace, default,
+            )
+        return default
+    raise KeyUnusable(
+        f"cog's state folder {chosen} is inside the workspace {workspace}, where a tool, a command or a test could read "
+        f"cog's undo key and history: set XDG_STATE_HOME to a folder of yours outside the workspace"
+    )
 
 
-def key_path() -> Path:
-    return state_home() / "cog" / KEY_NAME
+def _inside(path: Path, workspace: Path) -> bool:
+    """Whether ``path`` is ``workspace`` or below it, links followed (where they lead is where cog writes)."""
+    real, root = Path(os.path.realpath(path)), Path(os.path.realpath(workspace))
+    return real == root or root in real.parents
 
 
-def journal_key() -> bytes:
-    """The person's journal key (made on first use). Raises :class:`KeyUnusable` when it cannot be."""
-    path = key_path()
+def key_path(workspace: Path | None = None) -> Path:
+    return state_home(workspace) / "cog" / KEY_NAME
+
+
+def journal_key(workspace: Path | None = None) -> bytes:
+    """The person's journal key (made on first use), never from inside ``workspace``. Raises
+    :class:`KeyUnusable` when it cannot be."""
+    path = key_path(workspace)
     with _lock:
         found = _cache.get(str(path))
         if found is None:

@@ -9,6 +9,12 @@ suite that really needs more names them:
   it may pass anything, a credential included;
 - ``[tool.cog] pass_env = ["NAME"]`` in the workspace: the workspace's wish, so it never passes a
   credential-named variable (use ``--pass-env`` for one).
+
+Whatever a test is handed may come back in its output, encoded any way the test likes. So the
+values of the variables passed beyond the allow-list, and every URL credential in any value handed
+out (a ``user:password@`` in ``GOPROXY``, ``DATABASE_URL``, ``PIP_INDEX_URL``, ``HTTPS_PROXY``),
+are made secrets of the run (:func:`cogcli.secrets.environment.remember_run_secrets`): redacted from
+every result and update, as they are and in every encoding the redactor knows.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from cogcli.secrets.environment import remember_run_secrets, url_credentials
 
 log = logging.getLogger("cogcli")
 
@@ -118,8 +126,15 @@ def child_environment(
             "(pass one yourself with --pass-env NAME)",
             ", ".join(refused),
         )
+    # what the tests get beyond the allow-list, and any URL's credentials: secrets of this run
+    remember_run_secrets(value for name, value in env.items() if not _allowed(name))
+    remember_run_secrets(c for value in env.values() for c in url_credentials(value))
     env.update(extra)
     return env
+
+
+def _allowed(name: str) -> bool:
+    return name in ALLOWED or name.startswith(ALLOWED_PREFIXES)
 
 
 @dataclass(frozen=True)
