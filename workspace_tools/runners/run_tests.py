@@ -37,7 +37,7 @@ from cogcli.contract.errors import ErrorCode, ToolCallError
 from cogcli.contract.output import ToolOutputResult, tool_output
 from cogcli.contract.tool import Tool, tool
 from workspace_tools.sandbox.bwrap import SandboxMode, sandbox_prefix, writable_paths
-from workspace_tools.sandbox.leftovers import Removed, removed_text, strip_privileges
+from workspace_tools.sandbox.leftovers import Removed, removed_text, strip_after
 from workspace_tools.sandbox.hints import failure_hint
 from workspace_tools.host.programs import host_program
 from workspace_tools.workspace.paths import Workspace
