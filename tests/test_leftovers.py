@@ -131,6 +131,9 @@ def test_a_fifo_gitignore_holds_no_step(tmp_path: Path) -> None:
     assert "src/.gitignore (a named pipe (FIFO))" in status.error and "rm 'src/.gitignore'" in status.error
     listed = call(tools, "list_files")
     assert "src/app.py" in listed.details["files"]
+    os.mkfifo(tmp_path / "src" / ".gitattributes")  # git grep (search_text's prefilter) reads this one
+    found = call(tools, "search_text", pattern="x = 2")
+    assert found.error is None and "src/app.py" in found.result
     assert time.monotonic() - started < 20, "a step waited on the FIFO"
 
 

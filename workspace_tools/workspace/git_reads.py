@@ -12,8 +12,8 @@ a command changed).
 
 Measured here (2 busy cores): cog's own checkout, 632 entries without its ``.venv``, 0.6 ms a walk;
 25,254 with it, 0.13 s. So environments and caches found by name (``.venv``, ``node_modules``) are
-walked only when git does not ignore them, or when they hold tracked files (git reads their
-``.gitattributes`` for a diff).
+walked only when git does not ignore them (one ``git check-ignore``: about 10 ms in all), or when
+they hold tracked files (git reads their ``.gitattributes`` for a diff).
 """
 
 from __future__ import annotations
