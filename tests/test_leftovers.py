@@ -139,5 +139,13 @@ def test_a_fifo_gitignore_holds_no_step(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root")
 def test_a_device_gitattributes_is_found_too(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("")
+    init_git_repo(tmp_path)
+    assert blocking_git_files(tmp_path) == {}
     os.mknod(tmp_path / ".gitattributes", 0o644 | stat.S_IFCHR, os.makedev(1, 3))
     assert blocking_git_files(tmp_path) == {".gitattributes": "a device"}
+
+
+def test_outside_a_repository_nothing_is_walked_for_git(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / ".gitignore")
+    assert blocking_git_files(tmp_path) == {}  # cog starts no git here: nothing to hold

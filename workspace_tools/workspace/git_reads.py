@@ -82,6 +82,10 @@ def blocking_git_files(root: Path, *, tracked: frozenset[str] = frozenset()) -> 
     """Every blocking ``.gitignore``/``.gitattributes`` git could open in the workspace
     (workspace-relative path → what it is), links not followed. Folders named like an environment
     are walked only when ``git check-ignore`` says git reads them (or they are in ``tracked``)."""
+    from workspace_tools.host.git import git_dir
+
+    if git_dir(root) is None:  # no repository: cog starts no git that reads the tree
+        return {}
     found = _in_git_dir(root)
     later: list[str] = []
     _walk(root, "", found, later, tracked)
