@@ -95,8 +95,9 @@ def test_git_diff_of_a_one_line_change_is_small(venv_repo: Path) -> None:
 
 
 def test_env_kinds_by_name_content_and_neighbour(tmp_path: Path) -> None:
-    (tmp_path / "myenv").mkdir()
+    (tmp_path / "myenv" / "bin").mkdir(parents=True)
     (tmp_path / "myenv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "myenv" / "bin" / "python").symlink_to("/usr/bin/python3")
     (tmp_path / "crate").mkdir()
     (tmp_path / "crate" / "Cargo.toml").write_text("[package]\n")
     (tmp_path / "crate" / "target").mkdir()

@@ -2,11 +2,12 @@
 untracked files), as one unified diff for the app and a short stat for the model.
 
 What they leave out, named and counted but never shown: virtualenvs and tool caches
-(:mod:`workspace_tools.workspace.envdirs`; an untracked ``.venv`` is one line, as in ``git status``), files
+(:mod:`workspace_tools.workspace.envdirs`; an untracked ``.venv`` is one line, as in ``git status``; a
+changed tracked file never is, nor a folder holding tracked files), files
 that look like secrets (:mod:`workspace_tools.workspace.secret_files`, also when reached through a link), and
 whatever does not fit the budget (the result names those files and how to see one). Every git
 process goes through :func:`workspace_tools.host.git.run_git` (no program the repository names
-runs); no gitpython. Here: the change against HEAD and the two tools; untracked files as new ones
+runs, and none is handed a FIFO ``.gitignore``: :mod:`workspace_tools.workspace.git_reads`); no gitpython. Here: the change against HEAD and the two tools; untracked files as new ones
 are :mod:`workspace_tools.git.untracked`, the key lines hidden in a diff :mod:`workspace_tools.git.keys`.
 """
 
@@ -23,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from cogcli.contract.errors import ErrorCode, ToolCallError
 from cogcli.contract.output import tool_output
 from cogcli.contract.tool import Tool, tool
-from workspace_tools.workspace.envdirs import EnvDirs, LeftOut, is_cog_state
+from workspace_tools.workspace.envdirs import EnvDirs, LeftOut, is_cog_state, tracked_folders
+from workspace_tools.workspace.git_reads import blocking_git_files, refusal
 from workspace_tools.git.keys import hide_key_lines, split_files
 from workspace_tools.host.git import GitNotFound, run_git, start_git
 from workspace_tools.git.untracked import untracked_entry, untracked_paths
@@ -202,6 +204,10 @@ def session_change(workspace: Workspace, path: str | None = None, *, secrets: Se
         spec = f":(literal){inside}"
         if is_cog_state(inside):
             raise ToolCallError(f"{inside} is cog's own state (threads, undo records); the tools do not show it", code=ErrorCode.INVALID_ARGUMENTS)
+    tracked_dirs = tracked_folders(workspace.root)
+    blocking = blocking_git_files(workspace.root, tracked=tracked_dirs)
+    if blocking:  # a FIFO .gitignore or .gitattributes would hold git (and this call) until its timeout
+        raise ToolCallError(refusal(blocking), code=ErrorCode.GIT_ERROR)
     head = _run(["rev-parse", "--verify", "-q", "HEAD^{commit}"], workspace)
     if head.returncode != 0 and head.stderr.strip():
         raise git_failure(workspace, head.stderr)
@@ -213,8 +219,10 @@ def session_change(workspace: Workspace, path: str | None = None, *, secrets: Se
     status_run = start_git(workspace.root, ["diff", base, "--name-status", "-z", *common, "--", spec], literal_pathspecs=False)
     numstat = _git(["diff", base, "--numstat", "-z", *common, "--", spec], workspace, magic=True)
     status_out, _ = status_run.communicate()
-    envs = EnvDirs(workspace.root, inside=inside)
-    tracked, left, secret_files = _tracked_changes(status_out, numstat, envs, policy, workspace)
+    # a folder holding tracked files is never left out (a planted pyvenv.cfg does not hide src/)
+    envs = EnvDirs(workspace.root, inside=inside, tracked=tracked_dirs, keep_tracked=True)
+    tracked, secret_files = _tracked_changes(status_out, numstat, policy, workspace)
+    left: dict[str, int] = {}
     untracked_raw = _git(["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", spec], workspace, magic=True)
     untracked, folders = untracked_paths(workspace, untracked_raw, envs, left, inside)
     shown_untracked = []
@@ -246,24 +254,21 @@ def session_change(workspace: Workspace, path: str | None = None, *, secrets: Se
 
 
 def _tracked_changes(
-    status_out: bytes, numstat: bytes, envs: EnvDirs, policy: SecretPolicy, workspace: Workspace
-) -> tuple[list[dict[str, Any]], dict[str, int], list[str]]:
+    status_out: bytes, numstat: bytes, policy: SecretPolicy, workspace: Workspace
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every changed tracked file (none left out as an environment: what git tracks is the project's)
+    and those of them that look like secrets."""
     statuses: dict[str, str] = {}
     parts = status_out.split(b"\0")
     for code, raw in zip(parts[0::2], parts[1::2]):
         statuses[os.fsdecode(raw)] = {"A": "added", "D": "deleted", "T": "typechange"}.get(code.decode()[:1], "modified")
     tracked: list[dict[str, Any]] = []
-    left: dict[str, int] = {}
     secret_files: list[str] = []
     for record in numstat.split(b"\0"):
         if not record:
             continue
         added, removed, raw = record.split(b"\t", 2)
         rel = os.fsdecode(raw)
-        env = envs.excluded_file(rel)
-        if env is not None:
-            left[env] = left.get(env, 0) + 1
-            continue
         secret = policy.is_secret(rel) or _links_to_secret(workspace, rel, policy)
         if secret:
             secret_files.append(rel)
@@ -278,7 +283,7 @@ def _tracked_changes(
                 "secret": secret,
             }
         )
-    return tracked, left, secret_files
+    return tracked, secret_files
 
 
 def _committed(workspace: Workspace, base: str) -> Callable[[str], bytes | None]:

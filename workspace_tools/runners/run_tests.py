@@ -26,7 +26,6 @@ import functools
 import json
 import os
 import shlex
-
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -37,7 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from cogcli.contract.errors import ErrorCode, ToolCallError
 from cogcli.contract.output import ToolOutputResult, tool_output
 from cogcli.contract.tool import Tool, tool
-from workspace_tools.sandbox.bwrap import SandboxMode, sandbox_prefix
+from workspace_tools.sandbox.bwrap import SandboxMode, sandbox_prefix, writable_paths
+from workspace_tools.sandbox.leftovers import Removed, removed_text, strip_after
 from workspace_tools.sandbox.hints import failure_hint
 from workspace_tools.host.programs import host_program
 from workspace_tools.workspace.paths import Workspace
@@ -166,6 +166,7 @@ class _Runs:
         self.sandboxed = False
         self.sections: list[Section] = []
         self.current: Report | None = None
+        self.removed: list[Removed] = []  # files the tests left setuid/setgid, their bits removed (sandbox/leftovers.py)
 
     def _on_test(self, report: Report, record: dict[str, Any]) -> None:
         self.context.update(
@@ -175,15 +176,18 @@ class _Runs:
         )
 
     async def run(self, runner: Runner, selection: Selection) -> Section:
+        since, self.binds = time.time_ns(), list(writable_paths() if self.passed.writable is None else self.passed.writable)
         try:
             return await self._run(runner, selection)
-        finally:
+        finally:  # also after a timeout or an abort
             runner.close()
+            self.removed += await strip_after(self.workspace.root, self.binds, since_ns=since)
 
     async def _run(self, runner: Runner, selection: Selection) -> Section:
         import anyio.to_thread  # anyio is imported when tests run, not when the tool is listed
 
         inv: Invocation = runner.invocation(selection)
+        self.binds += [host for host, _ in inv.writable]  # swept for setuid files too, after the run
         readable = [*inv.readable, *_toolchain_homes(runner.toolchain)] if self.sandbox != "off" else inv.readable
         notes: list[str] = []  # what the sandbox does not show that the runner asked for (a link out)
         prefix = await anyio.to_thread.run_sync(
@@ -367,9 +371,7 @@ def run_tests_tool(
         import anyio
 
         plan = _plan(workspace, params, test_command, runner)
-        selections = []
-        for r, paths in plan:
-            selections.append((r, _selection(params, r, paths)))
+        selections = [(r, _selection(params, r, paths)) for r, paths in plan]
         runs = _Runs(workspace, context, sandbox, passed or PassedEnv())
         # our own deadline, a little before the call's: the counts so far still reach the model
         budget = None if timeout is None else max(timeout - min(5.0, timeout * 0.2), timeout * 0.5)
@@ -392,12 +394,13 @@ def run_tests_tool(
         presentation = _presentation(params)  # the row says how the run went: "all · 1 failed, 2 passed"
         presentation["detail"] += f" · {summary_words(sections)}"
         text = model_text(sections, runs.sandboxed)
+        if runs.removed:  # what the tests left setuid: named for the model and the application
+            details["privileges_removed"], text = [r.as_dict() for r in runs.removed], text + "\n" + removed_text(runs.removed)
         if runs.sandboxed and any(sec.outcome != "passed" for sec in sections):
             texts = [t.get("longrepr") or t.get("message") for sec in sections for t in sec.report.problems()]
             hint = failure_hint(workspace.root, (str(t) for t in [*texts, *(sec.output for sec in sections)] if t))
             if hint:  # the failures look like the sandbox's: one line on top saying so
-                details["sandbox_note"] = hint
-                text = hint + "\n" + text
+                details["sandbox_note"], text = hint, hint + "\n" + text
         return tool_output(text, details=details, presentation=presentation)
 
     def preview(params: RunTestsParams) -> dict[str, Any]:

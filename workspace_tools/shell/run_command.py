@@ -12,9 +12,10 @@ What each reader gets:
 - people watching: each output line as a progress update (several in one when they come fast:
   :class:`~workspace_tools.shell.output.LiveLines`);
 - the model: the exit code, the duration, whether it was sandboxed, the output's head and tail (cut
-  to fit its limit), and the workspace files the command changed;
+  to fit its limit), the workspace files the command changed, and any file it left setuid, setgid
+  or with capabilities, whose privileges cog removed (:mod:`workspace_tools.sandbox.leftovers`);
 - the application: :class:`cogcli.contract.details.ShellCommandDetails` (command, exit code, duration,
-  stdout and stderr apart, each bounded, the files changed).
+  stdout and stderr apart, each bounded, the files changed, ``privileges_removed``).
 
 The files a command changes are not journaled: ``cog undo`` does not put them back (docs/tools.md).
 """
@@ -111,12 +112,17 @@ def run_command_tool(
         from cogcli.contract.details import ShellCommandDetails
         from workspace_tools.shell.output import HeadTail, LiveLines
         from workspace_tools.host.processes import run_process_group
+        from workspace_tools.sandbox.leftovers import removed_text, strip_after
         from workspace_tools.shell.tree_changes import compare, scan
+        from workspace_tools.workspace.envdirs import tracked_folders
 
         command = check(params)
         limit = min(params.timeout or DEFAULT_TIMEOUT, ceiling)
-        prefix, env = await anyio.to_thread.run_sync(functools.partial(_setup, workspace.root, sandbox, network, passed or PassedEnv()))
-        before = await anyio.to_thread.run_sync(scan, workspace.root)
+        passed_env = passed or PassedEnv()
+        prefix, env = await anyio.to_thread.run_sync(functools.partial(_setup, workspace.root, sandbox, network, passed_env))
+        tracked = await anyio.to_thread.run_sync(tracked_folders, workspace.root)
+        before = await anyio.to_thread.run_sync(functools.partial(scan, workspace.root, tracked=tracked))
+        since = time.time_ns()
 
         model, out, err = HeadTail(MODEL_HEAD, MODEL_TAIL), HeadTail(DETAILS_HEAD, DETAILS_TAIL), HeadTail(DETAILS_HEAD, DETAILS_TAIL)
         presentation = _presentation(params)
@@ -146,17 +152,20 @@ def run_command_tool(
         started = time.perf_counter()
         exit_code: int | None = None
         timed_out = False
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(flush_now_and_then)
-            with anyio.move_on_after(limit) as deadline:
-                exit_code = await run_process_group(
-                    [*prefix, _bash(), "-c", command], cwd=workspace.root, env=env, on_output=on_stdout, on_stderr=on_stderr
-                )
-            timed_out = deadline.cancelled_caught
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(flush_now_and_then)
+                with anyio.move_on_after(limit) as deadline:
+                    exit_code = await run_process_group(
+                        [*prefix, _bash(), "-c", command], cwd=workspace.root, env=env, on_output=on_stdout, on_stderr=on_stderr
+                    )
+                timed_out = deadline.cancelled_caught
+                tg.cancel_scope.cancel()
+        finally:  # also when the call is aborted: no setuid file stays behind (sandbox/leftovers.py)
+            removed = await strip_after(workspace.root, _writable(passed_env, workspace.root), since_ns=since)
         live.close()
         duration_ms = (time.perf_counter() - started) * 1000
-        after = await anyio.to_thread.run_sync(scan, workspace.root)
+        after = await anyio.to_thread.run_sync(functools.partial(scan, workspace.root, tracked=tracked))
         changes = await anyio.to_thread.run_sync(compare, before, after, workspace.root)
 
         changed = [{"path": p, "change": kind} for kind, part in (("created", changes.created), ("modified", changes.modified),
@@ -167,8 +176,10 @@ def run_command_tool(
             stdout=out.text(), stderr=err.text(), stdout_dropped=out.dropped, stderr_dropped=err.dropped,
             timed_out=timed_out, sandbox="bwrap" if prefix else "none", network=network and bool(prefix),
             changed_files=changed[:CHANGED_IN_DETAILS], changed_total=len(changed), changes_complete=changes.complete,
+            privileges_removed=[r.as_dict() for r in removed], changes_notes=changes.notes,
         )
         text = _model_text(details, model.text(), changed, limit, sandbox)
+        text += "".join(f"\n{line}" for line in (*changes.notes, removed_text(removed)) if line)
         shown = dict(presentation)
         if timed_out:
             shown["detail"] = f"{command} · timed out"
@@ -238,6 +249,20 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv) -
         prefix = _sandbox_argv(prefix, root, go_cache)
         env.update(GOCACHE=go_cache[0][1], GOTOOLCHAIN="local")
     return prefix, env
+
+
+def _writable(passed: PassedEnv, root: Path) -> list[Path]:
+    """The paths besides the workspace a command may write (the person's ``--sandbox-writable``,
+    Go's build cache), swept for setuid files after it like the workspace."""
+    from workspace_tools.host.programs import host_program
+    from workspace_tools.sandbox.bwrap import writable_paths
+
+    paths = [Path(p) for p in (writable_paths() if passed.writable is None else passed.writable)]
+    if host_program("go"):
+        from workspace_tools.runners.go import sandbox_build_cache
+
+        paths.append(sandbox_build_cache(root))
+    return paths
 
 
 def _bash() -> str:

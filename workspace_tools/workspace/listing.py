@@ -1,5 +1,6 @@
 """The files of the workspace as a person would list them: .gitignore respected, environments,
-caches and junk left out."""
+caches and junk left out (a folder git tracks files in is one by its name only, never by a planted
+``pyvenv.cfg``), and walked without git when git would wait on a FIFO ``.gitignore``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workspace_tools.workspace.envdirs import EnvDirs, LeftOut, count_files, is_cog_state
+from workspace_tools.workspace.git_reads import blocking_git_files
 from workspace_tools.host.git import GitNotFound, one_config_read, run_git, start_git
 from workspace_tools.workspace.paths import Workspace
 
@@ -73,6 +75,8 @@ class StagedListing:
             self._done = Listing([])
         elif self.prefix and EnvDirs(workspace.root).excluded_by(self.prefix) is not None:
             self._done = self._walk()  # asked for explicitly; git may ignore all of it
+        elif blocking_git_files(workspace.root):
+            self._done = self._walk()  # a FIFO .gitignore would hold git: listed without it (git_reads)
         else:
             self._start()
 
@@ -135,8 +139,8 @@ class StagedListing:
         at, left = self._at, self._left
         names = tracked_out.split(b"\0")
         deleted = {raw[2:] for raw in names if raw[:2] == b"R "}
-        venvs = {at + _decode(raw[2 : -len(b"/pyvenv.cfg")]) for raw in names if raw.endswith(b"/pyvenv.cfg")}
-        envs = self._envs = EnvDirs(self.workspace.root, inside=self.prefix, venvs=frozenset(venvs))
+        # a folder holding tracked files is an environment by its name only, never by a planted pyvenv.cfg
+        envs = self._envs = EnvDirs(self.workspace.root, inside=self.prefix, tracked=_folders_of(at, names))
         tracked: list[str] = []
         for raw in names:
             if len(raw) < 3 or raw[:2] == b"R " or (deleted and raw[2:] in deleted):
@@ -180,6 +184,17 @@ class StagedListing:
 
     def _walk(self) -> Listing:
         return _walk_listing(self.workspace, self.base, self.prefix, self._envs)
+
+
+def _folders_of(at: str, names: list[bytes]) -> frozenset[str]:
+    """The folders (workspace-relative) that hold the files of git's tagged ``ls-files -t`` lines."""
+    folders: set[str] = {at.rstrip("/")}
+    for raw in names:
+        folder = at + _decode(raw[2:]).rpartition("/")[0] if b"/" in raw else at.rstrip("/")
+        while folder and folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
+    return frozenset(folders)
 
 
 def _decode(raw: bytes) -> str:
