@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import CASSETTE, REPLAY, cog_argv, cog_env, json_lines, run_cog
+from render_helpers import github_lines
 from model_servers import AnthropicServer, Fail, OpenAIServer, replies_from_cassette
 
 from cogcli.wire.events import FinishEvent, parse_event
@@ -314,7 +315,7 @@ def test_github_format_live(make_repo, tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     out = run_cog(["edit", "--format", "github", "--max-steps", "2", "--model", REPLAY, FIX], repo, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert out.returncode == 1
-    lines = out.stdout.splitlines()
+    lines = github_lines(out.stdout)  # the model's and tools' text comes between ::stop-commands::TOKEN and ::TOKEN::
     assert lines[:3] == ["I'll look at the code first.", "::group::Read file  calc/ops.py", "::endgroup::"]
     assert "::group::Run tests  all" in lines  # the call's own detail, from its arguments
     assert "::error file=tests/test_ops.py,line=5,title=tests/test_ops.py%3A%3Atest_add::assert -1 == 5" in lines

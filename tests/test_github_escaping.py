@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from cogcli.render.github import GithubRenderer, command, plain
 from cogcli.wire.events import StartEvent, TextDeltaEvent, TextEndEvent, TextStartEvent, ToolCallStartEvent, ToolResultEvent
-from tests.security.workflow_log import WorkflowLog, parse
+from security.workflow_log import WorkflowLog, parse
 
 #: what makes a line a command, and the whitespace the runner trims
 HOSTILE = st.lists(st.sampled_from(list(":#[]%,= \t\r\n\xa0\u2028\u3000\x85ab-") + ["::", "##[", "::stop-commands::x", "::x::", "\n::error::"]),

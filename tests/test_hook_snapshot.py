@@ -51,9 +51,15 @@ def test_a_hook_run_by_a_workspace_virtualenv_is_refused_with_the_fix(tmp_path: 
 
 
 def test_the_copies_are_never_kept_inside_the_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    with pytest.raises(ConfigError, match="inside the workspace.*XDG_STATE_HOME"):
-        snapshot(tmp_path, "true", {})
+    root, home = tmp_path / "repo", tmp_path / "home"
+    root.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(root / "state"))  # inside the workspace: it gives way to the default
+    copy = snapshot(root, "true", {}).resolve()
+    assert not copy.is_relative_to(root.resolve()) and copy.is_relative_to(home.resolve())
+    monkeypatch.setenv("HOME", str(root))  # the default is inside it too: refused, naming the fix
+    with pytest.raises(ConfigError, match="XDG_STATE_HOME"):
+        snapshot(root, "true", {})
 
 
 def test_sourced_files_are_read_from_the_script_and_the_project_variable() -> None:

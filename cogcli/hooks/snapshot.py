@@ -71,8 +71,12 @@ def _private_folder(root: Path) -> Path:
     """``<state>/workspaces/<key>/hook-copies``: made 0700, refused if it is a link or lies inside
     the workspace (an ``XDG_STATE_HOME`` pointing there)."""
     from cogcli.settings.person_state import workspace_state
+    from workspace_tools.files.journal_key import KeyUnusable
 
-    folder = workspace_state(root) / SNAPSHOTS
+    try:  # an XDG_STATE_HOME inside the workspace gives way to the default; a default inside it too is refused
+        folder = workspace_state(root) / SNAPSHOTS
+    except KeyUnusable as exc:
+        raise ConfigError(str(exc)) from None
     real_root = os.path.realpath(root)
     real = os.path.realpath(folder.parent)
     if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
