@@ -149,7 +149,10 @@ def test_the_studio_page_draws_a_bidi_override_from_the_model_as_an_escape(make_
             run = srv.start("Write the notes", approval="auto")
             driver.get(f"{srv.base}/runs/{run['runId']}?token={srv.token}")
             wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=finish]"))
-            text = driver.execute_script("return document.getElementById('steps').textContent")
+            steps = "return document.getElementById('steps').textContent"
+            # the text rows are drawn on the animation frame after their events: wait for the last one
+            wait_for(driver, lambda d: "Done" in d.execute_script(steps), message="the model's last text was never drawn")
+            text = driver.execute_script(steps)
             title = driver.find_element(By.CSS_SELECTOR, 'section.call[data-call-id="w1"] .detail').get_attribute("title")
             # the DOM itself keeps the character: a plain text node would hand it to the layout
             raw = driver.execute_script("const n = document.createElement('div'); n.textContent = arguments[0]; return n.textContent", name)
