@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
 
 from cogcli.hooks.engine import RunHooks, context_note
 

@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import sqlite3
-import stat
 import threading
 import uuid
 from collections.abc import Iterator, Sequence

@@ -27,7 +27,7 @@ import json
 import os
 import shlex
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
