@@ -1,6 +1,6 @@
 """apply_patch: Codex's patch format (add, update, move, delete files) applied all or nothing.
 
-The patch is parsed (:mod:`workspace_tools.text.patch`) and every path checked as move_file and
+The patch is parsed (:mod:`workspace_tools.text.patch_format`) and every path checked as move_file and
 delete_file check theirs (:func:`workspace_tools.files.movable.checked_path`: inside the workspace,
 not ``.git/`` or ``.cog/``, no secret, no link, a regular file); a path is touched once per patch.
 
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from cogcli.contract.context import ToolContext
     from cogcli.contract.preview import Preview
     from workspace_tools.files.journal import Journal
-    from workspace_tools.text.patch import Operation
+    from workspace_tools.text.patch_format import Operation
 
 #: a check of one file's bytes as read (None: no file) against what was shown for approval
 Check = Callable[[Path, "bytes | None", str], None]
@@ -109,7 +109,7 @@ def apply_patch_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
     policy = secrets or SecretPolicy()
 
     def presentation(params: ApplyPatchParams) -> dict[str, Any]:
-        from workspace_tools.text.patch import PatchError, parse_patch
+        from workspace_tools.text.patch_format import PatchError, parse_patch
 
         try:
             paths = [p for op in parse_patch(params.patch) for p in _named(op)]
@@ -153,7 +153,7 @@ def apply_patch_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
     def plan(patch: str, check: Check | None) -> list[Step]:
         """Every change the patch makes, computed in memory (nothing written); ``check`` sees each
         file's bytes as read, before anything is computed from them."""
-        from workspace_tools.text.patch import AddFile, DeleteFile, PatchError, parse_patch
+        from workspace_tools.text.patch_format import AddFile, DeleteFile, PatchError, parse_patch
 
         try:
             ops = parse_patch(patch)

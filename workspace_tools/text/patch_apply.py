@@ -1,17 +1,18 @@
 """Where a patch's hunks go in a file, and the text they make of it: pure, on text in memory.
 
-Each hunk of an :class:`~workspace_tools.text.patch.UpdateFile` is found after the one before it
+Each hunk of an :class:`~workspace_tools.text.patch_format.UpdateFile` is found after the one before it
 (hunks apply in order). Its ``@@ text`` anchors are looked for first, each the first line after the
-position that matches it; the hunk's old lines (context and removed) are then looked for from the
-last anchor's line on. A line matches at the first of four levels that finds the hunk at all:
+position that matches it (Codex's reading: "move to"); the hunk's old lines (context and removed)
+are then looked for in the last anchor's block (its line and the lines indented deeper below it),
+else anywhere after the position. A line matches at the first of four levels that finds the hunk:
 
 1. exactly;
 2. ignoring trailing whitespace;
 3. ignoring leading and trailing whitespace;
 4. with common Unicode punctuation read as ASCII (dashes, quotes, non-breaking spaces) as well.
 
-Never a guess: a hunk whose old lines match at two places after the position, at the level that
-found it, is refused (:class:`HunkError`) naming the hunk and the lines — the model adds context or
+Never a guess: a hunk whose old lines match at two places of where it is looked for, at the level
+that found it, is refused (:class:`HunkError`) naming the hunk and the lines — the model adds context or
 an ``@@`` line. A hunk marked ``*** End of File`` must match at the end of the file. A hunk with
 no old lines (only ``+`` lines) goes right after its last anchor, or at the end of the file.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from workspace_tools.text.patch import Hunk
+from workspace_tools.text.patch_format import Hunk
 
 #: common Unicode punctuation a model writes for ASCII (or the file has where the model wrote ASCII)
 _PUNCTUATION = str.maketrans(
@@ -51,50 +52,77 @@ class HunkError(ValueError):
 
 def apply_hunks(text: str, hunks: Sequence[Hunk], path: str) -> str:
     """``text`` (``\\n`` line endings) with every hunk applied, in order; :class:`HunkError` when
-    one cannot be placed. The file's final newline (or its absence) is kept."""
+    one cannot be placed. The file's final newline (or its absence) is kept, and so is each context
+    line as the file has it (a hunk matched ignoring whitespace changes only its ``-``/``+`` lines)."""
     lines = text.split("\n")
-    ends_with_newline = text.endswith("\n")
+    ends_with_newline = text.endswith("\n") or text == ""
     if ends_with_newline:
         lines.pop()
-    if text == "":
-        lines, ends_with_newline = [], True
-    edits: list[tuple[int, int, tuple[str, ...]]] = []  # (start, old length, new lines)
+    edits: list[tuple[int, int, list[str]]] = []  # (start, old length, new lines)
     position = 0
     for number, hunk in enumerate(hunks, 1):
         name = f"hunk {number} of {path} (patch line {hunk.line})"
+        anchor_at = None
         for anchor in hunk.anchors:
             found = _first(lines, anchor, position)
             if found is None:
                 raise HunkError(f"{name}: its '@@ {anchor}' line is not in {path}{_after(position)}")
-            position = found
-        if not hunk.old:
-            at = position + 1 if hunk.anchors and not hunk.end_of_file else len(lines)
-            edits.append((at, 0, hunk.new))
+            position = anchor_at = found
+        ops = list(hunk.lines)
+        if all(kind == "+" for kind, _ in ops):
+            at = anchor_at + 1 if anchor_at is not None and not hunk.end_of_file else len(lines)
+            edits.append((at, 0, [t for _, t in ops]))
             position = at
             continue
-        old, new = hunk.old, hunk.new
-        start = _find(lines, old, position, hunk.end_of_file, name)
-        if start is None and old[-1] == "" and len(old) > 1:  # a trailing empty context line for the final newline
-            old, new = old[:-1], new[:-1] if new and new[-1] == "" else new
-            start = _find(lines, old, position, hunk.end_of_file, name)
+        start = _place(lines, [t for k, t in ops if k != "+"], position, anchor_at, hunk.end_of_file, name)
+        if start is None and ops[-1] == (" ", "") and len(ops) > 1:  # an empty context line for the final newline
+            ops.pop()
+            start = _place(lines, [t for k, t in ops if k != "+"], position, anchor_at, hunk.end_of_file, name)
+        old = [t for k, t in ops if k != "+"]
         if start is None:
             raise HunkError(f"{name}: its lines were not found in {path}{_after(position)}:\n{_shown(old)}"
                             "\nCopy the context and removed lines exactly as the file has them (read_file shows them).")
+        new, at = [], start
+        for kind, line in ops:
+            if kind == " ":
+                new.append(lines[at])  # the file's own line
+            elif kind == "+":
+                new.append(line)
+            at += kind != "+"
         edits.append((start, len(old), new))
         position = start + len(old)
     for start, length, new in reversed(edits):
-        lines[start : start + length] = list(new)
+        lines[start : start + length] = new
     if not lines:
         return ""
     return "\n".join(lines) + ("\n" if ends_with_newline else "")
 
 
-def _find(lines: list[str], old: Sequence[str], position: int, end_of_file: bool, name: str) -> int | None:
-    """Where ``old`` starts at or after ``position``: the one match at the first level with any."""
+def _place(lines: list[str], old: list[str], position: int, anchor_at: int | None, end_of_file: bool, name: str) -> int | None:
+    """Where ``old`` starts: after an anchor, the one match starting in the anchor's block (its
+    line and those indented deeper) if there is one; else the one match at or after ``position``."""
+    if anchor_at is not None and not end_of_file:
+        found = _find(lines, old, range(anchor_at, _block_end(lines, anchor_at)), name)
+        if found is not None:
+            return found
     last = len(lines) - len(old)
     if last < position:
         return None
-    starts = [last] if end_of_file else range(position, last + 1)
+    return _find(lines, old, [last] if end_of_file else range(position, last + 1), name)
+
+
+def _block_end(lines: list[str], at: int) -> int:
+    """The first line after ``at`` indented no deeper than it (blank lines skipped)."""
+    indent = len(lines[at]) - len(lines[at].lstrip())
+    for i in range(at + 1, len(lines)):
+        if lines[i].strip() and len(lines[i]) - len(lines[i].lstrip()) <= indent:
+            return i
+    return len(lines)
+
+
+def _find(lines: list[str], old: Sequence[str], starts: Sequence[int], name: str) -> int | None:
+    """The one start in ``starts`` where ``old`` matches, at the first level with any match."""
+    starts = [s for s in starts if s + len(old) <= len(lines)]
     for level, norm in _LEVELS:
         want = [norm(line) for line in old]
         found = [s for s in starts if all(norm(lines[s + i]) == w for i, w in enumerate(want))]

@@ -46,14 +46,23 @@ class PatchError(ValueError):
 
 @dataclass(frozen=True)
 class Hunk:
-    """One ``@@`` section of an update: ``old`` lines (context and removed) become ``new`` lines
-    (context and added), found after the ``anchors`` (the ``@@ text`` lines), in order."""
+    """One ``@@`` section of an update: its ``lines`` (``(" ", text)`` context, ``("-", text)``
+    removed, ``("+", text)`` added) placed after the ``anchors`` (the ``@@ text`` lines), in order."""
 
     line: int  # the patch line it starts on
     anchors: tuple[str, ...]
-    old: tuple[str, ...]
-    new: tuple[str, ...]
+    lines: tuple[tuple[str, str], ...]
     end_of_file: bool = False
+
+    @property
+    def old(self) -> tuple[str, ...]:
+        """The lines the hunk expects in the file: context and removed."""
+        return tuple(text for kind, text in self.lines if kind != "+")
+
+    @property
+    def new(self) -> tuple[str, ...]:
+        """The lines it leaves: context and added."""
+        return tuple(text for kind, text in self.lines if kind != "-")
 
 
 @dataclass(frozen=True)
@@ -188,40 +197,30 @@ def _hunk(reader: _Reader, path: str, *, first: bool) -> Hunk:
         reader.at += 1
     if start == reader.number() and not first:
         raise PatchError(f"{_quoted(reader.peek() or '')} in {path}: a hunk after the first starts with '@@'", start)
-    old: list[str] = []
-    new: list[str] = []
-    changed = False
+    lines: list[tuple[str, str]] = []
     end_of_file = False
     while (text := reader.peek()) is not None and not _is_marker(text):
         if text.strip() == END_OF_FILE:
             end_of_file = True
             reader.at += 1
             break
-        if _is_anchor(text) and (old or new):
+        if _is_anchor(text) and lines:
             break  # the next hunk
         if text == "":  # an empty line: an empty context line (a model often drops the space)
-            old.append("")
-            new.append("")
-        elif text[0] == " ":
-            old.append(text[1:])
-            new.append(text[1:])
-        elif text[0] == "-":
-            old.append(text[1:])
-            changed = True
-        elif text[0] == "+":
-            new.append(text[1:])
-            changed = True
+            lines.append((" ", ""))
+        elif text[0] in " -+":
+            lines.append((text[0], text[1:]))
         else:
             raise PatchError(
                 f"{_quoted(text)} in {path}: every line of a hunk starts with ' ' (context), '-' (removed) or '+' (added)",
                 reader.number(),
             )
         reader.at += 1
-    if not old and not new:
+    if not lines:
         raise PatchError(f"an empty hunk in {path}: give its ' ', '-' and '+' lines", start)
-    if not changed:
+    if all(kind == " " for kind, _ in lines):
         raise PatchError(f"a hunk of {path} changes nothing: it has no '-' or '+' line", start)
-    return Hunk(start, tuple(anchors), tuple(old), tuple(new), end_of_file)
+    return Hunk(start, tuple(anchors), tuple(lines), end_of_file)
 
 
 def _is_marker(line: str) -> bool:
