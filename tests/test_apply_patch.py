@@ -314,6 +314,12 @@ def test_the_preview_shows_every_files_diff_and_a_changed_file_fails_file_change
     assert result.error_code == "FILE_CHANGED" and "calc.py is not what it was" in (result.error or "")
     assert (root / "b.txt").read_text() == "b\n"  # nothing written, the unchanged file neither
 
+    moving = patch("*** Update File: b.txt", "*** Move to: c/b.txt", "*** Add File: d.txt", "+d")
+    shown = tool.preview(tool.parameters(patch=moving), ToolContext("c2", "apply_patch"))
+    assert "rename from b.txt" in shown.shown["diff"] and shown.shown["path"] == "2 files"
+    result = anyio.run(lambda: run_prepared(replace(prepare(tool, {"patch": moving}, call_id="c2"), preview=shown)))
+    assert result.error is None and (root / "c/b.txt").read_text() == "b\n" and (root / "d.txt").read_text() == "d\n"
+
 
 @pytest.mark.anyio
 async def test_a_run_asks_with_the_patch_diff_and_applies_exactly_that(tmp_path: Path) -> None:

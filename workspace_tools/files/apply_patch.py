@@ -127,7 +127,7 @@ def apply_patch_tool(workspace: Workspace, *, secrets: SecretPolicy | None = Non
         diff = "".join(s.diff for s in steps)
         added, removed = diff_totals(diff)
         shown = {"path": _files_label([s.target_shown or s.shown for s in steps]), "diff": diff, "added": added, "removed": removed}
-        return Preview(shown, PatchBasis(tuple(_basis(s) for s in steps)))
+        return Preview(shown, PatchBasis(tuple(entry for s in steps for entry in _basis(s))))
 
     @os_errors(workspace)
     def execute(params: ApplyPatchParams, context: ToolContext) -> Any:
@@ -274,8 +274,10 @@ def _approval_check(context: Any) -> Check | None:
     return check
 
 
-def _basis(step: Step) -> tuple[str, str | None]:
-    return str(step.path), None if step.before is None else hashlib.sha256(step.before).hexdigest()
+def _basis(step: Step) -> list[tuple[str, str | None]]:
+    """The files a step reads, with the sha256 of their bytes (None: a path that must not exist)."""
+    entries = [(str(step.path), None if step.before is None else hashlib.sha256(step.before).hexdigest())]
+    return entries + ([(str(step.target), None)] if step.target is not None else [])
 
 
 # --- writing --------------------------------------------------------------------------------
