@@ -161,7 +161,7 @@ async def test_the_schema_is_cogs_and_strict_mode_is_the_callers_choice() -> Non
 async def test_a_folder_gives_its_tools(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello\n")
     tools = to_function_tools(tmp_path)
-    assert [t.name for t in tools] == ["read_file", "list_files", "search_text", "edit_file", "write_file", "move_file", "delete_file", "git_status",
+    assert [t.name for t in tools] == ["read_file", "list_files", "search_text", "edit_file", "apply_patch", "write_file", "move_file", "delete_file", "git_status",
                                       "git_diff", "run_tests", "run_command"]
     model = ScriptedModel([call("c1", "read_file", '{"path": "a.txt"}')], [say("ok")])
     await Runner.run(Agent(name="reader", model=model, tools=tools), "read", run_config=NO_TRACING)

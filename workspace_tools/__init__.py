@@ -2,7 +2,7 @@
 
 >>> tools = workspace_tools("path/to/repo", test_command=None)
 >>> [t.name for t in tools]
-['read_file', 'list_files', 'search_text', 'edit_file', 'write_file', 'move_file', 'delete_file', 'git_status', 'git_diff', 'run_tests', 'run_command']
+['read_file', 'list_files', 'search_text', 'edit_file', 'apply_patch', 'write_file', 'move_file', 'delete_file', 'git_status', 'git_diff', 'run_tests', 'run_command']
 
 Every path argument goes through :meth:`Workspace.resolve`; each tool returns
 ``tool_output(content, details, presentation)`` so the model, the app and any client each get
@@ -58,7 +58,7 @@ def workspace_tools(
     ``run_command`` runs shell commands in the same sandbox as the tests; ``allow`` are the
     person's patterns of commands that run without asking (:mod:`cogcli.contract.allow_list`),
     ``command_network`` the person's choice to give commands the network, ``command_timeout``
-    the most one command may take. ``move_file`` and ``delete_file`` record in ``journal`` too.
+    the most one command may take. ``apply_patch``, ``move_file`` and ``delete_file`` record in ``journal`` too.
     ``test_env`` (:class:`workspace_tools.sandbox.environment.PassedEnv`): what the tests get beyond the
     allow-list, for this workspace only.
     """
@@ -87,6 +87,11 @@ def workspace_tools(
         from workspace_tools.files.edit import edit_file_tool
 
         return edit_file_tool(workspace, secrets=secrets, journal=journal)
+
+    def apply_patch() -> Tool[Any]:
+        from workspace_tools.files.apply_patch import apply_patch_tool
+
+        return apply_patch_tool(workspace, secrets=secrets, journal=journal)
 
     def write_file() -> Tool[Any]:
         from workspace_tools.files.write import write_file_tool
@@ -125,7 +130,7 @@ def workspace_tools(
 
         return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner, passed=test_env)
 
-    makers = [read_file, list_files, search_text, edit_file, write_file, move_file, delete_file]
+    makers = [read_file, list_files, search_text, edit_file, apply_patch, write_file, move_file, delete_file]
     if include_git:
         makers += [git_status, git_diff]
     makers += [run_tests, run_command]

@@ -17,7 +17,7 @@ from cogcli.render import Renderer
 from cogcli.session import Session, call_exit_status
 
 #: the tools a run journals for ``cog undo`` (their descriptions say so); a direct call records no run
-JOURNALED_IN_RUNS = frozenset({"edit_file", "write_file", "move_file", "delete_file"})
+JOURNALED_IN_RUNS = frozenset({"edit_file", "apply_patch", "write_file", "move_file", "delete_file"})
 
 
 def call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: Renderer, *, timeout: float | None = None) -> int:

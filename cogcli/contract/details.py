@@ -2,21 +2,12 @@
 
 Published by ``cog schema details``. A tool returns one of these as its ``details``; it goes on the
 wire and into the thread as the JSON it dumps to (snake_case keys, as always). Each model allows
-extra keys, so a field added later never breaks an older reader.
+extra keys, so a field added later never breaks an older reader. One model per tool: the schema's
+description (:func:`details_json_schema`) says which.
 
-- :class:`FileEditDetails` — ``edit_file``: the unified diff of the change and its line counts;
-- :class:`FileWriteDetails` — ``write_file``: the same, and whether the file was created;
-- :class:`TestReportDetails` — ``run_tests`` with pytest: counts, one record per test, output tail;
-- :class:`CommandRunDetails` — ``run_tests`` with a configured command: exit code, output tail;
-- :class:`SearchDetails` — ``search_text``: the matches shown and how many there were;
-- :class:`ShellCommandDetails` — ``run_command``: the command, exit code, duration, bounded stdout
-  and stderr, and the workspace files it changed.
-
-Everything the run, memory and the renderers read of a call's details or arguments is read here,
-by the accessors below — :func:`diff_text`, :func:`file_change_diff`, :func:`changes_view_diff`,
-:func:`read_test_report`, :func:`read_test_progress`, :func:`run_outcome`, :func:`sandbox_note`, :func:`changed_paths`,
-:func:`file_argument`, :func:`line_argument`, :func:`file_touched` — from these shapes (and the loose shapes other tools, MCP servers say,
-return). Nothing else sniffs a details dict's keys or an argument's name.
+Everything the run, memory and the renderers read of a call's details or arguments is read here, by
+the accessors below, from these shapes and the loose shapes other tools and MCP servers return;
+nothing else sniffs a details dict's keys or an argument's name.
 """
 
 from __future__ import annotations
@@ -42,6 +33,16 @@ class FileEditDetails(_Details):
 
 class FileWriteDetails(FileEditDetails):
     created: bool
+
+
+class PatchedFile(FileEditDetails):  # one file apply_patch changed: created | modified | deleted | moved
+    path: str
+    change: str
+    new_path: str | None = None  # where a moved file went
+
+
+class PatchDetails(FileEditDetails):  # apply_patch: every file's diff and their sums; each file's own; and
+    files_patched: list[PatchedFile] = []  # changed_files (paths: {path, change}) as move_file's details
 
 
 class TestCaseRecord(_Details):
@@ -164,6 +165,7 @@ class SearchDetails(_Details):
 DETAILS_MODELS: tuple[type[BaseModel], ...] = (
     FileEditDetails,
     FileWriteDetails,
+    PatchDetails,
     TestReportDetails,
     CommandRunDetails,
     SearchDetails,
@@ -177,10 +179,10 @@ def details_json_schema() -> dict[str, Any]:
 
     _, schema = models_json_schema([(m, "serialization") for m in DETAILS_MODELS], title="cogcli tool details")
     schema["description"] = (
-        "The `details` of the workspace tools' results (tool-result events, thread metadata): "
-        "edit_file → FileEditDetails, write_file → FileWriteDetails, run_tests → TestReportDetails "
-        "(pytest) or CommandRunDetails (a test command), search_text → SearchDetails, run_command → "
-        "ShellCommandDetails, move_file / delete_file → FileWriteDetails. Keys are only ever added."
+        "The `details` of the workspace tools' results (tool-result events, thread metadata): edit_file → "
+        "FileEditDetails, write_file / move_file / delete_file → FileWriteDetails, apply_patch → PatchDetails, "
+        "run_tests → TestReportDetails (pytest) or CommandRunDetails (a test command), search_text → "
+        "SearchDetails, run_command → ShellCommandDetails. Keys are only ever added."
     )
     return schema
 
