@@ -207,12 +207,14 @@ def _indented(text: str, old: str, new: str) -> Found | None:
             hits.append((i, pad, sign))
     if not hits:
         return None
-    starts = [sum(len(line) for line in lines[:i]) for i, _, _ in hits[:21]]
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
     if len(hits) > 1:
-        raise Ambiguous("indentation", starts)
+        raise Ambiguous("indentation", [offsets[i] for i, _, _ in hits])
     i, pad, sign = hits[0]
-    start = starts[0]
-    end = start + sum(len(line) for line in lines[i : i + k])
+    start = offsets[i]
+    end = offsets[i + k]
     if not old.endswith("\n"):  # the last line is replaced up to its ending, which stays
         end -= len(lines[i + k - 1]) - len(_body(lines[i + k - 1])[0])
     moved = "".join(_reindent(line, pad, sign) for line in split_lines(new))
