@@ -16,7 +16,7 @@ from cogcli.contract.output import tool_output
 from cogcli.contract.tool import Tool, tool
 from workspace_tools.workspace.paths import Workspace
 from workspace_tools.workspace.secret_files import SecretPolicy
-from workspace_tools.text.tolerant import Ambiguous, Found, find_all, locate
+from workspace_tools.text.tolerant import Ambiguous, Found, locate
 from workspace_tools.text.textfile import BOM, TextFile, atomic_write, decode_text, os_errors, path_lock, read_bytes, split_lines, write_failed
 
 if TYPE_CHECKING:
