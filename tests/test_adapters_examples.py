@@ -11,7 +11,7 @@ from cli_helpers import cog_env
 from conftest import ROOT
 
 DIFF = 'diff --git a/hello.py b/hello.py\\n--- a/hello.py\\n+++ b/hello.py\\n@@ -1,2 +1,2 @@\\n def greet(name):\\n-    return "Hello " + name\\n+    return f"Hello, {name}!"\\n'
-EDIT_DETAILS = "{'diff': '" + DIFF + "', 'added': 1, 'removed': 1}"
+EDIT_DETAILS = "{'diff': '" + DIFF + "', 'added': 1, 'removed': 1, 'match': 'exact'}"
 
 EXPECTED = {
     "pydantic_ai_tools.py": [

@@ -19,7 +19,7 @@ async def test_edit_write_and_search_details_are_their_models_dumped(tmp_path: P
     (tmp_path / "a.py").write_text("x = 1\n")
     tools = {t.name: t for t in workspace_tools(tmp_path)}
     edited = await invoke_tool(tools["edit_file"], {"path": "a.py", "old_text": "x = 1", "new_text": "x = 2"})
-    assert set(edited.details) == {"diff", "added", "removed"}
+    assert set(edited.details) == {"diff", "added", "removed", "match"} and edited.details["match"] == "exact"
     assert FileEditDetails.model_validate(edited.details).model_dump() == edited.details
     written = await invoke_tool(tools["write_file"], {"path": "b.py", "content": "y = 1\n"})
     assert set(written.details) == {"diff", "added", "removed", "created"} and written.details["created"] is True

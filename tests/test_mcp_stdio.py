@@ -51,7 +51,7 @@ async def test_tools_are_listed_with_schemas_and_annotations(calc: Path) -> None
         assert t.input_schema["type"] == "object" and "properties" in t.input_schema
         assert t.title and t.description
         assert t.annotations is not None and t.annotations.open_world_hint is False  # the workspace only
-    assert set(listed["edit_file"].input_schema["required"]) == {"path", "old_text", "new_text"}
+    assert set(listed["edit_file"].input_schema["required"]) == {"path"}  # old_text and new_text, or edits
     for name in ("read_file", "list_files", "search_text", "git_status", "git_diff"):
         assert listed[name].annotations.read_only_hint is True, name
     for name in ("edit_file", "write_file"):
