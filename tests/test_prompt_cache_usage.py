@@ -20,7 +20,8 @@ from cogcli.models import Message, UsageReport, get_model
 from cogcli.models.record import RecordingModel
 from cogcli.models.replay import ReplayModel
 from cogcli.models.sse import RetryPolicy
-from cogcli.settings.prices import PRICES, Price, cost_usd, format_cost, price_of
+from cogcli.settings.prices import maintained_price
+from cogcli.settings.prices import Price, cost_usd, format_cost, price_of
 from cogcli.render.summary import RunSummary
 
 FAST = RetryPolicy(retries=0)
@@ -30,14 +31,15 @@ FAST = RetryPolicy(retries=0)
 
 
 def test_prices_for_known_models_and_their_dated_snapshots_only() -> None:
-    assert price_of("anthropic:claude-sonnet-4-5") == PRICES["claude-sonnet-4-5"]
-    assert price_of("anthropic:claude-sonnet-4-5-20250929") == PRICES["claude-sonnet-4-5"]
-    assert price_of("openai:gpt-4o-2024-08-06") == PRICES["gpt-4o"]
-    assert price_of("openai:gpt-4o-mini") == PRICES["gpt-4o-mini"]  # the longer name, not gpt-4o's
-    assert price_of("openai:openai/gpt-4.1-mini") == PRICES["gpt-4.1-mini"]  # a gateway's vendor prefix
+    # genai-prices answers first; a dated snapshot is its model's price
+    assert price_of("anthropic:claude-sonnet-4-5") == maintained_price("anthropic", "claude-sonnet-4-5") is not None
+    assert price_of("anthropic:claude-sonnet-4-5-20250929") == price_of("anthropic:claude-sonnet-4-5")
+    assert price_of("openai:gpt-4o-2024-08-06") == price_of("openai:gpt-4o")
+    assert price_of("openai:gpt-4o-mini").input < price_of("openai:gpt-4o").input  # the longer name, not gpt-4o's
+    assert price_of("openai:openai/gpt-4.1-mini") == price_of("openai:gpt-4.1-mini")  # a gateway's vendor prefix
     assert price_of("anthropic:claude-opus-4-1-20250805").input == 15.0 and price_of("anthropic:claude-opus-4-5").input == 5.0
-    # never a guess: a newer model that merely starts the same, a local model, a replay
-    for unknown in ("openai:gpt-5.1", "openai:gpt-4o-turbo-x", "anthropic:claude-sonnet-9", "ollama:gpt-4o", "replay:x.jsonl", "openai:llama3.1"):
+    # never a guess: a model that merely starts the same as a known one, a local model, a replay
+    for unknown in ("openai:gpt-4o-turbo-x", "anthropic:claude-sonnet-9", "ollama:gpt-4o", "replay:x.jsonl", "openai:llama3.1"):
         assert price_of(unknown) is None, unknown
 
 
@@ -45,7 +47,7 @@ def test_overrides_add_and_win() -> None:
     mine = {"my-model": Price(input=1.0, output=2.0, cache_read=0.5, cache_write=1.0), "gpt-4o": Price(1, 1, 1, 1)}
     assert price_of("ollama:my-model", mine) == mine["my-model"]
     assert price_of("openai:gpt-4o-2024-08-06", mine) == mine["gpt-4o"]
-    assert price_of("openai:gpt-4o-mini", mine) == PRICES["gpt-4o-mini"]
+    assert price_of("openai:gpt-4o-mini", mine) == maintained_price("openai", "gpt-4o-mini")
 
 
 def test_cost_counts_plain_input_cache_reads_writes_and_output() -> None:

@@ -1,8 +1,10 @@
 """How much a model can read at once: its context window, and the provider's "too long" errors.
 
-- :func:`known_window` — a small table of common models' windows (tokens), matched by the
-  longest prefix of the model's name (``openai:gpt-4o-2024-08-06`` is ``gpt-4o``; OpenRouter's
-  ``anthropic/claude-sonnet-4`` is ``claude-sonnet-4``).
+- :func:`known_window` — a model's window (tokens) from genai-prices' maintained data
+  (:mod:`cogcli.settings.price_data`), else from a small table of common models' windows, matched
+  by the longest prefix of the model's name (``openai:gpt-4o-2024-08-06`` is ``gpt-4o``;
+  OpenRouter's ``anthropic/claude-sonnet-4`` is ``claude-sonnet-4``): open models, and what
+  genai-prices gives no window (Gemini 3 Pro).
 - :func:`reported_window` — what an OpenAI-compatible server says of the model it serves (vLLM's
   ``max_model_len``, OpenRouter's ``context_length``, LM Studio's ``max_context_length``).
 - :func:`context_overflow` — whether an error answer is a context-length error, in OpenAI's
@@ -21,9 +23,11 @@ from typing import Any
 
 log = logging.getLogger("cogcli.models")
 
-#: context windows in tokens, by model name prefix (longest prefix wins)
+#: context windows in tokens, by model name prefix (longest prefix wins), for what genai-prices
+#: gives no window
 WINDOWS: dict[str, int] = {
     # OpenAI
+    "gpt-5.4": 1_050_000,
     "gpt-5": 400_000,
     "gpt-4.1": 1_047_576,
     "gpt-4o": 128_000,
@@ -41,9 +45,11 @@ WINDOWS: dict[str, int] = {
     "o3": 200_000,
     "o4-mini": 200_000,
     "codex-mini": 200_000,
-    # Anthropic
+    # Anthropic (Opus and Sonnet 4.6: a million tokens, generally available)
+    "claude-opus-4-6": 1_000_000,
+    "claude-sonnet-4-6": 1_000_000,
     "claude-": 200_000,
-    # Google (through OpenAI-compatible gateways)
+    # Google (through OpenAI-compatible gateways; Gemini 3 Pro reads 1,048,576)
     "gemini-1.5-pro": 2_097_152,
     "gemini-": 1_048_576,
     # open models as their makers publish them (a local server may serve less: set context_window)
@@ -73,12 +79,19 @@ def model_id(spec: str) -> str:
 
 
 def known_window(spec: str | None) -> int | None:
-    """The window of a common model (``openai:gpt-4o-mini`` → 128000), None when the table has no entry."""
+    """The window of a known model (``openai:gpt-4o-mini`` → 128000): genai-prices' first, then the
+    table's; None when neither has one."""
     if not spec or spec.lower().startswith(("replay:", "ollama:")):  # Ollama serves its own num_ctx, often far less
         return None
     name = model_id(spec)
     if name.startswith("ft:"):  # a fine-tuned model has its base model's window: ft:gpt-4o-mini-…:org::id
-        name = name[3:]
+        name = name.split(":")[1]
+    from cogcli.settings.price_data import maintained_window
+
+    provider = spec.partition(":")[0].lower() if ":" in spec else "openai"
+    window = maintained_window(provider, name)
+    if window is not None:
+        return window
     best = max((p for p in WINDOWS if name.startswith(p)), key=len, default=None)
     return WINDOWS[best] if best is not None else None
 

@@ -1,13 +1,15 @@
-"""What a model request costs: a small table of the prices cog knows, in US dollars per million tokens.
+"""What a model request costs, in US dollars per million tokens: genai-prices' maintained data first
+(:mod:`cogcli.settings.price_data`), cog's own small table (:data:`PRICES`) only for a model it lacks.
 
 A request's input is billed in three parts: the tokens read from the provider's prompt cache
 (``cache_read``), the tokens written to it (``cache_write``: Anthropic bills a 5-minute write at
 1.25× the input price, a 1-hour write at 2×; OpenAI caches for free), and the rest (``input``).
-Output is ``output``. A model the table does not know has no cost (None, shown as "unknown"):
-cog never guesses. The workspace's settings may add or override prices (``[prices."model"]`` in
+Output is ``output``. Anthropic and Google bill a request above 200,000 input tokens at a higher
+rate, all of it (:attr:`Price.tiers`). A model neither genai-prices nor the table knows has no
+cost (None, shown as "unknown"): cog never guesses. The workspace's settings may add or override prices (``[prices."model"]`` in
 ``cog.toml``: ``input``, ``output``, ``cache_read``, ``cache_write``).
 
-A table entry applies to its exact name and to dated snapshots of it (``gpt-4o-2024-08-06``,
+A table entry (genai-prices matches names its own way, snapshots included) applies to its exact name and to dated snapshots of it (``gpt-4o-2024-08-06``,
 ``claude-sonnet-4-5-20250929``, ``claude-3-5-haiku-latest``), never to another model whose name
 merely starts the same (``gpt-5.1`` is not ``gpt-5``).
 """
@@ -17,16 +19,23 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens. ``cache_write_1h`` is None where the provider has no 1-hour cache."""
+    """USD per million tokens. ``cache_write_1h`` is None where the provider has no 1-hour cache;
+    ``tiers`` are the prices of a long request: ``(start, price)``, ascending, ``price`` billing
+    all of a request whose input is above ``start`` tokens."""
 
     input: float
     output: float
     cache_read: float
     cache_write: float
     cache_write_1h: float | None = None
+    tiers: tuple[tuple[int, Price], ...] = ()
 
 
 def _anthropic(input: float, output: float) -> Price:
@@ -37,9 +46,10 @@ def _openai(input: float, cached: float, output: float) -> Price:
     return Price(input=input, output=output, cache_read=cached, cache_write=input)
 
 
-#: prices as the providers publish them (USD per million tokens). Anthropic: cache read 0.1×,
-#: 5-minute write 1.25×, 1-hour write 2× the input price; OpenAI: cached input at its listed
-#: price, writes at the input price
+#: cog's own prices, as the providers published them in late 2025 (USD per million tokens), for a
+#: model the installed genai-prices does not know (genai-prices answers first). Anthropic: cache
+#: read 0.1×, 5-minute write 1.25×, 1-hour write 2× the input price; OpenAI: cached input at its
+#: listed price, writes at the input price
 PRICES: dict[str, Price] = {
     # Anthropic
     "claude-opus-4-5": _anthropic(5.0, 25.0),
@@ -88,7 +98,7 @@ def model_name(spec: str) -> str | None:
 
 def price_of(spec: str, overrides: Mapping[str, Price] | None = None) -> Price | None:
     """The price of the model ``spec`` names (``provider:model`` or a bare name): the overrides'
-    entry first, then the table's; None when neither knows it."""
+    entry first, then genai-prices', then cog's table's; None when none knows it."""
     if overrides:
         bare = spec.partition(":")[2] or spec
         for key in (spec, bare, bare.rsplit("/", 1)[-1]):
@@ -97,11 +107,78 @@ def price_of(spec: str, overrides: Mapping[str, Price] | None = None) -> Price |
     name = model_name(spec)
     if name is None:
         return None
-    for table in (overrides or {}, PRICES):
-        best = max((p for p in table if name.startswith(p) and _SNAPSHOT.match(name, len(p))), key=len, default=None)
-        if best is not None:
-            return table[best]
-    return None
+    own = _in_table(name, overrides or {})
+    if own is not None:
+        return own
+    provider = spec.partition(":")[0] if ":" in spec else "openai"
+    return maintained_price(provider, name) or _in_table(name, PRICES)
+
+
+def _in_table(name: str, table: Mapping[str, Price]) -> Price | None:
+    """A table's entry for ``name`` or a dated snapshot of it (the longest that fits)."""
+    best = max((p for p in table if name.startswith(p) and _SNAPSHOT.match(name, len(p))), key=len, default=None)
+    return table[best] if best is not None else None
+
+
+#: genai-prices' price keys, USD per million tokens, and the :class:`Price` fields they fill
+_FIELDS = {
+    "input_mtok": "input",
+    "output_mtok": "output",
+    "cache_read_mtok": "cache_read",
+    "cache_write_mtok": "cache_write",
+    "cache_write_1h_mtok": "cache_write_1h",
+}
+
+
+@lru_cache(maxsize=512)
+def maintained_price(provider: str, name: str) -> Price | None:
+    """The price genai-prices gives ``name`` today, as a :class:`Price`: cache reads at the
+    provider's cache price (the input price where it has none), cache writes at the 5-minute and
+    1-hour prices Anthropic bills (OpenAI's writes cost the input price), and a long-context tier
+    (Anthropic and Google bill all of a request above 200,000 input tokens at a higher rate) as
+    :attr:`Price.tiers`. None when genai-prices does not know the model or has no token price."""
+    from cogcli.settings.price_data import maintained_model
+
+    model = maintained_model(provider.lower(), name.lower())
+    if model is None:
+        return None
+    prices = model.get_prices(datetime.now(tz=UTC))
+    given = {field: getattr(prices, key, None) for key, field in _FIELDS.items()}
+    if given["input"] is None or given["output"] is None:
+        return None
+    starts = sorted({tier.start for value in given.values() if _tiered(value) for tier in value.tiers})
+    tiers = tuple((start, _at(given, start)) for start in starts)
+    return _at(given, None, tiers)
+
+
+def _tiered(value: Any) -> bool:
+    return hasattr(value, "tiers") and hasattr(value, "base")
+
+
+def _rate(value: Any, start: int | None) -> float | None:
+    """A price key's rate: its base, or the tier in force from ``start`` input tokens on."""
+    if value is None:
+        return None
+    if not _tiered(value):
+        return float(Decimal(value))
+    rate = value.base
+    for tier in value.tiers:
+        if start is not None and tier.start <= start:
+            rate = tier.price
+    return float(rate)
+
+
+def _at(given: dict[str, Any], start: int | None, tiers: tuple[tuple[int, Price], ...] = ()) -> Price:
+    rates = {field: _rate(value, start) for field, value in given.items()}
+    input_rate, output_rate = rates["input"] or 0.0, rates["output"] or 0.0
+    return Price(
+        input=input_rate,
+        output=output_rate,
+        cache_read=input_rate if rates["cache_read"] is None else rates["cache_read"],
+        cache_write=input_rate if rates["cache_write"] is None else rates["cache_write"],
+        cache_write_1h=rates["cache_write_1h"],
+        tiers=tiers,
+    )
 
 
 def cost_usd(
@@ -118,6 +195,9 @@ def cost_usd(
     writes made for an hour. None without a price."""
     if price is None:
         return None
+    for start, tier in price.tiers:  # a long request: every token at the tier's rate
+        if input_tokens > start:
+            price = tier
     write_1h = min(max(0, cache_write_1h_tokens), max(0, cache_write_tokens))
     write_5m = max(0, cache_write_tokens) - write_1h
     plain = max(0, input_tokens - max(0, cache_read_tokens) - max(0, cache_write_tokens))
