@@ -38,7 +38,8 @@ OpenAI server lists ``served_model`` (with ``max_model_len=context_length`` when
 recorded in ``requests``. The Anthropic server enforces the thinking rule the API does: with ``thinking`` in a request,
 an assistant message holding ``tool_use`` that does not start with a thinking block it signed
 (text and signature as streamed, or a ``redacted_thinking`` block's data) is answered HTTP 400
-``invalid_request_error`` without taking a script step. For "connection refused" use
+``invalid_request_error`` without taking a script step (only in the turn going on: after the
+last user message that is not only tool results, as the API checks). For "connection refused" use
 :func:`unused_port`. ``OpenAIServer.base_url`` ends in ``/v1``; ``AnthropicServer.base_url`` is the
 bare origin, as the providers' own environment variables expect.
 """
@@ -468,8 +469,13 @@ class AnthropicServer(_ModelServer):
         thinking block as this server sent it (None: the request is fine)."""
         if not isinstance(body, dict) or not body.get("thinking"):
             return None
-        for message in body.get("messages") or []:
-            content = message.get("content") if isinstance(message, dict) else None
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        # only the turn going on counts: the messages after the last user message with words in it
+        # (not only tool results); the thinking of earlier turns may be left out
+        asked = [i for i, m in enumerate(messages) if m.get("role") == "user" and (isinstance(m.get("content"), str) or any(
+            isinstance(b, dict) and b.get("type") != "tool_result" for b in m.get("content") or []))]
+        for message in messages[asked[-1] + 1 if asked else 0:]:
+            content = message.get("content")
             if message.get("role") != "assistant" or not isinstance(content, list):
                 continue
             if not any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):

@@ -143,3 +143,13 @@ def test_a_bad_level_is_a_configuration_error() -> None:
 
     with pytest.raises(ConfigError, match="reasoning must be"):
         get_model("anthropic:claude-x", base_url="http://127.0.0.1:1", api_key=KEY, reasoning="max")
+
+
+@pytest.mark.anyio
+async def test_an_earlier_turn_without_thinking_is_fine_only_the_turn_going_on_needs_it() -> None:
+    calls = [ToolCallRequest(id="toolu_0", name="read_file", arguments={"path": "a"})]
+    earlier = [Message(role="assistant", tool_calls=calls), Message(role="tool", tool_call_id="toolu_0", name="read_file", content="x"),
+               Message(role="assistant", content="Read it.")]
+    with AnthropicServer([Reply("ok")]) as srv:  # (a thread made with --reasoning off, continued with it on)
+        events = await collect(model_for(srv), [*HISTORY, *earlier, Message(role="user", content="Now fix it")], TOOLS)
+    assert events[-1].type == "turn-end" and srv.requests[0].body["messages"][1]["content"][0]["type"] == "tool_use"

@@ -61,6 +61,10 @@ def test_anthropic_reasoning_high_streams_keeps_and_sends_back_the_thinking(make
     assert kept[0] == [Reasoning(format="anthropic", kind="thinking", text=FIRST[0].text, signature=FIRST[0].signature),
                        Reasoning(format="anthropic", kind="redacted_thinking", data=FIRST[1].data)]
     assert kept[1][0].signature == SECOND[0].signature
+    with ThreadStore(repo / ".cog" / "threads.db") as store:  # a stored thread redraws its reasoning
+        redrawn = [e.to_wire() for e in store.thread_events(thread)]
+    assert "".join(e["delta"] for e in redrawn if e["type"] == "reasoning-delta").startswith(shown)
+    assert all(e.get("signature") is None for e in redrawn)
     # the run's second request and the --thread run's request both send the tool turn's thinking back, first
     for request in (server.requests[1], server.requests[2]):
         assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 16384}
