@@ -87,6 +87,10 @@ def test_history_gives_the_reasoning_back_and_old_entries_without_it_still_load(
     dumped = new.model_dump(mode="json", exclude_none=True)
     assert dumped["reasoning"][0] == {"format": "anthropic", "kind": "thinking", "text": THOUGHT.text, "signature": "sig=="}
     assert "reasoning" not in AssistantEntry(content="x").model_dump(mode="json", exclude_none=True)
+    from cogcli.threads.atif import trajectory
+
+    steps = trajectory("thr_1", stored)["steps"]
+    assert steps[0]["reasoning_content"] == THOUGHT.text and "reasoning_content" not in steps[1]
 
 
 def thinking_history(n_turns: int, size: int = 3000) -> list[Message]:
