@@ -74,3 +74,19 @@ async def test_a_turn_of_reasoning_only_ends_its_block_at_the_end_of_the_stream(
         events = await collect(model_for(srv), HISTORY, TOOLS)
     assert [e.type for e in events if e.type.startswith("reasoning")][-1] == "reasoning-end"
     assert events[-1].type == "turn-end"
+
+
+@pytest.mark.anyio
+async def test_reasoning_and_content_in_one_chunk_make_one_block_then_the_text() -> None:
+    from model_servers import Raw
+
+    def chunk(delta: dict, finish: str | None = None) -> tuple[None, dict]:
+        return None, {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    raw = Raw.sse([chunk({"reasoning_content": "Think. "}), chunk({"reasoning_content": "Done thinking.", "content": "Answer"}),
+                   chunk({}, "stop"), (None, "[DONE]")])
+    with OpenAIServer([raw]) as srv:
+        events = await collect(model_for(srv), HISTORY, TOOLS)
+    assert [e.type for e in events] == ["reasoning-delta", "reasoning-delta", "reasoning-end", "text-delta", "turn-end"]
+    assert events[2].block.text == "Think. Done thinking."

@@ -249,7 +249,7 @@ class OpenAIModel(HttpModel):
                     if isinstance(reasoning, str) and reasoning:
                         thinking.append(reasoning)
                         yield ReasoningDelta(text=reasoning)
-                    elif thinking and (delta.get("content") or delta.get("tool_calls")):
+                    if thinking and (delta.get("content") or delta.get("tool_calls")):  # the answer begins: the block is whole
                         yield _reasoning_block(thinking)
                     if delta.get("content"):
                         yield TextDelta(text=delta["content"])
