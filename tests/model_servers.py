@@ -16,6 +16,10 @@ Script steps:
 
 - :class:`Reply` — one assistant turn, streamed as SSE (text and argument text cut into
   ``chunk``-character fragments; ``interleave=True`` mixes the fragments of several OpenAI calls);
+  ``thinking`` (:class:`Thinking` / :class:`RedactedThinking` blocks, streamed first by the
+  Anthropic server when the request asks for ``thinking``: ``thinking_delta`` pieces, then one
+  ``signature_delta``) and ``reasoning`` (streamed first by the OpenAI server as
+  ``delta.reasoning_content``, or the key ``reasoning_key`` names);
 - :class:`Fail` — an HTTP error status with the provider's error body (``retry_after`` sets the header);
 - :class:`Cut` — a reply cut off (connection dropped) after ``after`` SSE events;
 - :class:`Drop` — the connection closed before any answer;
@@ -31,7 +35,11 @@ HTTP 400 ``code: context_length_exceeded``; Anthropic: HTTP 400 ``prompt is too 
 N maximum``) without taking a script step; an accepted request's reply reports the counted input
 tokens as its usage. ``srv.counted`` / ``srv.rejected`` list the counts. ``GET /v1/models`` on the
 OpenAI server lists ``served_model`` (with ``max_model_len=context_length`` when set) and is not
-recorded in ``requests``. For "connection refused" use
+recorded in ``requests``. The Anthropic server enforces the thinking rule the API does: with ``thinking`` in a request,
+an assistant message holding ``tool_use`` that does not start with a thinking block it signed
+(text and signature as streamed, or a ``redacted_thinking`` block's data) is answered HTTP 400
+``invalid_request_error`` without taking a script step (only in the turn going on: after the
+last user message that is not only tool results, as the API checks). For "connection refused" use
 :func:`unused_port`. ``OpenAIServer.base_url`` ends in ``/v1``; ``AnthropicServer.base_url`` is the
 bare origin, as the providers' own environment variables expect.
 """
@@ -52,6 +60,21 @@ from cogcli.models.scripted import Call as ToolCall  # one scripted-call type fo
 # --- script steps ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Thinking:
+    """An Anthropic thinking block: its text and the signature the server signs it with."""
+
+    text: str
+    signature: str = "EqQBCkYIARgCKkDtestsignature=="
+
+
+@dataclass(frozen=True)
+class RedactedThinking:
+    """An Anthropic redacted_thinking block: opaque encrypted data."""
+
+    data: str = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"
+
+
 @dataclass
 class Reply:
     text: str = ""
@@ -66,6 +89,11 @@ class Reply:
     #: the other place a stream may carry usage: Anthropic repeats the input counts in
     #: ``message_delta`` (newer API versions); OpenAI-compatible servers put it on the finishing chunk
     usage_late: bool = False
+    #: Anthropic: thinking blocks streamed before the text (only when the request asks for thinking)
+    thinking: Sequence[Thinking | RedactedThinking] = ()
+    #: OpenAI-compatible: reasoning text streamed before the content, in ``reasoning_key`` deltas
+    reasoning: str = ""
+    reasoning_key: str = "reasoning_content"
 
 
 @dataclass
@@ -184,6 +212,10 @@ class _ModelServer:
     def render(self, reply: Reply, request: RecordedRequest) -> list[str]:
         raise NotImplementedError
 
+    def refusal(self, body: Any) -> Fail | None:
+        """An answer the provider gives a malformed request before any script step (None: none)."""
+        return None
+
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -277,6 +309,8 @@ class _ModelServer:
             if tokens is not None and tokens > self.token_limit:  # type: ignore[operator]
                 self.rejected.append(tokens)
                 step: Any = self.too_long(tokens, self.token_limit)  # type: ignore[arg-type]
+            elif (refused := self.refusal(body)) is not None:  # the provider's 400: no script step taken
+                step = refused
             else:
                 step = self.script.pop(0) if self.script else Fail(500, "script exhausted")
         if callable(step):
@@ -388,6 +422,7 @@ class OpenAIServer(_ModelServer):
             return _sse_block(None, data)
 
         blocks = [chunk({"role": "assistant", "content": "", "refusal": None})]
+        blocks += [chunk({reply.reasoning_key: piece}) for piece in _pieces(reply.reasoning, reply.chunk)]
         blocks += [chunk({"content": piece}) for piece in _pieces(reply.text, reply.chunk)]
         heads = [
             {"index": i, "id": c.id, "type": "function", "function": {"name": c.name, "arguments": ""}}
@@ -424,6 +459,35 @@ class AnthropicServer(_ModelServer):
 
     path = "/v1/messages"
 
+    def __init__(self, script: Script = (), *, token_limit: int | None = None) -> None:
+        super().__init__(script, token_limit=token_limit)
+        #: every thinking block this server streamed, as the JSON block a client must send back
+        self.signed: set[str] = set()
+
+    def refusal(self, body: Any) -> Fail | None:
+        """The API's 400 for a thinking request whose assistant tool_use turn does not start with a
+        thinking block as this server sent it (None: the request is fine)."""
+        if not isinstance(body, dict) or not body.get("thinking"):
+            return None
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        # only the turn going on counts: the messages after the last user message with words in it
+        # (not only tool results); the thinking of earlier turns may be left out
+        asked = [i for i, m in enumerate(messages) if m.get("role") == "user" and (isinstance(m.get("content"), str) or any(
+            isinstance(b, dict) and b.get("type") != "tool_result" for b in m.get("content") or []))]
+        for message in messages[asked[-1] + 1 if asked else 0:]:
+            content = message.get("content")
+            if message.get("role") != "assistant" or not isinstance(content, list):
+                continue
+            if not any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
+                continue
+            first = content[0] if content else {}
+            kept = {k: v for k, v in first.items() if k != "cache_control"} if isinstance(first, dict) else {}
+            if kept.get("type") not in ("thinking", "redacted_thinking") or json.dumps(kept, sort_keys=True) not in self.signed:
+                message_text = ("messages: Expected `thinking` or `redacted_thinking`, but found `" + str(kept.get("type"))
+                                + "`. When `thinking` is enabled, a final `assistant` message must start with a thinking block")
+                return Fail(400, body={"type": "error", "error": {"type": "invalid_request_error", "message": message_text}})
+        return None
+
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         kind = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
@@ -442,15 +506,31 @@ class AnthropicServer(_ModelServer):
             "usage": {"input_tokens": i_tokens, "output_tokens": 1, **(reply.usage_extra or {})},
         }})]
         index = 0
+        for thought in reply.thinking if body.get("thinking") else ():
+            if isinstance(thought, RedactedThinking):
+                blocks.append(ev("content_block_start", {"type": "content_block_start", "index": index,
+                                                         "content_block": {"type": "redacted_thinking", "data": thought.data}}))
+            else:
+                blocks.append(ev("content_block_start", {"type": "content_block_start", "index": index,
+                                                         "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
+                blocks += [
+                    ev("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}})
+                    for p in _pieces(thought.text, reply.chunk)
+                ]
+                blocks.append(ev("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                         "delta": {"type": "signature_delta", "signature": thought.signature}}))
+            blocks.append(ev("content_block_stop", {"type": "content_block_stop", "index": index}))
+            self.signed.add(json.dumps(_thought_block(thought), sort_keys=True))
+            index += 1
         if reply.text:
-            blocks.append(ev("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
+            blocks.append(ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}))
             blocks.append(ev("ping", {"type": "ping"}))
             blocks += [
-                ev("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}})
+                ev("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}})
                 for p in _pieces(reply.text, reply.chunk)
             ]
-            blocks.append(ev("content_block_stop", {"type": "content_block_stop", "index": 0}))
-            index = 1
+            blocks.append(ev("content_block_stop", {"type": "content_block_stop", "index": index}))
+            index += 1
         for call in reply.tool_calls:
             blocks.append(ev("content_block_start", {"type": "content_block_start", "index": index,
                                                      "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}}))
@@ -465,6 +545,12 @@ class AnthropicServer(_ModelServer):
         blocks.append(ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {**late, "output_tokens": o_tokens}}))
         blocks.append(ev("message_stop", {"type": "message_stop"}))
         return blocks
+
+
+def _thought_block(thought: Thinking | RedactedThinking) -> dict[str, Any]:
+    if isinstance(thought, RedactedThinking):
+        return {"type": "redacted_thinking", "data": thought.data}
+    return {"type": "thinking", "thinking": thought.text, "signature": thought.signature}
 
 
 # --- draining a model --------------------------------------------------------------------

@@ -4,6 +4,7 @@ One :class:`EventMapper` per ACP session turns each wire event (:mod:`cogcli.wir
 updates an editor draws:
 
 - ``text-delta`` → ``agent_message_chunk``;
+- ``reasoning-delta`` → ``agent_thought_chunk`` (the model's reasoning, redacted like its text);
 - ``tool-call-end`` (the arguments are complete) → ``tool_call``: ``title`` from the call's
   presentation (label · detail), ``kind`` from what its tool declares (:attr:`cogcli.contract.tool.Tool.kind`),
   ``locations`` with absolute paths (and the first line of a read range);
@@ -32,6 +33,7 @@ from acp.helpers import (
     tool_content,
     tool_diff_content,
     update_agent_message,
+    update_agent_thought,
     update_tool_call,
     update_user_message,
 )
@@ -185,6 +187,9 @@ class EventMapper:
     def _text(self, event: Any) -> list[Any]:
         return [update_agent_message(text_block(event.delta))] if event.delta else []
 
+    def _thought(self, event: Any) -> list[Any]:
+        return [update_agent_thought(text_block(event.delta))] if event.delta else []
+
     def _call_end(self, event: Any) -> list[Any]:
         presentation = event.presentation  # the run resolved it; a replayed thread's events carry none
         if presentation is None:
@@ -284,6 +289,7 @@ class _Call:
 _HANDLERS: dict[str, Callable[[EventMapper, Any], list[Any]]] = {
     "start": EventMapper._start,
     "text-delta": EventMapper._text,
+    "reasoning-delta": EventMapper._thought,
     "tool-call-end": EventMapper._call_end,
     "tool-update": EventMapper._tool_update,
     "tool-result": EventMapper._result,

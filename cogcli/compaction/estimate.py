@@ -12,8 +12,11 @@ from cogcli.models.tokens import CHARS_PER_TOKEN, estimate_text  # noqa: F401 (c
 
 
 def estimate_message(message: Message) -> int:
-    """Tokens one message takes: its content, its calls' names and arguments, and a few for its framing."""
+    """Tokens one message takes: its content, its reasoning sent back (text, signature, opaque data),
+    its calls' names and arguments, and a few for its framing."""
     tokens = 4 + estimate_text(message.content)
+    for block in message.reasoning:
+        tokens += 4 + estimate_text(block.text) + estimate_text(block.signature or "") + estimate_text(block.data or "")
     for call in message.tool_calls:
         args = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments, ensure_ascii=False)
         tokens += 4 + estimate_text(call.name) + estimate_text(args)

@@ -27,13 +27,13 @@ from cogcli.loop.execute import run_calls
 from cogcli.compaction import ContextBudget, describer, model_summary
 from cogcli.loop.conclude import Conclude, Slots, ToolResultCallback
 from cogcli.contract.context import AbortSignal, ToolUpdate, cancel_on_abort
-from cogcli.threads.entries import AssistantEntry, Entry, ToolResultEntry, UserEntry
+from cogcli.threads.entries import AssistantEntry, Entry, ToolResultEntry, UserEntry, kept_reasoning
 from cogcli.contract.errors import ContextLengthError, ErrorCode, ModelError
 from cogcli.wire.emitter import EventEmitter
 from cogcli.wire.events import BudgetSpent, ErrorEvent, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
 from cogcli.threads.history import build_history
 from cogcli.threads.store import ThreadStore
-from cogcli.models.base import PROMPT_CACHE_KEY, Message, ToolCallRequest, ToolSpec, UsageReport
+from cogcli.models.base import PROMPT_CACHE_KEY, Message, Reasoning, ToolCallRequest, ToolSpec, UsageReport
 from cogcli.threads.run_end import RunEnd
 from cogcli.gate.pipeline import Gate, GateStep, GateTurn
 from cogcli.gate.plan_mode import PlanMode
@@ -289,7 +289,7 @@ class Run:
             for i in slots.open():
                 await self.conclude(slots, i, calls[i].outcome(ErrorCode.ABORTED, f"{calls[i].name} was cancelled before it finished"))
             self.results += slots.done()
-            self._record(turn.text, [c.request() for c in turn.calls], slots.done(), turn.usage)
+            self._record(turn.text, [c.request() for c in turn.calls], slots.done(), turn.usage, turn.reasoning)
         return calls
 
     async def _prepare(self, turn: Turn) -> list[PreparedCall]:
@@ -344,7 +344,7 @@ class Run:
         finished = [i for i, call in enumerate(turn.calls) if call.finished]
         if turn.text or finished:
             kept = [r for i in finished if (r := slots.results[i]) is not None]
-            self._record(turn.text, [turn.calls[i].request() for i in finished], kept, turn.usage)
+            self._record(turn.text, [turn.calls[i].request() for i in finished], kept, turn.usage, turn.reasoning)
 
     def _static_presentation(self, name: str) -> Any:
         tool = self.tools.get(name)  # a per-arguments presentation comes with the tool-result
@@ -358,13 +358,20 @@ class Run:
                 log.warning("on_tool_update must be a plain function; a coroutine it returned was not awaited")
                 getattr(returned, "close", lambda: None)()
 
-    def _record(self, text: str, calls: list[ToolCallRequest], results: list[ToolResult], usage: Usage | None = None) -> None:
+    def _record(
+        self, text: str, calls: list[ToolCallRequest], results: list[ToolResult], usage: Usage | None = None,
+        reasoning: list[Reasoning] | None = None,
+    ) -> None:
         """The turn and what the model read of each call: into the history and, in one
         transaction, into the thread."""
         limit = self.agent.max_result_length
-        self.history.append(Message(role="assistant", content=text, tool_calls=calls))
-        # the thread keeps what the model wrote with credentials redacted, as it keeps results
-        entries: list[Entry] = [redact_value(AssistantEntry(content=text, tool_calls=calls, usage=usage if usage is not None and usage.counted else None))[0]]
+        reasoning = list(reasoning or [])
+        self.history.append(Message(role="assistant", content=text, tool_calls=calls, reasoning=reasoning))
+        # the thread keeps what the model wrote with credentials redacted, as it keeps results;
+        # its reasoning as it came (a block redaction changes is kept marked altered: never sent back)
+        entry = redact_value(AssistantEntry(content=text, tool_calls=calls, usage=usage if usage is not None and usage.counted else None))[0]
+        entry.reasoning = kept_reasoning(reasoning)
+        entries: list[Entry] = [entry]
         for result in results:
             entry = ToolResultEntry.of(result, limit)
             if self.agent.nearby_instructions is not None and result.error is None:

@@ -2,7 +2,8 @@
 
     turn = await stream_turn(model, history, specs, emit=emitter.emit, signal=signal)
 
-Text deltas become ``text-start/-delta/-end``; each tool call ``tool-call-start → tool-call-delta*
+Text deltas become ``text-start/-delta/-end``; reasoning ``reasoning-start/-delta/-end`` (each whole
+block kept verbatim in :attr:`Turn.reasoning`, for the history to send back); each tool call ``tool-call-start → tool-call-delta*
 → tool-call-end`` (its arguments parsed once, when they are complete; the tool's name as the model wrote it redacted,
 escaped and bounded here, where it enters: :func:`cogcli.secrets.names.shown_name`). A stream that fails or is
 aborted leaves a turn marked ``cut``; its unfinished calls are the caller's to close. A turn the
@@ -27,6 +28,9 @@ from cogcli.contract.context import AbortSignal, cancel_on_abort
 from cogcli.contract.errors import ModelError
 from cogcli.wire.events import (
     BaseEvent,
+    ReasoningDeltaEvent,
+    ReasoningEndEvent,
+    ReasoningStartEvent,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
@@ -38,6 +42,9 @@ from cogcli.wire.events import (
 from cogcli.models.base import (
     Message,
     Model,
+    Reasoning,
+    ReasoningDelta,
+    ReasoningFinished,
     TextDelta,
     ToolCallArgsDelta,
     ToolCallFinished,
@@ -93,6 +100,8 @@ class StreamedCall:
 @dataclass
 class Turn:
     text: str = ""
+    #: the turn's reasoning blocks, whole and as the provider sent them (signatures included)
+    reasoning: list[Reasoning] = field(default_factory=list)
     calls: list[StreamedCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     #: the provider's usage reports, as they came (the context budget learns from them)
@@ -162,6 +171,7 @@ async def stream_turn(
                 turn.turn.error = ModelError(f"{type(exc).__name__}: {exc}")
             tg.cancel_scope.cancel()
     finally:
+        turn.end_reasoning()
         turn.end_text()
         await _close_stream(stream)
     return turn.done(completed)
@@ -180,11 +190,20 @@ class _Assembly:
         self.turn = Turn()
         self.calls: dict[str, StreamedCall] = {}
         self.text_id: str | None = None
+        self.reasoning_id: str | None = None
 
     def add(self, event: Any) -> None:
-        if isinstance(event, TextDelta):
+        if isinstance(event, ReasoningDelta):
+            if event.text:
+                self.emit(ReasoningDeltaEvent(id=self.start_reasoning(), delta=event.text))
+        elif isinstance(event, ReasoningFinished):
+            self.start_reasoning()
+            self.turn.reasoning.append(event.block)
+            self.end_reasoning()
+        elif isinstance(event, TextDelta):
             if not event.text:
                 return
+            self.end_reasoning()
             if self.text_id is None:
                 self.text_id = f"txt_{uuid.uuid4().hex[:16]}"
                 self.emit(TextStartEvent(id=self.text_id))
@@ -207,8 +226,22 @@ class _Assembly:
         elif isinstance(event, TurnFinished):
             self.turn.stop_reason = event.stop_reason
 
+    def start_reasoning(self) -> str:
+        """The id of the reasoning block streaming now (started, ending any text, if none is)."""
+        if self.reasoning_id is None:
+            self.end_text()
+            self.reasoning_id = f"rsn_{uuid.uuid4().hex[:16]}"
+            self.emit(ReasoningStartEvent(id=self.reasoning_id))
+        return self.reasoning_id
+
+    def end_reasoning(self) -> None:
+        if self.reasoning_id is not None:
+            self.emit(ReasoningEndEvent(id=self.reasoning_id))
+            self.reasoning_id = None
+
     def start_call(self, call_id: str, name: str, *, announce: bool = True) -> StreamedCall:
         if announce:
+            self.end_reasoning()
             self.end_text()
         # the one place the model's name for a tool enters: every reader (events, thread, spans,
         # exports, the model's history) gets it redacted, escaped and bounded

@@ -20,9 +20,13 @@ from urllib.parse import urlsplit
 
 from cogcli.contract.errors import ConfigError
 from cogcli.models.base import (
+    REASONING_LEVELS,
     Message,
     Model,
     ModelStreamEvent,
+    Reasoning,
+    ReasoningDelta,
+    ReasoningFinished,
     TextDelta,
     ToolCallArgsDelta,
     ToolCallFinished,
@@ -103,10 +107,13 @@ class ModelOptions:
     cache_ttl: str | None = None
     prompt_cache_key: bool | None = None
     prices: Mapping[str, Price] | None = None
+    #: ``--reasoning``: off, low, medium or high (None: off)
+    reasoning: str | None = None
 
     def client_options(self) -> dict[str, Any]:
         """The HTTP clients' own tuning, only what was given (each client has its defaults)."""
-        given = {"retry": self.retry, "timeout": self.timeout, "prices": dict(self.prices) if self.prices else None}
+        given = {"retry": self.retry, "timeout": self.timeout, "prices": dict(self.prices) if self.prices else None,
+                 "reasoning": self.reasoning if self.reasoning not in (None, "off") else None}
         return {k: v for k, v in given.items() if v is not None}
 
 
@@ -197,6 +204,7 @@ def get_model(
     cache_ttl: str | None = None,
     prompt_cache_key: bool | None = None,
     prices: Mapping[str, Price] | None = None,
+    reasoning: str | None = None,
 ) -> Model:
     """Make the model a ``provider:model`` string names.
 
@@ -209,10 +217,14 @@ def get_model(
     prefixes cog marks; ``prompt_cache_key`` sends the run's thread id as OpenAI's
     ``prompt_cache_key`` (None: only to api.openai.com; False: never; True: to any
     OpenAI-compatible server, and one that refuses the field is asked again without it).
-    ``prices`` adds to or overrides :data:`cogcli.settings.prices.PRICES` for the cost in usage reports."""
+    ``prices`` adds to or overrides :data:`cogcli.settings.prices.PRICES` for the cost in usage reports.
+    ``reasoning`` (off, low, medium, high) asks for the model's reasoning: Anthropic's extended
+    thinking, Chat Completions' ``reasoning_effort`` (a cassette replays what was recorded)."""
+    if reasoning not in (None, *REASONING_LEVELS):
+        raise ConfigError(f"reasoning must be {', '.join(REASONING_LEVELS)}, got {reasoning!r}")
     provider, model_id = parse_model_spec(spec)
     options = ModelOptions(base_url=base_url, api_key=api_key, retry=retry, timeout=timeout, cache_ttl=cache_ttl,
-                           prompt_cache_key=prompt_cache_key, prices=prices)
+                           prompt_cache_key=prompt_cache_key, prices=prices, reasoning=reasoning)
     return next(p for p in PROVIDER_TABLE if p.name == provider).make(spec, model_id, options)
 
 
@@ -224,6 +236,10 @@ __all__ = [
     "Message",
     "Model",
     "ModelStreamEvent",
+    "REASONING_LEVELS",
+    "Reasoning",
+    "ReasoningDelta",
+    "ReasoningFinished",
     "TextDelta",
     "ToolCallArgsDelta",
     "ToolCallFinished",

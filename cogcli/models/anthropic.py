@@ -2,7 +2,8 @@
 
 One streaming POST to ``{base_url}/v1/messages`` per turn. The stream is ``message_start``,
 then per content block ``content_block_start`` / ``_delta`` (``text_delta``, ``input_json_delta``) /
-``_stop``, then ``message_delta`` (stop reason, output tokens) and ``message_stop``; ``ping`` may
+``_stop`` (``thinking_delta`` / ``signature_delta`` and ``redacted_thinking`` blocks with
+``--reasoning``: :mod:`cogcli.models.anthropic_thinking`), then ``message_delta`` (stop reason, output tokens) and ``message_stop``; ``ping`` may
 come anywhere and ``error`` ends the turn.
 
 Prompt caching: each request marks at most :data:`MAX_BREAKPOINTS` prefixes with
@@ -27,9 +28,12 @@ from typing import TYPE_CHECKING, Any
 from cogcli.models.tokens import estimate_text
 from cogcli.contract.errors import ContextLengthError, ModelError
 from cogcli.models.context import context_overflow
+from cogcli.models.anthropic_thinking import ThinkingBlock, blocks_of, thinking_budget, thinking_headers, thinking_params
 from cogcli.models.base import (
     Message,
     ModelStreamEvent,
+    ReasoningDelta,
+    ReasoningFinished,
     TextDelta,
     ToolCallArgsDelta,
     ToolCallFinished,
@@ -131,10 +135,11 @@ def _tool_input(arguments: Any) -> dict[str, Any]:
     return {}
 
 
-def to_anthropic_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+def to_anthropic_messages(messages: Sequence[Message], *, thinking: bool = False) -> tuple[str | None, list[dict[str, Any]]]:
     """Our history as ``(system, messages)``: system messages joined into the top-level ``system``,
     assistant calls as ``tool_use`` blocks, tool results as ``tool_result`` blocks of a user
-    message; consecutive user-side messages are merged so roles alternate."""
+    message; consecutive user-side messages are merged so roles alternate. With ``thinking``, an
+    assistant turn's thinking blocks go first in its message, verbatim."""
     system: list[str] = []
     out: list[dict[str, Any]] = []
 
@@ -155,7 +160,8 @@ def to_anthropic_messages(messages: Sequence[Message]) -> tuple[str | None, list
         elif m.role == "tool":
             add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}])
         else:
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+            blocks: list[dict[str, Any]] = blocks_of(m.reasoning) if thinking and (m.content or m.tool_calls) else []
+            blocks += [{"type": "text", "text": m.content}] if m.content else []
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _tool_input(c.arguments)} for c in m.tool_calls]
             add("assistant", blocks)
     return ("\n\n".join(system) or None), out
@@ -181,8 +187,10 @@ class AnthropicModel(HttpModel):
         cache: bool = True,
         cache_ttl: str = "5m",
         prices: dict[str, Price] | None = None,
+        reasoning: str | None = None,
     ) -> None:
-        """``cache`` marks prefixes for Anthropic's prompt cache (:func:`place_breakpoints`);
+        """``reasoning`` (off, low, medium, high) asks for extended thinking with the level's
+        budget (:mod:`cogcli.models.anthropic_thinking`); ``cache`` marks prefixes for Anthropic's prompt cache (:func:`place_breakpoints`);
         ``cache_ttl`` is ``"5m"`` (default) or ``"1h"``; ``prices`` adds to or overrides
         :data:`cogcli.settings.prices.PRICES` for the cost in each usage report."""
         if cache_ttl not in CACHE_TTLS:
@@ -197,6 +205,8 @@ class AnthropicModel(HttpModel):
         self.cache = cache
         self.cache_ttl = cache_ttl
         self.prices = prices
+        self.reasoning = reasoning
+        self.thinking_budget = thinking_budget(reasoning)
         self._api_key = api_key
         self._client: httpx.AsyncClient | None = None
 
@@ -205,12 +215,14 @@ class AnthropicModel(HttpModel):
         return f"{self.base_url}/v1/messages"
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
-        system, converted = to_anthropic_messages(messages)
+        system, converted = to_anthropic_messages(messages, thinking=self.thinking_budget is not None)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": converted, "stream": True}
         if system:
             body["system"] = system
         if tools:
             body["tools"] = to_anthropic_tools(tools)
+        if self.thinking_budget is not None:
+            thinking_params(body, self.thinking_budget)
         if self.cache and tools:  # a request without tools is a one-off (a summary, a commit message): a write it never reads costs 1.25×
             place_breakpoints(body, minimum=cache_minimum(self.model), ttl=self.cache_ttl)
         return body
@@ -243,12 +255,13 @@ class AnthropicModel(HttpModel):
 
     async def _attempt(self, body: dict[str, Any]) -> AsyncIterator[ModelStreamEvent]:
         blocks: dict[int, dict[str, Any]] = {}  # index -> {"type", "id", "name", "text"}
+        thoughts: dict[int, ThinkingBlock] = {}  # index -> a thinking / redacted_thinking block
         usage: dict[str, Any] = {}
         output_tokens = 0
         stop_reason: str | None = None
         stopped = False
         stream = post_sse(
-            self._http(), self.url, headers=self._headers(), body=body,
+            self._http(), self.url, headers=self._headers() | thinking_headers(body), body=body,
             secrets=(self._api_key,), auth_hint="check ANTHROPIC_API_KEY", label=self.name,
         )
         async with aclosing(stream) as events:  # the response is closed even when the loop stops early ([DONE], an error)
@@ -264,6 +277,10 @@ class AnthropicModel(HttpModel):
                     output_tokens = int(usage.get("output_tokens") or 0)
                 elif kind == "content_block_start":
                     block = data.get("content_block") or {}
+                    if block.get("type") in ("thinking", "redacted_thinking"):
+                        thought = thoughts[int(data.get("index", len(blocks)))] = ThinkingBlock(block)
+                        if thought.parts:
+                            yield ReasoningDelta(text=thought.parts[0])
                     state = {"type": block.get("type"), "id": block.get("id", ""), "name": block.get("name", ""), "parts": []}
                     blocks[int(data.get("index", len(blocks)))] = state
                     if state["type"] == "text" and block.get("text"):
@@ -273,13 +290,21 @@ class AnthropicModel(HttpModel):
                 elif kind == "content_block_delta":
                     delta = data.get("delta") or {}
                     state = blocks.get(int(data.get("index", -1)))
-                    if delta.get("type") == "text_delta" and delta.get("text"):
+                    thought = thoughts.get(int(data.get("index", -1)))
+                    if thought is not None:
+                        shown = thought.add(delta)
+                        if shown:
+                            yield ReasoningDelta(text=shown)
+                    elif delta.get("type") == "text_delta" and delta.get("text"):
                         yield TextDelta(text=delta["text"])
                     elif delta.get("type") == "input_json_delta" and state is not None and delta.get("partial_json"):
                         state["parts"].append(delta["partial_json"])  # joined at the block's end, not copied per fragment
                         yield ToolCallArgsDelta(id=state["id"], text=delta["partial_json"])
                 elif kind == "content_block_stop":
                     state = blocks.get(int(data.get("index", -1)))
+                    thought = thoughts.pop(int(data.get("index", -1)), None)
+                    if thought is not None:
+                        yield ReasoningFinished(block=thought.block())
                     if state is not None and state["type"] == "tool_use":
                         text = "".join(state["parts"])
                         if not text:

@@ -27,6 +27,39 @@ class ToolCallRequest(BaseModel):
     arguments: Any = None
 
 
+#: the reasoning levels a run may ask for (``--reasoning``); "off" asks for none
+REASONING_LEVELS = ("off", "low", "medium", "high")
+
+
+class Reasoning(BaseModel):
+    """One block of a model's reasoning, kept exactly as its provider sent it, so the client of
+    the same provider can send it back verbatim (Anthropic refuses a tool loop whose thinking
+    was altered). Provider-neutral: ``format`` says whose block it is, and each client sends
+    back only blocks of its own format.
+
+    ``format``: ``"anthropic"`` (``kind`` ``thinking``: ``text`` + ``signature``;
+    ``redacted_thinking``: ``data``), ``"openai-chat"`` (``kind`` ``reasoning_content``: the
+    text a Chat Completions server streamed; never sent back) — a Responses API client would add
+    ``"openai-responses"`` (``kind`` ``reasoning``: ``id``, summary ``text``, ``data`` =
+    ``encrypted_content``)."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    format: str
+    kind: str
+    #: the readable reasoning (Anthropic's ``thinking``, a server's ``reasoning_content``)
+    text: str = ""
+    #: Anthropic's ``signature`` of the thinking text (opaque, sent back as it came)
+    signature: str | None = None
+    #: opaque encrypted reasoning (``redacted_thinking``'s ``data``; Responses' ``encrypted_content``)
+    data: str | None = None
+    #: the provider's id of the item, when it has one
+    id: str | None = None
+    #: set when cog changed ``text`` after it came (a credential redacted in a stored thread):
+    #: the signature no longer holds, so the block is never sent back
+    altered: bool | None = None
+
+
 class Message(BaseModel):
     """One message of the history a model reads. Tool messages hold only what the model reads
     of a result (its content, cut to length) — never details or presentation."""
@@ -38,6 +71,9 @@ class Message(BaseModel):
     tool_calls: list[ToolCallRequest] = Field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
+    #: an assistant turn's reasoning blocks, as received, in order (sent back by the client of
+    #: their format, first in the assistant message)
+    reasoning: list[Reasoning] = Field(default_factory=list)
 
 
 class ToolSpec(BaseModel):
@@ -61,6 +97,25 @@ class TextDelta(BaseModel):
 
     type: Literal["text-delta"] = "text-delta"
     text: str
+
+
+class ReasoningDelta(BaseModel):
+    """A piece of the model's readable reasoning, as it streams (shown, dimmed)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: Literal["reasoning-delta"] = "reasoning-delta"
+    text: str
+
+
+class ReasoningFinished(BaseModel):
+    """A reasoning block is complete: ``block`` is the whole of it as the provider sent it
+    (text, signature, opaque data), what the model's history keeps and sends back."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: Literal["reasoning-end"] = "reasoning-end"
+    block: Reasoning
 
 
 class ToolCallStarted(BaseModel):
@@ -96,6 +151,7 @@ class UsageReport(BaseModel):
     type: Literal["usage"] = "usage"
     #: everything the request read, cached or not
     input_tokens: int = 0
+    #: what the model wrote, reasoning (thinking) tokens included: providers bill them as output
     output_tokens: int = 0
     #: the part of ``input_tokens`` read from the provider's prompt cache (0 when it says nothing)
     cached_input_tokens: int = 0
@@ -114,7 +170,7 @@ class TurnFinished(BaseModel):
 
 
 ModelStreamEvent: TypeAlias = Annotated[
-    TextDelta | ToolCallStarted | ToolCallArgsDelta | ToolCallFinished | UsageReport | TurnFinished,
+    TextDelta | ReasoningDelta | ReasoningFinished | ToolCallStarted | ToolCallArgsDelta | ToolCallFinished | UsageReport | TurnFinished,
     Field(discriminator="type"),
 ]
 

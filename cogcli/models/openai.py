@@ -13,6 +13,17 @@ is sent to api.openai.com by default, to other servers only with ``prompt_cache_
 server that refuses it as an unknown field is asked again without it (and not sent it again).
 The cached part comes back as ``usage.prompt_tokens_details.cached_tokens`` (DeepSeek:
 ``prompt_cache_hit_tokens``).
+
+Reasoning: with ``--reasoning low|medium|high`` the body carries ``reasoning_effort`` (OpenAI's
+o-series and GPT-5, vLLM, Ollama, OpenRouter and others take it; "off" sends nothing). Servers
+that stream a reasoning model's thinking put it in ``delta.reasoning_content`` (vLLM, DeepSeek,
+llama.cpp) or ``delta.reasoning`` (Ollama, OpenRouter); either is shown as it streams
+(``ReasoningDelta``) and kept whole (``ReasoningFinished``, format ``"openai-chat"``) in the
+history and the thread, whether or not ``reasoning_effort`` was sent. It is never sent back:
+Chat Completions has no field for it in a request (DeepSeek answers 400 to ``reasoning_content``
+in an input message), and OpenAI's own reasoning is kept between turns only by the Responses API.
+Reasoning tokens are part of ``completion_tokens`` (``completion_tokens_details.reasoning_tokens``),
+so usage, cost and ``--max-tokens`` count them.
 """
 
 from __future__ import annotations
@@ -30,6 +41,9 @@ from cogcli.models.base import (
     PROMPT_CACHE_KEY,
     Message,
     ModelStreamEvent,
+    Reasoning,
+    ReasoningDelta,
+    ReasoningFinished,
     TextDelta,
     ToolCallArgsDelta,
     ToolCallFinished,
@@ -90,6 +104,13 @@ def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
+def _reasoning_block(parts: list[str]) -> ReasoningFinished:
+    """The reasoning streamed so far as one whole block (``parts`` emptied for the next)."""
+    block = ReasoningFinished(block=Reasoning(format="openai-chat", kind="reasoning_content", text="".join(parts)))
+    parts.clear()
+    return block
+
+
 @dataclass
 class _Call:
     index: int
@@ -116,8 +137,10 @@ class OpenAIModel(HttpModel):
         auth_hint: str = "check OPENAI_API_KEY",
         prompt_cache_key: bool | None = None,
         prices: dict[str, Price] | None = None,
+        reasoning: str | None = None,
     ) -> None:
-        """``prompt_cache_key``: send the thread id as ``prompt_cache_key`` (None: only to
+        """``reasoning`` (low, medium, high) is sent as ``reasoning_effort`` (off or None: not sent);
+        ``prompt_cache_key``: send the thread id as ``prompt_cache_key`` (None: only to
         api.openai.com, which documents it); ``prices`` adds to or overrides
         :data:`cogcli.settings.prices.PRICES` for the cost in each usage report."""
         self.model = model
@@ -128,6 +151,7 @@ class OpenAIModel(HttpModel):
         self._api_key = api_key
         self._auth_hint = auth_hint
         self.prices = prices
+        self.reasoning = reasoning if reasoning not in (None, "", "off") else None
         if prompt_cache_key is None:
             from urllib.parse import urlsplit
 
@@ -148,6 +172,8 @@ class OpenAIModel(HttpModel):
         body["messages"] = to_openai_messages(messages)
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
+        if self.reasoning is not None:
+            body["reasoning_effort"] = self.reasoning
         key = PROMPT_CACHE_KEY.get()
         if self.prompt_cache_key and key:
             body["prompt_cache_key"] = key
@@ -195,6 +221,7 @@ class OpenAIModel(HttpModel):
         usage: UsageReport | None = None
         done = False
         turn = uuid.uuid4().hex[:8]
+        thinking: list[str] = []  # the reasoning text of the block streaming now
         stream = post_sse(
             self._http(), self.url, headers=self._headers(), body=body,
             secrets=(self._api_key,), auth_hint=self._auth_hint, label=self.name,
@@ -218,6 +245,12 @@ class OpenAIModel(HttpModel):
                     usage = self.usage_report(chunk["usage"])
                 for choice in chunk.get("choices") or []:
                     delta = choice.get("delta") or {}
+                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                    if isinstance(reasoning, str) and reasoning:
+                        thinking.append(reasoning)
+                        yield ReasoningDelta(text=reasoning)
+                    if thinking and (delta.get("content") or delta.get("tool_calls")):  # the answer begins: the block is whole
+                        yield _reasoning_block(thinking)
                     if delta.get("content"):
                         yield TextDelta(text=delta["content"])
                     for frag in delta.get("tool_calls") or []:
@@ -227,6 +260,8 @@ class OpenAIModel(HttpModel):
                         finish_reason = choice["finish_reason"]
         if not done and finish_reason is None:
             raise RetryableError(f"the stream from {self.url} ended before the turn finished")
+        if thinking:
+            yield _reasoning_block(thinking)
         for call in sorted(calls.values(), key=lambda c: c.index):
             if not call.started:  # arguments without a name: finish it under an empty name, the run reports it
                 call.started = True

@@ -4,7 +4,8 @@ The cassette is started afresh (header first) when the first turn completes, and
 after it is appended and flushed at once, so a run that crashes later keeps the turns so far.
 A turn that fails mid-stream is not written. Known API keys are scrubbed from what is written,
 and every credential the redactor finds (:mod:`cogcli.secrets.redactor`: one the model wrote in its text
-or arguments).
+or arguments). A turn's reasoning blocks are recorded whole (text, signature, data), so the run
+replays with the same ``reasoning-*`` events and the same thread.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from cogcli.models.base import (
     Message,
     Model,
     ModelStreamEvent,
+    Reasoning,
+    ReasoningFinished,
     TextDelta,
     ToolCallFinished,
     ToolSpec,
@@ -50,15 +53,18 @@ class RecordingModel:
         text: list[str] = []
         calls: list[CassetteToolCall] = []
         usage: CassetteUsage | None = None
+        reasoning: list[Reasoning] = []
         async for event in self.inner.stream(messages, tools):
-            if isinstance(event, TextDelta):
+            if isinstance(event, ReasoningFinished):
+                reasoning.append(event.block)
+            elif isinstance(event, TextDelta):
                 text.append(event.text)
             elif isinstance(event, ToolCallFinished):
                 calls.append(CassetteToolCall.from_stream(event.id, event.name, event.arguments_text))
             elif isinstance(event, UsageReport):
                 usage = CassetteUsage.of(event)
             elif isinstance(event, TurnFinished):
-                self._append(CassetteTurn(text="".join(text), tool_calls=calls, usage=usage, stop_reason=event.stop_reason))
+                self._append(CassetteTurn(reasoning=reasoning or None, text="".join(text), tool_calls=calls, usage=usage, stop_reason=event.stop_reason))
             yield event
 
     def _append(self, turn: CassetteTurn) -> None:

@@ -5,10 +5,13 @@ A cassette is JSON lines, camelCase on disk::
     {"type": "cassette", "schemaVersion": 1, "model": "openai:gpt-4o", "createdAt": "2026-12-02T10:00:00Z", "contextWindow": 128000}
     {"type": "turn", "text": "I'll look first.", "toolCalls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.py"}}], "usage": {"inputTokens": 10, "outputTokens": 5}}
 
+A turn may hold ``reasoning``: its reasoning blocks as the provider sent them (``format``, ``kind``,
+``text``, ``signature``, ``data``: :class:`~cogcli.models.base.Reasoning`), played before its text.
 A turn's usage may also hold ``cachedInputTokens``, ``cacheWriteTokens`` and ``costUsd`` (as the
 provider reported them when it was recorded; older cassettes without them replay as before).
 
-Each ``stream()`` call plays the next turn: its text in a few ``TextDelta``s, each call's
+Each ``stream()`` call plays the next turn: its reasoning (each block's text in a few
+``ReasoningDelta``s, then the whole block), its text in a few ``TextDelta``s, each call's
 arguments JSON in a few ``ToolCallArgsDelta`` fragments, then usage and ``TurnFinished``.
 """
 
@@ -28,6 +31,9 @@ from cogcli.models.sse import loads
 from cogcli.models.base import (
     Message,
     ModelStreamEvent,
+    Reasoning,
+    ReasoningDelta,
+    ReasoningFinished,
     TextDelta,
     ToolCallArgsDelta,
     ToolCallFinished,
@@ -112,6 +118,8 @@ class CassetteUsage(_CassetteModel):
 
 class CassetteTurn(_CassetteModel):
     type: Literal["turn"] = "turn"
+    #: the turn's reasoning blocks as recorded (absent: none, and in cassettes from before cog kept them)
+    reasoning: list[Reasoning] | None = None
     text: str = ""
     tool_calls: list[CassetteToolCall] = Field(default_factory=list)
     usage: CassetteUsage | None = None
@@ -191,11 +199,17 @@ def play_turn(
     split: Callable[[str, int], list[str]] = fragments,
     text_size: int = 3,
     args_size: int = 3,
+    reasoning: Sequence[Reasoning] = (),
 ) -> Iterator[ModelStreamEvent]:
     """The stream events of one recorded turn: its text in a few deltas, each call ``(id, name,
     argument text)`` started, its arguments in fragments, finished; then usage (``(input, output)``
     tokens, or a whole report) and the turn's end.
-    ``split(text, n)`` cuts text (default: into ``n`` near-equal pieces)."""
+    ``split(text, n)`` cuts text (default: into ``n`` near-equal pieces). ``reasoning`` blocks come
+    first: each one's text in deltas, then the whole block as it was recorded."""
+    for block in reasoning:
+        for piece in split(block.text, text_size):
+            yield ReasoningDelta(text=piece)
+        yield ReasoningFinished(block=block.model_copy())
     for piece in split(text, text_size):
         yield TextDelta(text=piece)
     for call_id, name, arguments in calls:
@@ -243,7 +257,7 @@ class ReplayModel:
         self.position += 1
         usage = None if turn.usage is None else turn.usage.report()
         calls = [(call.id, call.name, call.arguments_text()) for call in turn.tool_calls]
-        for event in play_turn(turn.text, calls, usage=usage, stop_reason=turn.stop_reason):
+        for event in play_turn(turn.text, calls, usage=usage, stop_reason=turn.stop_reason, reasoning=turn.reasoning or ()):
             yield event
 
     async def aclose(self) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 
 from cogcli.contract.errors import ModelError
-from cogcli.models.base import Message, ModelStreamEvent, ToolSpec, UsageReport
+from cogcli.models.base import Message, ModelStreamEvent, Reasoning, ToolSpec, UsageReport
 from cogcli.models.replay import play_turn
 
 
@@ -48,6 +48,8 @@ class Turn:
     calls: Sequence[Call] = ()
     #: (input, output) tokens, or a whole report (with cache counts and a cost)
     usage: tuple[int, int] | UsageReport = (10, 5)
+    #: reasoning blocks played before the text
+    reasoning: Sequence[Reasoning] = ()
 
     def events(self) -> list[ModelStreamEvent]:
         """Text in 4-character deltas, each call's arguments in 7-character fragments, then usage."""
@@ -59,6 +61,7 @@ class Turn:
                 split=lambda text, size: [text[i : i + size] for i in range(0, len(text), size)],
                 text_size=4,
                 args_size=7,
+                reasoning=self.reasoning,
             )
         )
 

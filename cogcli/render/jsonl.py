@@ -25,7 +25,7 @@ from cogcli.render.summary import RunSummary
 log = logging.getLogger("cogcli")
 
 #: events that come in bursts (progress, streamed text): buffered on a file
-_BURSTY = frozenset({"tool-update", "text-delta", "tool-call-delta"})
+_BURSTY = frozenset({"tool-update", "text-delta", "reasoning-delta", "tool-call-delta"})
 #: longest a buffered line waits while more progress keeps coming (file output only)
 FLUSH_INTERVAL = 0.1
 

@@ -12,6 +12,9 @@ of a saved ``--json`` stream and ``cog thread show``::
 
     Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens
 
+The model's reasoning (``--reasoning``) is drawn dimmed when each block ends: a ``thinking…`` row,
+then its lines indented.
+
 On a terminal a running call's row shows its latest update in place (at most 10 redraws a
 second) — a test run its count, its bar and the test that just ended,
 ``… Run tests  all · 248/2459 · 1 failed · 247 passed  ██░░░░ · tests/test_x.py::test_y`` —;
@@ -44,6 +47,8 @@ from cogcli.wire.events import (
     CompactionEvent,
     ErrorEvent,
     FinishEvent,
+    ReasoningDeltaEvent,
+    ReasoningEndEvent,
     StartEvent,
     TextEndEvent,
     ToolCallStartEvent,
@@ -76,6 +81,7 @@ from cogcli.render.words import (
     failure_lines,
     instructions_text,
     output_lines,
+    reasoning_lines,
     row_text,
     update_text,
     wrap_line,
@@ -143,6 +149,8 @@ class TextRenderer:
         self._pending: tuple[str, TestProgress | None, str | None] | None = None  # a redraw held back by the throttle
         self._last_draw = float("-inf")
         self._timer: threading.Timer | None = None
+        #: the model's reasoning blocks still streaming: drawn whole, dimmed, at their end
+        self._reasoning: dict[str, list[str]] = {}
 
     # --- events --------------------------------------------------------------------------
 
@@ -151,6 +159,12 @@ class TextRenderer:
             self.summary.add(event)
             if isinstance(event, TextEndEvent):
                 self._print_text(event.id)
+            elif isinstance(event, ReasoningDeltaEvent):
+                self._reasoning.setdefault(event.id, []).append(event.delta)
+            elif isinstance(event, ReasoningEndEvent):
+                self._print_texts()
+                for line in reasoning_lines("".join(self._reasoning.pop(event.id, []))):
+                    self._line(self._style(line, "dim"))
             elif isinstance(event, ToolCallStartEvent):
                 self._print_texts()
             elif isinstance(event, ToolUpdateEvent):

@@ -1,5 +1,6 @@
 """The words the text renderer draws, shared with the GitHub renderer: a call's row, its error
-and progress lines, wrapped hints, a test report's failures, the instructions and compaction lines."""
+and progress lines, wrapped hints, a test report's failures, the instructions and compaction lines,
+the model's reasoning."""
 
 from __future__ import annotations
 
@@ -156,6 +157,21 @@ def compaction_text(event: CompactionEvent) -> str:
     window = f" of {event.context_window:,}" if event.context_window else ""
     why = " after a context-length error" if event.reason == "context-length-error" else ""
     return f"· Context compacted{why}: {', '.join(what) or 'nothing dropped'} · {event.tokens_before:,} → {event.tokens_after:,} tokens{window}"
+
+
+#: the row a block of the model's reasoning is drawn under (dimmed, like its text)
+THINKING_ROW = "thinking…"
+REASONING_INDENT = "  "
+
+
+def reasoning_lines(text: str) -> list[str]:
+    """A block of the model's reasoning as the terminal draws it: a ``thinking…`` row, then its
+    lines indented (the renderer dims them all and escapes control characters); nothing for a
+    block with no readable text (an encrypted one)."""
+    text = text.strip("\n")
+    if not text.strip():
+        return []
+    return [THINKING_ROW, *(REASONING_INDENT + line.rstrip() if line.strip() else "" for line in text.splitlines())]
 
 
 def output_lines(value: Any) -> list[str]:

@@ -3,7 +3,7 @@ wire as results are (:mod:`cogcli.secrets.redactor`), before any event reaches a
 SSE stream, ACP or a JSON-lines file.
 
 Whole values (``tool-call-end`` and ``tool-update`` arguments, the presentation made from them)
-are redacted as they are. Streamed text (``text-delta``, ``tool-call-delta``) is redacted piece by
+are redacted as they are. Streamed text (``text-delta``, ``reasoning-delta``, ``tool-call-delta``) is redacted piece by
 piece, a piece ending where no token can go on — at whitespace, a quote, a comma, a bracket — so a
 token split across two deltas is held back until it is whole; what is held is sent (redacted)
 before the stream's end event. A private key block is held whole until the stream ends. A run
@@ -68,6 +68,8 @@ class EventRedactor:
         self.forms = env_forms()
         self.streams: dict[tuple[str, str], StreamRedactor] = {}
         self.kinds = {"delta": text_delta, "args_text_delta": call_delta}
+        #: a stream's delta event type, when it is not its field's default (a reasoning stream's)
+        self.stream_kinds: dict[tuple[str, str], Any] = {}
 
     def events(self, event: Any) -> list[Any]:
         kind = event.type
@@ -75,8 +77,13 @@ class EventRedactor:
             return self._delta(event, ("text", event.id), "delta")
         if kind == "tool-call-delta":
             return self._delta(event, ("call", event.id), "args_text_delta")
+        if kind == "reasoning-delta":
+            self.stream_kinds[("reasoning", event.id)] = type(event)
+            return self._delta(event, ("reasoning", event.id), "delta")
         if kind == "text-end":
             return [*self._flushed(("text", event.id), event, "delta"), event]
+        if kind == "reasoning-end":
+            return [*self._flushed(("reasoning", event.id), event, "delta"), event]
         if kind == "tool-call-end":
             flushed = self._flushed(("call", event.id), event, "args_text_delta")
             self._whole(event, "arguments", "presentation")
@@ -98,9 +105,10 @@ class EventRedactor:
     def _flushed(self, key: tuple[str, str], end: Any, field: str) -> list[Any]:
         stream = self.streams.pop(key, None)
         rest = stream.flush() if stream is not None else ""
+        kind = self.stream_kinds.pop(key, None) or self.kinds[field]
         if not rest:
             return []
-        return [self.kinds[field](id=end.id, **{field: rest})]
+        return [kind(id=end.id, **{field: rest})]
 
     def _whole(self, event: Any, *fields: str) -> None:
         for field in fields:

@@ -85,7 +85,8 @@ def make_model(settings: Settings, record: Path | None = None) -> Any:
         from cogcli.loop.budgets import budget_prices
 
         prices = budget_prices(settings.model, prices)
-    model = get_model(settings.model, base_url=base_url, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=prices)
+    model = get_model(settings.model, base_url=base_url, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=prices,
+                      reasoning=settings.reasoning)
     if record is not None:
         from cogcli.models.record import RecordingModel
 

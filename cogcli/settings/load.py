@@ -138,6 +138,8 @@ class Settings:
     cache_ttl: str = "5m"
     #: send the thread id as ``prompt_cache_key`` (None: only to api.openai.com)
     prompt_cache_key: bool | None = None
+    #: how much the model reasons: "off", "low", "medium" or "high" (``--reasoning``, ``COG_REASONING``, ``reasoning``)
+    reasoning: str = "off"
     #: model name → :class:`cogcli.settings.prices.Price`, over cog's own table (``prices``)
     prices: Mapping[str, Any] = field(default_factory=dict)
     #: the workspace's own hooks (``[[hooks.<Event>]]``): run only once the person approved them

@@ -49,6 +49,8 @@ APPROVAL_MODES = ("ask", "auto", "stdin")
 #: Anthropic's prompt-cache lifetimes (the client's own are cogcli.models.anthropic.CACHE_TTLS: a test keeps them equal;
 #: this module imports nothing heavy, for cog --help)
 CACHE_TTLS = ("5m", "1h")
+#: how much the model reasons before it answers (the models' own are cogcli.models.base.REASONING_LEVELS: a test keeps them equal)
+REASONING_LEVELS = ("off", "low", "medium", "high")
 #: the longest text setting (a command line, a model name) and the most items of a list setting
 MAX_TEXT_CHARS = 8192
 MAX_LIST_ITEMS = 200
@@ -296,6 +298,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "cache_ttl", "choice", "How long Anthropic keeps the prompt cache: 5m (default) or 1h (writes cost 2× the input price).",
         env="COG_CACHE_TTL", choices=CACHE_TTLS, fix="give 5m or 1h",
+    ),
+    Setting(
+        "reasoning", "choice", "How much the model reasons before it answers: off (default), low, medium or high "
+        "(Anthropic: extended thinking; OpenAI-compatible servers: reasoning_effort). Its reasoning is shown dimmed.",
+        flags=("--reasoning",), env="COG_REASONING", commands=RUNS, choices=REASONING_LEVELS, metavar="LEVEL",
+        fix="give off, low, medium or high",
     ),
     Setting(
         "prompt_cache_key", "bool", "Send the thread id as prompt_cache_key (default: only to api.openai.com).",

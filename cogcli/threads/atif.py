@@ -10,7 +10,7 @@ project, v1.4): ``cog thread export ID --format atif``.
 
 What each step holds is what the thread keeps: the person's instructions (and the run's own
 follow-ups, such as an answer sent back to match ``--output-schema``) as ``user`` steps, each model
-turn as an ``agent`` step with its calls and what the model read of their results (redacted, cut
+turn as an ``agent`` step with its readable reasoning (``reasoning_content``), its calls and what the model read of their results (redacted, cut
 as the model read them), a compaction as a ``system`` step. Each agent step's ``metrics`` are its model request's (prompt tokens include cached ones, as ATIF
 counts them; cache writes in ``extra``), ``final_metrics`` sums the runs' usage (summary requests
 for compaction included), and each run's end is in its last agent step's ``extra``.
@@ -44,6 +44,9 @@ def trajectory(thread_id: str, entries: Sequence[StoredEntry], *, model: str | N
             last_agent = _step(steps, "agent", e.content, at)
             if model:
                 last_agent["model_name"] = model
+            thought = "\n\n".join(r.text for r in e.reasoning or [] if r.text)
+            if thought:  # the model's readable reasoning, as the thread keeps it (ATIF's reasoning_content)
+                last_agent["reasoning_content"] = thought
             if e.usage is not None:  # the turn's own request (threads from before cog kept it have none)
                 last_agent["metrics"] = _metrics(e.usage)
             if e.tool_calls:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from cogcli.wire.events import BudgetSpent, FileChange, RunStatus, Usage
 from cogcli.contract.call_fields import CallEndFields, end_fields, from_end_fields
-from cogcli.models.base import ToolCallRequest
+from cogcli.models.base import Reasoning, ToolCallRequest
 
 if TYPE_CHECKING:
     from cogcli.contract.result import ToolResult
@@ -38,6 +38,23 @@ class AssistantEntry(_Entry):
     tool_calls: list[ToolCallRequest] = Field(default_factory=list)
     #: what the model request of this turn used (absent in threads from before cog kept it)
     usage: Usage | None = None
+    #: the turn's reasoning blocks as the provider sent them (Anthropic's thinking with its
+    #: signature, redacted_thinking's data), given back to the model with the turn; absent when
+    #: it had none (and in threads from before cog kept it)
+    reasoning: list[Reasoning] | None = None
+
+
+def kept_reasoning(reasoning: list[Reasoning]) -> list[Reasoning] | None:
+    """What a thread keeps of a turn's reasoning: each block as it came, unless a credential is
+    in its text — then the text redacted and the block marked ``altered`` (its signature no longer
+    holds, so no client sends it back). Signatures and encrypted data are opaque: kept as they are."""
+    from cogcli.secrets.redactor import redact
+
+    kept: list[Reasoning] = []
+    for block in reasoning:
+        text, count = redact(block.text) if block.text else (block.text, 0)
+        kept.append(block.model_copy(update={"text": text, "altered": True}) if count else block)
+    return kept or None
 
 
 class ModelToolResult(_Entry):

@@ -1,6 +1,7 @@
 """The history a model reads, built from a thread's entries.
 
-Only what the model itself said or read goes in: inputs, its turns (text and tool calls) and,
+Only what the model itself said or read goes in: inputs, its turns (text, tool calls and the
+reasoning blocks it sent, verbatim, for its client to send back) and,
 for each call, the ``tool_results`` text it read. ``metadata`` (details, presentation, the
 whole content) is never read here: a diff shown to the user never reaches a model.
 
@@ -58,7 +59,8 @@ def build_history(instructions: str, entries: Iterable[StoredEntry]) -> list[Mes
             if not entry.content and not entry.tool_calls:
                 continue  # an empty turn: providers refuse empty assistant messages
             calls = [c.model_copy() for c in entry.tool_calls]
-            messages.append(Message(role="assistant", content=entry.content, tool_calls=calls))
+            reasoning = [r.model_copy() for r in entry.reasoning or []]
+            messages.append(Message(role="assistant", content=entry.content, tool_calls=calls, reasoning=reasoning))
             pending.extend(Message(role="tool", tool_call_id=c.id, name=c.name) for c in calls)
         elif isinstance(entry, ToolResultEntry):
             for item in entry.tool_results:

@@ -52,6 +52,9 @@ from cogcli.wire.events import (
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
+    ReasoningDeltaEvent,
+    ReasoningEndEvent,
+    ReasoningStartEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
     ToolUpdateEvent,
@@ -311,6 +314,10 @@ def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[
             open_run = e.message_id or f"msg_{stored.seq}"
             events.append((StartEvent(message_id=open_run, thread_id=thread_id), at))
         elif isinstance(e, AssistantEntry):
+            for n, block in enumerate(e.reasoning or []):  # the thinking as kept (a redacted credential stays redacted)
+                rid = f"rsn_{stored.seq}_{n}"
+                events += [(ReasoningStartEvent(id=rid), at), *([(ReasoningDeltaEvent(id=rid, delta=block.text), at)] if block.text else []),
+                           (ReasoningEndEvent(id=rid), at)]
             if e.content:
                 text_id = f"txt_{stored.seq}"
                 events += [

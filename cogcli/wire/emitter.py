@@ -33,8 +33,8 @@ def now_iso() -> str:
     return text
 
 
-#: the events that carry what the model wrote (its text, its calls' arguments)
-_MODEL_WRITTEN = frozenset({"text-delta", "text-end", "tool-call-delta", "tool-call-end", "tool-update"})
+#: the events that carry what the model wrote (its text, its reasoning, its calls' arguments)
+_MODEL_WRITTEN = frozenset({"text-delta", "text-end", "reasoning-delta", "reasoning-end", "tool-call-delta", "tool-call-end", "tool-update"})
 
 
 class EventEmitter:

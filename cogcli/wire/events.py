@@ -146,6 +146,30 @@ class TextEndEvent(BaseEvent):
     id: str
 
 
+class ReasoningStartEvent(BaseEvent):
+    """The model starts a block of its reasoning (Anthropic's thinking, a server's
+    ``reasoning_content``): shown to people dimmed, apart from its answer."""
+
+    type: Literal["reasoning-start"] = "reasoning-start"
+    id: str
+
+
+class ReasoningDeltaEvent(BaseEvent):
+    """A piece of the reasoning, credentials redacted like the model's text."""
+
+    type: Literal["reasoning-delta"] = "reasoning-delta"
+    id: str
+    delta: str
+
+
+class ReasoningEndEvent(BaseEvent):
+    """The reasoning block ``id`` is complete (an encrypted block, Anthropic's
+    ``redacted_thinking``, has a start and an end and no deltas)."""
+
+    type: Literal["reasoning-end"] = "reasoning-end"
+    id: str
+
+
 class ToolCallStartEvent(BaseEvent):
     type: Literal["tool-call-start"] = "tool-call-start"
     id: str
@@ -336,6 +360,9 @@ Event: TypeAlias = Annotated[
     | TextStartEvent
     | TextDeltaEvent
     | TextEndEvent
+    | ReasoningStartEvent
+    | ReasoningDeltaEvent
+    | ReasoningEndEvent
     | ToolCallStartEvent
     | ToolCallDeltaEvent
     | ToolCallEndEvent
@@ -356,6 +383,9 @@ EVENT_TYPES: dict[str, type[BaseEvent]] = {
         TextStartEvent,
         TextDeltaEvent,
         TextEndEvent,
+        ReasoningStartEvent,
+        ReasoningDeltaEvent,
+        ReasoningEndEvent,
         ToolCallStartEvent,
         ToolCallDeltaEvent,
         ToolCallEndEvent,
