@@ -26,6 +26,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream
 
+from workspace_tools.host.files import resolves_inside
+
 #: the most bytes of a hook's stdout (and of its stderr) cog reads; the rest is read and dropped
 MAX_OUTPUT = 1024 * 1024
 SHELL = "/bin/sh"
@@ -57,7 +59,7 @@ def hook_environment(
     passed = set(pass_env)
     env = {k: v for k, v in environ.items() if k in passed or not is_credential_name(k)}
     env["PATH"] = host_search_path(root, env.get("PATH", os.defpath))
-    kept = [e for e in env.pop("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(e) and not _inside(e, root)]
+    kept = [e for e in env.pop("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(e) and not resolves_inside(e, root)]
     if kept:
         env["PYTHONPATH"] = os.pathsep.join(kept)
     if folder is None:  # runs in the workspace root: nothing imported from it by -m, -c or stdin
@@ -71,12 +73,7 @@ def host_search_path(root: Path, path: str) -> str:
     or a virtualenv, but the person's tool installations) and without any folder in ``root``."""
     from workspace_tools.host.programs import host_path
 
-    return os.pathsep.join(e for e in host_path(path).split(os.pathsep) if e and not _inside(e, root))
-
-
-def _inside(path: str, root: Path) -> bool:
-    real, base = os.path.realpath(path), os.path.realpath(root)
-    return real == base or real.startswith(base.rstrip("/") + "/")
+    return os.pathsep.join(e for e in host_path(path).split(os.pathsep) if e and not resolves_inside(e, root))
 
 
 async def run_hook_command(command: str, stdin: bytes, *, cwd: Path, env: Mapping[str, str], timeout: float) -> Finished:

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cogcli.contract.errors import ConfigError
+from workspace_tools.host.files import resolves_inside
 
 #: the folder of copies, in the person's state folder for the workspace
 SNAPSHOTS = "hook-copies"
@@ -77,9 +78,7 @@ def _private_folder(root: Path) -> Path:
         folder = workspace_state(root) / SNAPSHOTS
     except KeyUnusable as exc:
         raise ConfigError(str(exc)) from None
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(folder.parent)
-    if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
+    if resolves_inside(folder.parent, root):
         raise ConfigError(
             f"cog keeps the approved copies of workspace hooks in {folder.parent}, which is inside the workspace (where a "
             "test or the model could rewrite them); set XDG_STATE_HOME to a folder outside it"

@@ -45,7 +45,7 @@ from cogcli.shown.visible import visible
 turn.shown_name = lambda name, forms=None: name
 sandbox_env.remember_run_secrets = lambda values: None
 env.url_credentials = lambda text: set()
-key._inside = lambda path, workspace: False
+key.resolves_inside = lambda path, folder: False
 gh.escape_data = lambda t: t.replace("%", "%25").replace("\\r", "%0D").replace("\\n", "%0A")
 def _line(self, text):
     for line in visible(text).split("\\n"):

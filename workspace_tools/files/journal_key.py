@@ -28,6 +28,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from workspace_tools.host.files import resolves_inside
+
 KEY_NAME = "journal.key"
 KEY_BYTES = 32
 _cache: dict[str, bytes] = {}
@@ -47,9 +49,9 @@ def state_home(workspace: Path | None = None) -> Path:
     default = Path.home() / ".local" / "state"
     base = os.environ.get("XDG_STATE_HOME", "").strip()
     chosen = Path(base) if base and os.path.isabs(base) else default
-    if workspace is None or not _inside(chosen / "cog", workspace):
+    if workspace is None or not resolves_inside(chosen / "cog", workspace):
         return chosen
-    if chosen != default and not _inside(default / "cog", workspace):
+    if chosen != default and not resolves_inside(default / "cog", workspace):
         if (str(chosen), str(workspace)) not in _warned:
             _warned.add((str(chosen), str(workspace)))
             log.warning(
@@ -61,12 +63,6 @@ def state_home(workspace: Path | None = None) -> Path:
         f"cog's state folder {chosen} is inside the workspace {workspace}, where a tool, a command or a test could read "
         f"cog's undo key and history: set XDG_STATE_HOME to a folder of yours outside the workspace"
     )
-
-
-def _inside(path: Path, workspace: Path) -> bool:
-    """Whether ``path`` is ``workspace`` or below it, links followed (where they lead is where cog writes)."""
-    real, root = Path(os.path.realpath(path)), Path(os.path.realpath(workspace))
-    return real == root or root in real.parents
 
 
 def key_path(workspace: Path | None = None) -> Path:

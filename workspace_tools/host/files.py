@@ -362,6 +362,12 @@ def _within(path: Path, base: Path) -> bool:
     return path == base or base in path.parents
 
 
+def resolves_inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is ``folder`` or below it with every link followed: where a read or a write on
+    the host really lands (a state folder, a search path, a bind), whatever the names say."""
+    return _within(Path(os.path.realpath(path)), Path(os.path.realpath(folder)))
+
+
 def _shown(path: Path) -> str:
     return repr(str(path))[1:-1]
 

@@ -25,6 +25,7 @@ import subprocess
 from pathlib import Path
 
 from workspace_tools.sandbox.python_tools import TOOL_TIMEOUT
+from workspace_tools.host.files import resolves_inside
 from workspace_tools.host.programs import host_path, in_virtualenv, is_host_file, tool_roots
 from workspace_tools.sandbox.interpreter import FIX, ProjectPython
 
@@ -62,12 +63,6 @@ def _base_prefix(real: str, stamp: int) -> str | None:
     return text
 
 
-def _within(path: str | os.PathLike[str], folder: Path) -> bool:
-    here = Path(os.path.realpath(path))
-    top = Path(os.path.realpath(folder))
-    return here == top or top in here.parents
-
-
 def _owned(path: str) -> bool:
     """Owned by root or this user and writable by no one else (no other user planted or can swap it)."""
     try:
@@ -85,7 +80,7 @@ def _host_interpreter(real: str) -> bool:
         return False
     if not os.path.isfile(real) or not os.access(real, os.X_OK) or not (_owned(real) and _owned(os.path.dirname(real))):
         return False
-    return is_host_file(real) or any(_within(real, root) for root in tool_roots())
+    return is_host_file(real) or any(resolves_inside(real, root) for root in tool_roots())
 
 
 def sandbox_paths(project: ProjectPython, workspace: Path) -> tuple[list[Path], list[str]]:
@@ -98,14 +93,14 @@ def sandbox_paths(project: ProjectPython, workspace: Path) -> tuple[list[Path], 
     if project.fallback:
         return found, notes  # cog's own: the sandbox shows sys.prefix and sys.base_prefix itself
     real = project.real
-    if _within(real, workspace):
+    if resolves_inside(real, workspace):
         notes.append(
             f"The project's Python ({project.python}) is a file inside the workspace (a venv made with --copies?): "
             "cog does not run it on the host to learn its base installation, so the sandbox shows that only when it "
             f"is outside $HOME and /tmp. If it cannot start there, recreate the environment with links: {FIX}"
         )
     elif not _host_interpreter(real):
-        if not (project.env is not None and _within(real, project.env)):  # a conda env's own python: the env is shown
+        if not (project.env is not None and resolves_inside(real, project.env)):  # a conda env's own python: the env is shown
             notes.append(
                 f"The project's Python ({project.python}) resolves to {real}, which is not an interpreter installed on "
                 "the host (it lies in a work tree or virtualenv, or is not named like python): cog does not run it to "
@@ -120,7 +115,7 @@ def sandbox_paths(project: ProjectPython, workspace: Path) -> tuple[list[Path], 
         if base is not None:
             found.append(Path(os.path.realpath(base)))
         install = Path(real).parent.parent  # …/bin/python3.11 -> its installation
-        if base is None or not _within(real, Path(base)):
+        if base is None or not resolves_inside(real, Path(base)):
             found.append(install)
     shown = [p for p in dict.fromkeys(found) if bind_allowed(p, workspace)]
     return shown, notes
@@ -136,7 +131,7 @@ def environments(project: ProjectPython, workspace: Path) -> tuple[list[Path], l
         real = Path(os.path.realpath(env))
     except OSError:
         return [], []
-    if _within(real, workspace):
+    if resolves_inside(real, workspace):
         return [], []
     why = confirmed_env(real)
     if not why:

@@ -22,22 +22,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from workspace_tools.text.patch_format import Hunk
-
-#: common Unicode punctuation a model writes for ASCII (or the file has where the model wrote ASCII)
-_PUNCTUATION = str.maketrans(
-    {
-        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
-        **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
-        **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
-        **dict.fromkeys("\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
-    }
-)
+from workspace_tools.text.tolerant import ASCII_PUNCTUATION
 
 _LEVELS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("exactly", lambda s: s),
     ("ignoring trailing whitespace", str.rstrip),
     ("ignoring leading and trailing whitespace", str.strip),
-    ("with Unicode punctuation read as ASCII", lambda s: s.strip().translate(_PUNCTUATION)),
+    ("with Unicode punctuation read as ASCII", lambda s: s.strip().translate(ASCII_PUNCTUATION)),
 )
 
 

@@ -30,13 +30,14 @@ from workspace_tools.text.textfile import BOM, split_lines
 
 RULES = ("exact", "line-endings", "trailing-whitespace", "indentation", "line-numbers", "unicode-punctuation")
 
-#: punctuation models write in ASCII (or the other way round), each one character for one
-_PUNCTUATION = str.maketrans(
+#: punctuation models write in ASCII (or the other way round), each one character for one: quotes,
+#: primes, dashes, minus, and the Unicode spaces; edit_file's and apply_patch's matching both read it
+ASCII_PUNCTUATION = str.maketrans(
     {
         **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
         **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
         **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
-        **dict.fromkeys("\u00a0\u2007\u2009\u200a\u202f", " "),
+        **dict.fromkeys("\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
     }
 )
 #: one line as read_file numbers it (``{n:>6}\\t``), or as the no-match feedback shows it (``>{n:>5}\\t``)
@@ -118,7 +119,7 @@ def _trailing(line: str) -> str:
 
 def _punctuation(line: str) -> str:
     body, end = _body(line)
-    return body.translate(_PUNCTUATION).rstrip(" \t") + end
+    return body.translate(ASCII_PUNCTUATION).rstrip(" \t") + end
 
 
 def _fit_endings(new: str, matched: str) -> str:
