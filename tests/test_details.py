@@ -10,7 +10,8 @@ import pytest
 from cli_helpers import run_cog
 
 from cogcli import invoke_tool
-from cogcli.contract.details import FileEditDetails, FileWriteDetails, SearchDetails, details_json_schema, read_test_report
+from cogcli.contract.details import FileEditDetails, FileWriteDetails, SearchDetails, details_json_schema
+from cogcli.contract.details_readers import read_test_report
 from workspace_tools import workspace_tools
 
 

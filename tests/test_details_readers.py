@@ -1,4 +1,4 @@
-"""What the renderers read of a call's details and arguments is declared in cogcli/contract/details.py:
+"""What the renderers read of a call's details and arguments is declared in cogcli/contract/details_readers.py:
 they draw through its accessors and never sniff a details key or an argument's name themselves."""
 
 from __future__ import annotations
@@ -10,14 +10,8 @@ from pathlib import Path
 from render_helpers import call, render_events
 
 import cogcli.render
-from cogcli.contract.details import (
-    TestReportDetails,
-    details_json_schema,
-    file_argument,
-    file_touched,
-    run_outcome,
-    sandbox_note,
-)
+from cogcli.contract.details import TestReportDetails, details_json_schema
+from cogcli.contract.details_readers import file_argument, file_touched, run_outcome, sandbox_note
 from cogcli.wire.events import FinishEvent, StartEvent
 from cogcli.render.github import GithubRenderer
 

@@ -25,7 +25,7 @@ from cogcli.wire.events import (
     ToolUpdateEvent,
     Usage,
 )
-from cogcli.contract.details import read_test_progress
+from cogcli.contract.details_readers import read_test_progress
 from cogcli.render.github import GithubRenderer
 from cogcli.render.summary import RunSummary, usage_words
 from cogcli.shown.approval import columns

@@ -39,7 +39,7 @@ from acp.helpers import (
 )
 
 from cogcli.gate.approval import describe
-from cogcli.contract.details import file_argument, file_change_diff, line_argument, read_output_lines, read_test_report
+from cogcli.contract.details_readers import file_argument, file_change_diff, line_argument, read_output_lines, read_test_report
 from cogcli.contract.diffstat import hunk_sides
 from cogcli.contract.output import content_text
 from cogcli.contract.presentation import ToolPresentation

@@ -8,8 +8,8 @@ the tests that failed), a sandbox note, the file a call changed. Anything else i
 
 from __future__ import annotations
 
-# the renderers' readers of details and arguments: declared in cogcli.contract.details, nowhere else
-from cogcli.contract.details import (
+# the renderers' readers of details and arguments: declared in cogcli.contract.details_readers, nowhere else
+from cogcli.contract.details_readers import (
     Failure,
     TestProgress,
     TestReport,

@@ -410,7 +410,7 @@ def exit_status(result: RunResult) -> int:
 def call_exit_status(result: ToolResult) -> int:
     """What a direct call's end means: 0 ok (and its tests, if any, passed), 1 the call or its
     tests failed, 2 unknown tool or bad arguments."""
-    from cogcli.contract.details import read_test_report
+    from cogcli.contract.details_readers import read_test_report
 
     if result.error_code in USAGE_CODES:
         return EXIT_USAGE

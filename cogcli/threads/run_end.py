@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import Field
 
-from cogcli.contract.details import TESTS_NOT_RUN, changed_paths, diff_text, file_argument, read_test_report, run_outcome
+from cogcli.contract.details_readers import TESTS_NOT_RUN, changed_paths, diff_text, file_argument, read_test_report, run_outcome
 from cogcli.contract.diffstat import diff_stats
 from cogcli.contract.errors import ErrorCode
 from cogcli.threads.entries import RunEndEntry, RunEndFields
