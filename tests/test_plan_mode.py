@@ -109,8 +109,8 @@ def test_workspace_tools_declare_what_changes_nothing(tmp_path: Path) -> None:
     declared = {t.name: t.read_only for t in workspace_tools(tmp_path)}
     assert declared == {
         "read_file": True, "list_files": True, "search_text": True, "git_status": True, "git_diff": True,
-        "edit_file": False, "write_file": False, "run_tests": False,
-    } | {n: False for n in declared if n not in {"read_file", "list_files", "search_text", "git_status", "git_diff", "edit_file", "write_file", "run_tests"}}
+        "edit_file": False, "write_file": False, "run_tests": False, "command_output": True,
+    } | {n: False for n in declared if n not in {"read_file", "list_files", "search_text", "git_status", "git_diff", "edit_file", "write_file", "run_tests", "command_output"}}
     assert update_plan_tool().read_only
     with pytest.raises(ValueError, match="cannot be read_only"):
         tool(name="x", description="d", parameters=_NoArgs, execute=lambda: None, read_only=True, side_effects=("writes files",))

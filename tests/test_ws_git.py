@@ -100,7 +100,7 @@ def test_not_a_repo_is_a_git_error(tmp_path: Path) -> None:
 def test_workspace_tools_declares_names_effects_and_schemas(tmp_path: Path) -> None:
     tools = {t.name: t for t in workspace_tools(tmp_path)}
     assert list(tools) == ["read_file", "list_files", "search_text", "edit_file", "apply_patch", "write_file", "move_file", "delete_file",
-                           "git_status", "git_diff", "run_tests", "run_command"]
+                           "git_status", "git_diff", "run_tests", "run_command", "command_output", "kill_command"]
     for name in ("edit_file", "apply_patch", "write_file", "move_file", "delete_file"):
         assert tools[name].side_effects == ("writes files",)
         assert not tools[name].annotations.get("readOnly")
@@ -111,7 +111,7 @@ def test_workspace_tools_declares_names_effects_and_schemas(tmp_path: Path) -> N
         for field, spec in schema.get("properties", {}).items():
             assert spec.get("description"), f"{name}.{field} has no description"
     assert [t.name for t in workspace_tools(tmp_path, include_git=False)] == [
-        "read_file", "list_files", "search_text", "edit_file", "apply_patch", "write_file", "move_file", "delete_file", "run_tests", "run_command"
+        "read_file", "list_files", "search_text", "edit_file", "apply_patch", "write_file", "move_file", "delete_file", "run_tests", "run_command", "command_output", "kill_command"
     ]
 
 

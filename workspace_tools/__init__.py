@@ -2,7 +2,7 @@
 
 >>> tools = workspace_tools("path/to/repo", test_command=None)
 >>> [t.name for t in tools]
-['read_file', 'list_files', 'search_text', 'edit_file', 'apply_patch', 'write_file', 'move_file', 'delete_file', 'git_status', 'git_diff', 'run_tests', 'run_command']
+['read_file', 'list_files', 'search_text', 'edit_file', 'apply_patch', 'write_file', 'move_file', 'delete_file', 'git_status', 'git_diff', 'run_tests', 'run_command', 'command_output', 'kill_command']
 
 Every path argument goes through :meth:`Workspace.resolve`; each tool returns
 ``tool_output(content, details, presentation)`` so the model, the app and any client each get
@@ -22,6 +22,7 @@ from workspace_tools.workspace.paths import Workspace
 if TYPE_CHECKING:
     from workspace_tools.files.journal import Journal
     from workspace_tools.sandbox.environment import PassedEnv
+    from workspace_tools.shell.jobs import Jobs
 
 
 def workspace_tools(
@@ -41,6 +42,7 @@ def workspace_tools(
     command_network: bool = False,
     command_timeout: float | None = None,
     test_env: PassedEnv | None = None,
+    jobs: Jobs | None = None,
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
@@ -60,7 +62,9 @@ def workspace_tools(
     ``command_network`` the person's choice to give commands the network, ``command_timeout``
     the most one command may take. ``apply_patch``, ``move_file`` and ``delete_file`` record in ``journal`` too.
     ``test_env`` (:class:`workspace_tools.sandbox.environment.PassedEnv`): what the tests get beyond the
-    allow-list, for this workspace only.
+    allow-list, for this workspace only. ``jobs`` (:class:`workspace_tools.shell.jobs.Jobs`) keeps
+    ``run_command``'s background commands, read by ``command_output`` and ended by ``kill_command``
+    (made here when not given; ``run_command``'s ``close`` kills what is still running).
     """
     from workspace_tools.workspace.secret_files import SecretPolicy
 
@@ -108,12 +112,34 @@ def workspace_tools(
 
         return delete_file_tool(workspace, secrets=secrets, journal=journal)
 
+    kept: list[Jobs] = [jobs] if jobs is not None else []
+
+    def session_jobs() -> Jobs:
+        if not kept:
+            from workspace_tools.shell.jobs import Jobs
+
+            kept.append(Jobs())
+        return kept[0]
+
     def run_command() -> Tool[Any]:
+        import dataclasses
+
         from cogcli.contract.allow_list import AllowList
         from workspace_tools.shell.run_command import run_command_tool
 
-        return run_command_tool(workspace, sandbox=sandbox, max_timeout=command_timeout, allow=AllowList.of(allow),
-                                network=command_network, passed=test_env)
+        made = run_command_tool(workspace, sandbox=sandbox, max_timeout=command_timeout, allow=AllowList.of(allow),
+                                network=command_network, passed=test_env, jobs=session_jobs())
+        return dataclasses.replace(made, close=session_jobs().close)
+
+    def command_output() -> Tool[Any]:
+        from workspace_tools.shell.command_output import command_output_tool
+
+        return command_output_tool(session_jobs())
+
+    def kill_command() -> Tool[Any]:
+        from workspace_tools.shell.kill_command import kill_command_tool
+
+        return kill_command_tool(session_jobs())
 
     def git_status() -> Tool[Any]:
         from workspace_tools.git.changes import git_status_tool
@@ -133,7 +159,7 @@ def workspace_tools(
     makers = [read_file, list_files, search_text, edit_file, apply_patch, write_file, move_file, delete_file]
     if include_git:
         makers += [git_status, git_diff]
-    makers += [run_tests, run_command]
+    makers += [run_tests, run_command, command_output, kill_command]
     return [make() for make in makers if only is None or make.__name__ in only]
 
 

@@ -137,6 +137,27 @@ class ShellCommandDetails(_Details):
     changes_complete: bool = True
 
 
+class BackgroundJobDetails(_Details):
+    """``run_command(background=true)``, ``command_output`` and ``kill_command``: one background command's state."""
+
+    job: str
+    command: str
+    running: bool
+    #: its exit code once it ended (negative: killed by that signal)
+    exit_code: int | None = None
+    #: ended by ``kill_command`` or the session's end
+    killed: bool = False
+    #: what it printed since the last read (its newest bytes), and how many bytes before them were left out
+    output: str = ""
+    dropped: int = 0
+    #: bytes it printed in all
+    bytes_total: int = 0
+    #: "bwrap" (in the sandbox) or "none"; whether it shares the session's one loopback network
+    sandbox: str | None = None
+    shared_network: bool | None = None
+    privileges_removed: list[dict[str, Any]] = []
+
+
 class SearchMatch(_Details):
     path: str
     line: int
@@ -167,6 +188,7 @@ DETAILS_MODELS: tuple[type[BaseModel], ...] = (
     CommandRunDetails,
     SearchDetails,
     ShellCommandDetails,
+    BackgroundJobDetails,
 )
 
 
@@ -179,6 +201,7 @@ def details_json_schema() -> dict[str, Any]:
         "The `details` of the workspace tools' results (tool-result events, thread metadata): edit_file → "
         "FileEditDetails, write_file / move_file / delete_file → FileWriteDetails, apply_patch → PatchDetails, "
         "run_tests → TestReportDetails (pytest) or CommandRunDetails (a test command), search_text → "
-        "SearchDetails, run_command → ShellCommandDetails. Keys are only ever added."
+        "SearchDetails, run_command → ShellCommandDetails (BackgroundJobDetails when it starts a background "
+        "command, and for command_output / kill_command). Keys are only ever added."
     )
     return schema

@@ -69,6 +69,9 @@ class Tool(Generic[P]):
     read_only: bool = False
     #: free-form hints for adapters (MCP annotations and the like)
     annotations: Mapping[str, Any] = field(default_factory=dict)
+    #: releases what the tool holds beyond a call (background commands it started), called once
+    #: when the session that made it closes; None: it holds nothing
+    close: Callable[[], None] | None = None
     is_async: bool = field(init=False)
     #: how many of (params, context) execute takes: 0, 1 or 2
     arity: int = field(init=False)

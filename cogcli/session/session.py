@@ -351,8 +351,9 @@ class Session:
     # --- closing ----------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """Stop the MCP servers, close the model, the thread store and the journal."""
+        """Kill the background commands, stop the MCP servers, close the model, the thread store and the journal."""
         try:
+            self.close_tools()
             await self._stack.aclose()
             if self.model is not None:
                 await self.model.aclose()
@@ -361,8 +362,19 @@ class Session:
                 self.telemetry.shutdown()
             self.close()
 
+    def close_tools(self) -> None:
+        """Release what the session's tools hold (``Tool.close``: background commands killed), once."""
+        made = [*(self._run_tools or ()), *(self._direct_tools or ())]
+        self._run_tools = self._direct_tools = None
+        closed: set[int] = set()
+        for made_tool in made:
+            if made_tool.close is not None and id(made_tool.close) not in closed:
+                closed.add(id(made_tool.close))
+                made_tool.close()
+
     def close(self) -> None:
-        """Close the thread store and the journal (a session that ran: :meth:`aclose`)."""
+        """Close the tools, the thread store and the journal (a session that ran: :meth:`aclose`)."""
+        self.close_tools()
         if self._store is not None:
             self._store.close()
             self._store = None

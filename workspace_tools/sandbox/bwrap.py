@@ -25,7 +25,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from cogcli.contract.errors import ConfigError, ErrorCode, ToolCallError
 from workspace_tools.host.programs import host_program, in_virtualenv, is_host_file
@@ -42,6 +42,9 @@ from workspace_tools.sandbox.view import (
     home_dir,
     workspace_link,
 )
+
+if TYPE_CHECKING:
+    from workspace_tools.sandbox.shared_net import SharedNetwork
 
 log = logging.getLogger("cogcli")
 
@@ -187,16 +190,22 @@ EXEC_HINT = ("the program or a folder on its way is not shown inside the sandbox
              "folders and what cog binds are)")
 
 
-def _net_setup() -> list[str]:
-    """The command prefix that runs :data:`NET_SETUP` before the tests (a python this user can run,
-    isolated; cog's own when it can), or [] when there is none (then no capability is ever added)."""
-    # it runs with capabilities: never a file the tests could have written (cog installed in the
-    # project's own virtualenv: its python is a workspace file, so the interpreter it links to)
+def trusted_python() -> str:
+    """A python this user can run that no test could have written (cog's own when it can), or "":
+    what runs with capabilities, in the sandbox or beside it (:mod:`workspace_tools.sandbox.shared_net`)."""
+    # cog installed in the project's own virtualenv: its python is a workspace file, so the interpreter it links to
     own = os.path.realpath(sys.executable)
     python = own if os.access(own, os.X_OK) and is_host_file(own) else host_program("python3") or ""
     if not python and os.access(own, os.X_OK) and not in_virtualenv(own):
         python = own  # e.g. pyenv's interpreter (a git checkout in the home, which no test can write)
-    if not python or not os.access(python, os.X_OK):
+    return python if python and os.access(python, os.X_OK) else ""
+
+
+def _net_setup() -> list[str]:
+    """The command prefix that runs :data:`NET_SETUP` before the tests (:func:`trusted_python`,
+    isolated), or [] when there is none (then no capability is ever added)."""
+    python = trusted_python()
+    if not python:
         return []
     return [python, "-I", "-S", "-c", f"EXEC_HINT = {EXEC_HINT!r}\n{NET_SETUP}", host_program("ip") or ""]
 
@@ -275,6 +284,7 @@ def sandbox_prefix(
     notes: list[str] | None = None,
     network: bool = False,
     environments: Sequence[Path] = (),
+    shared: SharedNetwork | None = None,
 ) -> list[str]:
     """The argv prefix that runs a command in the sandbox, or ``[]`` for none.
 
@@ -288,7 +298,9 @@ def sandbox_prefix(
     that installs packages): the host's network, everything else as without. ``environments``:
     Python environments the host confirmed (:func:`workspace_tools.pyconfirm.confirmed_env`), shown
     read-only where they are even in a hidden place such as ``~/.cache`` (each folder alone; see
-    :func:`workspace_tools.sandbox.view.env_bind_refusal`).
+    :func:`workspace_tools.sandbox.view.env_bind_refusal`). ``shared``: the session's one loopback
+    network (:mod:`workspace_tools.sandbox.shared_net`), entered instead of a network of its own
+    once the session runs a background command (not with ``network``).
     """
     if mode == "off":
         return []
@@ -303,12 +315,16 @@ def sandbox_prefix(
         _notice_fallback()
         return []
     workspace = Path(workspace).resolve()
-    namespaces = [a for a in _namespaces() if a not in ("--cap-drop", "ALL") and not (network and a == "--unshare-net")]
-    setup = [] if network else _net_setup()
+    enter = shared.enter_args() if shared is not None and not network else []
+    own_net = not network and not enter
+    namespaces = [a for a in _namespaces() if a not in ("--cap-drop", "ALL") and not (not own_net and a == "--unshare-net")]
+    if enter:  # the shared network's user namespace maps this user to its root: be this user again inside
+        namespaces += ["--uid", str(os.getuid()), "--gid", str(os.getgid())]
+    setup = _net_setup() if own_net else []
     caps = ["--cap-drop", "ALL"]
     if setup:  # all dropped by NET_SETUP before the tests start
         caps += ["--cap-add", "CAP_NET_ADMIN", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
-    args = [bwrap, *namespaces, *caps, *_base_mounts()]
+    args = [*enter, bwrap, *namespaces, *caps, *_base_mounts()]
     hidden = [Path("/tmp"), *(Path(h) for h in HIDDEN_DIRS if Path(h).is_dir() and not Path(h).is_symlink())]
     home = home_dir()
     if home is not None:

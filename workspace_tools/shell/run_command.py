@@ -18,6 +18,10 @@ What each reader gets:
   stdout and stderr apart, each bounded, the files changed, ``privileges_removed``).
 
 The files a command changes are not journaled: ``cog undo`` does not put them back (docs/tools.md).
+
+``background=true`` starts the command as a job of the session (:mod:`workspace_tools.shell.jobs`)
+and answers at once with its id; from then on the session's sandboxed commands share one loopback
+network (:mod:`workspace_tools.sandbox.shared_net`), so a server it starts can be queried.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from workspace_tools.sandbox.environment import PassedEnv
 if TYPE_CHECKING:
     from cogcli.contract.allow_list import AllowList
     from cogcli.contract.context import ToolContext
+    from workspace_tools.sandbox.shared_net import SharedNetwork
+    from workspace_tools.shell.jobs import Jobs
 
 LABEL = "Run"
 ICON = "terminal"
@@ -54,6 +60,8 @@ DETAILS_HEAD, DETAILS_TAIL = 16_000, 48_000
 #: changed files named in the details (and in what the model reads: fewer)
 CHANGED_IN_DETAILS, CHANGED_FOR_MODEL = 200, 20
 MAX_COMMAND = 100_000
+#: how long a background start waits for the command's first output (or its end)
+FIRST_LOOK_S = 0.5
 
 
 class RunCommandParams(BaseModel):
@@ -68,10 +76,17 @@ class RunCommandParams(BaseModel):
         default=None, ge=1, le=MAX_TIMEOUT,
         description=f"Seconds it may run (default {DEFAULT_TIMEOUT}); then it and everything it started are killed.",
     )
+    background: bool = Field(
+        default=False,
+        description="Start it and return at once with a job id (a dev server, a watcher): read what it prints with "
+        "command_output(id), end it with kill_command(id). Later commands and tests can reach a server it starts on "
+        "localhost. It is killed when the session ends.",
+    )
 
 
 def _presentation(params: RunCommandParams) -> dict[str, Any]:
-    return {"label": LABEL, "icon": ICON, "detail": params.command}
+    label = "Start" if params.background else LABEL
+    return {"label": label, "icon": ICON, "detail": params.command}
 
 
 def run_command_tool(
@@ -82,12 +97,15 @@ def run_command_tool(
     allow: AllowList | None = None,
     network: bool = False,
     passed: PassedEnv | None = None,
+    jobs: Jobs | None = None,
 ) -> Tool[RunCommandParams]:
     """The tool for ``workspace``. ``sandbox`` as run_tests' (``"off"``: no sandbox, said in each
     result); ``max_timeout`` the most a call may ask for (the session's per-call timeout); ``allow``
     the person's allow list (matching commands run without asking); ``network`` the person's
     choice to give commands the host's network; ``passed`` what they get beyond the tests'
-    allow-list (the same as the tests: :class:`workspace_tools.sandbox.environment.PassedEnv`)."""
+    allow-list (the same as the tests: :class:`workspace_tools.sandbox.environment.PassedEnv`);
+    ``jobs`` the session's background commands (:mod:`workspace_tools.shell.jobs`; without it
+    ``background`` is refused)."""
     if sandbox not in ("auto", "on", "off"):
         raise ValueError(f"sandbox must be 'auto', 'on' or 'off', not {sandbox!r}")
     # a little under the session's per-call timeout: our own deadline reports the output so far
@@ -103,7 +121,7 @@ def run_command_tool(
 
     def preview(params: RunCommandParams) -> dict[str, Any]:
         """The exact command line the person approves (and where it will run)."""
-        return {"command": check(params), "sandbox": sandbox, "network": network}
+        return {"command": check(params), "sandbox": sandbox, "network": network, "background": params.background}
 
     async def execute(params: RunCommandParams, context: ToolContext) -> Any:
         import anyio
@@ -119,7 +137,10 @@ def run_command_tool(
         command = check(params)
         limit = min(params.timeout or DEFAULT_TIMEOUT, ceiling)
         passed_env = passed or PassedEnv()
-        prefix, env = await anyio.to_thread.run_sync(functools.partial(_setup, workspace.root, sandbox, network, passed_env))
+        if params.background:
+            return await _start_background(params, workspace.root, sandbox, network, passed_env, jobs)
+        shared = jobs.network if jobs is not None and jobs.network.active else None
+        prefix, env = await anyio.to_thread.run_sync(functools.partial(_setup, workspace.root, sandbox, network, passed_env, shared))
         tracked = await anyio.to_thread.run_sync(tracked_folders, workspace.root)
         before = await anyio.to_thread.run_sync(functools.partial(scan, workspace.root, tracked=tracked))
         since = time.time_ns()
@@ -211,12 +232,14 @@ def run_command_tool(
     return made
 
 
-def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv) -> tuple[list[str], dict[str, str]]:
+def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv,
+           shared: SharedNetwork | None = None) -> tuple[list[str], dict[str, str]]:
     """(the sandbox's argv prefix, ``[]`` for none; the environment): the tests' environment (no
     credentials) with the project's Python environment first on PATH, so ``ruff`` or ``mypy``
     installed in it run as in an activated shell, shown read-only in the sandbox when it lies
     outside the workspace and the host confirmed it (as run_tests shows it), and the toolchains a
-    build reads from the home (cargo, go, node)."""
+    build reads from the home (cargo, go, node). ``shared``: the session's one loopback network,
+    entered once a background command started it."""
     from workspace_tools.sandbox.bwrap import sandbox_prefix
     from workspace_tools.host.programs import host_program
     from workspace_tools.sandbox.python import find_project_python
@@ -240,7 +263,7 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv) -
 
         readable.append(module_cache())
         go_cache.append((sandbox_build_cache(root), SANDBOX_GOCACHE))
-    prefix = sandbox_prefix(sandbox, root, readable, network=network, environments=envs, writable=passed.writable)
+    prefix = sandbox_prefix(sandbox, root, readable, network=network, environments=envs, writable=passed.writable, shared=shared)
     env = passed.child_env(extra, bool(prefix))
     if prefix and go_cache:
         from workspace_tools.runners.run_tests import _sandbox_argv
@@ -249,6 +272,44 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv) -
         prefix = _sandbox_argv(prefix, root, go_cache)
         env.update(GOCACHE=go_cache[0][1], GOTOOLCHAIN="local")
     return prefix, env
+
+
+async def _start_background(params: RunCommandParams, root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv,
+                            jobs: Jobs | None) -> Any:
+    """Start the command as a job and answer with its id (and what it printed in its first moment)."""
+    import anyio
+    import anyio.to_thread
+
+    if jobs is None:
+        raise ToolCallError("background commands are not available here (no session keeps them); run it in the foreground",
+                            code=ErrorCode.INVALID_ARGUMENTS)
+    command = params.command
+    shared = None if network or sandbox == "off" else jobs.network
+    prefix, env = await anyio.to_thread.run_sync(functools.partial(_setup, root, sandbox, network, passed, shared))
+    from workspace_tools.sandbox.leftovers import strip_privileges
+
+    more = _writable(passed, root)
+    job = await anyio.to_thread.run_sync(lambda: jobs.start(
+        command, [*prefix, _bash(), "-c", command], cwd=root, env=env, sandboxed=bool(prefix),
+        sweep=lambda since: strip_privileges(root, more, since_ns=since)))
+    await anyio.to_thread.run_sync(job.wait_for_news, FIRST_LOOK_S)
+    early, dropped = job.take_new()
+    state = "running" if job.running else f"ended at once (exit code {job.exit_code})"
+    lines = [f"started {job.id} in the background: {state}"]
+    if not prefix:
+        lines[0] += " · NOT sandboxed: it runs with the person's own access"
+    elif shared is not None and not shared.active:
+        lines[0] += f" · its network is its own ({shared.failure}): later commands cannot reach a server it starts"
+    if early.strip():
+        lines.append(("…" if dropped else "") + early.rstrip("\n"))
+    lines.append(f"read its output with command_output(id={job.id!r}), end it with kill_command(id={job.id!r})")
+    from cogcli.contract.details import BackgroundJobDetails
+
+    details = BackgroundJobDetails(job=job.id, command=command, running=job.running, exit_code=job.exit_code, output=early,
+                                   dropped=dropped, bytes_total=job.total, sandbox="bwrap" if prefix else "none",
+                                   shared_network=bool(shared is not None and shared.active))
+    presentation = {"label": "Start", "icon": ICON, "detail": f"{command} · {job.id}"}
+    return tool_output("\n".join(lines), details=details, presentation=presentation)
 
 
 def _writable(passed: PassedEnv, root: Path) -> list[Path]:
