@@ -229,10 +229,10 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv) -
     readable: list[Path] = []
     envs: list[Path] = []
     if sandbox != "off":
-        from workspace_tools.runners.run_tests import _toolchain_homes
+        from workspace_tools.runners.toolchains import toolchain_homes
 
         for name in ("cargo", "go", "node"):
-            readable += _toolchain_homes(name)
+            readable += toolchain_homes(name)
         envs = environments(project, root)[0]
     go_cache: list[tuple[Path, str]] = []
     if sandbox != "off" and host_program("go"):  # Go's caches, as run_tests' Go runner has them
