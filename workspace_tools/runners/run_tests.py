@@ -160,7 +160,7 @@ class _Runs:
         notes: list[str] = []  # what the sandbox does not show that the runner asked for (a link out)
         prefix = await anyio.to_thread.run_sync(
             functools.partial(sandbox_prefix, self.sandbox, self.workspace.root, readable, notes=notes,
-                              environments=inv.environments, writable=self.passed.writable))
+                              environments=inv.environments, writable=self.passed.writable, network=self.passed.network))
         extra = {**_venv_env(runner), **inv.env}
         missing = missing_program(runner.toolchain, inv.argv, extra.get("PATH", os.environ.get("PATH", "")))
         if missing is not None:  # said before anything starts, with the sandbox or without
@@ -369,7 +369,8 @@ def run_tests_tool(
             details["privileges_removed"], text = [r.as_dict() for r in runs.removed], text + "\n" + removed_text(runs.removed)
         if runs.sandboxed and any(sec.outcome != "passed" for sec in sections):
             texts = [t.get("longrepr") or t.get("message") for sec in sections for t in sec.report.problems()]
-            hint = failure_hint(workspace.root, (str(t) for t in [*texts, *(sec.output for sec in sections)] if t))
+            hint = failure_hint(workspace.root, (str(t) for t in [*texts, *(sec.output for sec in sections)] if t),
+                                network_given=runs.passed.network)
             if hint:  # the failures look like the sandbox's: one line on top saying so
                 details["sandbox_note"], text = hint, hint + "\n" + text
         return tool_output(text, details=details, presentation=presentation)
