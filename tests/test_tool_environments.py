@@ -161,3 +161,16 @@ def test_the_text_output_s_first_line_names_cog_s_python_and_the_missing_tool(tm
     done = run_cog(["tool", "run_tests"], repo, env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Run tests  all · 1 passed" in done.stdout and "No project environment" not in done.stdout  # its own env: nothing to say
+
+
+def test_a_missing_hatch_is_named_only_for_a_project_that_works_with_hatch(tmp_path: Path) -> None:
+    """``[tool.hatch.build]`` is hatchling's (the build backend): no note that hatch is missing; an
+    ``envs`` table is Hatch's own workflow, and its absence is said."""
+    repo = init_git_repo(tmp_path / "repo", commit=False)
+    (repo / "pyproject.toml").write_text("[project]\nname = 'hb'\nversion = '0'\n[tool.hatch.build.targets.wheel]\npackages = ['hb']\n")
+    found = pyenv.find_project_python(repo, repo)
+    assert found.fallback and found.notes == ()
+    (repo / "pyproject.toml").write_text(HATCH_PROJECT)
+    found = pyenv.find_project_python(repo, repo)
+    assert found.notes == ("the project uses hatch, which is not installed here (or not on PATH): install it and make the "
+                           "project's environment (hatch test), then run the tests again",)

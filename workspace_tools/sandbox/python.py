@@ -142,7 +142,8 @@ def _ask_tools(base: Path, notes: list[str]) -> ProjectPython | None:
         if not tool.applies(base):
             continue
         if tool.program() is None:
-            notes.append(tool.skipped_note() or tool.missing_note(base))
+            if (note := tool.skipped_note() or tool.missing_note(base)) is not None:
+                notes.append(note)
             continue
         if tool.steering(base):
             notes.append(tool.refused_note())

@@ -150,6 +150,9 @@ class EnvTool:
     test_argv: tuple[str, ...] = ()
     #: what makes the project's environment with the tool, for a note when the tool is not installed
     make: str = ""
+    #: the project works with the tool (not only builds with it: ``[tool.hatch.build]`` is hatchling's),
+    #: so a missing tool is worth a note; None: whenever it applies
+    worked_with: Callable[[Path], bool] | None = None
 
     def program(self) -> str | None:
         return next((p for p in map(host_program, self.programs) if p is not None), None)
@@ -167,8 +170,11 @@ class EnvTool:
                         f"{self.name} with pipx or its own installer, or link it from a folder such as ~/.local/bin")
         return None
 
-    def missing_note(self, base: Path) -> str:
-        """The project uses the tool, and it is not installed (or not on PATH)."""
+    def missing_note(self, base: Path) -> str | None:
+        """The project uses the tool, and it is not installed (or not on PATH); None when the project
+        only builds with it."""
+        if self.worked_with is not None and not self.worked_with(base):
+            return None
         return (f"the project uses {self.name}, which is not installed here (or not on PATH): install it and make the "
                 f"project's environment ({self.make}), then run the tests again")
 
@@ -194,7 +200,8 @@ TOOLS: tuple[EnvTool, ...] = (
                                            "PIPENV_YES": "0", "PIPENV_IGNORE_VIRTUALENVS": "1"}, make="pipenv install --dev"),
     EnvTool("hatch", ("hatch",), ("env", "find"), applies=lambda base: _hatch_config(base) is not None,
             steering=_hatch_steering, steering_files="settings that load plugins (env requires, collectors, hatch_plugins.py)",
-            test_argv=("env", "find", "hatch-test"), make="hatch test"),
+            test_argv=("env", "find", "hatch-test"), make="hatch test",
+            worked_with=lambda base: (base / "hatch.toml").is_file() or "envs" in (_hatch_config(base) or {})),
     EnvTool("pdm", ("pdm",), ("info", "--python"), applies=_files("pdm.lock"),
             steering=_exists(".pdm-plugins", ".pdm-python", "pdm.toml"), answers_python=True,
             steering_files="its own pdm settings or plugins (.pdm-plugins, .pdm-python, pdm.toml)", make="pdm install"),
