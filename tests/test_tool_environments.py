@@ -63,6 +63,8 @@ def hatch_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tools / "hatch").symlink_to(hatch)
     monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")
     monkeypatch.setenv("HATCH_DATA_DIR", str(tmp_path / "hatch-data"))
+    (tmp_path / "hatch-config.toml").write_text("")  # hatch's config: else it writes one into XDG_CONFIG_HOME
+    monkeypatch.setenv("HATCH_CONFIG", str(tmp_path / "hatch-config.toml"))
     return tools / "hatch"
 
 
@@ -88,7 +90,7 @@ def test_a_hatch_project_runs_in_the_hatch_test_env_not_the_default_one(tmp_path
     (repo / "tests").mkdir()
     (repo / "tests" / "test_a.py").write_text(TEST_FILE)
     done = run_cog(["tool", "run_tests", "--json"], repo, env={"PATH": os.environ["PATH"],  # in the sandbox, where it works
-                                                               "HATCH_DATA_DIR": os.environ["HATCH_DATA_DIR"]})
+                                                               "HATCH_DATA_DIR": os.environ["HATCH_DATA_DIR"], "HATCH_CONFIG": os.environ["HATCH_CONFIG"]})
     assert done.returncode == 0, done.stdout + done.stderr
     result = [json.loads(line) for line in done.stdout.splitlines() if '"tool-result"' in line][-1]
     details = result["details"]
@@ -103,7 +105,7 @@ def test_hatch_without_its_test_env_says_to_run_hatch_test_not_pip_install(tmp_p
     hatch = hatch_on_path(tmp_path, monkeypatch)
     make_venv(hatch_envs(hatch, repo)[0], with_pytest=False)
     done = run_cog(["tool", "run_tests", "--sandbox", "off"], repo, env={"PATH": os.environ["PATH"],
-                                                                          "HATCH_DATA_DIR": os.environ["HATCH_DATA_DIR"]})
+                                                                          "HATCH_DATA_DIR": os.environ["HATCH_DATA_DIR"], "HATCH_CONFIG": os.environ["HATCH_CONFIG"]})
     assert done.returncode == 1, done.stdout + done.stderr
     text = done.stdout + done.stderr
     assert "pytest is not installed for" in text and "run `hatch test` once" in text
