@@ -38,6 +38,14 @@ def cog_argv() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "cogcli"]
 
 
+def cog_python() -> str:
+    """The interpreter the ``cog`` console script runs with (its ``#!`` line), as cog names it."""
+    script = Path(sys.executable).with_name("cog")
+    if not script.exists():
+        return sys.executable
+    return script.read_text().splitlines()[0].removeprefix("#!").strip()
+
+
 def cog_env(extra: Mapping[str, str] | None = None, *, ci: bool = True) -> dict[str, str]:
     """A clean environment for cog. ``CI=1`` unless ``ci=False``: off a terminal, cog refuses calls
     that need approval (edits, test runs) unless CI is set or --yes is given."""

@@ -11,14 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import CASSETTE, REPLAY, cog_argv, cog_env, json_lines, run_cog
+from cli_helpers import CASSETTE, REPLAY, cog_argv, cog_env, cog_python, json_lines, run_cog
 from render_helpers import github_lines
 from model_servers import AnthropicServer, Fail, OpenAIServer, replies_from_cassette
 
 from cogcli.wire.events import FinishEvent, parse_event
+from workspace_tools.sandbox.interpreter import ProjectPython
 
 FIX = "Fix the failing test"
 
+#: the line under a test run's row: fixtures/calc has no environment of its own, so cog's Python ran the tests
+ENV_NOTE = "    " + ProjectPython(cog_python(), "cog").fallback_note()
 #: what `cog edit` prints for the calc_fix cassette on a fresh copy of fixtures/calc (not a TTY)
 LIVE = "\n".join(
     [
@@ -29,6 +32,7 @@ LIVE = "\n".join(
         "  … Run tests  tests/test_ops.py::test_sub passed",
         "  … Run tests  tests/test_ops.py::test_mul passed",
         "Run tests  all · 1 failed, 2 passed",
+        ENV_NOTE,
         "    FAILED tests/test_ops.py::test_add at tests/test_ops.py:5 — assert -1 == 5",
         "test_add fails: add(2, 3) returns -1. Fixing the operator in add (sub keeps its own `a - b`).",
         "Edit file  calc/ops.py",
@@ -48,6 +52,7 @@ LIVE = "\n".join(
         "  … Run tests  tests/test_ops.py::test_sub passed",
         "  … Run tests  tests/test_ops.py::test_mul passed",
         "Run tests  all · 3 passed",
+        ENV_NOTE,
         "Fixed: `add` in calc/ops.py subtracted (`return a - b`); it now returns `a + b`. All 3 tests in tests/test_ops.py pass.",
         "",
         "Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 6,803 tokens",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from cli_helpers import json_lines, read_pty, run_cog
+from cli_helpers import cog_python, json_lines, read_pty, run_cog
 
 from cogcli.wire.events import parse_event
+from workspace_tools.sandbox.interpreter import ProjectPython
 
 
 def test_read_file_draws_its_row_and_exits_0(make_repo) -> None:
@@ -65,6 +66,7 @@ def test_run_tests_streams_updates_and_exits_1_while_tests_fail(make_repo) -> No
         "  … Run tests  tests/test_ops.py::test_sub passed",
         "  … Run tests  tests/test_ops.py::test_mul passed",
         "Run tests  all · 1 failed, 2 passed",
+        "    " + ProjectPython(cog_python(), "cog").fallback_note(),  # no env of its own: cog's Python ran them
         "    FAILED tests/test_ops.py::test_add at tests/test_ops.py:5 — assert -1 == 5",
     ]
     passing = run_cog(["tool", "run_tests", "keyword=test_sub or test_mul"], repo)
@@ -128,10 +130,14 @@ def test_on_a_terminal_progress_is_drawn_in_place_with_colour_unless_no_color(ma
     assert "\r\x1b[2K" in out  # the running row is erased and redrawn, not printed line after line
     # a test run's live line counts, with a bar, and names the test that just ended
     assert "\x1b[2m  … Run tests · 1/3 · 1 failed · 0 passed  █████░░░░░░░░░░░ · tests/test_ops.py::test_add failed\x1b[0m" in out
-    assert out.endswith("\x1b[1mRun tests\x1b[0m  all · 1 failed, 2 passed\r\n    \x1b[31mFAILED tests/test_ops.py::test_add at tests/test_ops.py:5 — assert -1 == 5\x1b[0m\r\n")
+    row, _, rest = out.rpartition("\x1b[1mRun tests\x1b[0m  all · 1 failed, 2 passed\r\n")
+    # under the row: which Python ran them (bold, wrapped to the terminal), then the failure
+    assert row and rest.startswith("    \x1b[1mNo project environment found") and "not the project's" in rest
+    assert rest.endswith("\r\n    \x1b[31mFAILED tests/test_ops.py::test_add at tests/test_ops.py:5 — assert -1 == 5\x1b[0m\r\n")
     code, plain = _on_a_pty(["tool", "run_tests"], repo, {"NO_COLOR": "1"})
     assert code == 1 and "\x1b" not in plain
-    assert plain.endswith("\rRun tests  all · 1 failed, 2 passed\r\n    FAILED tests/test_ops.py::test_add at tests/test_ops.py:5 — assert -1 == 5\r\n")
+    assert "\rRun tests  all · 1 failed, 2 passed\r\n    No project environment found" in plain
+    assert plain.endswith("\r\n    FAILED tests/test_ops.py::test_add at tests/test_ops.py:5 — assert -1 == 5\r\n")
 
 
 def test_timeout_stops_a_call_that_takes_too_long(make_repo) -> None:

@@ -290,7 +290,7 @@ def _setup(task: Task, settings: Any, checkout: Path, *, network: bool = False) 
 
     passed = test_env(settings)  # task.env is in its pass_env
     prefix = sandbox_prefix(settings.sandbox, checkout, network=network, writable=passed.writable)
-    env = passed.child_env({}, bool(prefix))
+    env = passed.child_env({}, bool(prefix), network=network)  # offline tools unless --setup-network
     tail = OutputTail(SETUP_TAIL * 4)
     limit = settings.timeout or SETUP_TIMEOUT
 

@@ -59,6 +59,14 @@ def sandbox_note(details: Any) -> str | None:
     return note if isinstance(note, str) and note else None
 
 
+def environment_note(details: Any) -> str | None:
+    """The line a test run's details carry when the interpreter that ran the tests was not the
+    project's (``environment.note``: cog's own Python, or the person's python3): shown whatever the outcome."""
+    env = details.get("environment") if isinstance(details, dict) else None
+    note = env.get("note") if isinstance(env, dict) else None
+    return note if isinstance(note, str) and note else None
+
+
 def run_notes(details: Any) -> list[str]:
     """The notes a test run's details carry (:attr:`TestReportDetails.notes`), in order."""
     notes = details.get("notes") if isinstance(details, dict) else None

@@ -61,6 +61,7 @@ from cogcli.render.details import (
     TestProgress,
     changes_view_diff,
     diff_text,
+    environment_note,
     first_line,
     read_output_lines,
     read_test_progress,
@@ -261,7 +262,8 @@ class TextRenderer:
         # error, none ran), what it rests on (cog's own Python ran them, a package came from an
         # installed copy, a command was not found): the person reads them too
         notes = run_notes(result.details) if run_outcome(result.details)[0] in ("error", "no-tests") else []
-        for text in ([note] if note is not None else []) + [n for n in notes if n != note]:
+        first = [n for n in (note, environment_note(result.details)) if n is not None]  # whatever the outcome
+        for text in first + [n for n in notes if n not in first]:
             for part in self._wrap(DETAIL_INDENT + text, DETAIL_INDENT):
                 words = part.lstrip(" ")
                 self._line(part[: len(part) - len(words)] + self._style(words, "bold"))

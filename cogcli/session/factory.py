@@ -67,7 +67,8 @@ def test_env(settings: Settings) -> Any:
             writable.append(path.resolve())
         else:
             log.warning("--sandbox-writable: %s does not exist; not made writable", path)
-    return PassedEnv(pass_env=tuple(settings.pass_env), workspace_pass_env=tuple(settings.workspace_pass_env), writable=tuple(writable))
+    return PassedEnv(pass_env=tuple(settings.pass_env), workspace_pass_env=tuple(settings.workspace_pass_env), writable=tuple(writable),
+                     network=settings.test_network)
 
 
 def make_model(settings: Settings, record: Path | None = None) -> Any:

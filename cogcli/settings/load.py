@@ -175,6 +175,9 @@ class Settings:
     #: the person gives run_command the host's network (``--command-network``, ``COG_COMMAND_NETWORK=1``,
     #: ``command_network = true`` in their config.toml)
     command_network: bool = False
+    #: the person gives run_tests' tests the host's network in the sandbox (``--test-network``,
+    #: ``COG_TEST_NETWORK=1``, ``test_network = true`` in their config.toml; never the workspace's)
+    test_network: bool = False
 
     @property
     def mcp_needs_approval(self) -> bool:

@@ -275,6 +275,11 @@ SETTINGS: tuple[Setting, ...] = (
         flags=("--command-network/--no-command-network",), env="COG_COMMAND_NETWORK", commands=TOOLS - {BATCH},
     ),
     Setting(
+        "test_network", "bool", "Give run_tests' tests the host's network in the sandbox (default: none; "
+        "COG_TEST_NETWORK=1): for tests that download or call a service.",
+        flags=("--test-network/--no-test-network",), env="COG_TEST_NETWORK", commands=TOOLS - {BATCH},
+    ),
+    Setting(
         "instructions", "bool", "Read AGENTS.md files (and ~/.config/cog/AGENTS.md) for the model (default: yes).",
         flags=("--instructions/--no-instructions",), commands=RUNS,
     ),

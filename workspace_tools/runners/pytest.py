@@ -143,9 +143,11 @@ class PytestRunner(Runner):
         shown = self.rel_file(str(event.get("workspace_path") or "")) or str(event.get("workspace_path"))
         elsewhere = str(event.get("imported_from") or "?")
         python = getattr(self, "python", "python")
-        fix = (f"install the project into its environment in editable mode ({python} -m pip install -e .)"
-               if not getattr(self, "project", None) or not self.project.fallback
-               else f"create the project's environment and install it there editable ({FIX})")
+        project = getattr(self, "project", None)
+        fix = (f"create the project's environment and install it there editable ({FIX})" if project is not None and project.fallback
+               else f"install the project editable through {project.managed_by} (it installs the project itself: recreate "
+               "or sync its environment)" if project is not None and project.managed_by
+               else f"install the project into its environment in editable mode ({python} -m pip install -e .)")
         if event.get("stopped"):
             message = (f"the tests import {name} from {elsewhere}, not from the workspace's {shown}/: they would test "
                        "another copy of the code, so they were not run")
@@ -169,6 +171,8 @@ class PytestRunner(Runner):
         if project is not None:
             report.notes += project.notes
             report.environment = project.as_details()
+            if no_project:  # no Python project and no test: no Python advice either
+                report.environment.pop("note", None)
         if not report.started and exit_code != 0:
             message = _not_started(python, exit_code, output, project, getattr(self, "interpreter_notes", []))
             if project is not None and project.guessed and NOT_STARTED not in output:
@@ -223,8 +227,8 @@ def _not_started(python: str, exit_code: int, output: str, project: ProjectPytho
                 "that it is a working virtualenv (its bin/python runs) outside ~/.ssh, ~/.config and the like; or run "
                 f"with --sandbox off if you trust the project's tests.\n{tail}")
     if "No module named pytest" in output:
-        return (f"pytest is not installed for {python}: install it in the workspace's environment "
-                f"({python} -m pip install pytest), then run the tests again.\n{tail}")
+        advice = project.install_advice("pytest") if project is not None else f"install it ({python} -m pip install pytest)"
+        return f"pytest is not installed for {python}: {advice}, then run the tests again.\n{tail}"
     found = _CONFTEST.search(output)
     if found:
         text = output[found.start():].strip()

@@ -39,7 +39,7 @@ from cogcli.contract.tool import Tool, tool
 from workspace_tools.sandbox.bwrap import SandboxMode, sandbox_prefix, writable_paths
 from workspace_tools.sandbox.leftovers import Removed, removed_text, strip_after
 from workspace_tools.sandbox.hints import failure_hint
-from workspace_tools.host.programs import host_program
+from workspace_tools.runners.toolchains import missing_program, toolchain_homes
 from workspace_tools.workspace.paths import Workspace
 from workspace_tools.host.processes import LineSplitter, OutputTail, run_process_group
 from workspace_tools.runners import RUNNER_NAMES, RUNNERS, check_args, detect, forced, from_command, route
@@ -91,38 +91,6 @@ def _presentation(params: RunTestsParams) -> dict[str, Any]:
         parts.append(f"-k {params.keyword}")
     parts += params.args or []
     return {"label": LABEL, "icon": ICON, "detail": " ".join(parts) or "all"}
-
-
-def _toolchain_homes(program_name: str | None) -> list[Path]:
-    """What the runner's toolchain needs to build and run offline, when it lies in a folder the
-    sandbox hides (the home): bound read-only, each through :func:`~workspace_tools.sandbox.view.bindable`.
-
-    Found from the program on the person's ``PATH`` and their environment (``CARGO_HOME``, ``GOROOT``
-    …), never from a workspace file. Only the parts a build reads, not the toolchain's home: cargo's
-    ``bin/``, ``registry/`` and ``git/`` and rustup's ``toolchains/``, ``settings.toml`` and
-    ``update-hashes/`` (not ``credentials.toml``); Go's root (its module cache is the Go runner's);
-    Node's installation (``bin/``, ``lib/node_modules/``, ``include/node/``), for vitest and jest too.
-    """
-    found = host_program(program_name) if program_name else None
-    if found is None:
-        return []
-    home = Path.home()
-    program = Path(found).resolve()
-    installation = program.parent.parent  # …/bin/cargo -> the installation
-    paths: list[Path] = []
-    if program_name == "cargo":
-        cargo_home = Path(os.environ.get("CARGO_HOME") or home / ".cargo")
-        rustup_home = Path(os.environ.get("RUSTUP_HOME") or home / ".rustup")
-        paths += [cargo_home / part for part in ("bin", "registry", "git")]
-        paths += [rustup_home / part for part in ("toolchains", "settings.toml", "update-hashes")]
-        if (installation / "lib" / "rustlib").is_dir():  # a standalone install (no rustup), perhaps in ~/.local
-            paths += [installation / part for part in ("bin", "lib", "libexec")]
-    elif program_name == "go":
-        goroot = Path(os.environ["GOROOT"]) if os.environ.get("GOROOT") else installation
-        paths.append(goroot if (goroot / "src" / "runtime").is_dir() else program.parent)
-    else:
-        paths += [program.parent, installation / "lib" / "node_modules", installation / "include" / "node"]
-    return [p for p in dict.fromkeys(paths) if p.is_absolute() and os.path.lexists(p)]
 
 
 def _venv_env(runner: Runner) -> dict[str, str]:
@@ -188,12 +156,15 @@ class _Runs:
 
         inv: Invocation = runner.invocation(selection)
         self.binds += [host for host, _ in inv.writable]  # swept for setuid files too, after the run
-        readable = [*inv.readable, *_toolchain_homes(runner.toolchain)] if self.sandbox != "off" else inv.readable
+        readable = [*inv.readable, *toolchain_homes(runner.toolchain)] if self.sandbox != "off" else inv.readable
         notes: list[str] = []  # what the sandbox does not show that the runner asked for (a link out)
         prefix = await anyio.to_thread.run_sync(
             functools.partial(sandbox_prefix, self.sandbox, self.workspace.root, readable, notes=notes,
-                              environments=inv.environments, writable=self.passed.writable))
+                              environments=inv.environments, writable=self.passed.writable, network=self.passed.network))
         extra = {**_venv_env(runner), **inv.env}
+        missing = missing_program(runner.toolchain, inv.argv, extra.get("PATH", os.environ.get("PATH", "")))
+        if missing is not None:  # said before anything starts, with the sandbox or without
+            raise ToolCallError(missing, code=ErrorCode.TOOL_ERROR)
         if prefix:
             self.sandboxed = True
             extra.update(inv.sandbox_env)
@@ -398,7 +369,8 @@ def run_tests_tool(
             details["privileges_removed"], text = [r.as_dict() for r in runs.removed], text + "\n" + removed_text(runs.removed)
         if runs.sandboxed and any(sec.outcome != "passed" for sec in sections):
             texts = [t.get("longrepr") or t.get("message") for sec in sections for t in sec.report.problems()]
-            hint = failure_hint(workspace.root, (str(t) for t in [*texts, *(sec.output for sec in sections)] if t))
+            hint = failure_hint(workspace.root, (str(t) for t in [*texts, *(sec.output for sec in sections)] if t),
+                                network_given=runs.passed.network)
             if hint:  # the failures look like the sandbox's: one line on top saying so
                 details["sandbox_note"], text = hint, hint + "\n" + text
         return tool_output(text, details=details, presentation=presentation)

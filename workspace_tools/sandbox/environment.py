@@ -55,6 +55,22 @@ ALLOWED = frozenset(
 )
 ALLOWED_PREFIXES = ("LC_",)
 
+#: what tells the package tools a test or command may start that the network is off, through their
+#: own settings, so a step that needs it fails at once instead of retrying for a minute (npm retries
+#: a name that does not resolve for about 70 s): set in the sandbox unless the person gave it the
+#: network (``--test-network``, ``--command-network``). Each was checked against a real run:
+#: ``npx missing-package`` ends in ENOTCACHED within a second, ``cargo fetch`` says it is offline,
+#: ``pip install`` finds no index
+OFFLINE_ENV = {
+    "npm_config_offline": "true",  # npm, npx (and pnpm, which reads npm's settings)
+    "npm_config_audit": "false",
+    "npm_config_fund": "false",
+    "npm_config_update_notifier": "false",
+    "PIP_NO_INDEX": "1",
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    "CARGO_NET_OFFLINE": "true",
+}
+
 #: a variable named like any of these is a credential (checked on the upper-cased name's parts)
 _CREDENTIAL = re.compile(
     r"(KEY|KEYS|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PWD|CREDENTIAL|CREDENTIALS|CREDS|AUTH|"
@@ -149,11 +165,17 @@ class PassedEnv:
     workspace_pass_env: tuple[str, ...] = ()
     #: more paths the tests may write in the sandbox (None: ``COG_SANDBOX_WRITABLE`` of cog's environment)
     writable: tuple[Path, ...] | None = None
+    #: the person gives the tests the host's network in the sandbox (``--test-network``; never the workspace)
+    network: bool = False
 
-    def child_env(self, extra: Mapping[str, str], sandboxed: bool) -> dict[str, str]:
+    def child_env(self, extra: Mapping[str, str], sandboxed: bool, *, network: bool | None = None) -> dict[str, str]:
         """The one place the tests' environment is made: the allow-listed variables (no
-        credentials), the names passed, then the runner's ``extra`` ones."""
-        env = child_environment(extra, pass_env=self.pass_env, workspace_pass_env=self.workspace_pass_env)
+        credentials), the names passed, then the runner's ``extra`` ones. In the sandbox without
+        the network (``network``: the step's own choice, default :attr:`network`) the package
+        tools are told they are offline (:data:`OFFLINE_ENV`)."""
+        offline = sandboxed and not (self.network if network is None else network)
+        env = child_environment({**(OFFLINE_ENV if offline else {}), **extra}, pass_env=self.pass_env,
+                                workspace_pass_env=self.workspace_pass_env)
         if sandboxed:
             env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp is the only writable place besides the workspace
         return env

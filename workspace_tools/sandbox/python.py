@@ -4,12 +4,14 @@ project's own tools find it. What the sandbox must show for it: :mod:`workspace_
 First match wins, in the runner's folder and then the workspace root:
 
 1. ``.venv`` or ``venv`` (their ``bin/python``; a link to a venv outside is followed, and the
-   sandbox shows it when the host confirms it), else any folder there holding ``pyvenv.cfg``, else
-   a tox or nox environment (``.tox/<env>``, ``.nox/<env>``) that has pytest;
+   sandbox shows it when the host confirms it), else any folder there holding ``pyvenv.cfg``; a tox
+   or nox environment (``.tox/<env>``, ``.nox/<env>``) that has pytest when there is none of those,
+   or when it has no pytest (then the project runs its tests through tox or nox);
 2. uv: with ``uv.lock``, the person's ``UV_PROJECT_ENVIRONMENT`` (uv's default, ``.venv``, is 1.);
 3. an activated ``$VIRTUAL_ENV`` that is not cog's own (``sys.prefix``), or ``$CONDA_PREFIX``;
 4. the person's tools, declared once in :mod:`workspace_tools.sandbox.python_tools` (Poetry, Pipenv, Hatch, PDM,
-   conda), asked only when installed on the host, never when the workspace would steer them;
+   conda), asked only when installed on the host, never when the workspace would steer them; the
+   environment a tool itself runs the tests in first (Hatch's ``hatch-test``, when made and holding pytest);
 5. when the project names its Python version (``.python-version``, ``.tool-versions``): the
    person's own ``python3`` on their PATH, if pytest is installed for it (pyenv, asdf and mise shims
    pick that version as in their shell), with a note saying no project environment was found;
@@ -61,6 +63,15 @@ def _has_pytest(env: Path) -> bool:
 
 
 def _in_project(base: Path) -> ProjectPython | None:
+    """``.venv``, ``venv`` or a ``pyvenv.cfg`` folder; a tox or nox env that has pytest when there is
+    none, or when that one lacks pytest (the project runs its tests through tox or nox)."""
+    own = _own_env(base)
+    if own is not None and own.env is not None and _has_pytest(own.env):
+        return own
+    return _farm_env(base) or own
+
+
+def _own_env(base: Path) -> ProjectPython | None:
     for name in VENV_NAMES:
         found = _python_in(base / name)
         if found is not None:
@@ -82,7 +93,12 @@ def _in_project(base: Path) -> ProjectPython | None:
             found = _python_in(env)
             if found is not None:
                 return ProjectPython(str(found), "pyvenv.cfg", env)
-    for farm in ENV_FARMS:  # tox's and nox's envs: the first (by name) that has pytest
+    return None
+
+
+def _farm_env(base: Path) -> ProjectPython | None:
+    """tox's and nox's envs: the first (by name) that has pytest."""
+    for farm in ENV_FARMS:
         try:
             envs = sorted((e for e in os.scandir(base / farm) if e.is_dir(follow_symlinks=False)), key=lambda e: e.name)
         except OSError:
@@ -126,12 +142,16 @@ def _ask_tools(base: Path, notes: list[str]) -> ProjectPython | None:
         if not tool.applies(base):
             continue
         if tool.program() is None:
-            if (skipped := tool.skipped_note()) is not None:
-                notes.append(skipped)
+            if (note := tool.skipped_note() or tool.missing_note(base)) is not None:
+                notes.append(note)
             continue
         if tool.steering(base):
             notes.append(tool.refused_note())
             continue
+        for made in envtools.ask_test_envs(tool, base):  # where the tool itself runs the tests (hatch test)
+            env = Path(made)
+            if (env / "pyvenv.cfg").is_file() and _has_pytest(env):
+                return ProjectPython(str(env / "bin" / "python"), tool.name, env, trusted_env=True)
         answer = envtools.ask(tool, base)
         if answer is None:
             continue

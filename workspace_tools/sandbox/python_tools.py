@@ -12,7 +12,9 @@ sandbox shows it, confirmed by the host (:func:`workspace_tools.sandbox.python_b
   a virtualenv of their own, count as the person's: :func:`~workspace_tools.host.programs.tool_roots`);
 - Pipenv (``Pipfile``): ``pipenv --venv`` (``~/.local/share/virtualenvs/<name>-<hash>``), with
   ``.env`` loading off;
-- Hatch (``[tool.hatch]`` or ``hatch.toml``): ``hatch env find``;
+- Hatch (``[tool.hatch]`` or ``hatch.toml``): first ``hatch env find hatch-test`` (the environments
+  ``hatch test`` runs the tests in, one per matrix entry: the first made that holds pytest), then
+  ``hatch env find`` (the default environment);
 - PDM (``pdm.lock``): ``pdm info --python``;
 - conda, mamba, micromamba (``environment.yml`` naming an environment): ``env list --json``, the
   person's environment of that name.
@@ -143,6 +145,14 @@ class EnvTool:
     answers_python: bool = False
     #: more variables for the tool (e.g. pipenv's ``.env`` loading off)
     env: Mapping[str, str] = field(default_factory=dict)
+    #: the command listing the environments the tool itself runs the tests in (``hatch test``'s
+    #: hatch-test matrix), asked first: the first of them that was made and holds pytest wins
+    test_argv: tuple[str, ...] = ()
+    #: what makes the project's environment with the tool, for a note when the tool is not installed
+    make: str = ""
+    #: the project works with the tool (not only builds with it: ``[tool.hatch.build]`` is hatchling's),
+    #: so a missing tool is worth a note; None: whenever it applies
+    worked_with: Callable[[Path], bool] | None = None
 
     def program(self) -> str | None:
         return next((p for p in map(host_program, self.programs) if p is not None), None)
@@ -160,6 +170,14 @@ class EnvTool:
                         f"{self.name} with pipx or its own installer, or link it from a folder such as ~/.local/bin")
         return None
 
+    def missing_note(self, base: Path) -> str | None:
+        """The project uses the tool, and it is not installed (or not on PATH); None when the project
+        only builds with it."""
+        if self.worked_with is not None and not self.worked_with(base):
+            return None
+        return (f"the project uses {self.name}, which is not installed here (or not on PATH): install it and make the "
+                f"project's environment ({self.make}), then run the tests again")
+
     def refused_note(self) -> str:
         return (f"{self.name} was not asked for the project's environment: the workspace has {self.steering_files}, "
                 "which would steer a program cog runs on the host")
@@ -176,18 +194,20 @@ def _files(*names: str) -> Callable[[Path], bool]:
 TOOLS: tuple[EnvTool, ...] = (
     EnvTool("poetry", ("poetry",), ("--no-plugins", "--no-interaction", "--no-ansi", "env", "info", "-p"),
             applies=_files("poetry.lock"), steering=_exists("poetry.toml", ".poetry"),
-            steering_files="its own poetry settings or plugins (poetry.toml, .poetry/)"),
+            steering_files="its own poetry settings or plugins (poetry.toml, .poetry/)", make="poetry install"),
     EnvTool("pipenv", ("pipenv",), ("--venv",), applies=_files("Pipfile", "Pipfile.lock"), steering=lambda base: False,
             steering_files="nothing", env={"PIPENV_DONT_LOAD_ENV": "1", "PIPENV_VERBOSITY": "-1", "PIPENV_NOSPIN": "1",
-                                           "PIPENV_YES": "0", "PIPENV_IGNORE_VIRTUALENVS": "1"}),
+                                           "PIPENV_YES": "0", "PIPENV_IGNORE_VIRTUALENVS": "1"}, make="pipenv install --dev"),
     EnvTool("hatch", ("hatch",), ("env", "find"), applies=lambda base: _hatch_config(base) is not None,
-            steering=_hatch_steering, steering_files="settings that load plugins (env requires, collectors, hatch_plugins.py)"),
+            steering=_hatch_steering, steering_files="settings that load plugins (env requires, collectors, hatch_plugins.py)",
+            test_argv=("env", "find", "hatch-test"), make="hatch test",
+            worked_with=lambda base: (base / "hatch.toml").is_file() or "envs" in (_hatch_config(base) or {})),
     EnvTool("pdm", ("pdm",), ("info", "--python"), applies=_files("pdm.lock"),
             steering=_exists(".pdm-plugins", ".pdm-python", "pdm.toml"), answers_python=True,
-            steering_files="its own pdm settings or plugins (.pdm-plugins, .pdm-python, pdm.toml)"),
+            steering_files="its own pdm settings or plugins (.pdm-plugins, .pdm-python, pdm.toml)", make="pdm install"),
     EnvTool("conda", ("conda", "mamba", "micromamba"), ("env", "list", "--json"),
             applies=lambda base: conda_env_name(base) is not None, steering=_exists(".condarc"), read=_conda_env,
-            steering_files="its own conda settings (.condarc)"),
+            steering_files="its own conda settings (.condarc)", make="conda env create -f environment.yml"),
 )
 
 
@@ -208,6 +228,24 @@ def ask(tool: EnvTool, cwd: Path) -> str | None:
     return _run(tool.name, tool.program(), tool.argv, cwd, lambda out: tool.read(out, cwd), tool.env)
 
 
+def _made_envs(out: str, base: Path) -> str | None:
+    """The environments a tool listed (absolute paths, one a line) that exist with a
+    ``bin/python``, one a line; None when there is none."""
+    lines = [line.strip() for line in out.splitlines()]
+    made = [line for line in lines if line and os.path.isabs(line) and not _CONTROL.search(line) and len(line) < 4096
+            and os.path.isfile(os.path.join(line, "bin", "python"))]
+    return "\n".join(made[:50]) or None
+
+
+def ask_test_envs(tool: EnvTool, cwd: Path) -> list[str]:
+    """The environments the tool itself tests in (:attr:`EnvTool.test_argv`) that were made, in
+    the tool's order; [] when it lists none (or has no such command)."""
+    if not tool.test_argv:
+        return []
+    answer = _run(f"{tool.name}-test", tool.program(), tool.test_argv, cwd, lambda out: _made_envs(out, cwd), tool.env)
+    return answer.split("\n") if answer else []
+
+
 def _run(key_name: str, program: str | None, argv: Sequence[str], cwd: Path, read: Callable[[str], str | None],
          extra: Mapping[str, str] = {}) -> str | None:
     key = (key_name, str(cwd))
@@ -215,7 +253,7 @@ def _run(key_name: str, program: str | None, argv: Sequence[str], cwd: Path, rea
     cached = _answers.get(key)
     if cached is not None:
         stamp, answer = cached
-        if (answer is not None and os.path.exists(answer)) or (answer is None and now - stamp < NEGATIVE_TTL):
+        if (answer is not None and all(map(os.path.exists, answer.split("\n")))) or (answer is None and now - stamp < NEGATIVE_TTL):
             return answer
     answer = None
     if program is not None:

@@ -130,6 +130,7 @@ def run_command_tool(
         from cogcli.contract.details import ShellCommandDetails
         from workspace_tools.shell.output import HeadTail, LiveLines
         from workspace_tools.host.processes import run_process_group
+        from workspace_tools.sandbox.hints import needs_network
         from workspace_tools.sandbox.leftovers import removed_text, strip_after
         from workspace_tools.shell.tree_changes import compare, scan
         from workspace_tools.workspace.envdirs import tracked_folders
@@ -201,6 +202,10 @@ def run_command_tool(
         )
         text = _model_text(details, model.text(), changed, limit, sandbox)
         text += "".join(f"\n{line}" for line in (*changes.notes, removed_text(removed)) if line)
+        if prefix and not network and exit_code and needs_network([details.stdout, details.stderr]):
+            text += ("\nThe command needed the network, which the sandbox does not give (npm, pip and cargo are told "
+                     "they are offline, so they stop at once): the person can allow it with --command-network "
+                     "(COG_COMMAND_NETWORK=1; still sandboxed).")
         shown = dict(presentation)
         if timed_out:
             shown["detail"] = f"{command} · timed out"
@@ -252,10 +257,10 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv,
     readable: list[Path] = []
     envs: list[Path] = []
     if sandbox != "off":
-        from workspace_tools.runners.run_tests import _toolchain_homes
+        from workspace_tools.runners.toolchains import toolchain_homes
 
         for name in ("cargo", "go", "node"):
-            readable += _toolchain_homes(name)
+            readable += toolchain_homes(name)
         envs = environments(project, root)[0]
     go_cache: list[tuple[Path, str]] = []
     if sandbox != "off" and host_program("go"):  # Go's caches, as run_tests' Go runner has them
@@ -264,7 +269,7 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv,
         readable.append(module_cache())
         go_cache.append((sandbox_build_cache(root), SANDBOX_GOCACHE))
     prefix = sandbox_prefix(sandbox, root, readable, network=network, environments=envs, writable=passed.writable, shared=shared)
-    env = passed.child_env(extra, bool(prefix))
+    env = passed.child_env(extra, bool(prefix), network=network)
     if prefix and go_cache:
         from workspace_tools.runners.run_tests import _sandbox_argv
 
