@@ -279,14 +279,18 @@ class Session:
         """The tools of the settings' MCP servers, started once for the session's life."""
         if self._mcp_tools is None:
             self._mcp_tools = []
-            if self.settings.mcp_servers:
-                from cogcli.mcp.client import mcp_tools
+            if self.settings.mcp_servers or self.settings.remote_servers:
+                from cogcli.mcp.client import RemoteSpec, mcp_tools
+                from cogcli.settings.remote_servers import header_values
 
                 # the workspace's servers start in its root: the files their approval covers are the ones that run
                 settings = self.settings
                 cwd = settings.root if settings.mcp_needs_approval else (self.cwd or settings.root)
                 names = {t.name for t in self._run_tools or []}
-                self._mcp_tools = await self._stack.enter_async_context(mcp_tools(settings.mcp_servers, names, cwd=cwd, env=settings.mcp_env))
+                remotes = [RemoteSpec(name, s.url, header_values(name, s)) for name, s in settings.remote_servers.items()]
+                self._mcp_tools = await self._stack.enter_async_context(
+                    mcp_tools(settings.mcp_servers, names, cwd=cwd, env=settings.mcp_env, remotes=remotes)
+                )
         return self._mcp_tools
 
     async def compact(
