@@ -88,6 +88,23 @@ class RemoteServer(BaseModel):
         return headers
 
 
+class WorkspaceRemoteServer(RemoteServer):
+    """A ``[mcp_servers.NAME]`` table of a workspace's ``cog.toml``: a URL only. Such a server is
+    connected to once the person approved its URL (``cog trust``); it may not name variables of the
+    person's environment to send as headers (a stranger's file would pick which of their secrets
+    leave the machine, and to where)."""
+
+    @field_validator("headers")
+    @classmethod
+    def _no_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        if headers:
+            raise ValueError(
+                "a workspace's MCP server may not send your environment's variables as headers; "
+                "add the server to your own config with cog mcp add NAME URL --header NAME=VARIABLE"
+            )
+        return headers
+
+
 def check_servers(servers: dict[str, RemoteServer]) -> dict[str, RemoteServer]:
     if len(servers) > MAX_SERVERS:
         raise ValueError(f"at most {MAX_SERVERS} servers")
