@@ -192,6 +192,7 @@ async def test_the_token_file_is_never_written_or_read_through_a_link(person_sta
     assert not store.path.is_symlink() and stat.S_IMODE(os.stat(store.path).st_mode) == 0o600
 
 
+@pytest.mark.slow
 def test_the_cli_login_prints_the_url_with_no_browser_and_signs_in(person_state_home: Path, tmp_path: Path) -> None:
     """``cog mcp add`` then ``cog mcp login --no-browser`` as the person runs them; the browser
     step done by following the printed URL."""

@@ -10,7 +10,6 @@ from cogcli.cli.typer_app import DirectoryOption, app, fail, workspace
 from cogcli.settings.options import MCP, SettingFlags
 
 mcp_app = typer.Typer(
-    help="Serve the workspace tools over MCP (stdio by default), or manage your remote MCP servers.",
     invoke_without_command=True,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
