@@ -123,7 +123,7 @@ class World:
 
 
 def tools_server() -> Any:
-    """The protected MCP server: one tool, ``whoami``."""
+    """The protected MCP server: one tool, ``whoami``."""  # noqa: D401
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
@@ -131,7 +131,13 @@ def tools_server() -> Any:
         return types.ListToolsResult(tools=[types.Tool(name="whoami", description="Who the token belongs to.", input_schema={"type": "object"})])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return types.CallToolResult(content=[types.TextContent(text="a signed-in person")])
+        """Echoes the token it was called with (a careless server does) and the X-Team header."""
+        from mcp.server.auth.middleware.auth_context import get_access_token
+
+        token = get_access_token()
+        request = getattr(ctx, "request", None)
+        team = request.headers.get("x-team") if request is not None else None
+        return types.CallToolResult(content=[types.TextContent(text=f"signed in with {token.token if token else None}, team {team}")])
 
     return Server("protected", on_list_tools=list_tools, on_call_tool=call_tool)
 

@@ -221,3 +221,63 @@ def test_the_cli_login_prints_the_url_with_no_browser_and_signs_in(person_state_
             assert "protected  http" in text and "signed in (token valid" in text and "tools: whoami" in text
 
     anyio.run(main)
+
+
+async def test_every_front_end_gets_the_persons_server_signed_in_and_its_token_redacted(
+    person_state_home: Path, tmp_path: Path, make_repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session (what every front end opens) of a person whose config names the server: the
+    agent calls its tool with the kept token and the header from the person's variable; the
+    server echoing the token back reaches neither the model nor the events."""
+    from cli_helpers import REPLAY
+    from cogcli.models.scripted import Call, ScriptedModel, Turn
+    from cogcli.session import Session
+    from cogcli.settings.load import load_settings
+
+    repo = make_repo("calc")
+    async with oauth_world() as world:
+        await sign_in(world)
+        (tmp_path / "xdg" / "cog").mkdir(parents=True)
+        (tmp_path / "xdg" / "cog" / "config.toml").write_text(
+            f'[mcp_servers.protected]\nurl = "{world.url}"\nheaders = {{ "X-Team" = "COG_TEST_TEAM" }}\n'
+        )
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+        monkeypatch.setenv("COG_TEST_TEAM", "blue")
+        token = (TokenFile(world.url).read().tokens or {})["access_token"]
+        model = ScriptedModel([Turn(calls=[Call("c1", "whoami", {})]), Turn(text="done")])
+        session = Session.open(load_settings(repo, model=REPLAY, sandbox="off"), cwd=repo, interactive=False)
+        await session.model.aclose()
+        session.model = model
+        events: list[object] = []
+        async with session:
+            result = await session.run("who am I?", on_event=events.append)
+        assert result.status == "completed"
+        seen = next(m.content for m in model.requests[1] if m.role == "tool")
+        assert "team blue" in seen and "[REDACTED]" in seen and token not in seen
+        assert token not in "".join(e.model_dump_json() for e in events)  # type: ignore[attr-defined]
+
+
+async def test_a_session_meeting_a_server_that_needs_sign_in_runs_without_it(
+    person_state_home: Path, tmp_path: Path, make_repo, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from cli_helpers import REPLAY
+    from cogcli.models.scripted import ScriptedModel, Turn
+    from cogcli.session import Session
+    from cogcli.settings.load import load_settings
+
+    repo = make_repo("calc")
+    async with oauth_world() as world:
+        (tmp_path / "xdg" / "cog").mkdir(parents=True)
+        (tmp_path / "xdg" / "cog" / "config.toml").write_text(f'[mcp_servers.protected]\nurl = "{world.url}"\n')
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+        model = ScriptedModel([Turn(text="fine without it"), Turn(text="still fine")])
+        session = Session.open(load_settings(repo, model=REPLAY, sandbox="off"), cwd=repo, interactive=False)
+        await session.model.aclose()
+        session.model = model
+        with caplog.at_level(logging.WARNING, logger="cogcli"):
+            async with session:
+                first = await session.run("go")
+                second = await session.run("again", thread=first.thread_id)
+        assert (first.status, second.status) == ("completed", "completed")
+        assert "whoami" not in {t.name for t in session.run_tools()}
+        assert sum("cog mcp login protected" in r.getMessage() for r in caplog.records) == 1
