@@ -90,6 +90,17 @@ async def test_a_run_that_meets_a_server_needing_sign_in_says_so_once_and_goes_o
         said = [r.getMessage() for r in caplog.records if "sign in" in r.getMessage()]
         assert said == ["the MCP server protected needs you to sign in: run `cog mcp login protected`; this run goes on without its tools"]
         assert world.provider.clients == {}  # no registration, no browser: nobody was there to sign in
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="cogcli"):
+            async with mcp_tools([world.url]) as tools:  # a bare URL (--mcp URL): how to name it and sign in
+                assert tools == []
+        assert [r.getMessage() for r in caplog.records] == [
+            f"the MCP server {world.url} needs you to sign in: name it with `cog mcp add NAME {world.url}`, "
+            "then run `cog mcp login NAME`; this run goes on without its tools"
+        ]
+        await sign_in(world)  # the sign-in is the URL's: a bare --mcp URL uses it too
+        async with mcp_tools([world.url]) as tools:
+            assert [t.name for t in tools] == ["whoami"]
 
 
 async def test_a_forged_callback_is_refused_and_the_real_sign_in_completes(person_state_home: Path) -> None:

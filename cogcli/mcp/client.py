@@ -246,6 +246,8 @@ class RemoteSpec:
     name: str
     url: str
     headers: Mapping[str, str]
+    #: False: a bare URL (``--mcp URL``, an editor's server): shown by its URL and ``serverInfo`` name
+    named: bool = True
 
 
 @asynccontextmanager
@@ -270,19 +272,9 @@ async def connect_http(
             yield McpServer(command=url, name=shown, client=client, tools=tools)
 
 
-async def _run_http_server(
-    url: str, stop: anyio.Event, headers: Mapping[str, str] | None = None, *, task_status: TaskStatus[McpServer]
-) -> None:
-    """Connect to the server at ``url``, hand its :class:`McpServer` to the starter, keep the
-    connection until ``stop``."""
-    async with connect_http(url, headers) as server:
-        task_status.started(server)
-        await stop.wait()
-
-
 async def _run_remote(spec: RemoteSpec, stop: anyio.Event, auth: Any, *, task_status: TaskStatus[McpServer]) -> None:
     """A named remote server, signed in to with the tokens ``cog mcp login`` kept (``auth``)."""
-    async with connect_http(spec.url, spec.headers, auth=auth, name=spec.name) as server:
+    async with connect_http(spec.url, spec.headers, auth=auth, name=spec.name if spec.named else None) as server:
         task_status.started(server)
         await stop.wait()
 
@@ -293,7 +285,8 @@ async def _start_remote(tg: TaskGroup, spec: RemoteSpec, stop: anyio.Event, time
     from cogcli.mcp.token_store import TokenFile
 
     auth = CogOAuth(spec.name, spec.url, TokenFile(spec.url))
-    shown = f"{spec.name} ({spec.url.split('?', 1)[0]})"
+    bare = spec.url.split("?", 1)[0]  # a query may carry a token
+    shown = f"{spec.name} ({bare})" if spec.named else bare
     try:
         with anyio.fail_after(timeout):
             server: McpServer = await tg.start(_run_remote, spec, stop, auth)
@@ -301,7 +294,11 @@ async def _start_remote(tg: TaskGroup, spec: RemoteSpec, stop: anyio.Event, time
         raise ConfigError(f"MCP server {shown} did not answer within {timeout:g} s") from None
     except Exception as exc:
         if auth.sign_in_needed or _caused_by(exc, SignInNeeded):
-            log.warning("the MCP server %s needs you to sign in: run `cog mcp login %s`; this run goes on without its tools", spec.name, spec.name)
+            if spec.named:
+                log.warning("the MCP server %s needs you to sign in: run `cog mcp login %s`; this run goes on without its tools", spec.name, spec.name)
+            else:
+                log.warning("the MCP server %s needs you to sign in: name it with `cog mcp add NAME %s`, then run `cog mcp login NAME`; "
+                            "this run goes on without its tools", bare, bare)
             return None
         raise ConfigError(f"MCP server {shown} could not be reached: {describe_failure(exc)}") from None
     log.info("MCP server %s offers %d tool(s)", shown, len(server.tools))
@@ -331,26 +328,23 @@ def pycache_prefix() -> Path:
 
 async def _start(
     tg: TaskGroup, command: str, stop: anyio.Event, timeout: float, cwd: Path | None = None, env: Mapping[str, str] | None = None
-) -> McpServer:
-    if is_url(command):  # Streamable HTTP: connected to, not started
-        shown, runner, args = command.split("?", 1)[0], _run_http_server, (command, stop, env)  # a query may carry a token
-        late, failed = "did not answer", "could not be reached"
-    else:
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise ConfigError(f"cannot parse MCP server command `{command}`: {exc}") from None
-        if not argv:
-            raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
-        shown, runner, args = f"`{command}`", _run_server, (command, argv, stop, cwd, env)
-        late, failed = "did not start", "failed to start"
+) -> McpServer | None:
+    if is_url(command):  # Streamable HTTP: connected to, not started (signed in to with the URL's kept tokens)
+        return await _start_remote(tg, RemoteSpec(command, command, env or {}, named=False), stop, timeout)
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise ConfigError(f"cannot parse MCP server command `{command}`: {exc}") from None
+    if not argv:
+        raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
+    shown = f"`{command}`"
     try:
         with anyio.fail_after(timeout):
-            server: McpServer = await tg.start(runner, *args)
+            server: McpServer = await tg.start(_run_server, command, argv, stop, cwd, env)
     except TimeoutError:
-        raise ConfigError(f"MCP server {shown} {late} within {timeout:g} s") from None
+        raise ConfigError(f"MCP server {shown} did not start within {timeout:g} s") from None
     except Exception as exc:
-        raise ConfigError(f"MCP server {shown} {failed}: {describe_failure(exc)}") from None
+        raise ConfigError(f"MCP server {shown} failed to start: {describe_failure(exc)}") from None
     log.info("MCP server %r (%s) offers %d tool(s)", server.name, shown, len(server.tools))
     return server
 
@@ -388,11 +382,9 @@ async def mcp_tools(
     try:
         async with anyio.create_task_group() as tg:
             try:
-                servers = [await _start(tg, command, stop, startup_timeout, cwd, (env or {}).get(command)) for command in commands]
-                for spec in remotes:
-                    remote = await _start_remote(tg, spec, stop, startup_timeout)
-                    if remote is not None:
-                        servers.append(remote)
+                started = [await _start(tg, command, stop, startup_timeout, cwd, (env or {}).get(command)) for command in commands]
+                started += [await _start_remote(tg, spec, stop, startup_timeout) for spec in remotes]
+                servers = [server for server in started if server is not None]  # None: one that wants a sign-in
                 yield wrap_tools(servers, existing_names)
             finally:
                 stop.set()
