@@ -112,7 +112,7 @@ async def test_a_forged_callback_is_refused_and_the_real_sign_in_completes(perso
 async def test_a_redirect_naming_another_issuer_is_refused(person_state_home: Path) -> None:
     """RFC 9207: a response claiming another issuer (a mix-up attack) ends the sign-in before the code is spent."""
     async with oauth_world(redirect_iss="http://127.0.0.1:1/evil") as world:
-        with pytest.raises(ConfigError, match="signing in to protected .* failed"):
+        with pytest.raises(ConfigError, match="signing in to protected .* failed: OAuthFlowError: Authorization response iss mismatch"):
             await sign_in(world)
         assert world.provider.grants["authorization_code"] == 0
         assert not TokenFile(world.url).signed_in()
@@ -203,6 +203,41 @@ async def test_the_token_file_is_never_written_or_read_through_a_link(person_sta
     assert not store.path.is_symlink() and stat.S_IMODE(os.stat(store.path).st_mode) == 0o600
 
 
+async def cli_login(world: World, env: dict[str, str]) -> tuple[int, str, str]:
+    """``cog mcp login protected --no-browser``, the printed URL followed as a browser would."""
+    proc = await anyio.open_process([sys.executable, "-m", "cogcli", "mcp", "login", "protected", "--no-browser"], env=env)
+    assert proc.stderr is not None and proc.stdout is not None
+    seen = b""
+    with anyio.fail_after(60):
+        while b"\n  http" not in seen or not seen.endswith(b"\n"):
+            seen += await proc.stderr.receive()
+    url = seen.decode().split("\n  ", 1)[1].strip()
+    await follow_as_browser(url)
+    with anyio.fail_after(60):
+        code = await proc.wait()
+    out, err = b"", b""
+    async for chunk in proc.stdout:
+        out += chunk
+    async for chunk in proc.stderr:
+        err += chunk
+    return code, out.decode(), err.decode()
+
+
+@pytest.mark.slow
+def test_a_failed_cli_sign_in_is_one_line_naming_it_never_a_traceback(person_state_home: Path, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with oauth_world(redirect_iss="http://127.0.0.1:1/evil") as world:
+            env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+            await anyio.run_process([sys.executable, "-m", "cogcli", "mcp", "add", "protected", world.url], env=env)
+            code, out, err = await cli_login(world, env)
+            assert code == 1 and out == ""
+            assert "Traceback" not in err and "OAuth flow error" not in err
+            assert err.strip().splitlines()[-1].startswith("cog: signing in to protected (")
+            assert "iss mismatch" in err
+
+    anyio.run(main)
+
+
 @pytest.mark.slow
 def test_the_cli_login_prints_the_url_with_no_browser_and_signs_in(person_state_home: Path, tmp_path: Path) -> None:
     """``cog mcp add`` then ``cog mcp login --no-browser`` as the person runs them; the browser
@@ -213,20 +248,11 @@ def test_the_cli_login_prints_the_url_with_no_browser_and_signs_in(person_state_
             env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
             added = await anyio.run_process([sys.executable, "-m", "cogcli", "mcp", "add", "protected", world.url], env=env)
             assert b"added protected" in added.stdout
-            proc = await anyio.open_process([sys.executable, "-m", "cogcli", "mcp", "login", "protected", "--no-browser"], env=env)
-            assert proc.stderr is not None and proc.stdout is not None
-            seen = b""
-            with anyio.fail_after(60):
-                while b"\n  http" not in seen or not seen.endswith(b"\n"):
-                    seen += await proc.stderr.receive()
-            url = seen.decode().split("\n  ", 1)[1].strip()
-            assert await follow_as_browser(url) == 200
-            with anyio.fail_after(60):
-                assert await proc.wait() == 0
-            out = b""
-            async for chunk in proc.stdout:
-                out += chunk
-            assert f"signed in to protected at {world.issuer}: 1 tool(s)" in out.decode()
+            before = await anyio.run_process([sys.executable, "-m", "cogcli", "mcp", "list"], env=env, check=False)
+            assert "needs a sign-in: cog mcp login protected" in before.stdout.decode() and before.returncode == 1
+            code, out, err = await cli_login(world, env)
+            assert code == 0, err
+            assert f"signed in to protected at {world.issuer}: 1 tool(s)" in out
             listed = await anyio.run_process([sys.executable, "-m", "cogcli", "mcp", "list"], env=env)
             text = listed.stdout.decode()
             assert "protected  http" in text and "signed in (token valid" in text and "tools: whoami" in text

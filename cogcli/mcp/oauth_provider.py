@@ -17,6 +17,7 @@ What cog adds to it:
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -35,6 +36,10 @@ from cogcli.mcp.token_store import TokenFile
 if TYPE_CHECKING:
     import httpx2
     from mcp.shared.auth import AuthorizationCodeResult
+
+# the SDK logs a failed flow with its traceback, and a refused refresh, on loggers no one configured
+# (Python then prints them raw on stderr); cog says what failed itself, in one line naming the fix
+logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL)
 
 #: refresh an access token this many seconds before it expires
 REFRESH_MARGIN = 60.0
