@@ -6,7 +6,8 @@
 - :mod:`cogcli.cli.chat` — ``cog chat`` (and plain ``cog`` on a terminal);
 - :mod:`cogcli.cli.tool` — ``cog tool``, ``cog tools``;
 - :mod:`cogcli.cli.thread` — ``cog render``, ``cog schema``, ``cog thread``, ``cog undo``;
-- :mod:`cogcli.cli.serve` — ``cog trust``, ``cog mcp``, ``cog serve``;
+- :mod:`cogcli.cli.serve` — ``cog trust``, ``cog serve``;
+- :mod:`cogcli.cli.mcp_app` — ``cog mcp`` (serving) and its servers: ``add``, ``list``, ``remove``, ``login``, ``logout``;
 - :mod:`cogcli.cli.acp` — ``cog acp``;
 - :mod:`cogcli.cli.settings` — ``cog config``.
 
@@ -18,6 +19,6 @@ from cogcli.cli.typer_app import app, main
 from cogcli.cli.batch import batch_app  # noqa: E402 (`cog batch`, after `cog thread`: declared in its own module)
 
 app.add_typer(batch_app, name="batch")
-from cogcli.cli import edit, chat, tool, thread, serve, acp, settings  # noqa: F401,E402 (declare the commands, in this order)
+from cogcli.cli import edit, chat, tool, thread, serve, mcp_app, acp, settings  # noqa: F401,E402 (declare the commands, in this order)
 
 __all__ = ["app", "main"]

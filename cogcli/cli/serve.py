@@ -1,5 +1,5 @@
-"""``cog trust``, ``cog mcp`` and ``cog serve``: the workspace's commands approved, its tools and
-its runs served to other programs."""
+"""``cog trust`` and ``cog serve``: the workspace's commands approved, its runs served to other
+programs (``cog mcp``: :mod:`cogcli.cli.mcp_app`)."""
 
 from typing import Annotated, Optional
 
@@ -12,7 +12,7 @@ from cogcli.cli.typer_app import (
     workspace,
 )
 from cogcli.cli.setting_flags import with_settings
-from cogcli.settings.options import MCP, SERVE, SettingFlags
+from cogcli.settings.options import SERVE, SettingFlags
 
 
 @app.command("trust")
@@ -35,29 +35,6 @@ def trust_command(
     if approve_all and list_only:
         fail("--list only lists; it cannot go with --approve")
     raise typer.Exit(trust(workspace(directory), approve_all=approve_all, list_only=list_only))
-
-
-
-@app.command("mcp")
-@with_settings(MCP)
-def mcp_command(
-    directory: DirectoryOption = None,
-    http: Annotated[Optional[int], typer.Option("--http", metavar="PORT", help="Serve over streamable HTTP on PORT instead of stdio.", show_default=False)] = None,
-    *,
-    flags: SettingFlags,
-) -> None:
-    """Serve the workspace tools over MCP (stdio by default)."""
-    from cogcli.settings.load import load_settings
-    from cogcli.contract.errors import ConfigError
-    from cogcli.adapters.mcp_server import serve
-
-    try:
-        root = workspace(directory)
-        serve(root, http, load_settings(root, flags))
-    except ConfigError as exc:  # a busy port, a bad workspace
-        fail(exc.message)
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
 
 
 

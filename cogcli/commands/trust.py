@@ -44,6 +44,7 @@ def trust(root: Path, *, approve_all: bool = False, list_only: bool = False) -> 
         say(exc.message)
         return 2
     listed = [(setting, command) for setting in SETTINGS for command in getattr(config, setting)]
+    listed += [(f"mcp_servers.{name}", server.url) for name, server in config.remote_servers.items()]  # its URL approved
     listed += list(workspace_entries(config.hooks))  # its hooks: approved with their event, matcher, timeout and pass_env
     if not listed:
         sys.stdout.write(
@@ -58,7 +59,7 @@ def trust(root: Path, *, approve_all: bool = False, list_only: bool = False) -> 
         if checked.approved:
             sys.stdout.write(_line("approved", setting, checked))
             continue
-        if (approve_all and not list_only) or (interactive and _ask_on_terminal(question(root, setting, command, checked, source=config.sources.get(setting.split(".")[0], "pyproject.toml")))):
+        if (approve_all and not list_only) or (interactive and _ask_on_terminal(question(root, setting, command, checked, source=config.sources.get("remote_servers" if setting.startswith("mcp_servers.") else setting.split(".")[0], "pyproject.toml")))):
             if command_files(root, command) != checked.files:  # changed while the person read the question
                 left += 1
                 sys.stdout.write(_line("NOT approved", setting, checked))

@@ -238,11 +238,25 @@ def is_url(command: str) -> bool:
     return command.startswith(("http://", "https://"))
 
 
-async def _run_http_server(
-    url: str, stop: anyio.Event, headers: Mapping[str, str] | None = None, *, task_status: TaskStatus[McpServer]
-) -> None:
-    """Connect to the server at ``url`` (Streamable HTTP) with ``headers`` (a token: in no message),
-    hand its :class:`McpServer` to the starter, keep the connection until ``stop``."""
+@dataclass(frozen=True, slots=True)
+class RemoteSpec:
+    """A named remote server of the person's (``[mcp_servers.NAME]``): its URL and the headers to
+    send (their values, read from the environment). It may ask for OAuth (``cog mcp login NAME``)."""
+
+    name: str
+    url: str
+    headers: Mapping[str, str]
+    #: False: a bare URL (``--mcp URL``, an editor's server): shown by its URL and ``serverInfo`` name
+    named: bool = True
+
+
+@asynccontextmanager
+async def connect_http(
+    url: str, headers: Mapping[str, str] | None = None, *, auth: Any = None, name: str | None = None
+) -> AsyncIterator[McpServer]:
+    """Connect to the server at ``url`` (Streamable HTTP; the protocol version negotiated: 2026-07-28
+    when the server speaks it, else the handshake of earlier versions) with ``headers`` (a token: in
+    no message) and ``auth`` (an ``httpx2.Auth``: :class:`cogcli.mcp.oauth_provider.CogOAuth`), and list its tools."""
     import mcp_types as types
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -250,13 +264,58 @@ async def _run_http_server(
 
     from cogcli.version import __version__
 
-    async with create_mcp_http_client(headers=dict(headers or {})) as http:
+    async with create_mcp_http_client(headers=dict(headers or {}), auth=auth) as http:
         async with Client(streamable_http_client(url, http_client=http), client_info=types.Implementation(name="cog", version=__version__)) as client:
             tools = await _list_tools(client)
             info = client.server_info
-            name = (info.name if info is not None else "") or url.split("//", 1)[-1].split("/", 1)[0]
-            task_status.started(McpServer(command=url, name=name, client=client, tools=tools))
-            await stop.wait()
+            shown = name or (info.name if info is not None else "") or url.split("//", 1)[-1].split("/", 1)[0]
+            yield McpServer(command=url, name=shown, client=client, tools=tools)
+
+
+async def _run_remote(spec: RemoteSpec, stop: anyio.Event, auth: Any, *, task_status: TaskStatus[McpServer]) -> None:
+    """A named remote server, signed in to with the tokens ``cog mcp login`` kept (``auth``)."""
+    async with connect_http(spec.url, spec.headers, auth=auth, name=spec.name if spec.named else None) as server:
+        task_status.started(server)
+        await stop.wait()
+
+
+async def _start_remote(tg: TaskGroup, spec: RemoteSpec, stop: anyio.Event, timeout: float) -> McpServer | None:
+    """Connect to ``spec``; None (said once) when it needs a sign-in, so the run goes on without it."""
+    from cogcli.mcp.oauth_provider import CogOAuth, SignInNeeded
+    from cogcli.mcp.token_store import TokenFile
+
+    auth = CogOAuth(spec.name, spec.url, TokenFile(spec.url))
+    bare = spec.url.split("?", 1)[0]  # a query may carry a token
+    shown = f"{spec.name} ({bare})" if spec.named else bare
+    try:
+        with anyio.fail_after(timeout):
+            server: McpServer = await tg.start(_run_remote, spec, stop, auth)
+    except TimeoutError:
+        raise ConfigError(f"MCP server {shown} did not answer within {timeout:g} s") from None
+    except Exception as exc:
+        if auth.sign_in_needed or _caused_by(exc, SignInNeeded):
+            if spec.named:
+                log.warning("the MCP server %s needs you to sign in: run `cog mcp login %s`; this run goes on without its tools", spec.name, spec.name)
+            else:
+                log.warning("the MCP server %s needs you to sign in: name it with `cog mcp add NAME %s`, then run `cog mcp login NAME`; "
+                            "this run goes on without its tools", bare, bare)
+            return None
+        raise ConfigError(f"MCP server {shown} could not be reached: {describe_failure(exc)}") from None
+    log.info("MCP server %s offers %d tool(s)", shown, len(server.tools))
+    return server
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(20):
+        if seen is None:
+            return False
+        if isinstance(seen, kind):
+            return True
+        if isinstance(seen, BaseExceptionGroup):
+            return any(_caused_by(inner, kind) for inner in seen.exceptions)
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def pycache_prefix() -> Path:
@@ -269,26 +328,23 @@ def pycache_prefix() -> Path:
 
 async def _start(
     tg: TaskGroup, command: str, stop: anyio.Event, timeout: float, cwd: Path | None = None, env: Mapping[str, str] | None = None
-) -> McpServer:
-    if is_url(command):  # Streamable HTTP: connected to, not started
-        shown, runner, args = command.split("?", 1)[0], _run_http_server, (command, stop, env)  # a query may carry a token
-        late, failed = "did not answer", "could not be reached"
-    else:
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise ConfigError(f"cannot parse MCP server command `{command}`: {exc}") from None
-        if not argv:
-            raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
-        shown, runner, args = f"`{command}`", _run_server, (command, argv, stop, cwd, env)
-        late, failed = "did not start", "failed to start"
+) -> McpServer | None:
+    if is_url(command):  # Streamable HTTP: connected to, not started (signed in to with the URL's kept tokens)
+        return await _start_remote(tg, RemoteSpec(command, command, env or {}, named=False), stop, timeout)
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise ConfigError(f"cannot parse MCP server command `{command}`: {exc}") from None
+    if not argv:
+        raise ConfigError('an MCP server command is empty; pass one like --mcp "npx -y some-mcp-server"')
+    shown = f"`{command}`"
     try:
         with anyio.fail_after(timeout):
-            server: McpServer = await tg.start(runner, *args)
+            server: McpServer = await tg.start(_run_server, command, argv, stop, cwd, env)
     except TimeoutError:
-        raise ConfigError(f"MCP server {shown} {late} within {timeout:g} s") from None
+        raise ConfigError(f"MCP server {shown} did not start within {timeout:g} s") from None
     except Exception as exc:
-        raise ConfigError(f"MCP server {shown} {failed}: {describe_failure(exc)}") from None
+        raise ConfigError(f"MCP server {shown} failed to start: {describe_failure(exc)}") from None
     log.info("MCP server %r (%s) offers %d tool(s)", server.name, shown, len(server.tools))
     return server
 
@@ -301,6 +357,7 @@ async def mcp_tools(
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
     cwd: Path | None = None,
     env: Mapping[str, Mapping[str, str]] | None = None,
+    remotes: Sequence[RemoteSpec] = (),
 ) -> AsyncIterator[list[Tool[Any]]]:
     """Start each server command (shell-like, e.g. ``"npx -y @scope/server /tmp"``) and yield their
     tools as cog tools, named to avoid ``existing_names``. Every server is stopped on exit.
@@ -313,16 +370,21 @@ async def mcp_tools(
     ``env`` maps a command to variables its server gets on top of the MCP SDK's default
     environment, given apart from the command line (their values are in no argv and no message).
 
+    ``remotes``: the person's named remote servers; one that needs a sign-in is left out, said
+    once (``cog mcp login NAME``), and the run goes on without its tools.
+
     Raises :class:`ConfigError` naming the command when a server cannot be started or listed.
     """
-    if not commands:
+    if not commands and not remotes:
         yield []
         return
     stop = anyio.Event()
     try:
         async with anyio.create_task_group() as tg:
             try:
-                servers = [await _start(tg, command, stop, startup_timeout, cwd, (env or {}).get(command)) for command in commands]
+                started = [await _start(tg, command, stop, startup_timeout, cwd, (env or {}).get(command)) for command in commands]
+                started += [await _start_remote(tg, spec, stop, startup_timeout) for spec in remotes]
+                servers = [server for server in started if server is not None]  # None: one that wants a sign-in
                 yield wrap_tools(servers, existing_names)
             finally:
                 stop.set()

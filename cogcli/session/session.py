@@ -144,6 +144,11 @@ class Session:
 
             source = settings.sources.get("mcp_servers", "pyproject.toml")
             require_trusted(settings.root, "mcp_servers", settings.mcp_servers, interactive=self.interactive, source=source)
+        for name, server in settings.workspace_remote_servers.items():  # a workspace's remote server: its URL approved
+            from cogcli.settings.trust import require_trusted
+
+            source = settings.sources.get("remote_servers", "pyproject.toml")
+            require_trusted(settings.root, f"mcp_servers.{name}", [server.url], interactive=self.interactive, source=source)
         self.budget, self.output_schema = run_limits(settings)  # the person's flags, checked before anything runs
         from cogcli.hooks.trust import session_hooks
 
@@ -279,14 +284,19 @@ class Session:
         """The tools of the settings' MCP servers, started once for the session's life."""
         if self._mcp_tools is None:
             self._mcp_tools = []
-            if self.settings.mcp_servers:
-                from cogcli.mcp.client import mcp_tools
+            if self.settings.mcp_servers or self.settings.remote_servers or self.settings.workspace_remote_servers:
+                from cogcli.mcp.client import RemoteSpec, mcp_tools
+                from cogcli.settings.remote_servers import header_values
 
                 # the workspace's servers start in its root: the files their approval covers are the ones that run
                 settings = self.settings
                 cwd = settings.root if settings.mcp_needs_approval else (self.cwd or settings.root)
                 names = {t.name for t in self._run_tools or []}
-                self._mcp_tools = await self._stack.enter_async_context(mcp_tools(settings.mcp_servers, names, cwd=cwd, env=settings.mcp_env))
+                remotes = [RemoteSpec(name, s.url, header_values(name, s)) for name, s in settings.remote_servers.items()]
+                remotes += [RemoteSpec(name, s.url, {}) for name, s in settings.workspace_remote_servers.items()]
+                self._mcp_tools = await self._stack.enter_async_context(
+                    mcp_tools(settings.mcp_servers, names, cwd=cwd, env=settings.mcp_env, remotes=remotes)
+                )
         return self._mcp_tools
 
     async def compact(

@@ -108,6 +108,12 @@ class Settings:
     #: variables for a server command of ``mcp_servers``, given apart from its command line (an
     #: editor's MCP servers over ACP): their values never appear in argv, ``ps`` or a message
     mcp_env: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: the person's named remote servers: name → :class:`cogcli.settings.remote_servers.RemoteServer`
+    #: (``[mcp_servers.NAME]`` of their config.toml; theirs, so they connect unasked)
+    remote_servers: Mapping[str, Any] = field(default_factory=dict)
+    #: the workspace's named remote servers (``[mcp_servers.NAME]`` of its cog.toml): connected to
+    #: only once the person approved each URL (``cog trust``); the person's own of a name win
+    workspace_remote_servers: Mapping[str, Any] = field(default_factory=dict)
     #: how run_tests runs the tests: "auto" (bubblewrap when it works), "on" or "off"
     sandbox: SandboxSetting = "auto"
     #: globs of files the tools treat as secrets, on top of the built-in ones (``secret_globs``)
@@ -355,6 +361,8 @@ def load_settings(
         prices={**_prices(config.prices), **_prices(person.sections.prices)},
         hooks=dict(config.hooks),
         person_hooks=dict(person.sections.hooks),
+        remote_servers=dict(person.sections.mcp_servers),
+        workspace_remote_servers={k: v for k, v in config.remote_servers.items() if k not in person.sections.mcp_servers},
         sources=dict(config.sources),
         approval=_approval(chosen, origins),
         base_urls={name: p.base_url for name, p in person.sections.providers.items() if p.base_url},

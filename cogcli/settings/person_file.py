@@ -10,6 +10,9 @@
     pass_env = ["DATABASE_URL"]  # variables every workspace's tests get (credential-named ones too)
     sandbox_writable = ["~/.cache/my-tool"]
     mcp_servers = ["npx -y @modelcontextprotocol/server-memory"]   # yours: they start unasked
+    # or, named (cog mcp add NAME URL; not both forms in one file):
+    # [mcp_servers.linear]
+    # url = "https://mcp.linear.app/mcp"
     instructions = true
     context_window = 200000
     cache_ttl = "1h"
@@ -49,6 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from cogcli.contract.errors import ConfigError
 from cogcli.settings.hook_tables import FIX as HOOKS_FIX, HookTables, check_tables
 from cogcli.settings.options import BY_NAME, SettingError, SettingFlags
+from cogcli.settings.remote_servers import FIX as SERVERS_FIX, RemoteServer, check_servers
 from cogcli.settings.workspace_file import MAX_PRICES, PriceSetting, check_prices
 
 log = logging.getLogger("cogcli")
@@ -62,6 +66,7 @@ MAX_URL_CHARS = 2048
 FIXES: dict[str, str] = {
     "providers": 'give a table per provider (openai, anthropic, ollama) with base_url, e.g. [providers.openai] base_url = "http://localhost:8000/v1"',
     "hooks": HOOKS_FIX,
+    "mcp_servers": SERVERS_FIX,
     "prices": (
         'give a table per model of USD per million tokens, e.g. [prices."my-model"] with input = 1.0, output = 4.0, '
         f"cache_read = 0.1, cache_write = 1.25 (at most {MAX_PRICES} models)"
@@ -122,6 +127,14 @@ class PersonSections(BaseModel):
     #: event → the person's hooks (``[[hooks.PreToolUse]]``, :mod:`cogcli.hooks`); run by a
     #: session (:func:`cogcli.hooks.trust.session_hooks`, from ``Settings.person_hooks``)
     hooks: HookTables = {}
+    #: name → a remote MCP server (``[mcp_servers.NAME]``, :mod:`cogcli.settings.remote_servers`);
+    #: the list form ``mcp_servers = [...]`` is the plain setting of that name
+    mcp_servers: dict[str, RemoteServer] = {}
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _servers(cls, servers: dict[str, RemoteServer]) -> dict[str, RemoteServer]:
+        return check_servers(servers)
 
     @field_validator("hooks")
     @classmethod
@@ -203,7 +216,9 @@ def parse_person_config(data: bytes, path: Path) -> PersonConfig:
     tables: dict[str, Any] = {}
     for key, value in table.items():
         setting = BY_NAME.get(key)
-        if setting is not None:
+        if key == "mcp_servers" and isinstance(value, dict):  # [mcp_servers.NAME] tables, not the list setting
+            tables[key] = value
+        elif setting is not None:
             if not setting.config:
                 raise ConfigError(
                     f"{key} in {path} is not a setting of your config file: give it with {setting.flag}"
@@ -216,7 +231,7 @@ def parse_person_config(data: bytes, path: Path) -> PersonConfig:
         elif key in PersonSections.model_fields:
             tables[key] = value
         else:
-            known = [s.name for s in BY_NAME.values() if s.config] + list(PersonSections.model_fields)
+            known = list(dict.fromkeys([s.name for s in BY_NAME.values() if s.config] + list(PersonSections.model_fields)))
             log.warning("unknown key %r in %s is ignored (known: %s)", key[:80], path, ", ".join(known))
     sections = None
     if tables:

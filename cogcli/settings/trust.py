@@ -383,8 +383,8 @@ def question(workspace: Path, setting: str, command: str, checked: Review | None
     precedes it)."""
     checked = checked or Review(command, command_files(workspace, command), approved=False)
     lines = [
-        f"cog: {visible(str(workspace), one_line=True)}/{describe_source(source, setting)} wants to run this command on "
-        "this machine, outside the sandbox:",
+        f"cog: {visible(str(workspace), one_line=True)}/{describe_source(source, setting)} "
+        + ("wants cog to connect to this MCP server (with your sign-in to it, if any):" if command.startswith(("http://", "https://")) else "wants to run this command on this machine, outside the sandbox:"),
         f"    {visible(command, one_line=True)}",
     ]
     if checked.changed:
@@ -399,7 +399,8 @@ def question(workspace: Path, setting: str, command: str, checked: Review | None
 def refusal(workspace: Path, setting: str, checked: Review, *, source: str = "pyproject.toml") -> str:
     """Why ``checked.command`` does not start off a terminal, and what to do."""
     where = (f"[tool.cog] {setting}" if source == "pyproject.toml" else setting) + f" in {workspace}/{source}"
-    yours = "put the hook in your own ~/.config/cog/config.toml" if setting.startswith("hooks.") else "pass the server yourself with --mcp"
+    yours = ("put the hook in your own ~/.config/cog/config.toml" if setting.startswith("hooks.") else "add the server yourself with cog mcp add NAME URL"
+             if setting.startswith("mcp_servers.") else "pass the server yourself with --mcp")
     if checked.changed:
         return (
             f"not starting {checked.command!r} from {where}: {', '.join(checked.changed)} changed since you approved it "

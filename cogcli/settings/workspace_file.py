@@ -13,12 +13,14 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from cogcli.contract.errors import ConfigError
 from cogcli.settings.hook_tables import FIX as HOOKS_FIX, HookTables, check_tables
+from cogcli.settings.remote_servers import WorkspaceRemoteServer, check_servers
 from cogcli.settings.options import (  # noqa: F401 (the bounds are the settings' own, declared once; re-exported)
     CACHE_TTLS,
     DEFAULT_MAX_STEPS,
@@ -57,6 +59,7 @@ _FIXES: dict[str, str] = {
     "max_steps": f"give a whole number of steps from 1 to {MAX_STEPS_LIMIT:,} (default {DEFAULT_MAX_STEPS})",
     "timeout": f"give the seconds one tool call may take, more than 0 and at most {MAX_TIMEOUT:,} (a day)",
     "mcp_servers": 'give a list of command lines, e.g. mcp_servers = ["npx -y @modelcontextprotocol/server-memory"]',
+    "remote_servers": 'give a table per server with its url, e.g. [mcp_servers.docs] url = "https://mcp.example.com/mcp"',
     "sandbox": 'give "auto" or "on" (the workspace cannot turn the sandbox off: use --sandbox off)',
     "secret_globs": 'give a list of globs, e.g. secret_globs = ["config/credentials.*"]',
     "pass_env": 'give a list of variable names, e.g. pass_env = ["DATABASE_URL"]',
@@ -133,6 +136,8 @@ class CogConfig(BaseModel):
     max_steps: int | None = Field(default=None, ge=1, le=MAX_STEPS_LIMIT)
     timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)
     mcp_servers: list[str] = []
+    #: ``[mcp_servers.NAME]`` tables (a URL each): connected to once the person approved the URL
+    remote_servers: dict[str, WorkspaceRemoteServer] = {}
     sandbox: SandboxSetting | None = None
     secret_globs: list[str] = []
     pass_env: list[str] = []
@@ -174,6 +179,21 @@ class CogConfig(BaseModel):
             if not command.strip():
                 raise ValueError("the command is empty")
         return command
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_servers(cls, data: Any) -> Any:
+        """``[mcp_servers.NAME]`` tables are remote servers; ``mcp_servers = [...]`` stays commands."""
+        if isinstance(data, dict) and isinstance(data.get("mcp_servers"), dict):
+            data = {**data, "remote_servers": data["mcp_servers"]}
+            del data["mcp_servers"]
+        return data
+
+    @field_validator("remote_servers")
+    @classmethod
+    def _remote(cls, servers: dict[str, WorkspaceRemoteServer]) -> dict[str, WorkspaceRemoteServer]:
+        check_servers(servers)  # type: ignore[arg-type]
+        return servers
 
     @field_validator("mcp_servers")
     @classmethod
