@@ -58,6 +58,9 @@ class Reasoning(BaseModel):
     #: set when cog changed ``text`` after it came (a credential redacted in a stored thread):
     #: the signature no longer holds, so the block is never sent back
     altered: bool | None = None
+    #: cog's own measure, kept in the thread only: how long the block streamed, in milliseconds
+    #: (a client says "Thought for 4 s" when it redraws a stored thread); never sent to a provider
+    duration_ms: int | None = None
 
 
 class Message(BaseModel):

@@ -168,6 +168,8 @@ class ReasoningEndEvent(BaseEvent):
 
     type: Literal["reasoning-end"] = "reasoning-end"
     id: str
+    #: how long the block streamed, from its first piece to its end (absent: not measured)
+    duration_ms: int | None = None
 
 
 class ToolCallStartEvent(BaseEvent):
