@@ -204,3 +204,17 @@ def test_with_thinking_tool_choice_is_at_most_auto_as_the_api_requires() -> None
             thinking_params(body, 2048, effort=effort)
             assert body["tool_choice"] == kept and "temperature" not in body
             TypeAdapter(message_create_params.MessageCreateParamsStreaming).validate_python(body)
+
+
+@pytest.mark.anyio
+async def test_the_thinking_part_of_the_output_tokens_is_reported() -> None:
+    details = {"output_tokens_details": {"thinking_tokens": 240}}
+    reply = Reply("ok", thinking=THOUGHTS[:1], usage=(40, 300), usage_extra=details, usage_late=True)
+    server = AnthropicServer()
+    blocks = server.render(reply, RecordedRequest("POST", "/v1/messages", {}, {"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 2048}}))
+    delta = TypeAdapter(anthropic_types.RawMessageStreamEvent).validate_python(json.loads([b for b in blocks if "message_delta" in b][0].split("data: ", 1)[1]))
+    assert delta.usage.output_tokens_details.thinking_tokens == 240  # the SDK's own usage shape
+    with AnthropicServer([reply, Reply("ok")]) as srv:
+        [usage] = [e for e in await collect(model_for(srv), HISTORY, TOOLS) if isinstance(e, UsageReport)]
+        [plain] = [e for e in await collect(model_for(srv), HISTORY, TOOLS) if isinstance(e, UsageReport)]
+    assert (usage.output_tokens, usage.reasoning_tokens) == (300, 240) and plain.reasoning_tokens is None

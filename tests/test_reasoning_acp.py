@@ -1,6 +1,7 @@
 """The model's reasoning over ACP, with the ACP SDK's own client driving the real ``cog acp``: each
 piece of it reaches the editor as an ``agent_thought_chunk`` as it streams, before the answer's
-``agent_message_chunk``s, credentials redacted; a session loaded again redraws it the same."""
+``agent_message_chunk``s, credentials redacted; a session loaded again redraws it the same; the
+prompt's usage says how many of the output tokens were thought."""
 
 from __future__ import annotations
 
@@ -36,14 +37,15 @@ def drawn(editor: Editor) -> list[tuple[str, str]]:
 async def test_reasoning_reaches_the_editor_as_thought_chunks_live_and_when_the_session_is_loaded(make_repo, tmp_path: Path) -> None:
     repo = make_repo("calc")
     cassette = write_cassette(tmp_path / "thinking.jsonl", [
-        {"text": "Reading ops.py.", "toolCalls": [READ], "reasoning": [THOUGHT, SEALED]},
-        {"text": "add subtracts.", "reasoning": [LEAKY]},
+        {"text": "Reading ops.py.", "toolCalls": [READ], "reasoning": [THOUGHT, SEALED], "usage": {"inputTokens": 90, "outputTokens": 60, "reasoningTokens": 45}},
+        {"text": "add subtracts.", "reasoning": [LEAKY], "usage": {"inputTokens": 120, "outputTokens": 30, "reasoningTokens": 20}},
     ])
     editor = Editor()
     async with Agent(editor, repo, "--yes", "--model", f"replay:{cassette}", stderr=tmp_path / "err") as conn:
         session_id = (await conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
         response = await conn.prompt(session_id=session_id, prompt=[text_block(FIX)])
     assert response.stop_reason == "end_turn"
+    assert response.usage is not None and (response.usage.output_tokens, response.usage.thought_tokens) == (90, 65)
     live = drawn(editor)
     shown_leak = LEAKY["text"].replace(TOKEN, "[REDACTED]")
     assert live == [

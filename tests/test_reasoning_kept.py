@@ -117,15 +117,22 @@ async def test_a_compacted_tool_loop_keeps_each_turns_thinking_with_its_tool_use
 
 def test_thinking_tokens_count_in_the_usage_the_cost_and_max_tokens(make_repo) -> None:
     repo = make_repo("calc")
-    thinking = Reply("Reading.", [ToolCall("toolu_1", "read_file", {"path": "calc/ops.py"})], thinking=ONE, usage=(100, 3_000))
+    thinking = Reply("Reading.", [ToolCall("toolu_1", "read_file", {"path": "calc/ops.py"})], thinking=ONE, usage=(100, 3_000),
+                     usage_extra={"output_tokens_details": {"thinking_tokens": 2_400}}, usage_late=True)
     with AnthropicServer([thinking, Reply("never asked")]) as server:
         lines = edit(repo, server, "--max-tokens", "2000", "Why does add fail?", ok=False)
     finish = lines[-1]
     # the provider counts the thinking in output_tokens; cog spends the budget on it and prices it as output
     assert finish["status"] == "budget_exceeded" and finish["budget"] == {"kind": "tokens", "limit": 2000, "used": 3100}
-    assert finish["usage"]["outputTokens"] == 3_000 and finish["usage"]["totalTokens"] == 3_100
+    assert finish["usage"]["outputTokens"] == 3_000 and finish["usage"]["totalTokens"] == 3_100 and finish["usage"]["reasoningTokens"] == 2_400
     from cogcli.settings.prices import cost_usd, price_of
 
     assert finish["usage"]["costUsd"] == pytest.approx(cost_usd(price_of(MODEL), input_tokens=100, output_tokens=3_000))
     # the response's call is not run, and no further request is made
     assert [line["errorCode"] for line in lines if line["type"] == "tool-result"] == ["BUDGET_EXCEEDED"] and len(server.requests) == 1
+    # the terminal's last line says which part of the output was reasoning
+    from cogcli.render.summary import usage_words
+    from cogcli.wire.events import Usage
+
+    words = usage_words(Usage.model_validate(finish["usage"]), MODEL)
+    assert words is not None and "+ 3,000 out (2,400 reasoning) = 3,100 tokens" in words

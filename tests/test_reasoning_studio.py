@@ -38,8 +38,10 @@ def test_studio_draws_reasoning_as_it_streams_then_collapsed_live_and_from_the_s
 
     screens = tmp_path / "screens"
     hold = threading.Event()
-    script = [Reply("Reading the code.", [ToolCall("toolu_1", "read_file", {"path": "calc/ops.py"})], thinking=(FIRST, RedactedThinking()), hold=hold, chunk=8),
-              Reply("add returns a - b.", thinking=(LAST,))]
+    thought = {"output_tokens_details": {"thinking_tokens": 25}}
+    script = [Reply("Reading the code.", [ToolCall("toolu_1", "read_file", {"path": "calc/ops.py"})], thinking=(FIRST, RedactedThinking()), hold=hold, chunk=8,
+                    usage=(40, 30), usage_extra=thought, usage_late=True),
+              Reply("add returns a - b.", thinking=(LAST,), usage=(60, 20), usage_extra=thought, usage_late=True)]
     with AnthropicServer(script) as model, Served(make_repo("calc"), model="anthropic:claude-sonnet-4-5", env={
         "ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": model.base_url, "COG_REASONING": "high"}) as srv:
         run = srv.start("Why does add fail?", approval="auto")
@@ -56,6 +58,7 @@ def test_studio_draws_reasoning_as_it_streams_then_collapsed_live_and_from_the_s
         wait_for(browser, lambda d: len(thoughts(d)) == 3 and all(t["state"] == "done" for t in thoughts(d)))
         live = thoughts(browser)
         answer_color = browser.execute_script("return getComputedStyle(document.querySelector('.text')).color")
+        stats = browser.execute_script("return [...document.querySelectorAll('[data-block=finish] .stat')].map((s) => s.textContent)")
         screenshot(browser, screens, "02-run-finished")
 
         # expanded again on a click: the whole thought, as the model wrote it
@@ -72,6 +75,7 @@ def test_studio_draws_reasoning_as_it_streams_then_collapsed_live_and_from_the_s
 
     assert streaming["state"] == "streaming" and streaming["open"] and streaming["shown"] and streaming["summary"] == "Thinking…"
     assert streaming["color"] != answer_color  # dimmed, apart from the answer
+    assert any(" · 50 out (50 reasoning) · " in s for s in stats), stats  # the footer says how much of the output was thought
     # once each block ends: collapsed to how long the model thought; the held one took a while
     assert [t["state"] for t in live] == ["done"] * 3 and not any(t["open"] or t["shown"] for t in live)
     assert all(re.fullmatch(r"Thought for (less than a second|\d+ s)( · encrypted)?", t["summary"]) for t in live), live

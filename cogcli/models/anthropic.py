@@ -245,7 +245,10 @@ class AnthropicModel(HttpModel):
             cache_read_tokens=read, cache_write_tokens=write, cache_write_1h_tokens=write_1h,
         )
         reported_write = write if usage.get("cache_creation_input_tokens") is not None else None  # None: it did not say
-        return UsageReport(input_tokens=total, output_tokens=output_tokens, cached_input_tokens=read, cache_write_tokens=reported_write, cost_usd=cost)
+        details = usage.get("output_tokens_details") if isinstance(usage.get("output_tokens_details"), dict) else {}
+        thinking = count("thinking_tokens", details) if details.get("thinking_tokens") is not None else None  # part of output_tokens
+        return UsageReport(input_tokens=total, output_tokens=output_tokens, cached_input_tokens=read, cache_write_tokens=reported_write,
+                           reasoning_tokens=thinking, cost_usd=cost)
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}

@@ -156,6 +156,9 @@ class UsageReport(BaseModel):
     input_tokens: int = 0
     #: what the model wrote, reasoning (thinking) tokens included: providers bill them as output
     output_tokens: int = 0
+    #: the part of ``output_tokens`` the model spent reasoning (Anthropic's
+    #: ``output_tokens_details.thinking_tokens``, OpenAI's ``completion_tokens_details.reasoning_tokens``; None: not said)
+    reasoning_tokens: int | None = None
     #: the part of ``input_tokens`` read from the provider's prompt cache (0 when it says nothing)
     cached_input_tokens: int = 0
     #: the part of ``input_tokens`` written to the provider's prompt cache (Anthropic's

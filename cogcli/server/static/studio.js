@@ -628,7 +628,7 @@
         // the prompt cache and the cost, as the terminal's last line says them (absent: not reported; no price: unknown)
         const u = ev.usage, n = (v) => (isInt(v) ? v.toLocaleString() : '–'), cost = u.costUsd;
         stats.push(n(u.inputTokens) + ' in (' + n(u.cachedInputTokens) + ' cache read, ' + n(u.cacheWriteTokens) + ' cache write) · ' +
-          n(u.outputTokens) + ' out · ' + (typeof cost === 'number' && isFinite(cost) ? '$' + cost.toFixed(cost < 0.01 ? 4 : 3) : 'cost unknown'));
+          n(u.outputTokens) + ' out' + (isInt(u.reasoningTokens) && u.reasoningTokens > 0 ? ' (' + n(u.reasoningTokens) + ' reasoning)' : '') + ' · ' + (typeof cost === 'number' && isFinite(cost) ? '$' + cost.toFixed(cost < 0.01 ? 4 : 3) : 'cost unknown'));
       }
       if (ev.tests) stats.push(['failed', 'passed'].filter((k) => isInt(ev.tests[k])).map((k) => ev.tests[k] + ' ' + k).join(', '));
       const files = (ev.filesChanged || []).map((f) => el('span', { class: 'file-chip' }, f.path + ' ', el('span', { class: 'plus' }, '+' + f.added), ' ', el('span', { class: 'minus' }, '−' + f.removed)));
