@@ -136,3 +136,15 @@ def test_thinking_tokens_count_in_the_usage_the_cost_and_max_tokens(make_repo) -
 
     words = usage_words(Usage.model_validate(finish["usage"]), MODEL)
     assert words is not None and "+ 3,000 out (2,400 reasoning) = 3,100 tokens" in words
+
+
+def test_only_reasoning_a_client_sends_back_takes_room_in_the_context_estimate() -> None:
+    from cogcli.compaction import estimate_message
+
+    said = Message(role="assistant", content="add returns a - b.")
+    long = "the model thought at length " * 200
+    signed = Reasoning(format="anthropic", kind="thinking", text=long, signature="EqQBsig==")
+    assert estimate_message(said.model_copy(update={"reasoning": [signed]})) > estimate_message(said) + 1000
+    # a Chat Completions server's reasoning_content is never sent back, nor a block cog altered
+    for unsent in (Reasoning(format="openai-chat", kind="reasoning_content", text=long), signed.model_copy(update={"altered": True})):
+        assert not unsent.sent_back and estimate_message(said.model_copy(update={"reasoning": [unsent]})) == estimate_message(said)

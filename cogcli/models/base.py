@@ -62,6 +62,13 @@ class Reasoning(BaseModel):
     #: (a client says "Thought for 4 s" when it redraws a stored thread); never sent to a provider
     duration_ms: int | None = None
 
+    @property
+    def sent_back(self) -> bool:
+        """Whether a client may send the block back to its provider (so it takes room in the
+        context): never one cog altered, never a Chat Completions server's ``reasoning_content``
+        (no request field takes it)."""
+        return not self.altered and self.format != "openai-chat"
+
 
 class Message(BaseModel):
     """One message of the history a model reads. Tool messages hold only what the model reads
