@@ -19,7 +19,8 @@ Script steps:
   ``thinking`` (:class:`Thinking` / :class:`RedactedThinking` blocks, streamed first by the
   Anthropic server when the request asks for ``thinking``: ``thinking_delta`` pieces, then one
   ``signature_delta``) and ``reasoning`` (streamed first by the OpenAI server as
-  ``delta.reasoning_content``, or the key ``reasoning_key`` names);
+  ``delta.reasoning_content``, or the key ``reasoning_key`` names); ``hold`` pauses an Anthropic
+  stream in the middle of its first thinking block until the test sets it;
 - :class:`Fail` — an HTTP error status with the provider's error body (``retry_after`` sets the header);
 - :class:`Cut` — a reply cut off (connection dropped) after ``after`` SSE events;
 - :class:`Drop` — the connection closed before any answer;
@@ -94,6 +95,9 @@ class Reply:
     #: OpenAI-compatible: reasoning text streamed before the content, in ``reasoning_key`` deltas
     reasoning: str = ""
     reasoning_key: str = "reasoning_content"
+    #: Anthropic: the stream waits for this to be set (at most 60 s) after the first thinking
+    #: block's pieces, before its signature — a client is seen while the model is still thinking
+    hold: threading.Event | None = None
 
 
 @dataclass
@@ -352,13 +356,16 @@ class _ModelServer:
             self._stream(h, self.render(step, request))
 
     @staticmethod
-    def _stream(h: BaseHTTPRequestHandler, blocks: list[str], *, status: int = 200, cut: bool = False, linger: bool = False) -> None:
+    def _stream(h: BaseHTTPRequestHandler, blocks: list[Any], *, status: int = 200, cut: bool = False, linger: bool = False) -> None:
         h.send_response(status)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Cache-Control", "no-cache")
         h.send_header("Transfer-Encoding", "chunked")
         h.end_headers()
         for block in blocks:
+            if isinstance(block, threading.Event):  # a Reply's hold: what came so far is on its way
+                block.wait(60)
+                continue
             data = block.encode()
             h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             h.wfile.flush()
@@ -496,11 +503,11 @@ class AnthropicServer(_ModelServer):
         body = {"type": "error", "error": {"type": "invalid_request_error", "message": f"prompt is too long: {tokens} tokens > {limit} maximum"}}
         return Fail(400, body=body)
 
-    def render(self, reply: Reply, request: RecordedRequest) -> list[str]:
+    def render(self, reply: Reply, request: RecordedRequest) -> list[Any]:
         body = request.body if isinstance(request.body, dict) else {}
         i_tokens, o_tokens = reply.usage
         ev = _sse_block
-        blocks = [ev("message_start", {"type": "message_start", "message": {
+        blocks: list[Any] = [ev("message_start", {"type": "message_start", "message": {
             "id": f"msg_{len(self.requests)}", "type": "message", "role": "assistant", "content": [],
             "model": body.get("model", "test"), "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": i_tokens, "output_tokens": 1, **(reply.usage_extra or {})},
@@ -517,6 +524,8 @@ class AnthropicServer(_ModelServer):
                     ev("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}})
                     for p in _pieces(thought.text, reply.chunk)
                 ]
+                if reply.hold is not None and index == 0:
+                    blocks.append(reply.hold)
                 blocks.append(ev("content_block_delta", {"type": "content_block_delta", "index": index,
                                                          "delta": {"type": "signature_delta", "signature": thought.signature}}))
             blocks.append(ev("content_block_stop", {"type": "content_block_stop", "index": index}))

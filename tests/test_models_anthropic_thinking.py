@@ -153,3 +153,68 @@ async def test_an_earlier_turn_without_thinking_is_fine_only_the_turn_going_on_n
     with AnthropicServer([Reply("ok")]) as srv:  # (a thread made with --reasoning off, continued with it on)
         events = await collect(model_for(srv), [*HISTORY, *earlier, Message(role="user", content="Now fix it")], TOOLS)
     assert events[-1].type == "turn-end" and srv.requests[0].body["messages"][1]["content"][0]["type"] == "tool_use"
+
+
+@pytest.mark.parametrize(("name", "adaptive"), [
+    ("claude-opus-4-6", True), ("claude-sonnet-4-6", True), ("claude-opus-4-7", True), ("claude-opus-5", True),
+    ("claude-sonnet-5-1", True), ("claude-mythos-preview", True), ("claude-fable-5", True), ("anthropic.claude-opus-4-6-v1", True),
+    ("claude-sonnet-4-5", False), ("claude-sonnet-4-5-20250929", False), ("claude-opus-4-1-20250805", False),
+    ("claude-opus-4-20250514", False), ("claude-3-7-sonnet-latest", False), ("claude-haiku-4-5", False), ("gpt-5", False),
+])
+def test_which_models_take_adaptive_thinking(name: str, adaptive: bool) -> None:
+    from cogcli.models.anthropic_thinking import adaptive_thinking
+
+    assert adaptive_thinking(name) is adaptive
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("level", ["low", "medium", "high"])
+async def test_a_model_that_takes_adaptive_thinking_gets_it_with_the_level_as_effort(level: str) -> None:
+    call = ToolCall("toolu_1", "read_file", {"path": "ops.py"})
+    with AnthropicServer([Reply("Reading it.", [call], thinking=THOUGHTS[:1]), Reply("Done.")]) as srv:
+        model = model_for(srv, reasoning=level, name="claude-opus-4-6")
+        first = await collect(model, HISTORY, TOOLS)
+        reasoning = [e.block for e in first if isinstance(e, ReasoningFinished)]
+        calls = [ToolCallRequest(id="toolu_1", name="read_file", arguments={"path": "ops.py"})]
+        history = [*HISTORY, Message(role="assistant", content="Reading it.", tool_calls=calls, reasoning=reasoning),
+                   Message(role="tool", tool_call_id="toolu_1", name="read_file", content="x")]
+        second = await collect(model, history, TOOLS)
+    assert "".join(e.text for e in first if isinstance(e, ReasoningDelta)) == THOUGHTS[0].text
+    assert second[-1].type == "turn-end"  # the thinking went back, verbatim, as with a budget
+    for request in srv.requests:
+        body = request.body
+        params = TypeAdapter(message_create_params.MessageCreateParamsStreaming).validate_python(body)  # the SDK's own request shape
+        assert params["thinking"] == {"type": "adaptive", "display": "summarized"} and "budget_tokens" not in body["thinking"]
+        assert body["output_config"] == {"effort": level}
+        # room for the thinking all the same; no temperature, no tool_choice; adaptive interleaves without the beta
+        assert body["max_tokens"] == 8192 + THINKING_BUDGETS[level] and "temperature" not in body and "tool_choice" not in body
+        assert "anthropic-beta" not in request.headers
+    assert srv.requests[1].body["messages"][1]["content"][0] == {"type": "thinking", "thinking": THOUGHTS[0].text, "signature": THOUGHTS[0].signature}
+
+
+def test_with_thinking_tool_choice_is_at_most_auto_as_the_api_requires() -> None:
+    from cogcli.models.anthropic_thinking import thinking_params
+
+    for sent, kept in [({"type": "any"}, {"type": "auto"}), ({"type": "tool", "name": "read_file"}, {"type": "auto"}),
+                       ({"type": "none"}, {"type": "none"}), ({"type": "auto"}, {"type": "auto"})]:
+        for effort in (None, "medium"):
+            body = {"model": "claude-opus-4-6", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}],
+                    "tools": [{"name": "read_file", "description": "Read", "input_schema": TOOLS[0].parameters}],
+                    "tool_choice": dict(sent), "temperature": 0.2, "stream": True}
+            thinking_params(body, 2048, effort=effort)
+            assert body["tool_choice"] == kept and "temperature" not in body
+            TypeAdapter(message_create_params.MessageCreateParamsStreaming).validate_python(body)
+
+
+@pytest.mark.anyio
+async def test_the_thinking_part_of_the_output_tokens_is_reported() -> None:
+    details = {"output_tokens_details": {"thinking_tokens": 240}}
+    reply = Reply("ok", thinking=THOUGHTS[:1], usage=(40, 300), usage_extra=details, usage_late=True)
+    server = AnthropicServer()
+    blocks = server.render(reply, RecordedRequest("POST", "/v1/messages", {}, {"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 2048}}))
+    delta = TypeAdapter(anthropic_types.RawMessageStreamEvent).validate_python(json.loads([b for b in blocks if "message_delta" in b][0].split("data: ", 1)[1]))
+    assert delta.usage.output_tokens_details.thinking_tokens == 240  # the SDK's own usage shape
+    with AnthropicServer([reply, Reply("ok")]) as srv:
+        [usage] = [e for e in await collect(model_for(srv), HISTORY, TOOLS) if isinstance(e, UsageReport)]
+        [plain] = [e for e in await collect(model_for(srv), HISTORY, TOOLS) if isinstance(e, UsageReport)]
+    assert (usage.output_tokens, usage.reasoning_tokens) == (300, 240) and plain.reasoning_tokens is None

@@ -90,3 +90,17 @@ async def test_reasoning_and_content_in_one_chunk_make_one_block_then_the_text()
         events = await collect(model_for(srv), HISTORY, TOOLS)
     assert [e.type for e in events] == ["reasoning-delta", "reasoning-delta", "reasoning-end", "text-delta", "turn-end"]
     assert events[2].block.text == "Think. Done thinking."
+
+
+@pytest.mark.anyio
+async def test_the_reasoning_part_of_the_completion_tokens_is_reported() -> None:
+    details = {"completion_tokens_details": {"reasoning_tokens": 180}}
+    reply = Reply("a - b.", reasoning=THOUGHT, usage=(30, 250), usage_extra=details)
+    blocks = OpenAIServer().render(reply, RecordedRequest("POST", "/v1/chat/completions", {}, {"model": "m", "stream_options": {"include_usage": True}}))
+    last = chunk_types.ChatCompletionChunk.model_validate(json.loads([b for b in blocks if "[DONE]" not in b][-1].removeprefix("data: ")))
+    assert last.usage is not None and last.usage.completion_tokens_details.reasoning_tokens == 180  # the SDK's own usage shape
+    with OpenAIServer([reply, Reply("ok", usage=(5, 3))]) as srv:
+        [usage] = [e for e in await collect(model_for(srv), HISTORY, TOOLS) if isinstance(e, UsageReport)]
+        [plain] = [e for e in await collect(model_for(srv), HISTORY, TOOLS) if isinstance(e, UsageReport)]
+    assert (usage.output_tokens, usage.reasoning_tokens) == (250, 180)  # a part of the output, priced with it
+    assert plain.reasoning_tokens is None  # not said: not guessed

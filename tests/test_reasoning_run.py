@@ -32,8 +32,12 @@ def reasoning_shape(lines: list[dict[str, Any]]) -> list[str]:
 
 
 def stored_reasoning(repo: Path, thread_id: str) -> list[list[Reasoning] | None]:
+    """Each assistant turn's blocks as the thread keeps them, without cog's own ``duration_ms``
+    (checked to be there: how long each block streamed)."""
     with ThreadStore(repo / ".cog" / "threads.db") as store:
-        return [e.entry.reasoning for e in store.entries(thread_id) if isinstance(e.entry, AssistantEntry)]
+        kept = [e.entry.reasoning for e in store.entries(thread_id) if isinstance(e.entry, AssistantEntry)]
+    assert all(isinstance(b.duration_ms, int) and b.duration_ms >= 0 for blocks in kept for b in blocks or [])
+    return [[b.model_copy(update={"duration_ms": None}) for b in blocks] if blocks else blocks for blocks in kept]
 
 
 def test_anthropic_reasoning_high_streams_keeps_and_sends_back_the_thinking(make_repo, tmp_path: Path) -> None:
@@ -65,6 +69,9 @@ def test_anthropic_reasoning_high_streams_keeps_and_sends_back_the_thinking(make
         redrawn = [e.to_wire() for e in store.thread_events(thread)]
     assert "".join(e["delta"] for e in redrawn if e["type"] == "reasoning-delta").startswith(shown)
     assert all(e.get("signature") is None for e in redrawn)
+    live_ends = [line for line in lines if line["type"] == "reasoning-end"]
+    assert all(isinstance(e["durationMs"], int) for e in live_ends)  # how long each block streamed, live and redrawn
+    assert [e["durationMs"] for e in redrawn if e["type"] == "reasoning-end"][: len(live_ends)] == [e["durationMs"] for e in live_ends]
     # the run's second request and the --thread run's request both send the tool turn's thinking back, first
     for request in (server.requests[1], server.requests[2]):
         assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 16384}

@@ -404,6 +404,7 @@ def _usage(usage: Any) -> acp_schema.Usage | None:
         total_tokens=usage.total_tokens or usage.input_tokens + usage.output_tokens,
         cached_read_tokens=usage.cached_input_tokens,
         cached_write_tokens=usage.cache_write_tokens,
+        thought_tokens=usage.reasoning_tokens,
     )
 
 

@@ -12,10 +12,10 @@ from cogcli.models.tokens import CHARS_PER_TOKEN, estimate_text  # noqa: F401 (c
 
 
 def estimate_message(message: Message) -> int:
-    """Tokens one message takes: its content, its reasoning sent back (text, signature, opaque data),
-    its calls' names and arguments, and a few for its framing."""
+    """Tokens one message takes: its content, its reasoning sent back (text, signature, opaque data;
+    a block no client sends back takes no room), its calls' names and arguments, and a few for its framing."""
     tokens = 4 + estimate_text(message.content)
-    for block in message.reasoning:
+    for block in (b for b in message.reasoning if b.sent_back):
         tokens += 4 + estimate_text(block.text) + estimate_text(block.signature or "") + estimate_text(block.data or "")
     for call in message.tool_calls:
         args = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments, ensure_ascii=False)

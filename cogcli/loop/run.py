@@ -289,7 +289,7 @@ class Run:
             for i in slots.open():
                 await self.conclude(slots, i, calls[i].outcome(ErrorCode.ABORTED, f"{calls[i].name} was cancelled before it finished"))
             self.results += slots.done()
-            self._record(turn.text, [c.request() for c in turn.calls], slots.done(), turn.usage, turn.reasoning)
+            self._record(turn.text, [c.request() for c in turn.calls], slots.done(), turn.usage, turn.reasoning, turn.reasoning_ms)
         return calls
 
     async def _prepare(self, turn: Turn) -> list[PreparedCall]:
@@ -344,7 +344,7 @@ class Run:
         finished = [i for i, call in enumerate(turn.calls) if call.finished]
         if turn.text or finished:
             kept = [r for i in finished if (r := slots.results[i]) is not None]
-            self._record(turn.text, [turn.calls[i].request() for i in finished], kept, turn.usage, turn.reasoning)
+            self._record(turn.text, [turn.calls[i].request() for i in finished], kept, turn.usage, turn.reasoning, turn.reasoning_ms)
 
     def _static_presentation(self, name: str) -> Any:
         tool = self.tools.get(name)  # a per-arguments presentation comes with the tool-result
@@ -360,7 +360,7 @@ class Run:
 
     def _record(
         self, text: str, calls: list[ToolCallRequest], results: list[ToolResult], usage: Usage | None = None,
-        reasoning: list[Reasoning] | None = None,
+        reasoning: list[Reasoning] | None = None, reasoning_ms: list[int] | None = None,
     ) -> None:
         """The turn and what the model read of each call: into the history and, in one
         transaction, into the thread."""
@@ -370,7 +370,7 @@ class Run:
         # the thread keeps what the model wrote with credentials redacted, as it keeps results;
         # its reasoning as it came (a block redaction changes is kept marked altered: never sent back)
         entry = redact_value(AssistantEntry(content=text, tool_calls=calls, usage=usage if usage is not None and usage.counted else None))[0]
-        entry.reasoning = kept_reasoning(reasoning)
+        entry.reasoning = kept_reasoning(reasoning, reasoning_ms)
         entries: list[Entry] = [entry]
         for result in results:
             entry = ToolResultEntry.of(result, limit)

@@ -16,6 +16,7 @@ and collect what ``emit`` gets.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -102,6 +103,8 @@ class Turn:
     text: str = ""
     #: the turn's reasoning blocks, whole and as the provider sent them (signatures included)
     reasoning: list[Reasoning] = field(default_factory=list)
+    #: how long each of ``reasoning`` streamed, in milliseconds (what the thread keeps with it)
+    reasoning_ms: list[int] = field(default_factory=list)
     calls: list[StreamedCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     #: the provider's usage reports, as they came (the context budget learns from them)
@@ -135,6 +138,7 @@ def usage_of(report: UsageReport) -> Usage:
         total_tokens=report.input_tokens + report.output_tokens,
         cached_input_tokens=report.cached_input_tokens or None,
         cache_write_tokens=report.cache_write_tokens,
+        reasoning_tokens=report.reasoning_tokens,
         cost_usd=report.cost_usd,
     )
 
@@ -191,6 +195,7 @@ class _Assembly:
         self.calls: dict[str, StreamedCall] = {}
         self.text_id: str | None = None
         self.reasoning_id: str | None = None
+        self.reasoning_since = 0.0
 
     def add(self, event: Any) -> None:
         if isinstance(event, ReasoningDelta):
@@ -199,7 +204,8 @@ class _Assembly:
         elif isinstance(event, ReasoningFinished):
             self.start_reasoning()
             self.turn.reasoning.append(event.block)
-            self.end_reasoning()
+            self.turn.reasoning_ms.append(self.reasoning_took())
+            self.end_reasoning(self.turn.reasoning_ms[-1])
         elif isinstance(event, TextDelta):
             if not event.text:
                 return
@@ -231,12 +237,17 @@ class _Assembly:
         if self.reasoning_id is None:
             self.end_text()
             self.reasoning_id = f"rsn_{uuid.uuid4().hex[:16]}"
+            self.reasoning_since = time.monotonic()
             self.emit(ReasoningStartEvent(id=self.reasoning_id))
         return self.reasoning_id
 
-    def end_reasoning(self) -> None:
+    def reasoning_took(self) -> int:
+        """Milliseconds since the reasoning block streaming now started."""
+        return round((time.monotonic() - self.reasoning_since) * 1000)
+
+    def end_reasoning(self, took: int | None = None) -> None:
         if self.reasoning_id is not None:
-            self.emit(ReasoningEndEvent(id=self.reasoning_id))
+            self.emit(ReasoningEndEvent(id=self.reasoning_id, duration_ms=self.reasoning_took() if took is None else took))
             self.reasoning_id = None
 
     def start_call(self, call_id: str, name: str, *, announce: bool = True) -> StreamedCall:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from cogcli.models.tokens import estimate_text
 from cogcli.contract.errors import ContextLengthError, ModelError
 from cogcli.models.context import context_overflow
-from cogcli.models.anthropic_thinking import ThinkingBlock, blocks_of, thinking_budget, thinking_headers, thinking_params
+from cogcli.models.anthropic_thinking import ThinkingBlock, adaptive_thinking, blocks_of, thinking_budget, thinking_headers, thinking_params
 from cogcli.models.base import (
     Message,
     ModelStreamEvent,
@@ -189,8 +189,8 @@ class AnthropicModel(HttpModel):
         prices: dict[str, Price] | None = None,
         reasoning: str | None = None,
     ) -> None:
-        """``reasoning`` (off, low, medium, high) asks for extended thinking with the level's
-        budget (:mod:`cogcli.models.anthropic_thinking`); ``cache`` marks prefixes for Anthropic's prompt cache (:func:`place_breakpoints`);
+        """``reasoning`` (off, low, medium, high) asks for extended thinking: the level's budget,
+        or adaptive thinking at that effort on a model that takes it (:mod:`cogcli.models.anthropic_thinking`); ``cache`` marks prefixes for Anthropic's prompt cache (:func:`place_breakpoints`);
         ``cache_ttl`` is ``"5m"`` (default) or ``"1h"``; ``prices`` adds to or overrides
         :data:`cogcli.settings.prices.PRICES` for the cost in each usage report."""
         if cache_ttl not in CACHE_TTLS:
@@ -222,7 +222,7 @@ class AnthropicModel(HttpModel):
         if tools:
             body["tools"] = to_anthropic_tools(tools)
         if self.thinking_budget is not None:
-            thinking_params(body, self.thinking_budget)
+            thinking_params(body, self.thinking_budget, effort=self.reasoning if adaptive_thinking(self.model) else None)
         if self.cache and tools:  # a request without tools is a one-off (a summary, a commit message): a write it never reads costs 1.25×
             place_breakpoints(body, minimum=cache_minimum(self.model), ttl=self.cache_ttl)
         return body
@@ -245,7 +245,10 @@ class AnthropicModel(HttpModel):
             cache_read_tokens=read, cache_write_tokens=write, cache_write_1h_tokens=write_1h,
         )
         reported_write = write if usage.get("cache_creation_input_tokens") is not None else None  # None: it did not say
-        return UsageReport(input_tokens=total, output_tokens=output_tokens, cached_input_tokens=read, cache_write_tokens=reported_write, cost_usd=cost)
+        details = usage.get("output_tokens_details") if isinstance(usage.get("output_tokens_details"), dict) else {}
+        thinking = count("thinking_tokens", details) if details.get("thinking_tokens") is not None else None  # part of output_tokens
+        return UsageReport(input_tokens=total, output_tokens=output_tokens, cached_input_tokens=read, cache_write_tokens=reported_write,
+                           reasoning_tokens=thinking, cost_usd=cost)
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}

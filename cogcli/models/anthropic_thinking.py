@@ -20,10 +20,19 @@ Interleaved thinking (thinking between tool calls, after each tool result) is a 
 Claude 4 models: the header ``anthropic-beta: interleaved-thinking-2025-05-14`` goes with every
 request that has thinking and tools, to models other than the Claude 3 family (Claude 3.7
 Sonnet thinks only at the start of a turn and does not take it).
+
+Adaptive thinking: the models that take it (:func:`adaptive_thinking`: Claude Opus 4.6, Sonnet
+4.6 and every later Claude, Mythos and Fable included — on some of them a fixed budget is
+deprecated or refused) get ``thinking: {"type": "adaptive", "display": "summarized"}`` and the
+level as ``output_config: {"effort": …}`` instead: the model decides how much to think. The
+thinking is asked ``summarized`` because newer models default to ``omitted`` (an empty text with
+its signature), and cog shows the reasoning. ``max_tokens`` grows by the level's budget all the
+same (thinking counts toward it). Adaptive thinking interleaves by itself: no beta header.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cogcli.models.base import Reasoning
@@ -46,10 +55,40 @@ def thinking_budget(level: str | None) -> int | None:
     return THINKING_BUDGETS[level]
 
 
-def thinking_params(body: dict[str, Any], budget: int) -> None:
-    """Ask for thinking in ``body`` (in place): the ``thinking`` parameter, ``max_tokens`` grown
-    by the budget, no ``temperature``, ``tool_choice`` at most ``auto``."""
-    body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+#: a Claude model id's family and version: ``claude-opus-4-6``, ``anthropic.claude-sonnet-4-6-v1``,
+#: ``claude-opus-5``; a date is no minor version (``claude-opus-4-20250514`` is 4.0)
+_CLAUDE = re.compile(r"claude-(?P<family>opus|sonnet|haiku|mythos|fable)(?:-(?P<major>\d+)(?:[-.](?P<minor>\d{1,2}))?(?!\d))?")
+#: the families that think only adaptively, whatever their version
+_ADAPTIVE_FAMILIES = ("mythos", "fable")
+#: the first version that takes adaptive thinking (Claude Opus 4.6, Sonnet 4.6)
+FIRST_ADAPTIVE = (4, 6)
+
+
+def adaptive_thinking(model: str) -> bool:
+    """Whether ``model`` takes adaptive thinking (``thinking: {"type": "adaptive"}`` with an
+    effort): Claude 4.6 and later, and the Mythos and Fable families. Older models (Sonnet 4.5,
+    Opus 4.1, Claude 3.7, …) take only a fixed budget."""
+    found = _CLAUDE.search(model.lower())
+    if found is None:
+        return False
+    if found["family"] in _ADAPTIVE_FAMILIES:
+        return True
+    if found["major"] is None:
+        return False
+    return (int(found["major"]), int(found["minor"] or 0)) >= FIRST_ADAPTIVE
+
+
+def thinking_params(body: dict[str, Any], budget: int, *, effort: str | None = None) -> None:
+    """Ask for thinking in ``body`` (in place): a fixed budget (``thinking`` enabled with
+    ``budget_tokens``), or, given an ``effort`` (a model that takes adaptive thinking),
+    ``thinking`` adaptive with ``output_config.effort``; ``max_tokens`` grown by the budget, no
+    ``temperature``, ``tool_choice`` at most ``auto`` (the API refuses ``any`` and ``tool`` with
+    thinking)."""
+    if effort is None:
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    else:
+        body["thinking"] = {"type": "adaptive", "display": "summarized"}
+        body["output_config"] = {**(body.get("output_config") or {}), "effort": effort}
     body["max_tokens"] = int(body["max_tokens"]) + budget
     body.pop("temperature", None)
     if (body.get("tool_choice") or {}).get("type") not in (None, "auto", "none"):
@@ -58,8 +97,10 @@ def thinking_params(body: dict[str, Any], budget: int) -> None:
 
 def thinking_headers(body: dict[str, Any]) -> dict[str, str]:
     """The headers a request ``body`` needs for its thinking: the interleaved-thinking beta when
-    it thinks and offers tools, to a model outside the Claude 3 family."""
-    if body.get("thinking") and body.get("tools") and "claude-3" not in str(body.get("model", "")).lower():
+    it thinks with a fixed budget and offers tools, to a model outside the Claude 3 family
+    (adaptive thinking interleaves without it)."""
+    thinking = body.get("thinking") or {}
+    if thinking.get("type") == "enabled" and body.get("tools") and "claude-3" not in str(body.get("model", "")).lower():
         return {"anthropic-beta": INTERLEAVED_THINKING_BETA}
     return {}
 

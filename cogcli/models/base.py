@@ -58,6 +58,16 @@ class Reasoning(BaseModel):
     #: set when cog changed ``text`` after it came (a credential redacted in a stored thread):
     #: the signature no longer holds, so the block is never sent back
     altered: bool | None = None
+    #: cog's own measure, kept in the thread only: how long the block streamed, in milliseconds
+    #: (a client says "Thought for 4 s" when it redraws a stored thread); never sent to a provider
+    duration_ms: int | None = None
+
+    @property
+    def sent_back(self) -> bool:
+        """Whether a client may send the block back to its provider (so it takes room in the
+        context): never one cog altered, never a Chat Completions server's ``reasoning_content``
+        (no request field takes it)."""
+        return not self.altered and self.format != "openai-chat"
 
 
 class Message(BaseModel):
@@ -153,6 +163,9 @@ class UsageReport(BaseModel):
     input_tokens: int = 0
     #: what the model wrote, reasoning (thinking) tokens included: providers bill them as output
     output_tokens: int = 0
+    #: the part of ``output_tokens`` the model spent reasoning (Anthropic's
+    #: ``output_tokens_details.thinking_tokens``, OpenAI's ``completion_tokens_details.reasoning_tokens``; None: not said)
+    reasoning_tokens: int | None = None
     #: the part of ``input_tokens`` read from the provider's prompt cache (0 when it says nothing)
     cached_input_tokens: int = 0
     #: the part of ``input_tokens`` written to the provider's prompt cache (Anthropic's

@@ -207,7 +207,9 @@ class OpenAIModel(HttpModel):
         cached = cached or token_count(u.get("prompt_cache_hit_tokens"))
         prompt, completion = token_count(u.get("prompt_tokens")), token_count(u.get("completion_tokens"))
         cost = cost_usd(price_of(self.name, self.prices), input_tokens=prompt, output_tokens=completion, cache_read_tokens=cached)
-        return UsageReport(input_tokens=prompt, output_tokens=completion, cached_input_tokens=min(cached, prompt), cost_usd=cost)
+        out = u.get("completion_tokens_details") if isinstance(u.get("completion_tokens_details"), dict) else {}
+        reasoning = token_count(out["reasoning_tokens"]) if out.get("reasoning_tokens") is not None else None  # part of completion_tokens
+        return UsageReport(input_tokens=prompt, output_tokens=completion, cached_input_tokens=min(cached, prompt), reasoning_tokens=reasoning, cost_usd=cost)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "text/event-stream"}

@@ -262,7 +262,8 @@ def _tokens(usage: Usage, *, unknown_cost: bool = False) -> str:
     cache = [f"{n:,} {what}" for n, what in ((read, "cache read"), (write, "cache write")) if n is not None]
     spent = format_cost(cost) if cost is not None else "unknown cost"
     parts = f" ({', '.join(cache)})" if cache else ""
-    return f"{spent} for {usage.input_tokens:,} in{parts} + {usage.output_tokens:,} out = {total:,}"
+    thought = f" ({usage.reasoning_tokens:,} reasoning)" if usage.reasoning_tokens else ""
+    return f"{spent} for {usage.input_tokens:,} in{parts} + {usage.output_tokens:,} out{thought} = {total:,}"
 
 
 def _plural(n: int, word: str) -> str:

@@ -12,8 +12,9 @@ of a saved ``--json`` stream and ``cog thread show``::
 
     Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens
 
-The model's reasoning (``--reasoning``) is drawn dimmed when each block ends: a ``thinking…`` row,
-then its lines indented.
+The model's reasoning (``--reasoning``) is drawn dimmed as it streams: a ``thinking…`` row, then
+each line indented once it is complete; on a terminal the line still streaming shows in place
+(its latest words, at most 10 redraws a second).
 
 On a terminal a running call's row shows its latest update in place (at most 10 redraws a
 second) — a test run its count, its bar and the test that just ended,
@@ -82,7 +83,8 @@ from cogcli.render.words import (
     failure_lines,
     instructions_text,
     output_lines,
-    reasoning_lines,
+    REASONING_INDENT,
+    ReasoningLines,
     row_text,
     update_text,
     wrap_line,
@@ -150,8 +152,9 @@ class TextRenderer:
         self._pending: tuple[str, TestProgress | None, str | None] | None = None  # a redraw held back by the throttle
         self._last_draw = float("-inf")
         self._timer: threading.Timer | None = None
-        #: the model's reasoning blocks still streaming: drawn whole, dimmed, at their end
-        self._reasoning: dict[str, list[str]] = {}
+        #: the model's reasoning blocks still streaming: each line drawn, dimmed, once complete
+        self._reasoning: dict[str, ReasoningLines] = {}
+        self._held_thought: str | None = None  # a reasoning line's redraw held back by the throttle
 
     # --- events --------------------------------------------------------------------------
 
@@ -161,10 +164,15 @@ class TextRenderer:
             if isinstance(event, TextEndEvent):
                 self._print_text(event.id)
             elif isinstance(event, ReasoningDeltaEvent):
-                self._reasoning.setdefault(event.id, []).append(event.delta)
+                self._print_texts()
+                block = self._reasoning.setdefault(event.id, ReasoningLines())
+                for line in block.feed(event.delta) + (block.head() if self.tty else []):
+                    self._line(self._style(line, "dim"))
+                if self.tty and block.partial.strip():
+                    self._reasoning_live(block.partial)
             elif isinstance(event, ReasoningEndEvent):
                 self._print_texts()
-                for line in reasoning_lines("".join(self._reasoning.pop(event.id, []))):
+                for line in self._reasoning.pop(event.id, ReasoningLines()).end():
                     self._line(self._style(line, "dim"))
             elif isinstance(event, ToolCallStartEvent):
                 self._print_texts()
@@ -362,10 +370,37 @@ class TextRenderer:
             return
         self._draw(text, tests, last, now)
 
+    def _reasoning_live(self, partial: str) -> None:
+        """The reasoning line still streaming, in place: indented, dimmed, its latest words (the
+        start gives way when it is wider than the terminal); at most 10 redraws a second."""
+        now = self.clock()
+        if self._live is not None and now - self._last_draw < REDRAW_INTERVAL:
+            self._held_thought = partial
+            if self._timer is None:
+                self._timer = threading.Timer(REDRAW_INTERVAL - (now - self._last_draw), self._draw_pending)
+                self._timer.daemon = True
+                self._timer.start()
+            return
+        self._held_thought = None
+        room = max(10, (self.width or shutil.get_terminal_size((100, 24)).columns) - 1) - len(REASONING_INDENT)
+        words = visible(partial.strip())
+        if columns(words) > room:  # its latest words, after a …
+            words = words[-(room - 1):]
+            while columns(words) > room - 1:  # wide characters take two columns
+                words = words[1:]
+            words = "…" + words
+        shown = REASONING_INDENT + words
+        self._erase()
+        self._write(self._style(shown, "dim"))
+        self._live, self._last_draw = shown, now
+        showing_live_line(self._clear_live)
+
     def _draw_pending(self) -> None:
         with self._lock:
             self._timer = None
-            if self._pending is not None:
+            if self._held_thought is not None:
+                self._reasoning_live(self._held_thought)
+            elif self._pending is not None:
                 self._draw(*self._pending, self.clock())
 
     def _draw(self, text: str, tests: TestProgress | None, last: str | None, now: float) -> None:
@@ -396,5 +431,6 @@ class TextRenderer:
         showing_live_line(None)
 
     def _clear_live(self) -> None:
+        self._held_thought = None  # a line printed: the reasoning line held back is gone with the live one
         if self._live is not None:
             self._erase()

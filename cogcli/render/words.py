@@ -168,10 +168,46 @@ def reasoning_lines(text: str) -> list[str]:
     """A block of the model's reasoning as the terminal draws it: a ``thinking…`` row, then its
     lines indented (the renderer dims them all and escapes control characters); nothing for a
     block with no readable text (an encrypted one)."""
-    text = text.strip("\n")
-    if not text.strip():
-        return []
-    return [THINKING_ROW, *(REASONING_INDENT + line.rstrip() if line.strip() else "" for line in text.splitlines())]
+    block = ReasoningLines()
+    return block.feed(text) + block.end()
+
+
+class ReasoningLines:
+    """One block of the model's reasoning as it streams, folded into the lines the terminal prints
+    (:func:`reasoning_lines`, a piece at a time): the ``thinking…`` row before the first, each line
+    indented as soon as it is complete, the blank lines between paragraphs (none before the first
+    or after the last). :attr:`partial` is the line still streaming (a terminal shows it in place)."""
+
+    def __init__(self) -> None:
+        self.partial = ""
+        #: the thinking… row is out
+        self.started = False
+        self._blanks = 0
+
+    def feed(self, delta: str) -> list[str]:
+        """The lines ``delta`` completes."""
+        *done, self.partial = (self.partial + delta).split("\n")
+        return [line for text in done for line in self._complete(text)]
+
+    def head(self) -> list[str]:
+        """The ``thinking…`` row, once, before the partial line is first shown in place."""
+        if self.started or not self.partial.strip():
+            return []
+        self.started = True
+        return [THINKING_ROW]
+
+    def end(self) -> list[str]:
+        """The block ended: its last line, if any."""
+        rest, self.partial = self.partial, ""
+        return self._complete(rest)
+
+    def _complete(self, text: str) -> list[str]:
+        if not text.strip():
+            self._blanks += self.started
+            return []
+        out = ([] if self.started else [THINKING_ROW]) + [""] * self._blanks
+        self.started, self._blanks = True, 0
+        return [*out, REASONING_INDENT + text.rstrip()]
 
 
 def output_lines(value: Any) -> list[str]:

@@ -44,16 +44,19 @@ class AssistantEntry(_Entry):
     reasoning: list[Reasoning] | None = None
 
 
-def kept_reasoning(reasoning: list[Reasoning]) -> list[Reasoning] | None:
+def kept_reasoning(reasoning: list[Reasoning], durations: list[int] | None = None) -> list[Reasoning] | None:
     """What a thread keeps of a turn's reasoning: each block as it came, unless a credential is
     in its text — then the text redacted and the block marked ``altered`` (its signature no longer
-    holds, so no client sends it back). Signatures and encrypted data are opaque: kept as they are."""
+    holds, so no client sends it back). Signatures and encrypted data are opaque: kept as they are.
+    ``durations`` (milliseconds, one a block) go with the blocks as ``duration_ms``."""
     from cogcli.secrets.redactor import redact
 
     kept: list[Reasoning] = []
-    for block in reasoning:
+    for n, block in enumerate(reasoning):
         text, count = redact(block.text) if block.text else (block.text, 0)
         kept.append(block.model_copy(update={"text": text, "altered": True}) if count else block)
+        if durations is not None and n < len(durations):
+            kept[-1] = kept[-1].model_copy(update={"duration_ms": durations[n]})
     return kept or None
 
 

@@ -317,7 +317,7 @@ def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[
             for n, block in enumerate(e.reasoning or []):  # the thinking as kept (a redacted credential stays redacted)
                 rid = f"rsn_{stored.seq}_{n}"
                 events += [(ReasoningStartEvent(id=rid), at), *([(ReasoningDeltaEvent(id=rid, delta=block.text), at)] if block.text else []),
-                           (ReasoningEndEvent(id=rid), at)]
+                           (ReasoningEndEvent(id=rid, duration_ms=block.duration_ms), at)]
             if e.content:
                 text_id = f"txt_{stored.seq}"
                 events += [

@@ -313,6 +313,45 @@
     }
   }
 
+  // A block of the model's reasoning: dimmed, open while it streams ("Thinking…"), collapsed once it
+  // ends to one line ("Thought for 4 s") that opens it again; a stored thread draws it collapsed.
+  function thoughtFor(ms) {
+    if (!isInt(ms)) return 'Thought';
+    const s = Math.round(ms / 1000);
+    if (s < 1) return 'Thought for less than a second';
+    return 'Thought for ' + (s < 60 ? s + ' s' : Math.floor(s / 60) + ' min ' + (s % 60) + ' s');
+  }
+  class ReasoningItem {
+    constructor(view, startedAt) {
+      this.parts = [];
+      this.open = true;
+      this.durationMs = null;
+      this.startedAt = startedAt; // the start event's time, for a stream whose end says no durationMs
+      this.drawnOpen = null;
+      this.summary = el('summary', {});
+      this.body = el('div', { class: 'thought' });
+      this.node = el('details', { class: 'reasoning streaming', 'data-block': 'reasoning', open: true }, this.summary, this.body);
+      view.list.append(this.node);
+    }
+    end(ev) {
+      this.open = false;
+      const at = Date.parse(ev.timestamp);
+      this.durationMs = isInt(ev.durationMs) ? ev.durationMs : at && this.startedAt ? at - this.startedAt : null;
+    }
+    render() {
+      if (this.parts.length > 1) this.parts = [this.parts.join('')];
+      const text = this.parts[0] || '';
+      // an encrypted block (Anthropic's redacted_thinking) streams no text: it says so
+      setText(this.body, text || (this.open ? '' : 'The provider sent this reasoning encrypted: there is nothing to show.'));
+      setText(this.summary, this.open ? 'Thinking…' : thoughtFor(this.durationMs) + (text ? '' : ' · encrypted'));
+      this.node.classList.toggle('streaming', this.open);
+      this.node.classList.toggle('encrypted', !this.open && !text);
+      this.node.dataset.state = this.open ? 'streaming' : 'done';
+      if (this.node.dataset.durationMs === undefined && isInt(this.durationMs)) this.node.dataset.durationMs = String(this.durationMs);
+      if (this.drawnOpen !== this.open) { this.node.open = this.open; this.drawnOpen = this.open; } // then the person's to toggle
+    }
+  }
+
   class CallItem {
     constructor(view, id, toolName) {
       this.view = view;
@@ -469,6 +508,7 @@
       this.runId = runId;
       this.calls = new Map();
       this.texts = new Map();
+      this.thoughts = new Map();
       this.dirty = new Set();
       this.scheduled = false;
       this.count = 0;
@@ -492,6 +532,12 @@
       for (const item of items) item.render();
       if (stick && this.live) window.scrollTo(0, document.body.scrollHeight);
     }
+    thought(ev) {
+      let r = this.thoughts.get(ev.id);
+      if (!r) { r = new ReasoningItem(this, Date.parse(ev.timestamp) || null); this.thoughts.set(ev.id, r); }
+      this.mark(r);
+      return r;
+    }
     call(id, toolName) {
       let item = this.calls.get(id);
       if (!item) { item = new CallItem(this, id, toolName); this.calls.set(id, item); }
@@ -509,6 +555,9 @@
           break;
         }
         case 'text-end': { const t = this.texts.get(ev.id); if (t) { t.open = false; this.mark(t); } break; }
+        case 'reasoning-start': this.thought(ev); break;
+        case 'reasoning-delta': this.thought(ev).parts.push(ev.delta || ''); break;
+        case 'reasoning-end': this.thought(ev).end(ev); break;
         case 'tool-call-start': { const c = this.call(ev.id, ev.toolName); if (ev.presentation) c.presentation = ev.presentation; this.mark(c); break; }
         case 'tool-call-delta': { const c = this.call(ev.id); c.argsChars += (ev.argsTextDelta || '').length; break; }
         case 'tool-call-end': { const c = this.call(ev.id, ev.toolName); c.toolName = ev.toolName || c.toolName; c.arguments = ev.arguments; if (ev.presentation) c.presentation = ev.presentation; this.mark(c); break; }
@@ -570,6 +619,7 @@
       this.finish = ev;
       for (const c of this.calls.values()) if (!c.result) { c.stoppedRunning = true; this.mark(c); }
       for (const t of this.texts.values()) if (t.open) { t.open = false; this.mark(t); }
+      for (const r of this.thoughts.values()) if (r.open) { r.end({ timestamp: ev.timestamp }); this.mark(r); }
       const stats = [];
       if (isInt(ev.steps)) stats.push(ev.steps + (ev.steps === 1 ? ' step' : ' steps'));
       if (isInt(ev.durationMs)) stats.push(ms(ev.durationMs));
@@ -578,7 +628,7 @@
         // the prompt cache and the cost, as the terminal's last line says them (absent: not reported; no price: unknown)
         const u = ev.usage, n = (v) => (isInt(v) ? v.toLocaleString() : '–'), cost = u.costUsd;
         stats.push(n(u.inputTokens) + ' in (' + n(u.cachedInputTokens) + ' cache read, ' + n(u.cacheWriteTokens) + ' cache write) · ' +
-          n(u.outputTokens) + ' out · ' + (typeof cost === 'number' && isFinite(cost) ? '$' + cost.toFixed(cost < 0.01 ? 4 : 3) : 'cost unknown'));
+          n(u.outputTokens) + ' out' + (isInt(u.reasoningTokens) && u.reasoningTokens > 0 ? ' (' + n(u.reasoningTokens) + ' reasoning)' : '') + ' · ' + (typeof cost === 'number' && isFinite(cost) ? '$' + cost.toFixed(cost < 0.01 ? 4 : 3) : 'cost unknown'));
       }
       if (ev.tests) stats.push(['failed', 'passed'].filter((k) => isInt(ev.tests[k])).map((k) => ev.tests[k] + ' ' + k).join(', '));
       const files = (ev.filesChanged || []).map((f) => el('span', { class: 'file-chip' }, f.path + ' ', el('span', { class: 'plus' }, '+' + f.added), ' ', el('span', { class: 'minus' }, '−' + f.removed)));
