@@ -193,6 +193,9 @@ async def test_kill_ends_the_command_and_everything_it_started(tmp_path: Path) -
         assert pid and _alive(pid)
         killed = await invoke_tool(tools["kill_command"], {"id": "job_1"})
         assert killed.details["killed"] is True
+        deadline = time.monotonic() + 5  # the signal was sent to the group; its death is a moment later
+        while _alive(pid) and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
         assert not _alive(pid)
     finally:
         tools["run_command"].close()
@@ -243,6 +246,9 @@ async def test_a_closing_session_kills_its_background_commands(tmp_path: Path, m
         assert result.status == "completed"
         pid = int((await _until(lambda: _read(repo / "job.pid"))) or 0)
         assert pid and _alive(pid)
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        await anyio.sleep(0.05)
     assert not _alive(pid), "the session closed and its background command still runs"
 
 
@@ -257,5 +263,7 @@ def test_a_process_that_exits_without_closing_leaves_nothing_running(tmp_path: P
     done = subprocess.run([sys.executable, "-c", script, str(repo)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "job_1", done.stderr
     pid = int((repo / "job.pid").read_text())
-    time.sleep(0.2)
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not _alive(pid)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import sys
 from pathlib import Path
 
 
@@ -89,3 +90,14 @@ def in_virtualenv(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` lies in a virtualenv (a folder above it holds ``pyvenv.cfg``)."""
     here = Path(os.path.realpath(path))
     return any(os.path.lexists(folder / "pyvenv.cfg") for folder in here.parents)
+
+
+def trusted_python() -> str:
+    """A python this user can run that no test could have written (cog's own when it can), or "":
+    what runs with capabilities, in the sandbox or beside it (the sandbox's network set-up, :mod:`workspace_tools.sandbox.shared_net`)."""
+    # cog installed in the project's own virtualenv: its python is a workspace file, so the interpreter it links to
+    own = os.path.realpath(sys.executable)
+    python = own if os.access(own, os.X_OK) and is_host_file(own) else host_program("python3") or ""
+    if not python and os.access(own, os.X_OK) and not in_virtualenv(own):
+        python = own  # e.g. pyenv's interpreter (a git checkout in the home, which no test can write)
+    return python if python and os.access(python, os.X_OK) else ""

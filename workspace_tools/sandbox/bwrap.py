@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from cogcli.contract.errors import ConfigError, ErrorCode, ToolCallError
-from workspace_tools.host.programs import host_program, in_virtualenv, is_host_file
+from workspace_tools.host.programs import host_program, trusted_python
 from workspace_tools.sandbox.view import (
     HIDDEN_DIRS,
     WRITABLE_ENV,
@@ -188,17 +188,6 @@ except OSError as exc:
 NOT_STARTED = "cog sandbox: cannot start "
 EXEC_HINT = ("the program or a folder on its way is not shown inside the sandbox (only the workspace, the system's "
              "folders and what cog binds are)")
-
-
-def trusted_python() -> str:
-    """A python this user can run that no test could have written (cog's own when it can), or "":
-    what runs with capabilities, in the sandbox or beside it (:mod:`workspace_tools.sandbox.shared_net`)."""
-    # cog installed in the project's own virtualenv: its python is a workspace file, so the interpreter it links to
-    own = os.path.realpath(sys.executable)
-    python = own if os.access(own, os.X_OK) and is_host_file(own) else host_program("python3") or ""
-    if not python and os.access(own, os.X_OK) and not in_virtualenv(own):
-        python = own  # e.g. pyenv's interpreter (a git checkout in the home, which no test can write)
-    return python if python and os.access(python, os.X_OK) else ""
 
 
 def _net_setup() -> list[str]:

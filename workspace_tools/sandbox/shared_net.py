@@ -91,7 +91,7 @@ class SharedNetwork:
         if _program("nsenter") is None:
             self._failed = "nsenter (util-linux) is not installed"
             return
-        from workspace_tools.sandbox.bwrap import trusted_python
+        from workspace_tools.host.programs import trusted_python
 
         python = trusted_python()
         if not python:
