@@ -144,9 +144,38 @@ def _jpeg(data: bytes) -> tuple[int, int]:
 def _gif(data: bytes) -> tuple[int, int]:
     if len(data) < 14:
         raise BadImage("it ends inside its header")
-    if data.rstrip(b"\x00")[-1:] != b";":
-        raise BadImage("it ends without the GIF trailer (a cut GIF)")
-    return struct.unpack("<HH", data[6:10])
+    size = struct.unpack("<HH", data[6:10])
+    pos = 13 + _color_table(data[10])
+    frames = 0
+    while pos < len(data):
+        kind = data[pos]
+        if kind == 0x3B:  # the trailer
+            if not frames:
+                raise BadImage("it holds no image")
+            return size
+        if kind == 0x21:  # an extension: its label, then sub-blocks
+            pos = _sub_blocks(data, pos + 2)
+        elif kind == 0x2C:  # an image: its descriptor, a local color table, the LZW code size, sub-blocks
+            if pos + 10 > len(data):
+                break
+            pos = _sub_blocks(data, pos + 10 + _color_table(data[pos + 9]) + 1)
+            frames += 1
+        else:
+            raise BadImage(f"byte {pos} starts no GIF block (a broken GIF)")
+    raise BadImage("it ends without the GIF trailer (a cut GIF)")
+
+
+def _color_table(packed: int) -> int:
+    return 3 * (2 << (packed & 7)) if packed & 0x80 else 0
+
+
+def _sub_blocks(data: bytes, pos: int) -> int:
+    """Where the sub-blocks starting at ``pos`` end (past their zero-length terminator)."""
+    while pos < len(data):
+        if data[pos] == 0:
+            return pos + 1
+        pos += 1 + data[pos]
+    raise BadImage("it ends inside a block (a cut GIF)")
 
 
 def _webp(data: bytes) -> tuple[int, int]:
@@ -266,6 +295,8 @@ def attached_image(path: Path) -> PreparedImage:
     :data:`MAX_FILE_BYTES`), recognised and prepared as :func:`prepare_image` does. A :class:`ValueError`
     (:class:`BadImage`, :class:`ImageTooLarge`, or a file that cannot be read) says what is wrong."""
     try:
+        if not path.is_file():  # a folder, a pipe that would block: said, never opened
+            raise BadImage(f"{path} is not a file; give the path of an image file" if path.exists() else f"{path} does not exist")
         with path.open("rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
@@ -303,3 +334,9 @@ def read_image(f: BinaryIO, shown: str, media_type: str, size: int, ranged: bool
         details=image.details(shown),
         presentation={"label": "Read image", "icon": "image", "detail": f"{shown} · {part.width}×{part.height} · {human_bytes(part.size)}"},
     )
+
+
+def attached_images(paths: list[Path], cwd: Path) -> list[ImagePart]:
+    """The images of ``--image`` options (relative paths from ``cwd``), each as :func:`attached_image`
+    makes it; the first that cannot be used raises its :class:`ValueError`."""
+    return [attached_image(path.expanduser() if path.expanduser().is_absolute() else cwd / path).part for path in paths]
