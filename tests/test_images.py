@@ -293,3 +293,22 @@ def test_compaction_counts_an_image_by_its_pixels_and_drops_an_old_one() -> None
     out, dropped, saved = drop_results(history, need=1000)
     assert out[2].images == [] and "read_file shot.png" in out[2].content and dropped[0].tool_call_id == "c1"
     assert saved >= 1000
+
+
+async def test_under_an_editor_an_image_is_read_from_disk_and_text_through_the_editor(repo: Path) -> None:
+    """``cog acp`` reads files through the editor's ``fs/read_text_file`` (unsaved changes): never an image."""
+    from cogcli.acp.files import editor_read_file
+    from cogcli.settings.load import load_settings
+
+    asked: list[str] = []
+
+    async def editor_reads(path: str) -> str:
+        asked.append(path)
+        return "as the editor has it\n"
+
+    original = next(t for t in workspace_tools(repo) if t.name == "read_file")
+    tool = editor_read_file(original, load_settings(repo), editor_reads)
+    image = await invoke_tool(tool, {"path": "shot.png"})
+    assert image.ok and image.model_images()[0].width == 40 and asked == []
+    text = await invoke_tool(tool, {"path": "README.md"})
+    assert "as the editor has it" in text.model_text() and asked == [str(repo / "README.md")]
