@@ -31,7 +31,7 @@ from cogcli.models import vision
 from cogcli.wire.events import ToolResultEvent
 from conftest import init_git_repo
 from workspace_tools import workspace_tools
-from workspace_tools.files.image import MAX_EDGE, BadImage, image_info, prepare_image, sniff
+from workspace_tools.files.image import MAX_EDGE, MAX_SENT_PIXELS, BadImage, image_info, prepare_image, sniff
 
 pytestmark = pytest.mark.anyio
 
@@ -161,15 +161,27 @@ def test_an_image_that_fits_is_sent_byte_for_byte() -> None:
 def test_a_large_image_is_downscaled_to_the_long_edge_a_model_reads() -> None:
     data = encoded("JPEG", (4000, 2000))
     image = prepare_image(data, "big.jpg")
-    assert (image.part.width, image.part.height) == (MAX_EDGE, MAX_EDGE // 2)
+    width, height = image.part.width, image.part.height
+    assert width <= MAX_EDGE and width * height <= MAX_SENT_PIXELS and width * height > 0.98 * MAX_SENT_PIXELS
+    assert abs(width / height - 2) < 0.01  # the shape kept
     sent = Image.open(io.BytesIO(base64.b64decode(image.part.data)))
-    assert sent.format == "JPEG" and sent.size == (MAX_EDGE, MAX_EDGE // 2)
+    assert sent.format == "JPEG" and sent.size == (width, height)
     assert image.details("big.jpg")["downscaled_from"] == {"width": 4000, "height": 2000, "bytes": len(data)}
     assert "downscaled from 4000×2000" in image.describe()
+    tall = prepare_image(encoded("PNG", (200, 6000)), "tall.png").part
+    assert tall.width == 52 and MAX_EDGE - 10 <= tall.height <= MAX_EDGE  # the long edge binds before the pixels
+
+
+def test_a_screenshot_past_the_pixels_alone_is_sent_as_it_is_without_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1400×1000 is within the long edge but past ~1,600 tokens: Pillow brings it down; without it the provider does."""
+    data = encoded("PNG", (1400, 1000))
+    assert prepare_image(data, "s.png").part.width < 1400
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    assert base64.b64decode(prepare_image(data, "s.png").part.data) == data
 
 
 def test_a_large_gif_becomes_a_png() -> None:
-    image = prepare_image(encoded("GIF", (3200, 100), "P"), "wide.gif")
+    image = prepare_image(encoded("GIF", (3200, 100), "P"), "wide.gif")  # 320,000 pixels: the long edge binds
     assert image.part.media_type == "image/png" and (image.part.width, image.part.height) == (MAX_EDGE, 49)
 
 

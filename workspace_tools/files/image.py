@@ -28,10 +28,12 @@ from cogcli.contract.output import ImageContent, ImagePart, ToolOutputResult, to
 #: the longest edge sent: Anthropic's recommendation (larger images are scaled down by the provider
 #: anyway, after the upload and the wait); OpenAI's high detail tiles a 2048 px fit of it
 MAX_EDGE = 1568
+#: the most pixels sent: Anthropic scales anything past ~1,600 tokens (w×h/750) down to this
+MAX_SENT_PIXELS = 1_200_000
 #: at most this many pixels are ever decoded (a decompression bomb is refused from its header)
 MAX_PIXELS = 50_000_000
-#: the bytes one image may take when sent (Anthropic's limit per image, under OpenAI's 20 MB)
-MAX_SENT_BYTES = 5 * 1024 * 1024
+#: the bytes one image may take when sent: its base64 within Anthropic's 5 MB per image (OpenAI takes 20 MB)
+MAX_SENT_BYTES = 5 * 1024 * 1024 * 3 // 4
 #: an image file larger than this is not read at all
 MAX_FILE_BYTES = 20 * 1024 * 1024
 #: what names an image format's first bytes: enough of a file to recognise one
@@ -238,20 +240,25 @@ def human_bytes(size: int) -> str:
 
 
 def prepare_image(data: bytes, name: str) -> PreparedImage:
-    """``data`` as a model gets it: as it is when it fits (:data:`MAX_EDGE`, :data:`MAX_SENT_BYTES`),
-    else downscaled with Pillow. :class:`BadImage` for a malformed image, :class:`ImageTooLarge`
-    for one past what cog decodes, or too large to send when Pillow is not installed."""
+    """``data`` as a model gets it: as it is when it fits (:data:`MAX_EDGE`, :data:`MAX_SENT_PIXELS`,
+    :data:`MAX_SENT_BYTES`), else downscaled with Pillow. Without Pillow, an image past the pixels
+    alone goes as it is (the provider scales it); one past the long edge or the bytes is refused.
+    :class:`BadImage` for a malformed image, :class:`ImageTooLarge` for one past what cog decodes,
+    or too large to send when Pillow is not installed."""
     info = image_info(data)
     shape = f"{info.format} image of {info.width}×{info.height} pixels ({human_bytes(len(data))})"
     if info.width * info.height > MAX_PIXELS:
         raise ImageTooLarge(f"it is a {shape}: more than cog decodes ({MAX_PIXELS:,} pixels); scale it down first")
-    if max(info.width, info.height) <= MAX_EDGE and len(data) <= MAX_SENT_BYTES:
-        part = ImagePart(media_type=info.media_type, data=base64.b64encode(data).decode("ascii"),  # type: ignore[arg-type]
-                         width=info.width, height=info.height, name=name)
-        return PreparedImage(part, info, len(data))
+    fits = max(info.width, info.height) <= MAX_EDGE and len(data) <= MAX_SENT_BYTES
+    as_is = PreparedImage(ImagePart(media_type=info.media_type, data=base64.b64encode(data).decode("ascii"),  # type: ignore[arg-type]
+                                    width=info.width, height=info.height, name=name), info, len(data)) if fits else None
+    if as_is is not None and info.width * info.height <= MAX_SENT_PIXELS:
+        return as_is
     try:
         from PIL import Image  # only to downscale: the light install reads images that fit without it
     except ImportError:
+        if as_is is not None:
+            return as_is
         raise ImageTooLarge(
             f"it is a {shape}: larger than a model reads ({MAX_EDGE} px on the long edge, {human_bytes(MAX_SENT_BYTES)}); "
             f"{PILLOW_HINT}, or scale it down first"
@@ -265,8 +272,10 @@ def _downscaled(image_module: Any, data: bytes, info: ImageInfo, name: str) -> I
         with image_module.open(io.BytesIO(data), formats=[info.format.upper()]) as img:
             if (img.width, img.height) != (info.width, info.height):
                 raise BadImage(f"its header says {info.width}×{info.height} but its frame is {img.width}×{img.height}")
-            img.draft("RGB", (MAX_EDGE, MAX_EDGE))  # JPEG: decode at a fraction of the size when it can
-            img.thumbnail((MAX_EDGE, MAX_EDGE))
+            scale = min(MAX_EDGE / max(info.width, info.height), (MAX_SENT_PIXELS / (info.width * info.height)) ** 0.5, 1.0)
+            box = (max(1, int(info.width * scale)), max(1, int(info.height * scale)))
+            img.draft("RGB", box)  # JPEG: decode at a fraction of the size when it can
+            img.thumbnail(box)
             out_format = info.format.upper() if info.media_type in ("image/png", "image/jpeg", "image/webp") else "PNG"
             frame = img if out_format != "JPEG" or img.mode in ("RGB", "L") else img.convert("RGB")
             encoded = _encode(frame, out_format)
