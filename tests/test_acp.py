@@ -119,7 +119,7 @@ async def test_initialize_says_what_cog_supports(make_repo, tmp_path: Path) -> N
     assert init.protocol_version == 1 and caps is not None
     assert caps.load_session is True
     assert caps.prompt_capabilities is not None and caps.prompt_capabilities.embedded_context is True
-    assert caps.prompt_capabilities.image is False
+    assert caps.prompt_capabilities.image is True and caps.prompt_capabilities.audio is False
     assert init.agent_info is not None and init.agent_info.name == "cog"
 
 
@@ -380,6 +380,34 @@ async def test_embedded_context_reaches_the_model_and_stdout_stays_json_rpc(make
     assert user.content.startswith("Read the note")
     assert "notes.txt" in user.content and "the secret word is PLUM" in user.content
     assert "calc/ops.py (referenced" in user.content
+
+
+async def test_an_image_block_reaches_the_thread_and_a_broken_one_is_refused_clearly(make_repo, tmp_path: Path) -> None:
+    """An editor's image goes with the instruction (the thread keeps it, bytes and all, for the model
+    to see); one whose bytes are no image is refused naming the block and why, and nothing runs."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    repo = _repo(make_repo)
+    buffer = io.BytesIO()
+    Image.new("RGB", (32, 24), (0, 90, 200)).save(buffer, format="PNG")
+    data = base64.b64encode(buffer.getvalue()).decode()
+    cassette = write_cassette(tmp_path / "t.jsonl", [{"text": "A blue box."}])
+    async with Agent(Editor(), repo, "--model", f"replay:{cassette}", stderr=tmp_path / "err") as conn:
+        session_id = (await conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        with pytest.raises(acp.RequestError) as refused:
+            await conn.prompt(session_id=session_id, prompt=[text_block("What is this?"), acp.image_block(base64.b64encode(b"\x89PNG\r\n\x1a\nnot really").decode(), "image/png")])
+        response = await conn.prompt(session_id=session_id, prompt=[text_block("What is this?"), acp.image_block(data, "image/png")])
+    assert "image 1 of the prompt cannot be used" in str(refused.value.data or refused.value)
+    assert response.stop_reason == "end_turn"
+    from cogcli.threads.store import default_store
+
+    with default_store(repo) as store:
+        [user] = [e.entry for e in store.entries(session_id) if e.entry.kind == "user"]
+    assert user.content == "What is this?"
+    assert [(i.media_type, i.width, i.height, i.data) for i in user.images or []] == [("image/png", 32, 24, data)]
 
 
 #: a token an editor gives an MCP server: it must reach the server and nothing else

@@ -207,3 +207,25 @@ def test_hints_read_only_without_side_effects_workspace_defaults_and_tool_overri
         return ""
 
     assert tool_hints(wipe, workspace_hints)["destructiveHint"] is True
+
+
+@pytest.mark.anyio
+async def test_an_image_read_file_returns_is_mcp_image_content_after_its_text(tmp_path: Any) -> None:
+    """``cog mcp`` serving read_file: an image goes as MCP's own image block, its bytes as read."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    from conftest import init_git_repo
+    from workspace_tools import workspace_tools
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (12, 8), (255, 0, 0)).save(buffer, format="PNG")
+    (tmp_path / "dot.png").write_bytes(buffer.getvalue())
+    init_git_repo(tmp_path)
+    async with Client(build_server(workspace_tools(tmp_path)), mode="auto") as c:
+        result = await c.call_tool("read_file", {"path": "dot.png"})
+    text, image = result.content
+    assert result.is_error is False and text.text.startswith("dot.png: PNG image, 12×8 pixels")
+    assert image.type == "image" and image.mime_type == "image/png" and base64.b64decode(image.data) == buffer.getvalue()

@@ -31,7 +31,7 @@ from cogcli.acp.listing import ListingMixin
 from cogcli.acp.mapping import EventMapper
 from cogcli.acp.modes import ASK, PLAN, ModesMixin, mode_state, plan_from_text, plan_of, plan_update
 from cogcli.acp.permissions import EditorApprover
-from cogcli.acp.prompt import instruction_of
+from cogcli.acp.prompt import instruction_of, prompt_images
 from cogcli.wire.coalesce import Coalescer
 from cogcli.contract.context import AbortSignal
 from cogcli.contract.errors import CogError
@@ -172,7 +172,7 @@ class CogAgent(ModesMixin, ListingMixin):
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=acp_schema.AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=acp_schema.PromptCapabilities(embedded_context=True, image=False, audio=False),
+                prompt_capabilities=acp_schema.PromptCapabilities(embedded_context=True, image=True, audio=False),
                 mcp_capabilities=acp_schema.McpCapabilities(http=True, sse=False),
                 session_capabilities=acp_schema.SessionCapabilities(list=acp_schema.SessionListCapabilities()),
             ),
@@ -280,7 +280,11 @@ class CogAgent(ModesMixin, ListingMixin):
             raise _error(NOT_FOUND, f"no session {session_id!r}: start one with session/new or load it with session/load", sessionId=session_id)
         if opened.abort is not None:
             raise _error(INVALID_REQUEST, f"session {session_id} is already running a prompt; wait for it or cancel it")
-        instruction = instruction_of(prompt, opened.root)
+        try:
+            images = prompt_images(prompt)  # an image alone is a prompt too: the model is told it has one
+        except ValueError as exc:
+            raise _error(INVALID_PARAMS, str(exc)) from None
+        instruction = instruction_of(prompt, opened.root) or ("(the person attached an image)" if images else "")
         if not instruction.strip():
             raise _error(INVALID_PARAMS, "the prompt is empty; say what to do")
         reply = await _slash_command(opened, instruction)  # /undo, /rewind: no model turn
@@ -293,11 +297,11 @@ class CogAgent(ModesMixin, ListingMixin):
         abort = AbortSignal()
         opened.abort = abort
         try:
-            return await self._turn(opened, instruction, abort)
+            return await self._turn(opened, instruction, abort, images)
         finally:
             opened.abort = None
 
-    async def _turn(self, opened: _Session, instruction: str, abort: AbortSignal) -> acp.PromptResponse:
+    async def _turn(self, opened: _Session, instruction: str, abort: AbortSignal, images: list[Any] | None = None) -> acp.PromptResponse:
         session = opened.session
         outbox = _Outbox(self.conn, opened.id)
         mapper = EventMapper(opened.root, session.run_tools)
@@ -328,7 +332,7 @@ class CogAgent(ModesMixin, ListingMixin):
         try:
             try:
                 self._make_thread(opened, instruction)
-                result = await session.run(instruction, thread=opened.id, approve=approver, on_event=handle, signal=abort, plan=plan_of(opened.mode, session.settings))
+                result = await session.run(instruction, thread=opened.id, approve=approver, on_event=handle, signal=abort, plan=plan_of(opened.mode, session.settings), images=images or ())
                 if opened.mode == PLAN and not planned and (steps := plan_from_text(result.output)) is not None:
                     outbox.put(steps)  # the plan the turn ended with, for the editor's plan view
             except CogError as exc:

@@ -3,7 +3,8 @@ model sees a file as the person has it open — unsaved changes included.
 
 The same confinement as every read: the path is resolved by :meth:`Workspace.resolve` (nothing
 outside the workspace, no link out, not ``.cog/``) and checked by the secret-file rules before
-the editor is asked; only then is the absolute path sent. The text is numbered and cut exactly as
+the editor is asked; only then is the absolute path sent. An image (by its first bytes) is read
+from disk as ``read_file`` reads one: the editor's read is of text. The text is numbered and cut exactly as
 ``read_file`` does, and redacted like any result. If the editor fails to answer, the file is read
 from disk as always.
 """
@@ -49,8 +50,8 @@ def editor_read_file(original: Any, settings: Any, read: EditorRead, *, max_read
     async def execute(params: Any) -> Any:
         path = workspace.resolve(params.path)  # outside the workspace, a link out, .cog/: refused here
         policy.check(workspace, params.path, path)
-        if not path.is_file():
-            return await from_disk(params)  # its own error (not found, a folder)
+        if not path.is_file() or _is_image(workspace, path):
+            return await from_disk(params)  # its own error (not found, a folder); an image, which the editor reads as text
         try:
             text = await read(str(path))
         except Exception as exc:
@@ -92,3 +93,15 @@ def editor_read_file(original: Any, settings: Any, read: EditorRead, *, max_read
         )
 
     return dataclasses.replace(original, execute=execute)
+
+
+def _is_image(workspace: Any, path: Any) -> bool:
+    """Whether the file's first bytes name an image format (opened as read_file opens it, no link followed)."""
+    from workspace_tools.files.image import HEAD_BYTES, sniff
+    from workspace_tools.files.read import open_for_reading
+
+    try:
+        with open_for_reading(workspace, path, str(path)) as f:
+            return sniff(f.read(HEAD_BYTES)) is not None
+    except (ToolCallError, OSError):
+        return False

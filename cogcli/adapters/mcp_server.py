@@ -147,7 +147,8 @@ def call_result(result: ToolResult, output_validator: Validator | None = None) -
     if result.details is not None:
         meta[META_DETAILS] = result.details
     return types.CallToolResult(
-        content=[types.TextContent(text=content_text(content))],
+        # an image read_file returned goes as MCP's own image content, after its text
+        content=[types.TextContent(text=content_text(content)), *(types.ImageContent(type="image", data=i.data, mime_type=i.media_type) for i in result.model_images())],
         structured_content=content if isinstance(content, dict) else None,
         meta=meta or None,
     )

@@ -35,6 +35,7 @@ def edit(
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
     plan: Annotated[bool, typer.Option("--plan", help='Plan mode: only tools that change nothing run (reads, searches); the model ends with a plan. Run it with cog edit --last "go".')] = False,
     output_schema: OutputSchemaOption = None,
+    image: Annotated[Optional[list[Path]], typer.Option("--image", metavar="PATH", help="An image (PNG, JPEG, GIF, WebP) the model sees with the instruction; again for more.", show_default=False)] = None,
     *,
     flags: SettingFlags,
 ) -> None:
@@ -63,6 +64,7 @@ def edit(
             cwd=(directory or Path.cwd()).expanduser().resolve(),
             output_schema=output_schema,
             plan=plan,
+            images=list(image or []),
         )
     )
     raise typer.Exit(code)

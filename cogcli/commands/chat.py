@@ -146,6 +146,8 @@ class Chat:
         self.interrupted = False
         #: tools answered [a]lways: asked no more for the rest of the chat session (/allowed lists them)
         self.always: set[str] = set()
+        #: images attached with /image, seen by the model with the next instruction
+        self.images: list[Any] = []
         from cogcli.project.custom_commands import builtin_names, load_commands
 
         #: ``/NAME`` commands of .agents/commands and ~/.config/cog/commands (never a built-in's name)
@@ -244,7 +246,8 @@ class Chat:
         output = _ChatOutput(renderer, self.state)
         try:
             plan = PlanMode.of(self.session.settings.plan_allow) if self.state.plan else None
-            result, received = await run_watched(self.session, instruction, output, thread=self.state.thread_id, approve=approve, plan=plan)
+            images, self.images = self.images, []
+            result, received = await run_watched(self.session, instruction, output, thread=self.state.thread_id, approve=approve, plan=plan, images=images)
         finally:
             getattr(approve, "close", lambda: None)()
         close_output(result, output, "text")
@@ -277,6 +280,8 @@ class Chat:
             _print(allowed_text(self.always, argument))
         elif name == "/diff":
             self.diff()
+        elif name == "/image":
+            self.attach(argument)
         elif name == "/compact":
             await self.compact()
         elif name in ("/plan", "/go"):
@@ -287,6 +292,25 @@ class Chat:
         else:
             _print(unknown_text(name, [f"/{c.name}" for c in self.commands]))
         return False
+
+    def attach(self, argument: str) -> None:
+        """``/image PATH``: an image the model sees with the next instruction; ``/image``: those
+        attached; ``/image clear``: none."""
+        from workspace_tools.files.image import attached_images, human_bytes
+
+        if argument in ("", "clear"):
+            if argument:
+                self.images.clear()
+            names = ", ".join(f"{i.name} ({i.width}×{i.height}, {human_bytes(i.size)})" for i in self.images)
+            _print(visible(f"attached for the next instruction: {names}" if names else "no image attached (attach one: /image PATH)", one_line=True))
+            return
+        try:
+            [image] = attached_images([Path(argument)], self.opts.cwd or self.session.root)
+        except ValueError as exc:
+            say(visible(str(exc), one_line=True))
+            return
+        self.images.append(image)
+        _print(visible(f"attached {argument} · {image.width}×{image.height} · {human_bytes(image.size)}: the model sees it with your next instruction", one_line=True))
 
     def _custom(self) -> dict[str, tuple[str, str]]:
         """The custom commands for /help and the completion menu, their workspace text escaped."""

@@ -10,6 +10,7 @@ import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -54,6 +55,8 @@ class EditOptions:
     output_schema: Path | None = None
     #: --plan: only tools that change nothing run; the run ends with a plan (``--last "go"`` runs it)
     plan: bool = False
+    #: --image PATH (repeatable): images the model sees with the instruction
+    images: list[Path] = field(default_factory=list)
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -111,6 +114,12 @@ def run_edit(opts: EditOptions) -> int:
             settings = load_settings(opts.root, opts.flags, output_schema=opts.output_schema)
     except ConfigError as exc:
         return _failed_before_run(opts.format, exc.message, "USAGE")
+    try:  # --image: each checked (its bytes, its size) before anything runs
+        from workspace_tools.files.image import attached_images
+
+        attached = attached_images(opts.images, opts.cwd or Path.cwd())
+    except ValueError as exc:
+        return _failed_before_run(opts.format, str(exc), "USAGE")
     hooks = None
     try:
         if opts.commit and settings.model is not None:
@@ -131,7 +140,7 @@ def run_edit(opts: EditOptions) -> int:
     quiet_approvals(renderer, approve)
     output = RunOutput(renderer)
     try:
-        result, received = anyio.run(_run, session, opts, output, approve)
+        result, received = anyio.run(_run, session, opts, output, approve, attached)
     finally:
         getattr(approve, "close", lambda: None)()
         session.close()
@@ -234,12 +243,12 @@ class RunOutput:
         self.renderer.close()
 
 
-async def _run(session: Session, opts: EditOptions, output: RunOutput, approve: Approve | None) -> tuple[Any, list[int]]:
+async def _run(session: Session, opts: EditOptions, output: RunOutput, approve: Approve | None, images: Sequence[Any] = ()) -> tuple[Any, list[int]]:
     """The one run of ``cog edit``; the session is closed under the same signal watch."""
     from cogcli.gate.plan_mode import PlanMode
 
     plan = PlanMode.of(session.settings.plan_allow) if opts.plan else None
-    return await run_watched(session, opts.instruction, output, thread=opts.thread, last=opts.last, approve=approve, close_session=True, plan=plan)
+    return await run_watched(session, opts.instruction, output, thread=opts.thread, last=opts.last, approve=approve, close_session=True, plan=plan, images=images)
 
 
 async def run_watched(
@@ -252,6 +261,7 @@ async def run_watched(
     approve: Approve | None = None,
     close_session: bool = False,
     plan: Any = None,
+    images: Sequence[Any] = (),
 ) -> tuple[Any, list[int]]:
     """Run ``instruction`` in ``session`` under the signal watch (Ctrl-C and SIGTERM abort the run,
     which ends with its ``finish``; the signals received are returned beside the result), its
@@ -259,14 +269,15 @@ async def run_watched(
     start, an unknown thread, the thread store) is returned, not raised, so it reaches the caller
     as itself and not wrapped in the signal watch's task group. ``close_session``: close the
     session after the run, still under the watch (``cog edit``; ``cog chat`` keeps it open);
-    ``plan``: a :class:`~cogcli.gate.plan_mode.PlanMode` (only read-only tools run)."""
+    ``plan``: a :class:`~cogcli.gate.plan_mode.PlanMode` (only read-only tools run); ``images``:
+    :class:`~cogcli.contract.output.ImagePart` s the model sees with the instruction."""
     abort = AbortSignal()
     output.abort = abort
     async with abort_on_signals(abort) as received:
         result: Any = None
         try:
             async with session if close_session else contextlib.nullcontext(session):
-                result = await session.run(instruction, thread=thread, last=last, approve=approve, on_event=output.handle, signal=abort, plan=plan)
+                result = await session.run(instruction, thread=thread, last=last, approve=approve, on_event=output.handle, signal=abort, plan=plan, images=images)
         except CogError as exc:
             result = exc if result is None else result
         except Exception as exc:  # closing what the run started failed: the run's own end stands

@@ -1,7 +1,8 @@
 """Compaction's first stage: older tool results replaced by a one-line stub saying what each was
 and how to get it again (``[read_file src/a.py, lines 1–200: dropped to save context; read it again
 if needed]``), and older calls' long arguments by a note — oldest turns first, within a turn the
-largest first, never the last turn.
+largest first, never the last turn. An image a result held goes with its text (it weighs what its
+pixels cost, :func:`~cogcli.models.tokens.estimate_image`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cogcli.compaction.estimate import estimate_message, estimate_text
+from cogcli.compaction.estimate import CHARS_PER_TOKEN, estimate_image, estimate_message, estimate_text
 from cogcli.wire.events import DroppedResult
 from cogcli.project.instructions import instruction_note
 from cogcli.models.base import Message, ToolCallRequest
@@ -124,7 +125,7 @@ def drop_results(
     dropped: list[DroppedResult] = []
     saved = 0
     for start, end in spans[:-1]:  # oldest first; never the last turn
-        sizes = [(len(history[k].content), k) for k in range(start + 1, end)]
+        sizes = [(_weight(history[k]), k) for k in range(start + 1, end)]
         args = sum(len(_arguments_text(c.arguments)) for c in history[start].tool_calls)
         if args > MAX_KEPT_ARGUMENT * 2:  # the turn's own long arguments (a written file's content) count too
             sizes.append((args, start))
@@ -147,11 +148,16 @@ def drop_results(
             call = calls.get(message.tool_call_id or "")
             name = message.name or (call.name if call else "tool")
             stub = stub_for(name, call.arguments if call else None, message.content, describe)
-            out[k] = message.model_copy(update={"content": stub})
+            out[k] = message.model_copy(update={"content": stub, "images": []})
             gain = int((before - estimate_message(out[k])) * ratio)
             saved += gain
             dropped.append(DroppedResult(tool_call_id=message.tool_call_id or "", tool_name=name, stub=stub.split("\n", 1)[0], tokens=int(before * ratio)))
     return out, dropped, saved
+
+
+def _weight(message: Message) -> float:
+    """A result's size in characters, its images counted as the text of as many tokens."""
+    return len(message.content) + sum(estimate_image(i.width, i.height) for i in message.images) * CHARS_PER_TOKEN
 
 
 def _arguments_text(arguments: Any) -> str:

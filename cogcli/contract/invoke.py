@@ -30,7 +30,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from cogcli.contract.prepare import PreparedCall, Tools, format_validation_error, prepare
 from cogcli.contract.context import AbortSignal, ToolContext, UpdateCallback, cancel_on_abort
 from cogcli.contract.errors import CogError, ErrorCode
-from cogcli.contract.output import ToolOutputResult
+from cogcli.contract.output import ImageContent, ToolOutputResult
 from cogcli.contract.presentation import ToolPresentation
 from cogcli.contract.preview import Preview, as_preview
 from cogcli.contract.result import ToolResult, new_call_id
@@ -51,8 +51,8 @@ class _Failure(Exception):
 
 
 def _jsonable(value: Any, what: str, tool_name: str) -> Any:
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
+    if value is None or isinstance(value, (str, int, float, bool, ImageContent)):
+        return value  # an image stays one: its bytes go to the model, only its facts serialize
     try:
         return to_jsonable_python(value)
     except (PydanticSerializationError, TypeError, ValueError) as exc:

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from cogcli.contract.call_fields import CallEndFields
-from cogcli.contract.output import content_text, truncate_text
+from cogcli.contract.output import ImagePart, content_images, content_text, truncate_text
 
 
 class _ToolResultHead(BaseModel):
@@ -54,6 +54,10 @@ class ToolResult(CallEndFields, _ToolResultHead):
         if self.error is not None:
             return _sendable(truncate_text(f"Error: {self.error}", max_length))
         return _sendable(truncate_text(content_text(self.result), max_length))
+
+    def model_images(self) -> list[ImagePart]:
+        """The images a model sees of this call beside :meth:`model_text` (a ``read_file`` of an image)."""
+        return [] if self.error is not None else content_images(self.result)
 
 
 def _sendable(text: str) -> str:

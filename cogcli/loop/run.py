@@ -37,6 +37,7 @@ from cogcli.models.base import PROMPT_CACHE_KEY, Message, Reasoning, ToolCallReq
 from cogcli.threads.run_end import RunEnd
 from cogcli.gate.pipeline import Gate, GateStep, GateTurn
 from cogcli.gate.plan_mode import PlanMode
+from cogcli.contract.output import ImagePart
 from cogcli.contract.result import ToolResult
 from cogcli.secrets.redactor import redact_value
 from cogcli.contract.tool import Tool
@@ -111,8 +112,9 @@ class Run:
             plan=hooks.plan, hooks=self.commands, approve=hooks.approve, extra=hooks.gate_steps,
         )
 
-    async def execute(self, input: str) -> tuple[RunEnd, str]:
-        """Run to the end; returns how it ended and the model's last text."""
+    async def execute(self, input: str, images: Sequence[ImagePart] = ()) -> tuple[RunEnd, str]:
+        """Run to the end; returns how it ended and the model's last text. ``images``: what the
+        person attached to ``input``, seen with it."""
         started = time.perf_counter()
         status = RunStatus.ERROR
         self.emitter.emit(
@@ -126,7 +128,7 @@ class Run:
         )
         cache_key = PROMPT_CACHE_KEY.set(self.thread_id)  # a provider's prompt cache per thread
         try:
-            status = await self._loop(input)
+            status = await self._loop(input, list(images))
         except ModelError as exc:
             status = self._fail(exc.message, exc.code)
         except anyio.get_cancelled_exc_class():
@@ -140,7 +142,7 @@ class Run:
             end = self._end(status, (time.perf_counter() - started) * 1000)
         return end, self.output
 
-    async def _loop(self, input: str) -> RunStatus:
+    async def _loop(self, input: str, images: list[ImagePart]) -> RunStatus:
         entries = self.store.entries(self.thread_id)
         instructions = self.agent.instructions
         if self.agent.output_schema is not None:  # what the final answer must be, from the first request on
@@ -155,8 +157,8 @@ class Run:
             except PromptBlocked as blocked:
                 self._fail(f"a UserPromptSubmit hook blocked the prompt: {blocked.reason}", "HOOK_BLOCKED")
                 return RunStatus.DENIED
-        self.store.append(self.thread_id, [UserEntry(content=input, message_id=self.message_id)], status="running")
-        self.history.append(Message(role="user", content=prompt))
+        self.store.append(self.thread_id, [UserEntry(content=input, message_id=self.message_id, images=images or None)], status="running")
+        self.history.append(Message(role="user", content=prompt, images=images))
         stop_hook_active = False
         while True:
             if self.signal.aborted:
@@ -378,7 +380,8 @@ class Run:
                 # a subdirectory's own AGENTS.md, told once when a call first touches it
                 read = entry.tool_results[0]
                 read.content = self.agent.nearby_instructions.annotate(result.arguments, read.content)
-            self.history.append(Message(role="tool", tool_call_id=result.call_id, name=result.name, content=entry.tool_results[0].content))
+            read = entry.tool_results[0]
+            self.history.append(Message(role="tool", tool_call_id=result.call_id, name=result.name, content=read.content, images=list(read.images or [])))
             entries.append(entry)
         self.store.append(self.thread_id, entries)
 

@@ -26,6 +26,7 @@ from cogcli.contract.invoke import invoke_tool
 from cogcli.threads.store import ThreadStore
 from cogcli.threads.run_end import RunEnd, files_changed
 from cogcli.gate.plan_mode import PlanMode
+from cogcli.contract.output import ImagePart
 from cogcli.contract.result import ToolResult
 from cogcli.loop.run import AfterModel, Hooks, Run, ToolUpdateCallback
 from cogcli.contract.tool import Tool, tool_index
@@ -100,8 +101,9 @@ class Cogitator:
         plan: PlanMode | None = None,
         hooks: HookSet | None = None,
         gate_steps: Sequence[GateStep] = (),
+        images: Sequence[ImagePart] = (),
     ) -> RunResult:
-        """Run ``agent`` on ``input`` in a new thread, or continuing the thread ``thread_id`` (its
+        """Run ``agent`` on ``input`` (with the ``images`` attached to it) in a new thread, or continuing the thread ``thread_id`` (its
         whole id or a unique prefix; to start a thread under an id of your own, make it first with
         ``store.create_thread(id)``).
 
@@ -136,7 +138,7 @@ class Cogitator:
             thread = self.store.create_thread(title=input, model=getattr(agent.model, "name", None)).id
         plugged = Hooks(on_tool_result=on_tool_result, on_tool_update=on_tool_update, after_model=after_model, approve=approve, commands=hooks, plan=plan, gate_steps=gate_steps)
         run = Run(agent, tools, self.store, thread, EventEmitter(on_event), signal or AbortSignal(), plugged)
-        end, output = await run.execute(input)
+        end, output = await run.execute(input, images)
         return RunResult.of(end, output=output, thread_id=thread, tool_calls=list(run.results))
 
     async def invoke_tool(

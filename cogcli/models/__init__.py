@@ -109,11 +109,14 @@ class ModelOptions:
     prices: Mapping[str, Price] | None = None
     #: ``--reasoning``: off, low, medium or high (None: off)
     reasoning: str | None = None
+    #: the ``vision`` setting: auto (None), on or off (:func:`cogcli.models.vision.sees_images`)
+    vision: str | None = None
 
     def client_options(self) -> dict[str, Any]:
         """The HTTP clients' own tuning, only what was given (each client has its defaults)."""
         given = {"retry": self.retry, "timeout": self.timeout, "prices": dict(self.prices) if self.prices else None,
-                 "reasoning": self.reasoning if self.reasoning not in (None, "off") else None}
+                 "reasoning": self.reasoning if self.reasoning not in (None, "off") else None,
+                 "vision": self.vision if self.vision not in (None, "auto") else None}
         return {k: v for k, v in given.items() if v is not None}
 
 
@@ -205,6 +208,7 @@ def get_model(
     prompt_cache_key: bool | None = None,
     prices: Mapping[str, Price] | None = None,
     reasoning: str | None = None,
+    vision: str | None = None,
 ) -> Model:
     """Make the model a ``provider:model`` string names.
 
@@ -219,12 +223,15 @@ def get_model(
     OpenAI-compatible server, and one that refuses the field is asked again without it).
     ``prices`` adds to or overrides :data:`cogcli.settings.prices.PRICES` for the cost in usage reports.
     ``reasoning`` (off, low, medium, high) asks for the model's reasoning: Anthropic's extended
-    thinking, Chat Completions' ``reasoning_effort`` (a cassette replays what was recorded)."""
+    thinking, Chat Completions' ``reasoning_effort`` (a cassette replays what was recorded).
+    ``vision`` (auto, on, off) says whether the model is sent images (auto: :data:`cogcli.models.vision.VISION_PATTERNS`)."""
     if reasoning not in (None, *REASONING_LEVELS):
         raise ConfigError(f"reasoning must be {', '.join(REASONING_LEVELS)}, got {reasoning!r}")
+    if vision not in (None, "auto", "on", "off"):
+        raise ConfigError(f"vision must be auto, on or off, got {vision!r}")
     provider, model_id = parse_model_spec(spec)
     options = ModelOptions(base_url=base_url, api_key=api_key, retry=retry, timeout=timeout, cache_ttl=cache_ttl,
-                           prompt_cache_key=prompt_cache_key, prices=prices, reasoning=reasoning)
+                           prompt_cache_key=prompt_cache_key, prices=prices, reasoning=reasoning, vision=vision)
     return next(p for p in PROVIDER_TABLE if p.name == provider).make(spec, model_id, options)
 
 

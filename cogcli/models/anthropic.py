@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from cogcli.models.tokens import estimate_text
 from cogcli.contract.errors import ContextLengthError, ModelError
+from cogcli.contract.output import ImagePart
 from cogcli.models.context import context_overflow
 from cogcli.models.anthropic_thinking import ThinkingBlock, adaptive_thinking, blocks_of, thinking_budget, thinking_headers, thinking_params
 from cogcli.models.base import (
@@ -44,6 +45,7 @@ from cogcli.models.base import (
     token_count,
 )
 from cogcli.models.sse import HttpModel, RetryableError, RetryPolicy, post_sse
+from cogcli.models.vision import sees_images, without_images
 
 if TYPE_CHECKING:
     import httpx
@@ -155,16 +157,23 @@ def to_anthropic_messages(messages: Sequence[Message], *, thinking: bool = False
         if m.role == "system":
             if m.content:
                 system.append(m.content)
-        elif m.role == "user":
-            add("user", [{"type": "text", "text": m.content}] if m.content else [])
+        elif m.role == "user":  # images first, as Anthropic advises
+            add("user", [*(_image_block(image) for image in m.images), *([{"type": "text", "text": m.content}] if m.content else [])])
         elif m.role == "tool":
-            add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}])
+            content: Any = m.content
+            if m.images:  # a tool_result holds text and image blocks
+                content = [{"type": "text", "text": m.content}, *(_image_block(image) for image in m.images)]
+            add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": content}])
         else:
             blocks: list[dict[str, Any]] = blocks_of(m.reasoning) if thinking and (m.content or m.tool_calls) else []
             blocks += [{"type": "text", "text": m.content}] if m.content else []
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _tool_input(c.arguments)} for c in m.tool_calls]
             add("assistant", blocks)
     return ("\n\n".join(system) or None), out
+
+
+def _image_block(image: ImagePart) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
 
 
 def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -188,8 +197,10 @@ class AnthropicModel(HttpModel):
         cache_ttl: str = "5m",
         prices: dict[str, Price] | None = None,
         reasoning: str | None = None,
+        vision: str | None = None,
     ) -> None:
-        """``reasoning`` (off, low, medium, high) asks for extended thinking: the level's budget,
+        """``vision`` (auto, on, off: :func:`cogcli.models.vision.sees_images`) whether images are sent;
+        ``reasoning`` (off, low, medium, high) asks for extended thinking: the level's budget,
         or adaptive thinking at that effort on a model that takes it (:mod:`cogcli.models.anthropic_thinking`); ``cache`` marks prefixes for Anthropic's prompt cache (:func:`place_breakpoints`);
         ``cache_ttl`` is ``"5m"`` (default) or ``"1h"``; ``prices`` adds to or overrides
         :data:`cogcli.settings.prices.PRICES` for the cost in each usage report."""
@@ -207,6 +218,7 @@ class AnthropicModel(HttpModel):
         self.prices = prices
         self.reasoning = reasoning
         self.thinking_budget = thinking_budget(reasoning)
+        self.sees_images = sees_images(model, vision)
         self._api_key = api_key
         self._client: httpx.AsyncClient | None = None
 
@@ -215,7 +227,8 @@ class AnthropicModel(HttpModel):
         return f"{self.base_url}/v1/messages"
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
-        system, converted = to_anthropic_messages(messages, thinking=self.thinking_budget is not None)
+        sent = messages if self.sees_images else without_images(messages)
+        system, converted = to_anthropic_messages(sent, thinking=self.thinking_budget is not None)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": converted, "stream": True}
         if system:
             body["system"] = system

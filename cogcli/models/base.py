@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal, Protocol, TypeAlias, runtime_checkab
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cogcli.contract.output import ImagePart
+
 # Each model below is built on first use (defer_build): `cog tool` imports this module for the
 # types but never talks to a model.
 
@@ -84,6 +86,10 @@ class Message(BaseModel):
     #: an assistant turn's reasoning blocks, as received, in order (sent back by the client of
     #: their format, first in the assistant message)
     reasoning: list[Reasoning] = Field(default_factory=list)
+    #: images the model sees with this message: a person's attachments (user), what a call read
+    #: (tool; each client places them where its API allows). A client for a model without
+    #: vision sends :meth:`~cogcli.contract.output.ImagePart.stand_in` texts instead
+    images: list[ImagePart] = Field(default_factory=list)
 
 
 class ToolSpec(BaseModel):

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cogcli.contract.errors import ModelError
+from cogcli.contract.output import ImagePart
 from cogcli.models.base import (
     PROMPT_CACHE_KEY,
     Message,
@@ -54,6 +55,7 @@ from cogcli.models.base import (
     token_count,
 )
 from cogcli.models.sse import HttpModel, RetryableError, RetryPolicy, post_sse
+from cogcli.models.vision import sees_images, without_images
 
 if TYPE_CHECKING:
     import httpx
@@ -74,9 +76,22 @@ def arguments_json(arguments: Any) -> str:
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Our history in Chat Completions form: assistant tool calls as ``tool_calls``, results as ``role: tool``."""
+    """Our history in Chat Completions form: assistant tool calls as ``tool_calls``, results as ``role: tool``.
+
+    Images: a user message's go in its content as ``image_url`` parts (data URLs). A ``tool``
+    message can carry only text, so the images a call read follow the turn's tool messages in one
+    ``user`` message, each after a text naming the call it belongs to."""
     out: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []  # the parts of the images this turn's calls read, sent after its tool messages
+
+    def flush() -> None:
+        if seen:
+            out.append({"role": "user", "content": list(seen)})
+            seen.clear()
+
     for m in messages:
+        if m.role != "tool":
+            flush()
         if m.role == "assistant":
             msg: dict[str, Any] = {"role": "assistant", "content": m.content or None}
             if m.tool_calls:
@@ -89,12 +104,22 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             out.append(msg)
         elif m.role == "tool":
             out.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content})
+            for image in m.images:
+                seen.append({"type": "text", "text": f"The image {image.name or 'attached'} that the {m.name or 'tool'} call {m.tool_call_id or ''} returned:"})
+                seen.append(_image_url(image))
         else:
             msg = {"role": m.role, "content": m.content}
+            if m.images and m.role == "user":
+                msg["content"] = [{"type": "text", "text": m.content}, *(_image_url(image) for image in m.images)]
             if m.name and m.role == "user":
                 msg["name"] = m.name
             out.append(msg)
+    flush()
     return out
+
+
+def _image_url(image: ImagePart) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": image.data_url()}}
 
 
 def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -138,8 +163,10 @@ class OpenAIModel(HttpModel):
         prompt_cache_key: bool | None = None,
         prices: dict[str, Price] | None = None,
         reasoning: str | None = None,
+        vision: str | None = None,
     ) -> None:
         """``reasoning`` (low, medium, high) is sent as ``reasoning_effort`` (off or None: not sent);
+        ``vision`` (auto, on, off: :func:`cogcli.models.vision.sees_images`) whether images are sent;
         ``prompt_cache_key``: send the thread id as ``prompt_cache_key`` (None: only to
         api.openai.com, which documents it); ``prices`` adds to or overrides
         :data:`cogcli.settings.prices.PRICES` for the cost in each usage report."""
@@ -152,6 +179,7 @@ class OpenAIModel(HttpModel):
         self._auth_hint = auth_hint
         self.prices = prices
         self.reasoning = reasoning if reasoning not in (None, "", "off") else None
+        self.sees_images = sees_images(model, vision)
         if prompt_cache_key is None:
             from urllib.parse import urlsplit
 
@@ -169,7 +197,7 @@ class OpenAIModel(HttpModel):
         body: dict[str, Any] = {"model": self.model}
         if tools:
             body["tools"] = to_openai_tools(tools)
-        body["messages"] = to_openai_messages(messages)
+        body["messages"] = to_openai_messages(messages if self.sees_images else without_images(messages))
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
         if self.reasoning is not None:

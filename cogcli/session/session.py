@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from cogcli.models.base import UsageReport
     from cogcli.gate.plan_mode import PlanMode
     from cogcli.threads.store import ThreadInfo, ThreadStore
+    from cogcli.contract.output import ImagePart
     from cogcli.contract.result import ToolResult
     from cogcli.loop.runtime import EventCallback, RunResult
     from cogcli.contract.tool import Tool
@@ -206,8 +207,9 @@ class Session:
         on_event: EventCallback | None = None,
         signal: AbortSignal | None = None,
         plan: PlanMode | None = None,
+        images: Sequence[ImagePart] = (),
     ) -> RunResult:
-        """Run ``instruction``, in a new thread or continuing ``thread`` (an id or a unique prefix)
+        """Run ``instruction`` (with the ``images`` the person attached, :func:`workspace_tools.files.image.attached_image`), in a new thread or continuing ``thread`` (an id or a unique prefix)
         or, with ``last``, the most recent thread here. Events go to ``on_event`` (the ``start``
         event first opens the run's undo journal); ``approve`` answers calls with side effects
         (None: every call runs); ``signal`` aborts the run, which still ends with its one ``finish``;
@@ -219,7 +221,7 @@ class Session:
         import sqlite3  # here, not at the top: listing the tools (cog tools) opens no store
 
         try:
-            return await self._run(instruction, thread, last, approve, on_event, signal, plan)
+            return await self._run(instruction, thread, last, approve, on_event, signal, plan, images)
         except CogError:
             raise
         except (OSError, sqlite3.Error) as exc:  # the thread store: .cog a file, a full disk
@@ -231,6 +233,7 @@ class Session:
     async def _run(
         self, instruction: str, thread: str | None, last: bool, approve: Approve | None,
         on_event: EventCallback | None, signal: AbortSignal | None, plan: PlanMode | None = None,
+        images: Sequence[ImagePart] = (),
     ) -> RunResult:
         from cogcli.project.system_prompt import coding_agent_prompt
         from cogcli.loop.runtime import Agent, Cogitator
@@ -271,7 +274,8 @@ class Session:
                 on_event(event)
 
         return await Cogitator(store).run(
-            agent, input=instruction, thread_id=thread_id, on_event=handle, signal=signal, approve=approve, hooks=self.command_hooks, plan=plan
+            agent, input=instruction, thread_id=thread_id, on_event=handle, signal=signal, approve=approve, hooks=self.command_hooks, plan=plan,
+            images=images,
         )
 
     def run_tools(self) -> list[Tool[Any]]:

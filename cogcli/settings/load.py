@@ -146,6 +146,8 @@ class Settings:
     prompt_cache_key: bool | None = None
     #: how much the model reasons: "off", "low", "medium" or "high" (``--reasoning``, ``COG_REASONING``, ``reasoning``)
     reasoning: str = "off"
+    #: whether the model is sent images: "auto" (from its name), "on" or "off" (``--vision``, ``COG_VISION``, ``vision``)
+    vision: str = "auto"
     #: model name → :class:`cogcli.settings.prices.Price`, over cog's own table (``prices``)
     prices: Mapping[str, Any] = field(default_factory=dict)
     #: the workspace's own hooks (``[[hooks.<Event>]]``): run only once the person approved them

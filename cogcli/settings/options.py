@@ -51,6 +51,8 @@ APPROVAL_MODES = ("ask", "auto", "stdin")
 CACHE_TTLS = ("5m", "1h")
 #: how much the model reasons before it answers (the models' own are cogcli.models.base.REASONING_LEVELS: a test keeps them equal)
 REASONING_LEVELS = ("off", "low", "medium", "high")
+#: whether a model is sent images (the models' own are cogcli.models.vision.VISION_CHOICES: a test keeps them equal)
+VISION_CHOICES = ("auto", "on", "off")
 #: the longest text setting (a command line, a model name) and the most items of a list setting
 MAX_TEXT_CHARS = 8192
 MAX_LIST_ITEMS = 200
@@ -309,6 +311,12 @@ SETTINGS: tuple[Setting, ...] = (
         "(Anthropic: extended thinking; OpenAI-compatible servers: reasoning_effort). Its reasoning is shown dimmed.",
         flags=("--reasoning",), env="COG_REASONING", commands=RUNS, choices=REASONING_LEVELS, metavar="LEVEL",
         fix="give off, low, medium or high",
+    ),
+    Setting(
+        "vision", "choice", "Whether the model is sent images (read_file of an image, /image, --image): auto (default: "
+        "from the model's name), on or off. A model that is not sent them reads a text saying so.",
+        flags=("--vision",), env="COG_VISION", commands=RUNS, choices=VISION_CHOICES, metavar="WHEN",
+        fix="give auto, on or off",
     ),
     Setting(
         "prompt_cache_key", "bool", "Send the thread id as prompt_cache_key (default: only to api.openai.com).",

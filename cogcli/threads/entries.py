@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from cogcli.wire.events import BudgetSpent, FileChange, RunStatus, Usage
 from cogcli.contract.call_fields import CallEndFields, end_fields, from_end_fields
+from cogcli.contract.output import ImagePart
 from cogcli.models.base import Reasoning, ToolCallRequest
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ class UserEntry(_Entry):
     content: str
     #: the run this input started (the ``messageId`` of its start/finish events)
     message_id: str | None = None
+    #: images the person attached to the input (``/image``, ``--image``, an editor's image block), bytes and all
+    images: list[ImagePart] | None = None
 
 
 class AssistantEntry(_Entry):
@@ -66,6 +69,10 @@ class ModelToolResult(_Entry):
     call_id: str
     name: str
     content: str
+    #: the images the model saw with the text (a ``read_file`` of an image), bytes and all: the one
+    #: place a thread keeps them (``metadata.content`` holds only their facts), so a continued
+    #: thread shows the model what it saw
+    images: list[ImagePart] | None = None
 
 
 class ToolResultMetadata(_Entry, CallEndFields):
@@ -99,7 +106,8 @@ class ToolResultEntry(_Entry):
         """The thread's ``tool_result`` entry of a finished call: what the model read (cut to
         ``max_length``), and in ``metadata`` the rest."""
         return cls(
-            tool_results=[ModelToolResult(call_id=result.call_id, name=result.name, content=result.model_text(max_length))],
+            tool_results=[ModelToolResult(call_id=result.call_id, name=result.name, content=result.model_text(max_length),
+                                          images=result.model_images() or None)],
             metadata=ToolResultMetadata(content=result.result, arguments=result.arguments, **end_fields(result)),
         )
 

@@ -44,7 +44,7 @@ def build_history(instructions: str, entries: Iterable[StoredEntry]) -> list[Mes
             skipping = entry.message_id in rewound
             if skipping:
                 continue
-            messages.append(Message(role="user", content=entry.content))
+            messages.append(Message(role="user", content=entry.content, images=list(entry.images or [])))
         elif isinstance(entry, CompactionEntry):  # compacted on request: the summary stands for all before it
             close_turn()
             messages[:] = [m for m in messages if m.role == "system"] + [Message(role="user", content=entry.content)]
@@ -68,7 +68,7 @@ def build_history(instructions: str, entries: Iterable[StoredEntry]) -> list[Mes
                 if waiting is None:
                     continue  # a result with no call in the last turn: the model never made it
                 pending.remove(waiting)
-                messages.append(Message(role="tool", tool_call_id=item.call_id, name=item.name, content=item.content))
+                messages.append(Message(role="tool", tool_call_id=item.call_id, name=item.name, content=item.content, images=list(item.images or [])))
     close_turn()
     return messages
 

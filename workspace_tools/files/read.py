@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cogcli.contract.errors import ErrorCode, ToolCallError
 from cogcli.contract.output import tool_output
 from cogcli.contract.tool import Tool, tool
+from workspace_tools.files.image import HEAD_BYTES, read_image, sniff
 from workspace_tools.workspace.paths import Workspace
 from workspace_tools.workspace.secret_files import SecretPolicy
 from workspace_tools.text.textfile import BOM, NotText, detect_encoding, open_in_workspace, os_errors, read_bytes
@@ -63,6 +64,9 @@ def read_file_tool(
         # for a symlink out after the check above is refused, never read
         with open_for_reading(workspace, path, shown) as f:
             size = os.fstat(f.fileno()).st_size
+            if (media_type := sniff(f.read(HEAD_BYTES))) is not None:  # an image by its bytes, whatever its name
+                return read_image(f, shown, media_type, size, ranged)
+            f.seek(0)
             if not ranged and size > max_read_bytes:
                 raise ToolCallError(
                     f"{shown} is {size:,} bytes, more than read_file returns at once "
@@ -99,7 +103,8 @@ def read_file_tool(
         read_only=True,
         description=(
             "Read a text file of the workspace. Lines come numbered (number, tab, line) like `cat -n`; the numbers "
-            "are not part of the file. Large files: pass offset (1-based first line) and limit (line count)."
+            "are not part of the file. Large files: pass offset (1-based first line) and limit (line count). "
+            "An image (PNG, JPEG, GIF, WebP) comes as the image itself, for you to look at."
         ),
         parameters=ReadFileParams,
         execute=execute,
