@@ -378,13 +378,9 @@ class Session:
 
     def close_tools(self) -> None:
         """Release what the session's tools hold (``Tool.close``: background commands killed), once."""
-        made = [*(self._run_tools or ()), *(self._direct_tools or ())]
-        self._run_tools = self._direct_tools = None
-        closed: set[int] = set()
-        for made_tool in made:
-            if made_tool.close is not None and id(made_tool.close) not in closed:
-                closed.add(id(made_tool.close))
-                made_tool.close()
+        made, self._run_tools, self._direct_tools = [*(self._run_tools or ()), *(self._direct_tools or ())], None, None
+        for close in {id(t.close): t.close for t in made if t.close is not None}.values():
+            close()
 
     def close(self) -> None:
         """Close the tools, the thread store and the journal (a session that ran: :meth:`aclose`)."""
