@@ -135,6 +135,7 @@ def usage_of(report: UsageReport) -> Usage:
         total_tokens=report.input_tokens + report.output_tokens,
         cached_input_tokens=report.cached_input_tokens or None,
         cache_write_tokens=report.cache_write_tokens,
+        reasoning_tokens=report.reasoning_tokens,
         cost_usd=report.cost_usd,
     )
 

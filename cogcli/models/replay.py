@@ -7,7 +7,7 @@ A cassette is JSON lines, camelCase on disk::
 
 A turn may hold ``reasoning``: its reasoning blocks as the provider sent them (``format``, ``kind``,
 ``text``, ``signature``, ``data``: :class:`~cogcli.models.base.Reasoning`), played before its text.
-A turn's usage may also hold ``cachedInputTokens``, ``cacheWriteTokens`` and ``costUsd`` (as the
+A turn's usage may also hold ``cachedInputTokens``, ``cacheWriteTokens``, ``reasoningTokens`` and ``costUsd`` (as the
 provider reported them when it was recorded; older cassettes without them replay as before).
 
 Each ``stream()`` call plays the next turn: its reasoning (each block's text in a few
@@ -99,6 +99,7 @@ class CassetteUsage(_CassetteModel):
     #: from before cog counted them, and where the provider did not say)
     cached_input_tokens: int | None = Field(default=None, ge=0)
     cache_write_tokens: int | None = Field(default=None, ge=0)
+    reasoning_tokens: int | None = Field(default=None, ge=0)
     cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
     @classmethod
@@ -106,13 +107,13 @@ class CassetteUsage(_CassetteModel):
         return cls(
             input_tokens=report.input_tokens, output_tokens=report.output_tokens,
             cached_input_tokens=report.cached_input_tokens or None, cache_write_tokens=report.cache_write_tokens,
-            cost_usd=report.cost_usd,
+            reasoning_tokens=report.reasoning_tokens, cost_usd=report.cost_usd,
         )
 
     def report(self) -> UsageReport:
         return UsageReport(
             input_tokens=self.input_tokens, output_tokens=self.output_tokens, cached_input_tokens=self.cached_input_tokens or 0,
-            cache_write_tokens=self.cache_write_tokens, cost_usd=self.cost_usd,
+            cache_write_tokens=self.cache_write_tokens, reasoning_tokens=self.reasoning_tokens, cost_usd=self.cost_usd,
         )
 
 

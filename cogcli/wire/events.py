@@ -62,6 +62,8 @@ class Usage(WireModel):
     #: the part of ``input_tokens`` the provider wrote to its prompt cache (Anthropic bills it
     #: above the input price; absent: it did not say)
     cache_write_tokens: int | None = None
+    #: the part of ``output_tokens`` the model spent reasoning (absent: the provider did not say)
+    reasoning_tokens: int | None = None
     #: the estimated cost in US dollars from cog's price table (:mod:`cogcli.settings.prices`); absent
     #: when cog does not know the model's prices (it never guesses)
     cost_usd: float | None = None
@@ -86,6 +88,7 @@ class Usage(WireModel):
             total_tokens=self.total_tokens + other.total_tokens,
             cached_input_tokens=opt_sum(self.cached_input_tokens, other.cached_input_tokens),
             cache_write_tokens=opt_sum(self.cache_write_tokens, other.cache_write_tokens),
+            reasoning_tokens=opt_sum(self.reasoning_tokens, other.reasoning_tokens),
             cost_usd=cost,
         )
 

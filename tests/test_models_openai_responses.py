@@ -1,0 +1,231 @@
+"""OpenAI's Responses API client against a loopback server whose events are the ``openai`` SDK's
+own stream event types and which checks every request body against the SDK's
+``ResponseCreateParamsStreaming`` (:mod:`responses_server`): text, function calls, reasoning kept
+and sent back verbatim, the native ``apply_patch`` tool, usage, failures and retries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from model_servers import Cut, Fail, Raw, RecordedRequest, ToolCall, collect, merged
+from responses_server import Answer, ResponsesServer, check_request, served_types
+
+from cogcli.contract.errors import ContextLengthError, ModelError
+from cogcli.models import (
+    Message,
+    Reasoning,
+    ReasoningDelta,
+    ReasoningFinished,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallFinished,
+    ToolCallRequest,
+    ToolCallStarted,
+    ToolSpec,
+    TurnFinished,
+    UsageReport,
+    get_model,
+)
+from cogcli.models.base import PROMPT_CACHE_KEY
+from cogcli.models.sse import RetryPolicy
+
+READ = ToolSpec(name="read_file", description="Read a file", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+PATCH = ToolSpec(name="apply_patch", description="Apply a patch", parameters={"type": "object", "properties": {"patch": {"type": "string"}}})
+HISTORY = [Message(role="system", content="You are cog."), Message(role="user", content="Fix the failing test")]
+UPDATE = {"type": "update_file", "path": "calc/ops.py", "diff": "@@ def add(a: int, b: int) -> int:\n     \"\"\"Return the sum of a and b.\"\"\"\n-    return a - b\n+    return a + b\n"}
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "COG_OPENAI_API"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def model_for(server: ResponsesServer, name: str = "gpt-5.2", *, reasoning: str | None = None, retries: int = 0, **kw):
+    return get_model(f"openai:{name}", base_url=server.base_url, api_key="sk-test", api="responses",
+                     retry=RetryPolicy(retries=retries, base_delay=0), reasoning=reasoning, **kw)
+
+
+def test_the_request_check_is_the_sdks_and_refuses_a_key_it_does_not_know() -> None:
+    body = {"model": "gpt-5.2", "input": [{"role": "user", "content": "hi"}], "stream": True, "store": False}
+    assert check_request(body) is None
+    assert "does not know" in (check_request({**body, "input": [{"role": "user", "content": "hi", "name": "x"}]}) or "")
+    assert check_request({**body, "input": [{"type": "function_call", "call_id": "c"}]}) is not None  # name and arguments missing
+
+
+@pytest.mark.anyio
+async def test_text_and_a_function_call_stream_as_they_come_with_usage() -> None:
+    call = ToolCall("call_1", "read_file", {"path": "calc/ops.py"})
+    answer = Answer("Reading it.", [call], usage=(900, 40), cached_tokens=768, chunk=4)
+    with ResponsesServer([answer]) as srv:
+        events = await collect(model_for(srv, "gpt-4.1"), HISTORY, [READ])
+    assert served_types(srv)[:2] == ["response.created", "response.in_progress"]
+    assert "response.function_call_arguments.delta" in served_types(srv) and served_types(srv)[-1] == "response.completed"
+    assert merged(events) == [
+        TextDelta(text="Reading it."),
+        ToolCallStarted(id="call_1", name="read_file"),
+        ToolCallArgsDelta(id="call_1", text=call.text),
+        ToolCallFinished(id="call_1", name="read_file", arguments_text=call.text),
+        UsageReport(input_tokens=900, output_tokens=40, cached_input_tokens=768, cost_usd=events[-2].cost_usd),
+        TurnFinished(stop_reason="tool_calls"),
+    ]
+    assert events[-2].cost_usd is not None  # gpt-4.1 has a known price
+    body = srv.requests[0].body
+    assert (body["store"], body["stream"], body["instructions"]) == (False, True, "You are cog.")
+    assert body["input"] == [{"role": "user", "content": "Fix the failing test"}]
+    assert body["tools"] == [{"type": "function", "name": "read_file", "description": "Read a file", "parameters": READ.parameters, "strict": False}]
+    assert "reasoning" not in body and "include" not in body  # gpt-4.1 does not reason; nothing asked
+
+
+@pytest.mark.anyio
+async def test_the_calls_and_their_results_go_back_as_function_call_items_with_the_thread_key() -> None:
+    calls = [ToolCallRequest(id="call_1", name="read_file", arguments={"path": "a.py"})]
+    history = [*HISTORY, Message(role="assistant", content="Reading.", tool_calls=calls),
+               Message(role="tool", tool_call_id="call_1", name="read_file", content="print(1)")]
+    token = PROMPT_CACHE_KEY.set("thread-7")
+    try:
+        with ResponsesServer([Answer("Done.")]) as srv:
+            await collect(model_for(srv, "gpt-4.1", prompt_cache_key=True), history, [READ])
+    finally:
+        PROMPT_CACHE_KEY.reset(token)
+    body = srv.requests[0].body
+    assert body["input"][1:] == [
+        {"type": "message", "role": "assistant", "content": "Reading."},
+        {"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": '{"path": "a.py"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "print(1)"},
+    ]
+    assert body["prompt_cache_key"] == "thread-7"
+
+
+@pytest.mark.anyio
+async def test_reasoning_high_shows_the_summary_and_sends_the_encrypted_item_back_verbatim() -> None:
+    call = ToolCall("call_1", "read_file", {"path": "calc/ops.py"})
+    first = Answer("", [call], summary=["Add subtracts.", "Read ops.py first."], encrypted="gAAAA-first==", reasoning_tokens=320, usage=(50, 400))
+    with ResponsesServer([first, Answer("It returns a - b.")]) as srv:
+        model = model_for(srv, reasoning="high")
+        events = await collect(model, HISTORY, [READ])
+        shown = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+        blocks = [e.block for e in events if isinstance(e, ReasoningFinished)]
+        history = [*HISTORY, Message(role="assistant", tool_calls=[ToolCallRequest(id="call_1", name="read_file", arguments={"path": "calc/ops.py"})],
+                                     reasoning=blocks),
+                   Message(role="tool", tool_call_id="call_1", name="read_file", content="def add(a, b): return a - b")]
+        await collect(model, history, [READ])
+    assert shown == "Add subtracts.\n\nRead ops.py first."
+    assert blocks == [Reasoning(format="openai-responses", kind="reasoning", id="rs_1_0", text=shown, data="gAAAA-first==",
+                                summary=["Add subtracts.", "Read ops.py first."])]
+    usage = next(e for e in events if isinstance(e, UsageReport))
+    assert (usage.output_tokens, usage.reasoning_tokens) == (400, 320)  # reasoning tokens are output tokens
+    for request in srv.requests:
+        assert request.body["reasoning"] == {"effort": "high", "summary": "auto"}
+        assert request.body["include"] == ["reasoning.encrypted_content"]
+    assert srv.requests[1].body["input"][1] == {  # first in its turn, as it came (the server checked the encrypted content)
+        "type": "reasoning", "id": "rs_1_0", "encrypted_content": "gAAAA-first==",
+        "summary": [{"type": "summary_text", "text": "Add subtracts."}, {"type": "summary_text", "text": "Read ops.py first."}],
+    }
+    assert srv.requests[1].body["input"][2]["type"] == "function_call"
+
+
+@pytest.mark.anyio
+async def test_reasoning_that_cannot_go_back_is_left_out_and_a_reasoning_model_keeps_its_items_with_reasoning_off() -> None:
+    altered = Reasoning(format="openai-responses", kind="reasoning", id="rs_x", text="[redacted]", data="gAAAA-x", altered=True)
+    plain = Reasoning(format="openai-responses", kind="reasoning", id="rs_y", text="no data")  # no encrypted_content
+    other = Reasoning(format="anthropic", kind="thinking", text="t", signature="s")
+    history = [*HISTORY, Message(role="assistant", content="Hi.", reasoning=[altered, plain, other]), Message(role="user", content="Go on")]
+    with ResponsesServer([Answer("ok", encrypted="gAAAA-z")]) as srv:
+        events = await collect(model_for(srv, "gpt-5"), history, [READ])
+    body = srv.requests[0].body
+    assert [i.get("type", "message") for i in body["input"]] == ["message", "message", "message"]
+    assert "reasoning" not in body and body["include"] == ["reasoning.encrypted_content"]  # gpt-5 reasons anyway: keep its items
+    assert [e.block.data for e in events if isinstance(e, ReasoningFinished)] == ["gAAAA-z"]
+
+
+@pytest.mark.anyio
+async def test_a_model_that_knows_apply_patch_gets_the_native_tool_and_its_calls_become_cogs_apply_patch() -> None:
+    answer = Answer("Fixing.", patches=[("call_p1", UPDATE)])
+    with ResponsesServer([answer, Answer("Done.")]) as srv:
+        model = model_for(srv, "gpt-5.2")
+        events = await collect(model, HISTORY, [READ, PATCH])
+        finished = [e for e in events if isinstance(e, ToolCallFinished)]
+        assert [(e.id, e.name) for e in events if isinstance(e, ToolCallStarted)] == [("call_p1", "apply_patch")]
+        assert [json.loads(e.arguments_text) for e in finished] == [{"operation": UPDATE}]
+        assert events[-1] == TurnFinished(stop_reason="tool_calls")
+        calls = [ToolCallRequest(id="call_p1", name="apply_patch", arguments={"operation": UPDATE})]
+        history = [*HISTORY, Message(role="assistant", content="Fixing.", tool_calls=calls),
+                   Message(role="tool", tool_call_id="call_p1", name="apply_patch", content="Error: the patch was not applied: hunk 1 not found")]
+        await collect(model, history, [READ, PATCH])
+    first, second = srv.requests[0].body, srv.requests[1].body
+    assert first["tools"][1] == {"type": "apply_patch"}
+    assert second["input"][2:] == [
+        {"type": "apply_patch_call", "call_id": "call_p1", "status": "completed", "operation": UPDATE},
+        {"type": "apply_patch_call_output", "call_id": "call_p1", "status": "failed", "output": "Error: the patch was not applied: hunk 1 not found"},
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_model_that_does_not_know_apply_patch_gets_cogs_function() -> None:
+    with ResponsesServer([Answer("ok")]) as srv:
+        await collect(model_for(srv, "gpt-4.1"), HISTORY, [PATCH])
+    assert srv.requests[0].body["tools"][0]["type"] == "function" and srv.requests[0].body["tools"][0]["name"] == "apply_patch"
+
+
+@pytest.mark.anyio
+async def test_a_response_cut_at_the_output_limit_ends_with_length() -> None:
+    with ResponsesServer([Answer("Half an ans", incomplete="max_output_tokens")]) as srv:
+        events = await collect(model_for(srv, "gpt-4.1"), HISTORY, [READ])
+    assert served_types(srv)[-1] == "response.incomplete"
+    assert events[-1] == TurnFinished(stop_reason="length")
+
+
+def _failed(code: str, message: str) -> Raw:
+    response = {"id": "resp_f", "object": "response", "created_at": 1, "model": "gpt-5.2", "status": "failed", "output": [],
+                "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "error": {"code": code, "message": message}}
+    return Raw.sse([("response.created", {"type": "response.created", "sequence_number": 0, "response": {**response, "status": "in_progress", "error": None}}),
+                    ("response.failed", {"type": "response.failed", "sequence_number": 1, "response": response})])
+
+
+@pytest.mark.anyio
+async def test_a_failed_response_is_retried_when_a_retry_may_cure_it() -> None:
+    with ResponsesServer([_failed("server_error", "The server had an error"), Fail(429, retry_after="0"), Answer("ok")]) as srv:
+        events = await collect(model_for(srv, "gpt-4.1", retries=3), HISTORY, [READ])
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["ok"] and len(srv.requests) == 3
+
+
+@pytest.mark.anyio
+async def test_an_error_event_that_no_retry_cures_ends_the_turn_naming_it() -> None:
+    error = Raw.sse([("error", {"type": "error", "sequence_number": 0, "code": "invalid_prompt", "message": "Invalid prompt: refused", "param": None})])
+    with ResponsesServer([error]) as srv:
+        with pytest.raises(ModelError, match="invalid_prompt: Invalid prompt: refused"):
+            await collect(model_for(srv, "gpt-4.1", retries=3), HISTORY, [READ])
+    assert len(srv.requests) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("where", ["http", "stream"])
+async def test_the_context_window_error_is_a_context_length_error(where: str) -> None:
+    message = "Your input exceeds the context window of this model. Please adjust your input and try again."
+    step = (Fail(400, body={"error": {"message": message, "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}})
+            if where == "http" else _failed("context_length_exceeded", message))
+    with ResponsesServer([step]) as srv:
+        with pytest.raises(ContextLengthError):
+            await collect(model_for(srv, "gpt-4.1", retries=2), HISTORY, [READ])
+    assert len(srv.requests) == 1
+
+
+@pytest.mark.anyio
+async def test_a_stream_cut_before_the_response_completed_is_tried_again() -> None:
+    with ResponsesServer([Cut(Answer("Hello"), after=2), Answer("Hello")]) as srv:
+        events = await collect(model_for(srv, "gpt-4.1", retries=1), HISTORY, [READ])
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello" and len(srv.requests) == 2
+
+
+def test_the_server_refuses_reasoning_it_did_not_stream_and_outputs_without_their_call() -> None:
+    srv = ResponsesServer()
+    srv.reasoning_items["rs_1"] = "enc"
+    base = {"model": "gpt-5.2", "stream": True, "store": False}
+    forged = {**base, "input": [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "other"}]}
+    assert "could not be verified" in srv.refusal(forged).message
+    orphan = {**base, "input": [{"type": "apply_patch_call_output", "call_id": "c9", "status": "completed"}]}
+    assert "No tool call found" in srv.refusal(orphan).message
+    events = ResponsesServer().render(Answer("x", summary=["s"]), RecordedRequest("POST", "/v1/responses", {}, {**base, "include": ["reasoning.encrypted_content"]}))
+    assert events and all(block.startswith("event: response.") for block in events)
