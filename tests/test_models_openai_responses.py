@@ -229,3 +229,13 @@ def test_the_server_refuses_reasoning_it_did_not_stream_and_outputs_without_thei
     assert "No tool call found" in srv.refusal(orphan).message
     events = ResponsesServer().render(Answer("x", summary=["s"]), RecordedRequest("POST", "/v1/responses", {}, {**base, "include": ["reasoning.encrypted_content"]}))
     assert events and all(block.startswith("event: response.") for block in events)
+
+
+def test_the_last_line_says_the_reasoning_part_of_the_output() -> None:
+    from cogcli.loop.turn import usage_of
+    from cogcli.render.summary import usage_words
+
+    report = UsageReport(input_tokens=5000, output_tokens=392, cached_input_tokens=4000, reasoning_tokens=300, cost_usd=0.0123)
+    usage = usage_of(report) + usage_of(report.model_copy(update={"reasoning_tokens": None}))
+    assert usage.reasoning_tokens == 300
+    assert usage_words(usage, "openai:gpt-5.2").endswith(" for 10,000 in (8,000 cache read) + 784 out (300 reasoning) = 10,784 tokens")
