@@ -239,3 +239,15 @@ def test_the_last_line_says_the_reasoning_part_of_the_output() -> None:
     usage = usage_of(report) + usage_of(report.model_copy(update={"reasoning_tokens": None}))
     assert usage.reasoning_tokens == 300
     assert usage_words(usage, "openai:gpt-5.2").endswith(" for 10,000 in (8,000 cache read) + 784 out (300 reasoning) = 10,784 tokens")
+
+
+def test_a_credential_in_a_summary_part_is_redacted_in_the_thread_and_that_item_not_sent_back() -> None:
+    from cogcli.models.responses_items import to_input
+    from cogcli.threads.entries import kept_reasoning
+
+    key = "sk-proj-" + "Q7x" * 16
+    block = Reasoning(format="openai-responses", kind="reasoning", id="rs_1", text=f"Use {key}.", data="gAAAA-1", summary=[f"Use {key}."])
+    [kept] = kept_reasoning([block]) or []
+    assert key not in kept.model_dump_json() and kept.altered and kept.data == "gAAAA-1"
+    _, items = to_input([Message(role="assistant", content="ok", reasoning=[kept])], native_apply_patch=False)
+    assert [i["type"] for i in items] == ["message"]
