@@ -64,3 +64,16 @@ def test_the_persons_config_says_a_server_speaks_responses(tmp_path: Path) -> No
 def test_a_bad_api_in_the_config_names_the_file_and_the_fix(tmp_path: Path, text: str, says: str) -> None:
     with pytest.raises(ConfigError, match=says):
         load_settings(repo_with(tmp_path, {}), environ=person(tmp_path, text))
+
+
+def test_cog_config_says_which_api_and_where_that_came_from(tmp_path: Path) -> None:
+    import json
+
+    from cli_helpers import run_cog
+
+    repo = repo_with(tmp_path, {})
+    env = person(tmp_path, '[providers.openai]\nbase_url = "http://127.0.0.1:9/v1"\napi = "responses"\n')
+    data = json.loads(run_cog(["config", "--json"], repo, env=env).stdout)["settings"]
+    assert data["provider_apis"]["value"] == {"openai": "responses"} and data["provider_apis"]["from"].endswith("config.toml")
+    data = json.loads(run_cog(["config", "--json"], repo, env={**env, "COG_OPENAI_API": "chat"}).stdout)["settings"]
+    assert data["provider_apis"] == {"value": {"openai": "chat"}, "from": "COG_OPENAI_API"}

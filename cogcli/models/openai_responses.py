@@ -197,7 +197,8 @@ class OpenAIResponsesModel(OpenAIModel):
                     break
                 elif kind in ("response.failed", "error"):
                     response = data.get("response") if isinstance(data.get("response"), dict) else {}
-                    self._fail(response.get("error") if kind == "response.failed" else data)
+                    nested = data.get("error") if isinstance(data.get("error"), dict) else data  # some servers nest it
+                    self._fail(response.get("error") if kind == "response.failed" else nested)
                 # response.created, .in_progress, content parts, *.done of text: nothing more to take
         if stop is None:
             raise RetryableError(f"the stream from {self.url} ended before the response completed")
