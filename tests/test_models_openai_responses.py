@@ -251,3 +251,36 @@ def test_a_credential_in_a_summary_part_is_redacted_in_the_thread_and_that_item_
     assert key not in kept.model_dump_json() and kept.altered and kept.data == "gAAAA-1"
     _, items = to_input([Message(role="assistant", content="ok", reasoning=[kept])], native_apply_patch=False)
     assert [i["type"] for i in items] == ["message"]
+
+
+@pytest.mark.anyio
+async def test_a_session_over_responses_fixes_with_the_native_call_sends_it_back_and_compacts(make_repo) -> None:
+    from cogcli.session import Session
+    from cogcli.settings.load import load_settings
+
+    repo = make_repo("calc")
+    script = [Answer("", patches=[("call_p1", UPDATE)], summary=["Patch add."]), Answer("Fixed.", summary=["Done."]),
+              Answer("The person asked to fix add; it was patched."), Answer("Nothing left.")]
+    with ResponsesServer(script) as srv:
+        from cli_helpers import REPLAY
+
+        session = Session.open(load_settings(repo, model=REPLAY, sandbox="off"), cwd=repo, interactive=False)
+        await session.model.aclose()
+        session.model = model_for(srv, reasoning="high")
+
+        async def approve(approvals: list) -> dict:
+            return {a.tool_call_id: True for a in approvals}
+
+        async with session:
+            result = await session.run("fix add", approve=approve)
+            compacted = await session.compact(result.thread_id)
+            await session.run("anything left?", thread=result.thread_id, approve=approve)
+    assert result.tool_calls[0].error is None and "return a + b" in (repo / "calc" / "ops.py").read_text()
+    assert compacted is not None
+    second = srv.requests[1].body["input"]  # the run's next request: the call and its output, the reasoning first
+    assert [i.get("type", "message") for i in second] == ["message", "reasoning", "apply_patch_call", "apply_patch_call_output"]
+    summary_request = srv.requests[2].body
+    assert "tools" not in summary_request and "apply_patch" in summary_request["input"][0]["content"]  # a transcript, nothing to call
+    after = srv.requests[3].body["input"]  # the summary stands for all before it: no reasoning or output left without its call
+    assert [i.get("type", "message") for i in after] == ["message", "message"]
+    assert after[0]["content"].startswith("[Summary of the earlier work") and after[1]["content"] == "anything left?"
