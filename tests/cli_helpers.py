@@ -30,6 +30,7 @@ CLEARED = (
     "CI",
     "COG_SANDBOX",
     "COG_CONTEXT_WINDOW",
+    "COG_OPENAI_API",
 )
 
 

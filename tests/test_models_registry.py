@@ -55,7 +55,7 @@ def test_openai_needs_a_key_only_for_api_openai_com(monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("OPENAI_BASE_URL")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     model = get_model("openai:gpt-4o")
-    assert model.name == "openai:gpt-4o" and model.url == "https://api.openai.com/v1/chat/completions"
+    assert model.name == "openai:gpt-4o" and model.url == "https://api.openai.com/v1/responses"  # OpenAI's own API: Responses
     assert KEY not in repr(model)
 
 

@@ -4,6 +4,7 @@ with where it came from (``Settings.origins``)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,11 @@ def rows(settings: Settings) -> list[tuple[str, Any, str]]:
         out.append((name, value, settings.sources.get(key, "default")))
     out.append(("prices", sorted(settings.prices), "config files" if settings.prices else "default"))
     out.append(("base_urls", dict(settings.base_urls), shown_path(settings.person_config) if settings.base_urls and settings.person_config else "default"))
+    apis = dict(settings.provider_apis)
+    where = shown_path(settings.person_config) if apis and settings.person_config else "default"
+    if os.environ.get("COG_OPENAI_API", "").strip():  # the variable wins over the file (cogcli.models.openai_api)
+        apis, where = {**apis, "openai": os.environ["COG_OPENAI_API"].strip().lower()}, "COG_OPENAI_API"
+    out.append(("provider_apis", apis, where))
     return out
 
 

@@ -1,6 +1,6 @@
 """Model clients behind one :class:`Model` protocol, made from ``provider:model`` strings.
 
->>> model = get_model("openai:gpt-4o")            # OPENAI_API_KEY, OPENAI_BASE_URL
+>>> model = get_model("openai:gpt-5.2")          # the Responses API; OPENAI_API_KEY, OPENAI_BASE_URL
 >>> model = get_model("ollama:llama3.1")          # http://localhost:11434/v1, no key
 >>> model = get_model("anthropic:claude-sonnet-4-5")  # ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
 >>> model = get_model("replay:fixtures/cassettes/calc_fix.jsonl")
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+#: the APIs ``openai:`` speaks (``[providers.openai] api``, ``COG_OPENAI_API``)
+OPENAI_APIS = ("responses", "chat")
 
 
 def _ollama_url(host: str) -> str | None:
@@ -111,6 +113,8 @@ class ModelOptions:
     reasoning: str | None = None
     #: the ``vision`` setting: auto (None), on or off (:func:`cogcli.models.vision.sees_images`)
     vision: str | None = None
+    #: the API ``openai:`` speaks, "responses" or "chat" (None: by its base URL, :func:`openai_api`)
+    api: str | None = None
 
     def client_options(self) -> dict[str, Any]:
         """The HTTP clients' own tuning, only what was given (each client has its defaults)."""
@@ -142,13 +146,32 @@ def _make_replay(spec: str, model_id: str, options: ModelOptions) -> Model:
     return ReplayModel(Path(model_id).expanduser(), name=spec)
 
 
+def openai_api(url: str, api: str | None = None) -> str:
+    """Which OpenAI API ``openai:`` speaks at ``url``: ``COG_OPENAI_API``, else ``api`` (the
+    person's ``[providers.openai] api``), else the Responses API at api.openai.com and Chat
+    Completions at any other server (most OpenAI-compatible servers speak only that)."""
+    chosen = os.environ.get("COG_OPENAI_API", "").strip().lower() or api
+    if chosen is not None and chosen not in OPENAI_APIS:
+        source = "COG_OPENAI_API" if os.environ.get("COG_OPENAI_API", "").strip() else "[providers.openai] api"
+        raise ConfigError(f"{source} must be {' or '.join(OPENAI_APIS)}, got {chosen!r} "
+                          "(responses: OpenAI's Responses API; chat: Chat Completions, what OpenAI-compatible servers speak)")
+    if chosen is not None:
+        return chosen
+    return "responses" if urlsplit(url).hostname == "api.openai.com" else "chat"
+
+
 def _make_openai(spec: str, model_id: str, options: ModelOptions) -> Model:
     from cogcli.models.openai import OpenAIModel
 
     url = _url(options, "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL)
     key = _key(spec, options, "OPENAI_API_KEY", url, "api.openai.com")
-    return OpenAIModel(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY",
-                       prompt_cache_key=options.prompt_cache_key, **options.client_options())
+    client: type[OpenAIModel] = OpenAIModel
+    if openai_api(url, options.api) == "responses":
+        from cogcli.models.openai_responses import OpenAIResponsesModel
+
+        client = OpenAIResponsesModel
+    return client(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY",
+                  prompt_cache_key=options.prompt_cache_key, **options.client_options())
 
 
 def _make_ollama(spec: str, model_id: str, options: ModelOptions) -> Model:
@@ -186,7 +209,8 @@ class Provider:
 
 #: every provider cog speaks to; a new one is a ``_make_…`` function and a line here
 PROVIDER_TABLE: tuple[Provider, ...] = (
-    Provider("openai", "an OpenAI-compatible Chat Completions model (OPENAI_API_KEY, OPENAI_BASE_URL)", _make_openai, "OPENAI_BASE_URL"),
+    Provider("openai", "an OpenAI model: the Responses API at api.openai.com, Chat Completions at any other OPENAI_BASE_URL "
+             "(OPENAI_API_KEY; COG_OPENAI_API=responses|chat)", _make_openai, "OPENAI_BASE_URL"),
     Provider("ollama", "a model served by Ollama (default http://localhost:11434/v1, OLLAMA_HOST; no key)", _make_ollama),
     Provider("anthropic", "an Anthropic Messages API model (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)", _make_anthropic, "ANTHROPIC_BASE_URL"),
     Provider("replay", "the path of a cassette to play back (see `cog edit --record`)", _make_replay),
@@ -209,6 +233,7 @@ def get_model(
     prices: Mapping[str, Price] | None = None,
     reasoning: str | None = None,
     vision: str | None = None,
+    api: str | None = None,
 ) -> Model:
     """Make the model a ``provider:model`` string names.
 
@@ -223,15 +248,17 @@ def get_model(
     OpenAI-compatible server, and one that refuses the field is asked again without it).
     ``prices`` adds to or overrides :data:`cogcli.settings.prices.PRICES` for the cost in usage reports.
     ``reasoning`` (off, low, medium, high) asks for the model's reasoning: Anthropic's extended
-    thinking, Chat Completions' ``reasoning_effort`` (a cassette replays what was recorded).
-    ``vision`` (auto, on, off) says whether the model is sent images (auto: :data:`cogcli.models.vision.VISION_PATTERNS`)."""
+    thinking, Chat Completions' ``reasoning_effort``, the Responses API's ``reasoning`` (a cassette
+    replays what was recorded). ``vision`` (auto, on, off) says whether the model is sent images
+    (auto: :data:`cogcli.models.vision.VISION_PATTERNS`). ``api`` ("responses" or "chat") is the API ``openai:`` speaks
+    (:func:`openai_api`: ``COG_OPENAI_API`` wins; by default the Responses API at api.openai.com only)."""
     if reasoning not in (None, *REASONING_LEVELS):
         raise ConfigError(f"reasoning must be {', '.join(REASONING_LEVELS)}, got {reasoning!r}")
     if vision not in (None, "auto", "on", "off"):
         raise ConfigError(f"vision must be auto, on or off, got {vision!r}")
     provider, model_id = parse_model_spec(spec)
     options = ModelOptions(base_url=base_url, api_key=api_key, retry=retry, timeout=timeout, cache_ttl=cache_ttl,
-                           prompt_cache_key=prompt_cache_key, prices=prices, reasoning=reasoning, vision=vision)
+                           prompt_cache_key=prompt_cache_key, prices=prices, reasoning=reasoning, vision=vision, api=api)
     return next(p for p in PROVIDER_TABLE if p.name == provider).make(spec, model_id, options)
 
 

@@ -41,9 +41,9 @@ class Reasoning(BaseModel):
 
     ``format``: ``"anthropic"`` (``kind`` ``thinking``: ``text`` + ``signature``;
     ``redacted_thinking``: ``data``), ``"openai-chat"`` (``kind`` ``reasoning_content``: the
-    text a Chat Completions server streamed; never sent back) — a Responses API client would add
-    ``"openai-responses"`` (``kind`` ``reasoning``: ``id``, summary ``text``, ``data`` =
-    ``encrypted_content``)."""
+    text a Chat Completions server streamed; never sent back), ``"openai-responses"`` (``kind``
+    ``reasoning``: ``id``, the summary ``text`` — each part in the extra ``summary`` —, ``data`` =
+    ``encrypted_content``: :mod:`cogcli.models.responses_items`)."""
 
     model_config = ConfigDict(extra="allow", defer_build=True)
 
@@ -177,6 +177,8 @@ class UsageReport(BaseModel):
     #: the part of ``input_tokens`` written to the provider's prompt cache (Anthropic's
     #: ``cache_creation_input_tokens``; None when the provider does not report writes)
     cache_write_tokens: int | None = None
+    #: the part of ``output_tokens`` the model spent reasoning (None when the provider does not say)
+    reasoning_tokens: int | None = None
     #: the request's estimated cost in US dollars (:mod:`cogcli.settings.prices`), None when the price is unknown
     cost_usd: float | None = None
 

@@ -234,10 +234,11 @@ class OpenAIModel(HttpModel):
         cached = token_count(details.get("cached_tokens")) if isinstance(details, dict) else 0
         cached = cached or token_count(u.get("prompt_cache_hit_tokens"))
         prompt, completion = token_count(u.get("prompt_tokens")), token_count(u.get("completion_tokens"))
+        out_details = u.get("completion_tokens_details")
+        reasoning = token_count(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
         cost = cost_usd(price_of(self.name, self.prices), input_tokens=prompt, output_tokens=completion, cache_read_tokens=cached)
-        out = u.get("completion_tokens_details") if isinstance(u.get("completion_tokens_details"), dict) else {}
-        reasoning = token_count(out["reasoning_tokens"]) if out.get("reasoning_tokens") is not None else None  # part of completion_tokens
-        return UsageReport(input_tokens=prompt, output_tokens=completion, cached_input_tokens=min(cached, prompt), reasoning_tokens=reasoning, cost_usd=cost)
+        return UsageReport(input_tokens=prompt, output_tokens=completion, cached_input_tokens=min(cached, prompt),
+                           reasoning_tokens=reasoning or None, cost_usd=cost)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "text/event-stream"}

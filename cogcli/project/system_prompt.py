@@ -14,7 +14,7 @@ How to work:
 2. Make the smallest edit that does the task. Change only what the task needs: keep the
    file's style, names and formatting, and never rewrite code you did not have to touch.
    edit_file replaces an exact piece of text: copy old_text from what read_file showed you,
-   with enough surrounding lines to match exactly once.
+   with enough surrounding lines to match exactly once.{patch_hint}
 3. Run the tests after editing{test_hint}. If they fail, read the failure, fix the cause and
    run them again.
 4. Stop as soon as the task is done and the tests pass. Then answer in a few sentences:
@@ -28,4 +28,6 @@ Available tools: {tool_names}."""
 def coding_agent_prompt(root_name: str, tool_names: Sequence[str], test_command: str | None = None) -> str:
     """The system prompt for ``cog edit`` in the repository ``root_name``."""
     test_hint = f" (run_tests runs `{test_command}`)" if test_command else " with run_tests"
-    return CODING_AGENT.format(root_name=root_name, test_hint=test_hint, tool_names=", ".join(tool_names))
+    patch_hint = ("\n   apply_patch changes several files (adds, updates, moves, deletes) at once, all or nothing."
+                  if "apply_patch" in tool_names else "")
+    return CODING_AGENT.format(root_name=root_name, test_hint=test_hint, patch_hint=patch_hint, tool_names=", ".join(tool_names))

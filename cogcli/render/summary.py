@@ -252,7 +252,8 @@ def usage_words(usage: Usage | None, model: str | None = None) -> str | None:
 def _tokens(usage: Usage, *, unknown_cost: bool = False) -> str:
     """What goes before " tokens" on the last line: the total, and when the provider reported its
     prompt cache or cog knows the price, the parts and the cost — ``$0.0123 for 5,000 in (4,000
-    cache read, 500 cache write) + 392 out = 5,392`` (``unknown cost for …`` without a price)."""
+    cache read, 500 cache write) + 392 out (300 reasoning) = 5,392`` (``unknown cost for …`` without a
+    price; the reasoning part of the output where the provider said it)."""
     total = usage.total_tokens or (usage.input_tokens + usage.output_tokens)
     read, write, cost = usage.cached_input_tokens, usage.cache_write_tokens, usage.cost_usd
     if read is None and write is None and cost is None and not unknown_cost:

@@ -87,7 +87,7 @@ def make_model(settings: Settings, record: Path | None = None) -> Any:
 
         prices = budget_prices(settings.model, prices)
     model = get_model(settings.model, base_url=base_url, cache_ttl=settings.cache_ttl, prompt_cache_key=settings.prompt_cache_key, prices=prices,
-                      reasoning=settings.reasoning, vision=settings.vision)
+                      reasoning=settings.reasoning, vision=settings.vision, api=settings.provider_apis.get(provider))
     if record is not None:
         from cogcli.models.record import RecordingModel
 

@@ -164,6 +164,8 @@ class Settings:
     approval: str | None = None
     #: provider → base URL from the person's config (below the provider's variable, e.g. OPENAI_BASE_URL)
     base_urls: Mapping[str, str] = field(default_factory=dict)
+    #: provider → the API it speaks, from the person's config (``[providers.openai] api``; ``COG_OPENAI_API`` wins)
+    provider_apis: Mapping[str, str] = field(default_factory=dict)
     #: setting → where its value came from: a flag ("--model"), a variable ("COG_MODEL"), the
     #: person's config ("~/.config/cog/config.toml"), the workspace's file ("cog.toml",
     #: "pyproject.toml") or "default"
@@ -368,6 +370,7 @@ def load_settings(
         sources=dict(config.sources),
         approval=_approval(chosen, origins),
         base_urls={name: p.base_url for name, p in person.sections.providers.items() if p.base_url},
+        provider_apis={name: p.api for name, p in person.sections.providers.items() if p.api},
         origins=origins,
         person_config=person.path,
         allow=_allow(given, env_layer, person, config, origins),

@@ -19,6 +19,7 @@
     prompt_cache_key = true
     [providers.openai]           # base URLs (OPENAI_BASE_URL / ANTHROPIC_BASE_URL still win)
     base_url = "http://localhost:8000/v1"
+    api = "responses"            # openai only: a server that speaks the Responses API (COG_OPENAI_API wins)
     [prices."my-model"]          # USD per million tokens, over cog's table and the workspace's
     input = 1.0
     output = 4.0
@@ -64,7 +65,10 @@ MAX_URL_CHARS = 2048
 
 #: what to do about a bad value in a section, per section
 FIXES: dict[str, str] = {
-    "providers": 'give a table per provider (openai, anthropic, ollama) with base_url, e.g. [providers.openai] base_url = "http://localhost:8000/v1"',
+    "providers": (
+        'give a table per provider (openai, anthropic, ollama) with base_url, e.g. [providers.openai] base_url = "http://localhost:8000/v1"; '
+        '[providers.openai] may say api = "responses" or "chat"'
+    ),
     "hooks": HOOKS_FIX,
     "mcp_servers": SERVERS_FIX,
     "prices": (
@@ -101,6 +105,9 @@ class ProviderSetting(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     base_url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
+    #: the API the provider speaks: ``openai`` only, "responses" (OpenAI's Responses API) or "chat"
+    #: (Chat Completions); unset: the Responses API at api.openai.com, Chat Completions elsewhere
+    api: Literal["responses", "chat"] | None = None
 
     @field_validator("base_url")
     @classmethod
@@ -135,6 +142,14 @@ class PersonSections(BaseModel):
     @classmethod
     def _servers(cls, servers: dict[str, RemoteServer]) -> dict[str, RemoteServer]:
         return check_servers(servers)
+
+    @field_validator("providers")
+    @classmethod
+    def _api_of_openai(cls, providers: dict[str, ProviderSetting]) -> dict[str, ProviderSetting]:
+        for name, table in providers.items():
+            if table.api is not None and name != "openai":
+                raise ValueError(f"api is a setting of [providers.openai] only; remove it from [providers.{name}]")
+        return providers
 
     @field_validator("hooks")
     @classmethod

@@ -49,15 +49,28 @@ class AssistantEntry(_Entry):
 
 def kept_reasoning(reasoning: list[Reasoning], durations: list[int] | None = None) -> list[Reasoning] | None:
     """What a thread keeps of a turn's reasoning: each block as it came, unless a credential is
-    in its text — then the text redacted and the block marked ``altered`` (its signature no longer
-    holds, so no client sends it back). Signatures and encrypted data are opaque: kept as they are.
+    in its text (or in a text a client keeps beside it: the Responses API's summary parts) — then
+    those redacted and the block marked ``altered`` (its signature no longer holds, so no client
+    sends it back). Signatures and encrypted data are opaque: kept as they are.
     ``durations`` (milliseconds, one a block) go with the blocks as ``duration_ms``."""
     from cogcli.secrets.redactor import redact
 
+    def redacted(value: Any) -> tuple[Any, int]:
+        if isinstance(value, str) and value:
+            return redact(value)
+        if isinstance(value, list):
+            parts = [redacted(v) for v in value]
+            return [v for v, _ in parts], sum(n for _, n in parts)
+        return value, 0
+
     kept: list[Reasoning] = []
     for n, block in enumerate(reasoning):
-        text, count = redact(block.text) if block.text else (block.text, 0)
-        kept.append(block.model_copy(update={"text": text, "altered": True}) if count else block)
+        changed: dict[str, Any] = {}
+        for key, value in {"text": block.text, **(block.model_extra or {})}.items():
+            new, count = redacted(value)
+            if count:
+                changed[key] = new
+        kept.append(block.model_copy(update={**changed, "altered": True}) if changed else block)
         if durations is not None and n < len(durations):
             kept[-1] = kept[-1].model_copy(update={"duration_ms": durations[n]})
     return kept or None

@@ -62,7 +62,7 @@ class Usage(WireModel):
     #: the part of ``input_tokens`` the provider wrote to its prompt cache (Anthropic bills it
     #: above the input price; absent: it did not say)
     cache_write_tokens: int | None = None
-    #: the part of ``output_tokens`` the model spent reasoning (``--reasoning``; absent: not said)
+    #: the part of ``output_tokens`` the model spent reasoning (absent: the provider did not say)
     reasoning_tokens: int | None = None
     #: the estimated cost in US dollars from cog's price table (:mod:`cogcli.settings.prices`); absent
     #: when cog does not know the model's prices (it never guesses)

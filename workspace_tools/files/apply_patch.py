@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cogcli.contract.errors import ErrorCode, ToolCallError
 from cogcli.contract.output import tool_output
@@ -79,6 +79,17 @@ class ApplyPatchParams(BaseModel):
             "or '+' (added); '*** End of File' after a hunk that ends at the end of the file. Paths are relative."
         )
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _native(cls, data: Any) -> Any:
+        """A call of the Responses API's native apply_patch tool (``{"operation": {type, path, diff}}``):
+        its one operation as the patch (:func:`~workspace_tools.text.patch_format.operation_patch`)."""
+        if isinstance(data, dict) and "operation" in data and "patch" not in data:
+            from workspace_tools.text.patch_format import operation_patch
+
+            return {**{k: v for k, v in data.items() if k != "operation"}, "patch": operation_patch(data["operation"])}
+        return data
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,36 @@ def parse_patch(text: str) -> list[Operation]:
     return reader.ops
 
 
+#: the operations of the Responses API's native apply_patch tool, and the marker each one is
+OPERATIONS = {"create_file": ADD, "update_file": UPDATE, "delete_file": DELETE}
+
+
+def operation_patch(operation: object) -> str:
+    """The patch of one operation of the Responses API's native ``apply_patch`` tool
+    (``{"type": "create_file" | "update_file" | "delete_file", "path", "diff"}``, the diff in the
+    same V4A format as a patch's file section, without its header): the file's marker, then the
+    diff, between ``*** Begin Patch`` and ``*** End Patch`` — parsed as any patch is.
+    :class:`PatchError` names what is wrong with an operation that is not one."""
+    if not isinstance(operation, dict):
+        raise PatchError("operation must be an object with type, path and diff")
+    kind, path, diff = operation.get("type"), operation.get("path"), operation.get("diff")
+    if kind not in OPERATIONS:
+        raise PatchError(f"operation type {kind!r} is none of {', '.join(OPERATIONS)}")
+    if not isinstance(path, str) or not path.strip() or "\n" in path or "\r" in path:
+        raise PatchError(f"the {kind} operation names no file: give its path, one line relative to the workspace")
+    if diff is not None and not isinstance(diff, str):
+        raise PatchError(f"the {kind} operation's diff must be text")
+    body = (diff or "").replace("\r\n", "\n")
+    if kind == "delete_file":
+        body = ""
+    elif not body.strip():
+        what = "the lines of the new file, each starting with '+'" if kind == "create_file" else "its hunks: '@@' sections with ' ', '-' and '+' lines"
+        raise PatchError(f"the {kind} operation on {path} has no diff: give {what}")
+    else:  # one line end, no blank line after the last: the END marker follows it
+        body = body.rstrip("\n") + "\n"
+    return f"{BEGIN}\n{OPERATIONS[kind]}{path}\n{body}{END}\n"
+
+
 def _path(reader: _Reader, marker: str, prefix: str) -> str:
     path = marker[len(prefix.strip()) :].strip()
     if not marker.startswith(prefix.strip() + " ") and marker != prefix.strip() or not path:
