@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from workspace_tools.runners.failure_text import plain
+
 #: counts every report carries, in the order the summary line names them
 COUNT_KEYS = ("passed", "failed", "skipped", "errors", "xfailed", "xpassed")
 _COUNT_OF = {"passed": "passed", "failed": "failed", "skipped": "skipped", "error": "errors",
@@ -70,6 +72,8 @@ class Report:
         self.environment: dict[str, str | None] | None = None
 
     def add_test(self, record: dict[str, Any]) -> dict[str, Any]:
+        for key in ("message", "longrepr"):  # what the model and the person read: no terminal colours
+            record[key] = plain(record.get(key))
         record.setdefault("duration", 0.0)
         record.setdefault("stop", time.time())
         if record.get("when") == "collect" and record["outcome"] == "error":
@@ -87,6 +91,7 @@ class Report:
 
     def add_build_error(self, target: str, text: str, *, file: str | None = None, line: int | None = None) -> None:
         """``target`` (a package, a crate) did not compile; ``text`` is the compiler's own message."""
+        text = plain(text)
         message = first_line("\n".join(x for x in text.splitlines() if not x.startswith("#"))) or "build failed"
         self.counts["errors"] += 1
         self.build_errors.append(
