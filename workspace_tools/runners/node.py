@@ -165,6 +165,10 @@ class MochaRunner(NodeRunner):
         argv = [self.executable(), *self.base_args, *selection.args, *selection.paths]
         if selection.keyword is not None:
             argv += ["--grep", selection.keyword]
+        configs = [p for p in self.root.glob(".mocharc*") if p.is_file()]
+        if selection.paths and any('spec' in p.read_text(encoding="utf-8", errors="replace") for p in configs):
+            self.notes.append("mocha adds the paths given to the spec its .mocharc names, so those files ran too: "
+                              "pass keyword (mocha's --grep) to run fewer tests.")
         argv += ["--reporter", str(MOCHA_REPORTER)]  # last: it replaces any reporter the project's config names
         return Invocation(argv=argv, env={**self.env, "FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
                           readable=[REPORTER_DIR, *linked_modules(self.root, self.workspace.root)])

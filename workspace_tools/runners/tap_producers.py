@@ -71,7 +71,7 @@ class TapReader:
     def _record(self, point: TapPoint, report: Report) -> None:
         names = [c for c in point.comments if not _SUMMARY.match(c)]
         self._skipped(names, report)
-        names = [n for n in names if not n.startswith(("SKIP ", "TODO "))]
+        names = [n.removeprefix("TODO ") for n in names if not n.startswith("SKIP ")]  # tape: "# TODO name"
         if names and point.depth == 0 and not point.path:
             self.test_name = names[-1]
         failed = point.outcome == "failed"

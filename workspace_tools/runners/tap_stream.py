@@ -145,7 +145,7 @@ class TapStream:
         if marked:
             directive, reason = marked.group(1).lower(), (marked.group(2) or "").strip()
             rest = rest[: marked.start()]
-        description = rest.strip().replace("\\#", "#").replace("\\\\", "\\")
+        description = re.sub(r"\\([\\#])", r"\1", rest.strip())
         if depth == 0:
             self.top_points += 1
         # a point at this depth closes the subtest whose points (or plan) came one level deeper
