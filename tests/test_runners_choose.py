@@ -202,7 +202,7 @@ async def test_a_collection_error_says_where_and_how_many_tests_did_not_run(make
 
 
 @pytest.mark.anyio
-async def test_warnings_and_subtests_are_counted_like_pytest_does(make_repo) -> None:
+async def test_warnings_and_subtests_are_counted_one_number_one_meaning(make_repo) -> None:
     root = make_repo("outcomes")
     (root / "tests" / "test_warns.py").write_text("import warnings\n\n\ndef test_warns():\n    warnings.warn(UserWarning('careful'))\n")
     run = await run_tool(root, {"paths": ["tests"]})
@@ -210,10 +210,33 @@ async def test_warnings_and_subtests_are_counted_like_pytest_does(make_repo) -> 
     d = run.details
     assert d["warnings"] == 1
     assert d["subtests"] == {"passed": 2, "failed": 1, "skipped": 0}
-    # the totals in pytest's own words, as its summary line has them (a failed subtest fails its test);
-    # cog's split of the subtests stays in the details
-    assert d["summary"] == "3 failed, 3 passed, 1 skipped, 1 xfailed, 1 warning, 2 errors"
-    assert "pytest (tests): 3 failed, 3 passed, 1 skipped, 1 xfailed, 1 warning, 2 errors in " in run.result.result
+    assert (d["failed"], d["passed"], d["errors"]) == (2, 2, 2)
+    # the words say the details' numbers: each test once (a failed subtest fails its test), its subtests apart
+    words = "2 failed, 2 passed, 1 skipped, 1 xfailed, 2 errors, 1 warning, 2 subtests passed, 1 subtest failed"
+    assert d["summary"] == words
+    assert f"pytest (tests): {words} in " in run.result.result
+    # pytest's own line counts the failed subtest as one more failure: kept, and said to differ
+    assert d["runner_summary"] == "3 failed, 3 passed, 1 skipped, 1 xfailed, 1 warning, 2 errors"
+    assert "pytest's own summary says “3 failed, 3 passed" in run.result.result
+
+
+@pytest.mark.anyio
+async def test_a_failed_unittest_subtest_is_named_and_its_test_counted_once(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "test_loop.py").write_text(
+        "import unittest\n\n\nclass Loop(unittest.TestCase):\n    def test_values(self):\n        for n in range(4):\n"
+        "            with self.subTest(n=n):\n                self.assertNotEqual(n, 2, 'two is bad')\n\n"
+        "    def test_plain(self):\n        pass\n")
+    run = await run_tool(tmp_path)
+
+    d = run.details
+    assert (d["failed"], d["passed"], d["collected"]) == (1, 1, 2)  # pytest's own line: "1 failed, 2 passed"
+    assert d["subtests"] == {"passed": 3, "failed": 1, "skipped": 0}
+    (failure,) = d["failures"]
+    assert failure["id"] == "test_loop.py::Loop::test_values"
+    assert failure["message"] == "SUBFAILED(n=2) - AssertionError: 2 == 2 : two is bad"
+    assert (failure["file"], failure["line"]) == ("test_loop.py", 8)
+    assert "pytest (all tests): 1 failed, 1 passed, 3 subtests passed, 1 subtest failed in " in run.result.result
 
 
 def test_a_single_path_is_a_one_item_list() -> None:

@@ -100,6 +100,8 @@ class RunSummary:
 
     def add(self, event: BaseEvent) -> None:
         if isinstance(event, StartEvent):
+            if self.finish is not None:  # the next run of a stream of several (`cog thread show`): its own counts
+                self.calls, self.files, self.tests, self.finish, self.errors = {}, {}, None, None, []
             self.thread_id = event.thread_id
             self.model = event.model or self.model
         elif isinstance(event, TextDeltaEvent):

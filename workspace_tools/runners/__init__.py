@@ -6,12 +6,15 @@ runner     found by                                 driven through
 pytest     pyproject.toml, setup.py, setup.cfg,     cog's pytest plugin (JSON lines on a pipe)
            pytest.ini, tox.ini, conftest.py
 go         go.mod                                   ``go test -json``
-vitest     package.json: test script or devDeps     cog's vitest reporter
+vitest     package.json: test script or devDeps     cog's vitest reporter (vitest 1, 2 and 3)
 jest       package.json: test script or devDeps     cog's jest reporter
+mocha      package.json: test script or devDeps     cog's mocha reporter
+tape       package.json: test script or devDeps     its TAP output (:mod:`.tap_stream`)
 node       package.json: ``node --test`` script     cog's ``node --test`` reporter
 npm        package.json: any other test script      ``npm test`` as written, its exit code the
                                                     verdict; cog's ``node --test`` reporter
-                                                    through NODE_OPTIONS for the counts
+                                                    through NODE_OPTIONS, and any TAP it
+                                                    prints, for the counts
 cargo      Cargo.toml                               ``cargo test``'s per-test lines
 =========  =======================================  ===========================================
 
@@ -39,14 +42,16 @@ from workspace_tools.runners.base import Runner, Selection, check_args, split_co
 from workspace_tools.runners.cargo import CargoRunner
 from workspace_tools.runners.plain_command import CommandRunner
 from workspace_tools.runners.go import GoRunner
-from workspace_tools.runners.node import JestRunner, NodeRunner, NodeTestRunner, VitestRunner
+from workspace_tools.runners.node import JestRunner, MochaRunner, NodeRunner, NodeTestRunner, VitestRunner
 from workspace_tools.runners.node_script import test_script
 from workspace_tools.runners.npm import ScriptRunner
 from workspace_tools.runners.pytest import MARKERS as PYTHON_MARKERS
 from workspace_tools.runners.pytest import PytestRunner
+from workspace_tools.runners.tap_producers import TapeRunner
 
 #: the runners ``runner = NAME`` may force (npm's runs a script as written: it is chosen by the script)
-RUNNERS: dict[str, type[Runner]] = {r.name: r for r in (PytestRunner, GoRunner, VitestRunner, JestRunner, NodeTestRunner, CargoRunner)}
+RUNNERS: dict[str, type[Runner]] = {r.name: r for r in (PytestRunner, GoRunner, VitestRunner, JestRunner, MochaRunner, TapeRunner,
+                                                         NodeTestRunner, CargoRunner)}
 RUNNER_NAMES = tuple(RUNNERS)
 #: how deep below the workspace root projects are looked for
 MAX_DEPTH = 3
@@ -57,7 +62,8 @@ _SKIP_DIRS = {"node_modules", "target", "vendor", "venv", "env", "build", "dist"
 
 #: every runner, in the order ``cog tools`` lists them: each declares its name, how it is found and
 #: what it needs (:class:`~.base.Runner`)
-ALL_RUNNERS: tuple[type[Runner], ...] = (PytestRunner, GoRunner, VitestRunner, JestRunner, NodeTestRunner, ScriptRunner, CargoRunner)
+ALL_RUNNERS: tuple[type[Runner], ...] = (PytestRunner, GoRunner, VitestRunner, JestRunner, MochaRunner, TapeRunner, NodeTestRunner,
+                                         ScriptRunner, CargoRunner)
 
 
 def overview(workspace: Workspace) -> list[str]:
@@ -96,7 +102,7 @@ def detect(workspace: Workspace) -> list[Runner]:
     """Every project in the workspace, shallowest first."""
     found: list[Runner] = []
     seen_roots: dict[str, list[Path]] = {}  # a kind -> folders where it was found
-    family = {"vitest": "node", "jest": "node", "node": "node", "npm": "node"}
+    family = {"vitest": "node", "jest": "node", "mocha": "node", "tape": "node", "node": "node", "npm": "node"}
 
     def walk(folder: Path, depth: int) -> None:
         for kind in _kinds_in(folder):
@@ -128,7 +134,7 @@ def _runner(workspace: Workspace, folder: Path, kind: str) -> Runner:
     """The runner for a project of ``kind`` in ``folder`` (a Node package's with its test script's words)."""
     if kind == "npm":
         return ScriptRunner(workspace, folder)
-    if kind in ("vitest", "jest", "node"):
+    if kind in ("vitest", "jest", "mocha", "tape", "node"):
         script = test_script(folder)
         runner_class: type[NodeRunner] = RUNNERS[kind]  # type: ignore[assignment]
         return runner_class(workspace, folder, base_args=script.args, env=script.env)
@@ -180,6 +186,10 @@ def from_command(workspace: Workspace, command: str) -> Runner:
         return VitestRunner(workspace, root, base_args=[w for w in rest if w not in ("run",)])
     if head == "jest":
         return JestRunner(workspace, root, base_args=rest)
+    if head == "mocha":
+        return MochaRunner(workspace, root, base_args=rest)
+    if head == "tape":
+        return TapeRunner(workspace, root, base_args=rest)
     if head == "node" and "--test" in rest:
         return NodeTestRunner(workspace, root, base_args=rest)
     return CommandRunner(workspace, root, command)
@@ -192,7 +202,7 @@ def _runs_a_script(words: list[str]) -> bool:
     if head == "npm":
         return len(words) > 1 and words[1] not in ("exec", "x")
     if head in ("yarn", "pnpm"):
-        return len(words) > 1 and words[1] not in ("exec", "dlx", "x", "vitest", "jest", "node")
+        return len(words) > 1 and words[1] not in ("exec", "dlx", "x", "vitest", "jest", "mocha", "tape", "node")
     return False
 
 

@@ -111,6 +111,11 @@ class Runner:
     def on_event(self, event: dict[str, Any], report: Report) -> None:
         """One JSON line of the report pipe."""
 
+    def echoes(self, line: bytes) -> bool:
+        """Whether the output line just read (:meth:`on_line`) is an update of its own, for a runner
+        judged by its exit code (:attr:`by_exit_code`); False when it was read into the report."""
+        return True
+
     def finish(self, exit_code: int, report: Report, output: str) -> None:
         """The run ended: complete the report (pending build errors, notes) or raise a
         :class:`ToolCallError` when the runner could not run the tests at all."""

@@ -12,7 +12,10 @@ details would be too big. Knows no runner: everything comes from the shared repo
   the counts below are absent and ``outcome`` comes from the exit code alone.
 - ``passed``, ``failed``, ``skipped``, ``errors``, ``xfailed``, ``xpassed``: counts (build errors
   and collection errors count as ``errors``); ``warnings``; ``subtests`` {passed, failed, skipped};
-  ``collected`` when the runner said.
+  ``collected`` when the runner said. One number, one meaning: a test counts once (one whose
+  subtest failed is failed), its subtests apart; ``summary`` says these counts in words (with what
+  else the runner counted: ``1 deselected``) and ``runner_summary`` is the runner's own line
+  (pytest's counts a failed subtest as a failed test, and its test as passed).
 - ``failures``: up to :data:`FAILURES_KEPT` of ``{id, outcome, when, message, text, file, line}``
   (failed tests, errors, build errors; ``text`` is the runner's own failure text, its end kept).
 - ``tests``: per-test records (see :mod:`.report`) up to :data:`TESTS_KEPT`; ``tests_total``;
@@ -162,7 +165,7 @@ def _section_summary(s: Section) -> dict[str, Any]:
     if s.counted:
         out.update(s.report.counts)
         if s.report.summary:
-            out["summary"] = s.report.summary
+            out["summary"], out["runner_summary"] = report_words(s.report), s.report.summary
     if s.report.environment:
         out["environment"] = s.report.environment
     return out
@@ -198,8 +201,9 @@ def details(sections: list[Section], sandbox: str, workspace_root: Path, *, forc
         d["slowest"] = [{"id": t["id"], "duration": t.get("duration") or 0.0}
                         for t in sorted(tests, key=lambda t: -(t.get("duration") or 0.0))[:SLOWEST]]
     summaries = [s.report.summary for s in sections if s.report.summary]
-    if summaries:  # the runner's own words (pytest's summary line); the counts above are cog's split per test
-        d["summary"] = "; ".join(summaries)
+    if summaries:  # the counts above in words (the row's), and the runner's own line as it printed it
+        d["summary"] = "; ".join(report_words(s.report) for s in sections if s.report.summary)
+        d["runner_summary"] = "; ".join(summaries)
     environments = [s.report.environment for s in sections if s.report.environment]
     if environments:  # which Python environment ran: its source and path
         d["environment"] = environments[0]

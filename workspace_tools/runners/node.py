@@ -1,15 +1,16 @@
-"""Node: vitest, jest and ``node --test``, each with cog's own reporter on its command line, and
-a package's test script run as written.
+"""Node: vitest (1, 2 and 3), jest, mocha and ``node --test``, each with cog's own reporter on its
+command line, and a package's test script run as written.
 
 Which one is read from ``package.json`` (:func:`test_script`): a ``test`` script that is exactly
-one ``vitest``, ``jest`` or ``node --test`` invocation is driven by cog; any other test script
+one ``vitest``, ``jest``, ``mocha``, ``tape`` or ``node --test`` invocation is driven by cog (tape:
+:mod:`.tap_producers`); any other test script
 (chained commands, ``npm run``, ``pretest``/``posttest``, ``c8``/``nyc``, another program) runs as
 written with ``npm test`` (:class:`workspace_tools.runners.npm.ScriptRunner`), judged by its exit code; with no test script,
 the runner in devDependencies. vitest and jest run from the project's ``node_modules`` (a missing
 install is an error naming ``npm ci``); ``node --test`` needs only Node. The reporters
 (:mod:`workspace_tools.runners.node_reporters`) write one JSON line per finished test to the
-inherited report pipe, as the pytest plugin does. ``keyword`` is ``-t`` (vitest, jest) or
-``--test-name-pattern`` (node).
+inherited report pipe, as the pytest plugin does. ``keyword`` is ``-t`` (vitest, jest), ``--grep``
+(mocha) or ``--test-name-pattern`` (node).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any
 
 from cogcli.contract.errors import ErrorCode, ToolCallError
 from workspace_tools.runners.base import REPORT_FD_ENV, Invocation, Runner, Selection, find_tool
-from workspace_tools.runners.node_reporters import JEST_REPORTER, NODE_TEST_REPORTER, REPORTER_DIR, VITEST_REPORTER
+from workspace_tools.runners.failure_text import js_line, message, plain
+from workspace_tools.runners.node_reporters import JEST_REPORTER, MOCHA_REPORTER, NODE_TEST_REPORTER, REPORTER_DIR, VITEST_REPORTER
 from workspace_tools.runners.node_script import test_script
 from workspace_tools.runners.report import Report
 
@@ -45,16 +47,10 @@ def linked_modules(root: Path, workspace: Path) -> list[Path]:
 
 
 def _trim_stack(text: Any) -> str | None:
-    """A failure's text without the stack frames of the test runner itself."""
+    """A failure's text without the stack frames of the test runner itself, nor terminal colours."""
     if not isinstance(text, str):
         return None
-    return "\n".join(line for line in text.splitlines() if not _RUNNER_FRAME.match(line))
-
-
-def _line_in(text: str | None, file: str) -> int | None:
-    """The line of ``file`` in the first stack frame that names it."""
-    found = re.search(re.escape(file.removeprefix("file://")) + r":(\d+):\d+", text or "")
-    return int(found.group(1)) if found else None
+    return "\n".join(line for line in plain(text).splitlines() if not _RUNNER_FRAME.match(line))
 
 
 class NodeRunner(Runner):
@@ -89,14 +85,16 @@ class NodeRunner(Runner):
             outcome = str(event.get("outcome"))
             text = _trim_stack(event.get("longrepr"))
             line = event.get("line")
-            if outcome == "failed" and event.get("file"):
-                line = _line_in(text, str(event["file"])) or line
+            said = event.get("message")
+            if outcome == "failed":
+                line = js_line(text, event.get("file"), str(self.root)) or line
+                said = message(said, event.get("expected"), event.get("actual"), text)
             report.add_test({
                 "id": f"{file}::{event.get('name')}" if file else str(event.get("name")),
                 "outcome": outcome if outcome in ("passed", "failed", "skipped") else "failed",
                 "duration": float(event.get("duration") or 0.0),
                 "when": "call",
-                "message": event.get("message"),
+                "message": said,
                 "longrepr": text,
                 "file": file if outcome == "failed" else None,
                 "line": line if outcome == "failed" else None,
@@ -104,8 +102,9 @@ class NodeRunner(Runner):
             })
         elif kind == "collect_error":
             file = self.rel_file(event.get("file")) or "?"
-            report.add_test({"id": file, "outcome": "error", "when": "collect", "message": event.get("message"),
-                             "longrepr": _trim_stack(event.get("longrepr")), "file": file, "line": None})
+            text = _trim_stack(event.get("longrepr"))
+            report.add_test({"id": file, "outcome": "error", "when": "collect", "message": plain(event.get("message")),
+                             "longrepr": text, "file": file, "line": js_line(text, event.get("file"), str(self.root))})
 
     def finish(self, exit_code: int, report: Report, output: str) -> None:
         if not report.started and exit_code != 0:
@@ -149,6 +148,28 @@ class JestRunner(NodeRunner):
             argv += ["-t", selection.keyword]
         # last: --reporters takes every word after it as one more reporter
         argv += ["--reporters=default", f"--reporters={JEST_REPORTER}"]
+        return Invocation(argv=argv, env={**self.env, "FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
+                          readable=[REPORTER_DIR, *linked_modules(self.root, self.workspace.root)])
+
+
+class MochaRunner(NodeRunner):
+    name = "mocha"
+    found_by = "package.json: a `mocha` test script (or none, and mocha in devDependencies)"
+    needs = "Node.js and the project's node_modules (npm ci)"
+    toolchain = "node"
+    binary = "mocha"
+    refused_options = ("--reporter", "-R", "--reporter-option", "--reporter-options", "-O", "--config", "--package",
+                       "--require", "-r", "--ui", "-u", "--watch", "-w", "--inspect", "--inspect-brk", "--no-config")
+
+    def invocation(self, selection: Selection) -> Invocation:
+        argv = [self.executable(), *self.base_args, *selection.args, *selection.paths]
+        if selection.keyword is not None:
+            argv += ["--grep", selection.keyword]
+        configs = [p for p in self.root.glob(".mocharc*") if p.is_file()]
+        if selection.paths and any('spec' in p.read_text(encoding="utf-8", errors="replace") for p in configs):
+            self.notes.append("mocha adds the paths given to the spec its .mocharc names, so those files ran too: "
+                              "pass keyword (mocha's --grep) to run fewer tests.")
+        argv += ["--reporter", str(MOCHA_REPORTER)]  # last: it replaces any reporter the project's config names
         return Invocation(argv=argv, env={**self.env, "FORCE_COLOR": "0", "NO_COLOR": "1"}, report_fd_env=REPORT_FD_ENV,
                           readable=[REPORTER_DIR, *linked_modules(self.root, self.workspace.root)])
 

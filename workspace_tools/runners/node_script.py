@@ -1,5 +1,5 @@
 """A package's test script as ``package.json`` gives it: which runner it is exactly one
-invocation of (``vitest``, ``jest``, ``node --test``), or a script to run as written."""
+invocation of (``vitest``, ``jest``, ``mocha``, ``tape``, ``node --test``), or a script to run as written."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ _VITEST_MODES = ("run", "watch", "dev", "related", "bench", "typecheck", "list",
 class TestScript:
     """What the package's ``test`` script asks for.
 
-    ``kind`` is ``vitest``, ``jest`` or ``node`` when the script is exactly one invocation of that
+    ``kind`` is ``vitest``, ``jest``, ``mocha``, ``tape`` or ``node`` when the script is exactly one invocation of that
     runner (maybe after ``NAME=value`` settings or ``cross-env``): cog drives it itself, with
     ``args`` (the runner's own words from the script) and ``env``. It is ``npm`` when the script
     must run as written (``why`` says why: it chains commands, npm runs its pre/post scripts, it
@@ -60,7 +60,7 @@ def test_script(root: Path) -> TestScript:
         for key in ("devDependencies", "dependencies"):
             if isinstance(data.get(key), dict):
                 deps.update(data[key])
-        for name in ("vitest", "jest"):
+        for name in ("vitest", "jest", "mocha", "tape"):
             if name in deps:  # no test script: the runner the package installs, as `npx NAME` would run
                 return TestScript(name, inside=[name])
         return TestScript(None)
@@ -94,8 +94,8 @@ def _read_script(scripts: dict[str, Any], text: str) -> TestScript:
     rest = words[1:]
     if head == "vitest" and (not rest or rest[0].startswith("-") or rest[0] == "run" or rest[0] not in _VITEST_MODES):
         return TestScript("vitest", text, args=rest[1:] if rest[:1] == ["run"] else rest, env=env, inside=inside)
-    if head == "jest":
-        return TestScript("jest", text, args=rest, env=env, inside=inside)
+    if head in ("jest", "mocha", "tape"):
+        return TestScript(head, text, args=rest, env=env, inside=inside)
     if head == "node" and "--test" in rest:
         return TestScript("node", text, args=rest, env=env, inside=inside)
     if head in ("npm", "pnpm", "yarn", "npm-run-all", "run-s", "run-p", "concurrently", "turbo", "lerna", "nx"):
@@ -112,7 +112,7 @@ def _runners_in(words: list[str]) -> list[str]:
     found = []
     for i, word in enumerate(words):
         base = word.rsplit("/", 1)[-1]
-        if base in ("vitest", "jest") and base not in found:
+        if base in ("vitest", "jest", "mocha", "tape") and base not in found:
             found.append(base)
         elif base == "node" and "node" not in found:
             for after in words[i + 1:]:

@@ -1,5 +1,6 @@
 """A package's test script run as written with ``npm test`` (:class:`ScriptRunner`), judged by its
-exit code; the tests of every ``node --test`` it starts counted through cog's reporter."""
+exit code; the tests of every ``node --test`` it starts counted through cog's reporter, and any
+TAP it prints (tape under nyc, a ``tap`` reporter) read as it comes (:mod:`.tap_producers`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from workspace_tools.runners.node import NodeRunner, linked_modules
 from workspace_tools.runners.node_reporters import NODE_TEST_REPORTER, REPORTER_DIR
 from workspace_tools.runners.node_script import TestScript, read_package_json, test_script
 from workspace_tools.runners.report import Report
+from workspace_tools.runners.tap_producers import TapReader
 
 
 #: the variable naming the named pipe cog's ``node --test`` reporter opens (a script run by npm)
@@ -82,6 +84,9 @@ class ScriptRunner(NodeRunner):
         self.script = script if script is not None else test_script(root)
         self.lines = 0
         self.reported = False
+        #: the TAP the script prints (tape, a ``tap`` reporter): its test points are counted
+        self.tap = TapReader(self.rel_file)
+        self._tap_line = False
         #: why cog's node --test reporter is not set for the script ("" when it is)
         self.not_injected = ""
         self._fifo_dir: Path | None = None
@@ -125,6 +130,11 @@ class ScriptRunner(NodeRunner):
 
     def on_line(self, line: bytes, report: Report) -> None:
         self.lines += 1
+        self._tap_line = self.tap.line(line.decode("utf-8", "replace"), report)
+
+    def echoes(self, line: bytes) -> bool:
+        """A line of TAP is not echoed: its test points are the updates (a TAP stream is long)."""
+        return not self._tap_line
 
     def on_event(self, event: dict[str, Any], report: Report) -> None:
         if event.get("event") == "start":
@@ -132,11 +142,12 @@ class ScriptRunner(NodeRunner):
         super().on_event(event, report)
 
     def finish(self, exit_code: int, report: Report, output: str) -> None:
+        self.tap.end(report)
         if report.collect_errors:
             super().finish(exit_code, report, output)
 
     def judge(self, exit_code: int, report: Report, output: str) -> tuple[str, bool]:
-        counted = self.reported
+        counted = self.reported or self.tap.found
         what = f"`{shown_script(self.command)}` (the test_command)" if self.command is not None else (
             f"the test script (`{shown_script(self.script.text)}`)")
         missing = missing_command(exit_code, output)
@@ -154,11 +165,12 @@ class ScriptRunner(NodeRunner):
                                     "command in it failed (its output is below).")
         why = "it is the test_command" if self.command is not None else self.script.why
         if counted:
-            note = (f"{what} ran as written because {why}: its exit code is the verdict; the counts are those of "
-                    "the node --test runs in it")
+            source = " and ".join(x for x, on in (("the node --test runs in it", self.reported),
+                                                   ("the TAP it printed", self.tap.found)) if on)
+            note = f"{what} ran as written because {why}: its exit code is the verdict; the counts are those of {source}"
         else:
             note = f"counts unavailable: {what} ran as written because {why}; judged by its exit code"
-        unseen = [k for k in self.script.inside if k in ("vitest", "jest")]
+        unseen = [k for k in self.script.inside if k in ("vitest", "jest", "mocha")]
         if unseen:
             note += (f" ({' and '.join(unseen)} take{'s' if len(unseen) == 1 else ''} cog's reporter only on the "
                      f"command line, so {'its' if len(unseen) == 1 else 'their'} tests are not counted here)")

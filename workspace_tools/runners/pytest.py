@@ -19,7 +19,7 @@ from workspace_tools.sandbox.python import FIX, PACKAGES_ENV, ProjectPython, env
 from workspace_tools.sandbox.bwrap import NOT_STARTED
 from workspace_tools.runners.pytest_plugin import PLUGIN_DIR, PLUGIN_MODULE, REPORT_FD_ENV
 from workspace_tools.runners.base import Invocation, Runner, Selection
-from workspace_tools.runners.report import Report, python_location, python_locations
+from workspace_tools.runners.report import Report, python_location, python_locations, runner_counts_differ
 from workspace_tools.runners.finished import PYTEST_EXIT_MEANING  # declared once, with what a run's end means
 
 #: the markers of a Python project whose tests pytest runs
@@ -173,6 +173,9 @@ class PytestRunner(Runner):
             report.environment = project.as_details()
             if no_project:  # no Python project and no test: no Python advice either
                 report.environment.pop("note", None)
+        if runner_counts_differ(report):
+            report.notes.append(f"pytest's own summary says “{report.summary}”: it counts each failed subtest as a failed "
+                                "test too; cog counts each test once (one with a failed subtest failed), its subtests apart.")
         if not report.started and exit_code != 0:
             message = _not_started(python, exit_code, output, project, getattr(self, "interpreter_notes", []))
             if project is not None and project.guessed and NOT_STARTED not in output:

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from workspace_tools.runners.failure_text import plain
+
 #: counts every report carries, in the order the summary line names them
 COUNT_KEYS = ("passed", "failed", "skipped", "errors", "xfailed", "xpassed")
 _COUNT_OF = {"passed": "passed", "failed": "failed", "skipped": "skipped", "error": "errors",
@@ -70,6 +72,8 @@ class Report:
         self.environment: dict[str, str | None] | None = None
 
     def add_test(self, record: dict[str, Any]) -> dict[str, Any]:
+        for key in ("message", "longrepr"):  # what the model and the person read: no terminal colours
+            record[key] = plain(record.get(key))
         record.setdefault("duration", 0.0)
         record.setdefault("stop", time.time())
         if record.get("when") == "collect" and record["outcome"] == "error":
@@ -87,6 +91,7 @@ class Report:
 
     def add_build_error(self, target: str, text: str, *, file: str | None = None, line: int | None = None) -> None:
         """``target`` (a package, a crate) did not compile; ``text`` is the compiler's own message."""
+        text = plain(text)
         message = first_line("\n".join(x for x in text.splitlines() if not x.startswith("#"))) or "build failed"
         self.counts["errors"] += 1
         self.build_errors.append(
@@ -165,15 +170,26 @@ def counts_text(counts: dict[str, int], warnings: int = 0, subtests: dict[str, i
     return ", ".join(parts) or "no tests ran"
 
 
+#: the runner's summary words that cog counts itself (so its own numbers are the ones shown)
+_COUNTED = re.compile(r"^\d+ (?:failed|passed|skipped|xfailed|xpassed|errors?|warnings?|subtests? (?:passed|failed|skipped))$")
+
+
 def report_words(r: Report) -> str:
-    """A report's counts as people read them: the runner's own summary when it gave one, else cog's
-    (``no tests ran (3 deselected)`` when none ran)."""
+    """A report's counts as people read them, one number for one meaning: cog's counts (the same
+    as the details': each test once), then what else the runner's summary counted that cog does
+    not (``2 passed, 1 deselected``; ``no tests ran (3 deselected)`` when none ran)."""
     own = counts_text(r.counts, r.warnings, r.subtests)
-    if not r.summary:
+    extra = [part.strip() for part in (r.summary or "").split(",") if part.strip() and not _COUNTED.match(part.strip())]
+    if not extra:
         return own
-    if not r.tests and r.summary != own:
-        return f"{own} ({r.summary})"
-    return r.summary
+    return f"{own} ({', '.join(extra)})" if not r.tests else ", ".join([own, *extra])
+
+
+def runner_counts_differ(r: Report) -> bool:
+    """Whether the runner's own summary counts failed or passed tests otherwise than cog (pytest
+    counts a failed subtest as a failed test of its own, and the test around it as passed)."""
+    said = dict((word, int(n)) for n, word in re.findall(r"(\d+) (failed|passed)(?! subtest)", r.summary or ""))
+    return bool(said) and any(said.get(k, 0) != r.counts[k] for k in ("failed", "passed"))
 
 
 def first_line(text: str) -> str:

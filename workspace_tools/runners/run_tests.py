@@ -44,6 +44,7 @@ from workspace_tools.workspace.paths import Workspace
 from workspace_tools.host.processes import LineSplitter, OutputTail, run_process_group
 from workspace_tools.runners import RUNNER_NAMES, RUNNERS, check_args, detect, forced, from_command, route
 from workspace_tools.runners.base import Invocation, Runner, Selection
+from workspace_tools.runners.failure_text import plain as uncoloured
 from workspace_tools.runners.npm import ScriptRunner, shown_script
 from workspace_tools.runners.pytest import workspace_python  # noqa: F401 (kept importable from here)
 from workspace_tools.runners.report import Report, Section, counts_text
@@ -191,9 +192,9 @@ class _Runs:
             output.feed(chunk)
             for line in out_lines.feed(chunk):
                 runner.on_line(line, report)
-                if plain:
+                if plain and runner.echoes(line):
                     lines += 1
-                    text = REDACTED if is_key(line) else line.decode("utf-8", "replace")
+                    text = REDACTED if is_key(line) else uncoloured(line.decode("utf-8", "replace"))
                     self.context.update(content=text, details={"line": lines}, presentation=presentation)
 
         def on_pipe(chunk: bytes) -> None:
@@ -223,19 +224,19 @@ class _Runs:
         for line in out_lines.flush():
             runner.on_line(line, report)
         duration = time.perf_counter() - started
-        try:
-            runner.finish(exit_code, report, output.text())
+        try:  # what the model and the person read of the output: no terminal colours
+            runner.finish(exit_code, report, said := uncoloured(output.text()))
         except ToolCallError as exc:  # a runner that could not start: what the sandbox did not show may be why
             if notes:
                 raise ToolCallError("\n".join([exc.message, *notes]), code=exc.code) from None
             raise
         if plain:
-            outcome, counted = runner.judge(exit_code, report, output.text())
+            outcome, counted = runner.judge(exit_code, report, said)
         else:
             outcome, counted = report.outcome(exit_code, no_tests_codes=runner.no_tests_codes), True
         section = Section(
             runner=runner.name, root=runner.rel_root, command=inv.shown or shlex.join(inv.argv), exit_code=exit_code, duration=duration,
-            report=report, output=output.text(), output_dropped=output.dropped, selection=selection.describe(),
+            report=report, output=said, output_dropped=output.dropped, selection=selection.describe(),
             counted=counted, outcome=outcome,
         )
         self.sections.append(section)
@@ -416,7 +417,5 @@ def run_tests_tool(
 def _recall(args: Mapping[str, Any]) -> tuple[str, str]:
     """``run_tests {"paths": ["tests/a.py"]}``: what an old run was (the plain description), and
     how to get its result again, for its stub in a compacted history."""
-    import json
-
     shown = {k: v for k, v in args.items() if v not in (None, "", [], {})}
     return "run_tests" + (f" {json.dumps(shown, ensure_ascii=False)[:300]}" if shown else ""), "run the tests again if needed"

@@ -14,6 +14,15 @@ const fd = (() => {
 })();
 delete process.env.COGCLI_REPORT_FD;
 
+function shown(value) {
+  if (value === undefined) return "undefined";
+  try {
+    return (typeof value === "string" ? JSON.stringify(value) : require("node:util").inspect(value, { depth: 4, breakLength: Infinity })).slice(0, 2000);
+  } catch {
+    return String(value).slice(0, 2000);
+  }
+}
+
 class CogJestReporter {
   constructor() {
     this.broken = Number.isNaN(fd);
@@ -42,6 +51,8 @@ class CogJestReporter {
     const outcome = { passed: "passed", failed: "failed", pending: "skipped", skipped: "skipped", todo: "skipped", disabled: "skipped" }[r.status] ?? r.status;
     const failures = (r.failureMessages ?? []).join("\n\n");
     const message = failures ? failures.split("\n").find((l) => l.trim()) ?? null : null;
+    // expect()'s values, when the matcher gave them (toBe, toEqual …)
+    const matcher = (r.failureDetails ?? []).map((d) => d?.matcherResult).find((m) => m && ("expected" in m || "actual" in m));
     this.emit({
       event: "test",
       stop: Date.now() / 1000,
@@ -51,6 +62,8 @@ class CogJestReporter {
       duration: (r.duration ?? 0) / 1000,
       message,
       longrepr: failures ? failures.slice(-20000) : null,
+      expected: matcher ? shown(matcher.expected) : null,
+      actual: matcher ? shown(matcher.actual) : null,
       line: r.location?.line ?? null,
     });
   }

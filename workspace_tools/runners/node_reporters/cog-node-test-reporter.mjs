@@ -2,6 +2,7 @@
 // test to the pipe fd in COGCLI_REPORT_FD, or to the named pipe at COGCLI_REPORT_PATH (a test
 // script run by npm, which hands its scripts no inherited fd). Standalone: Node's standard library only.
 import { fstatSync, openSync, writeSync } from "node:fs";
+import { inspect } from "node:util";
 
 function reportFd() {
   const path = process.env.COGCLI_REPORT_PATH;
@@ -50,6 +51,13 @@ function errorMessage(error) {
   return String(message).split("\n").find((l) => l.trim()) ?? String(message);
 }
 
+function value(error, key) {
+  // an assertion's expected and actual values (assert.strictEqual's), as node prints them
+  const cause = error?.cause ?? error;
+  if (!cause || typeof cause !== "object" || !(key in cause) || cause.code !== "ERR_ASSERTION") return null;
+  return inspect(cause[key], { depth: 4, breakLength: Infinity }).slice(0, 2000);
+}
+
 export default async function* cogReporter(source) {
   emit({ event: "start", runner: "node", version: process.version, pid: process.pid });
   const stacks = new Map(); // file -> names of the tests open at each nesting level
@@ -92,6 +100,8 @@ export default async function* cogReporter(source) {
       duration: (details.duration_ms ?? 0) / 1000,
       message: failed ? errorMessage(error) : reason,
       longrepr: failed ? errorText(error) : null,
+      expected: failed ? value(error, "expected") : null,
+      actual: failed ? value(error, "actual") : null,
       line: data.line ?? null,
     });
   }

@@ -1,5 +1,10 @@
-// cogcli's reporter for vitest 3+ (--reporter=<this file>): one JSON line per finished test to the
-// pipe fd in COGCLI_REPORT_FD. Standalone: Node's standard library only.
+// cogcli's reporter for vitest 1, 2 and 3 (--reporter=<this file>): one JSON line per finished
+// test to the pipe fd in COGCLI_REPORT_FD. Standalone: Node's standard library only.
+//
+// vitest 3 calls onTestCaseResult / onTestModuleEnd / onTestRunEnd (its reported-tasks API);
+// vitest 1 and 2 have only onTaskUpdate (results as they come, by task id) and onFinished (every
+// file's task tree). Which one runs is decided at onInit from vitest's version; a test is
+// reported once either way.
 import { fstatSync, writeSync } from "node:fs";
 
 const fd = (() => {
@@ -13,6 +18,9 @@ const fd = (() => {
 })();
 delete process.env.COGCLI_REPORT_FD;
 
+const OUTCOME = { passed: "passed", pass: "passed", failed: "failed", fail: "failed", skipped: "skipped", skip: "skipped",
+  pending: "skipped", todo: "skipped" };
+
 function names(testCase) {
   const parts = [testCase.name];
   let parent = testCase.parent;
@@ -23,14 +31,37 @@ function names(testCase) {
   return parts.join(" > ");
 }
 
+function taskNames(task) {
+  // vitest 1/2: a test's suites up to its file (the file is a suite too, with a filepath)
+  const parts = [task.name];
+  let suite = task.suite;
+  while (suite && suite !== task.file && !suite.filepath) {
+    if (suite.name) parts.unshift(suite.name);
+    suite = suite.suite;
+  }
+  return parts.join(" > ");
+}
+
 function errorText(errors) {
-  return (errors ?? []).map((e) => [e.message, e.diff, e.stack].filter(Boolean).join("\n")).join("\n\n").slice(-20000) || null;
+  return (errors ?? []).map((e) => [e.message, e.diff, e.stack ?? e.stackStr].filter(Boolean).join("\n")).join("\n\n").slice(-20000) || null;
+}
+
+function shown(value) {
+  // vitest serialises an assertion's values to text already; anything else, as JSON
+  if (value === undefined) return null;
+  if (typeof value === "string") return value.slice(0, 2000);
+  try {
+    return JSON.stringify(value)?.slice(0, 2000) ?? null;
+  } catch {
+    return String(value).slice(0, 2000);
+  }
 }
 
 export default class CogVitestReporter {
   constructor() {
     this.broken = Number.isNaN(fd);
     this.reported = new Set();
+    this.legacy = false;
   }
 
   emit(obj) {
@@ -42,29 +73,42 @@ export default class CogVitestReporter {
     }
   }
 
-  onInit() {
-    this.emit({ event: "start", runner: "vitest", pid: process.pid });
+  onInit(ctx) {
+    this.ctx = ctx;
+    const major = Number.parseInt(String(ctx?.version ?? "0"), 10);
+    this.legacy = !(major >= 3); // vitest 1 has no ctx.version
+    this.emit({ event: "start", runner: "vitest", version: ctx?.version ?? null, pid: process.pid });
   }
 
-  onTestCaseResult(testCase) {
-    if (this.reported.has(testCase.id)) return;
-    this.reported.add(testCase.id);
-    const result = testCase.result();
-    const outcome = { passed: "passed", failed: "failed", skipped: "skipped", pending: "skipped" }[result.state] ?? result.state;
-    const errors = result.errors ?? [];
-    const diagnostic = typeof testCase.diagnostic === "function" ? testCase.diagnostic() : undefined;
-    const location = errors[0]?.stacks?.find((s) => s.file === testCase.module.moduleId);
+  test({ id, file, name, state, errors, duration, note, line }) {
+    if (this.reported.has(id)) return;
+    this.reported.add(id);
+    const outcome = OUTCOME[state] ?? state;
+    const first = errors?.[0];
     this.emit({
       event: "test",
       stop: Date.now() / 1000,
-      file: testCase.module.moduleId,
-      name: names(testCase),
+      file,
+      name,
       outcome,
-      duration: (diagnostic?.duration ?? 0) / 1000,
-      message: outcome === "failed" ? (errors[0]?.message ?? "failed").split("\n")[0] : (result.note ?? null),
+      duration: (duration ?? 0) / 1000,
+      message: outcome === "failed" ? String(first?.message ?? "failed").split("\n")[0] : (note ?? null),
       longrepr: outcome === "failed" ? errorText(errors) : null,
-      line: location?.line ?? testCase.location?.line ?? null,
+      expected: outcome === "failed" ? shown(first?.expected) : null,
+      actual: outcome === "failed" ? shown(first?.actual) : null,
+      line: line ?? null,
     });
+  }
+
+  // -- vitest 3 ---------------------------------------------------------------------------
+
+  onTestCaseResult(testCase) {
+    const result = testCase.result();
+    const errors = result.errors ?? [];
+    const diagnostic = typeof testCase.diagnostic === "function" ? testCase.diagnostic() : undefined;
+    const location = errors[0]?.stacks?.find((s) => s.file === testCase.module.moduleId);
+    this.test({ id: testCase.id, file: testCase.module.moduleId, name: names(testCase), state: result.state, errors,
+      duration: diagnostic?.duration, note: result.note, line: location?.line ?? testCase.location?.line });
   }
 
   onTestModuleEnd(testModule) {
@@ -85,6 +129,43 @@ export default class CogVitestReporter {
   onTestRunEnd(testModules) {
     // a module that failed to load never ends on its own
     for (const testModule of testModules ?? []) this.moduleEnded(testModule);
+    this.emit({ event: "finish" });
+  }
+
+  // -- vitest 1 and 2 -----------------------------------------------------------------------
+
+  legacyTest(task) {
+    if (task.type !== "test" && task.type !== "custom") return;
+    const state = task.result?.state ?? (task.mode === "skip" || task.mode === "todo" ? "skip" : null);
+    if (!["pass", "fail", "skip", "todo"].includes(state)) return; // still running
+    const errors = task.result?.errors ?? [];
+    const location = errors[0]?.stacks?.find((s) => s.file === task.file?.filepath);
+    this.test({ id: task.id, file: task.file?.filepath ?? null, name: taskNames(task), state, errors,
+      duration: task.result?.duration, note: task.mode === "todo" ? "todo" : null, line: location?.line ?? task.location?.line });
+  }
+
+  onTaskUpdate(packs) {
+    if (!this.legacy) return;
+    for (const [id] of packs ?? []) {
+      const task = this.ctx?.state?.idMap?.get(id);
+      if (task) this.legacyTest(task);
+    }
+  }
+
+  onFinished(files) {
+    if (!this.legacy) return;
+    const walk = (task) => {
+      if (task.tasks) task.tasks.forEach(walk);
+      else this.legacyTest(task);
+    };
+    for (const file of files ?? []) {
+      const errors = file.result?.errors ?? [];
+      if (errors.length && !this.reported.has(`module:${file.filepath}`)) {
+        this.reported.add(`module:${file.filepath}`);
+        this.emit({ event: "collect_error", file: file.filepath, message: String(errors[0].message).split("\n")[0], longrepr: errorText(errors) });
+      }
+      walk(file);
+    }
     this.emit({ event: "finish" });
   }
 }

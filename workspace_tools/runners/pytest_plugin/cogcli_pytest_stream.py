@@ -290,10 +290,11 @@ class CogStream:
         if outcome == "failed" and failed_subtests and (
             source is None or source.passed or isinstance(getattr(source, "longrepr", None), str)
         ):
-            n = len(failed_subtests)
-            message = f"contains {n} failed subtest{'s' if n > 1 else ''}"
+            # each failed subtest named as pytest's summary names it: SUBFAILED(n=2) - AssertionError: …
+            named = [f"SUBFAILED{s['description'] or '(?)'} - {s['message'] or 'failed'}" for s in failed_subtests]
+            message = "; ".join(named[:3]) + (f"; and {len(named) - 3} more failed subtests" if len(named) > 3 else "")
             longrepr = "\n\n".join(
-                f"subtest {s['description'] or '?'}:\n{s['longrepr'] or s['message'] or ''}" for s in failed_subtests
+                f"SUBFAILED{s['description'] or '(?)'}:\n{s['longrepr'] or s['message'] or ''}" for s in failed_subtests
             )[-MAX_LONGREPR:]
         if pending.teardown is not None and pending.teardown.failed and when != "teardown":
             # failed in the call and again in teardown: keep both texts
