@@ -180,6 +180,30 @@ def test_cog_config_says_where_each_setting_came_from(tmp_path: Path) -> None:
     assert text.returncode == 0 and "make test" in text.stdout and "cog.toml" in text.stdout
 
 
+def test_cog_config_shows_the_hooks_in_effect_with_where_each_came_from(tmp_path: Path) -> None:
+    """Issue 49: the person's hooks and the workspace's, in the order they run, each with its file —
+    a workspace hook saying whether it was approved (it runs only once it is)."""
+    repo = repo_with(tmp_path, {"cog.toml": '[[hooks.PostToolUse]]\nmatcher = "edit_file"\ncommand = "./check.sh"\n',
+                                "check.sh": "#!/bin/sh\nexit 0\n"})
+    env = person(tmp_path, '[[hooks.PreToolUse]]\ncommand = "~/bin/guard.py"\ntimeout = 10\n')
+    out = run_cog(["config", "--json"], repo, env=env)
+    assert out.returncode == 0, out.stderr
+    hooks = json.loads(out.stdout)["hooks"]
+    assert hooks == [
+        {"event": "PreToolUse", "matcher": "*", "command": "~/bin/guard.py", "timeout": 10.0, "from": str(config_path(env)), "approved": True},
+        {"event": "PostToolUse", "matcher": "edit_file", "command": "./check.sh", "timeout": 60.0, "from": "cog.toml", "approved": False},
+    ]
+    text = run_cog(["config"], repo, env=env).stdout
+    assert f"PreToolUse       every tool  ~/bin/guard.py  (timeout 10s)  {config_path(env)}" in text
+    assert "PostToolUse      matcher edit_file  ./check.sh  (timeout 60s)  cog.toml, not approved: runs once you approve it with `cog trust`" in text
+    assert run_cog(["trust", "--approve"], repo, env=env).returncode == 0
+    assert [h["approved"] for h in json.loads(run_cog(["config", "--json"], repo, env=env).stdout)["hooks"]] == [True, True]
+    (tmp_path / "plain").mkdir()
+    plain = repo_with(tmp_path / "plain", {})
+    assert json.loads(run_cog(["config", "--json"], plain, env=person(tmp_path, "")).stdout)["hooks"] == []
+    assert "hooks: none" in run_cog(["config"], plain, env=person(tmp_path, "")).stdout
+
+
 def test_a_base_url_from_the_persons_config_is_below_the_providers_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cogcli.session.factory import make_model
 
