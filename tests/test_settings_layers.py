@@ -80,7 +80,14 @@ def test_unknown_keys_are_warned_about_and_big_files_refused(tmp_path: Path, cap
     env = person(tmp_path, 'modle = "x"\n')
     with caplog.at_level(logging.WARNING, logger="cogcli"):
         assert read_person_config(environ=env).flags == SettingFlags()
-    assert "unknown key 'modle'" in caplog.text and "known: model" in caplog.text
+    assert "unknown key 'modle'" in caplog.text and "is ignored: did you mean model?" in caplog.text
+    caplog.clear()
+    env = person(tmp_path, 'zzz = 1\nmax_steps = 0\nsandbox = "never"\napproval = "ask"\n')
+    with caplog.at_level(logging.WARNING, logger="cogcli"), pytest.raises(ConfigError) as bad:
+        read_person_config(environ=env)
+    assert "unknown key 'zzz'" in caplog.text and "(known: model, " in caplog.text and "did you mean" not in caplog.text
+    said = bad.value.message.splitlines()  # every bad value at once, a line each
+    assert len(said) == 2 and said[0].startswith("max_steps in ") and said[1].startswith("sandbox in ")
     config_path(env).write_bytes(b"#" * (1024 * 1024 + 1))
     with pytest.raises(ConfigError, match="over 1 MiB"):
         read_person_config(environ=env)
