@@ -112,6 +112,7 @@ class Session:
         self._run_tools: list[Tool[Any]] | None = None
         self._direct_tools: list[Tool[Any]] | None = None
         self._mcp_tools: list[Tool[Any]] | None = None
+        self._server_checked = False
         self.skills: Any = None
         self._store: ThreadStore | None = None
         self._stack = contextlib.AsyncExitStack()
@@ -234,6 +235,11 @@ class Session:
 
         if self.model is None:
             self.prepare()
+        if not self._server_checked:  # a model server on this machine that is not running: said before anything is stored
+            from cogcli.models.local_server import check_local_server
+
+            await check_local_server(self.model)
+            self._server_checked = True
         tools = [*(self._run_tools or []), *await self._started_mcp_tools()]
         store = self.store()
         thread_id = thread_to_continue(store, thread, last)
