@@ -5,6 +5,7 @@ stops at its first refusal and says how to allow, and the last line speaks plain
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -135,3 +136,18 @@ def test_the_demo_follow_ups_work_where_the_demo_ran(tmp_path: Path) -> None:
     undo = run_cog(["undo"], demo)
     assert undo.returncode == 0, undo.stderr
     assert "return a - b" in (demo / "calc" / "ops.py").read_text()
+
+
+def test_cog_tools_lists_the_tools_outside_a_git_repository(tmp_path: Path) -> None:
+    """Issue 49: listing the tools needs no repository (a run still does); nothing is written."""
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "test_x.py").write_text("def test_x():\n    pass\n", encoding="utf-8")
+    out = run_cog(["tools"], folder)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("read_file(") and "run_tests(" in out.stdout and "here: pytest" in out.stdout
+    assert sorted(p.name for p in folder.iterdir()) == ["test_x.py"]
+    listed = run_cog(["tools", "--json"], folder)
+    assert listed.returncode == 0 and any(t["name"] == "edit_file" for t in json.loads(listed.stdout))
+    edit = run_cog(["edit", "--model", REPLAY, FIX], folder)  # a run still wants a repository, and says how
+    assert edit.returncode == 2 and "git init" in edit.stderr
