@@ -151,3 +151,19 @@ def test_cog_tools_lists_the_tools_outside_a_git_repository(tmp_path: Path) -> N
     assert listed.returncode == 0 and any(t["name"] == "edit_file" for t in json.loads(listed.stdout))
     edit = run_cog(["edit", "--model", REPLAY, FIX], folder)  # a run still wants a repository, and says how
     assert edit.returncode == 2 and "git init" in edit.stderr
+
+
+def test_a_missing_node_modules_is_said_once_by_cog_tool(tmp_path: Path) -> None:
+    """Issue 49: `cog tool run_tests` drew the runner's notes, then the content that holds them again."""
+    from runner_fixtures import need
+
+    need("npm", "apt install nodejs npm")
+    repo = tmp_path / "web"
+    repo.mkdir()
+    (repo / "package.json").write_text('{"name": "web", "scripts": {"test": "mocha"}, "devDependencies": {"mocha": "^10"}}\n', encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    out = run_cog(["tool", "run_tests", "--sandbox", "off"], repo)
+    assert out.returncode == 1, out.stdout + out.stderr
+    said = "command not found: mocha — the test script runs it from node_modules/.bin, which is not installed: run `npm ci`"
+    assert out.stdout.count(said) == 1, out.stdout
+    assert out.stdout.count("counts unavailable: the test script (`mocha`)") == 1 and "Output (end):" in out.stdout

@@ -261,6 +261,9 @@ class TextRenderer:
         # error, none ran), what it rests on (cog's own Python ran them, a package came from an
         # installed copy, a command was not found): the person reads them too
         notes = run_notes(result.details) if run_outcome(result.details)[0] in ("error", "no-tests") else []
+        content = self.show_content and result.error is None and diff is None and report is None and result.result is not None
+        if content:  # what the content below says already is not said twice (cog tool run_tests)
+            notes = [n for n in notes if n not in content_text(result.result)]
         for text in ([note] if note is not None else []) + [n for n in notes if n != note]:
             for part in self._wrap(DETAIL_INDENT + text, DETAIL_INDENT):
                 words = part.lstrip(" ")
@@ -268,7 +271,7 @@ class TextRenderer:
         if report is not None:
             for line in failure_lines(report):
                 self._line(DETAIL_INDENT + self._style(line, "red" if line.startswith("FAILED") else "dim"))
-        if self.show_content and result.error is None and diff is None and report is None and result.result is not None:
+        if content:
             for line in content_text(result.result).rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + line)
 
