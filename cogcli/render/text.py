@@ -45,6 +45,7 @@ from cogcli.wire.events import (
     ApprovalRequiredEvent,
     BaseEvent,
     CompactionEvent,
+    AnswerRejectedEvent,
     ErrorEvent,
     FinishEvent,
     ReasoningDeltaEvent,
@@ -190,6 +191,11 @@ class TextRenderer:
                 self._print_texts()
                 label = f"{event.code}: {event.message}" if event.code else event.message
                 self._error("✗ " + label, lambda first: self._style("✗ ", "red") + first[2:])
+            elif isinstance(event, AnswerRejectedEvent):  # the answer above did not match --output-schema: it went back
+                self._print_texts()
+                self._error(f"✗ not valid against the output schema: {event.problem}; sent back to the model "
+                            f"({event.tries_left} {'try' if event.tries_left == 1 else 'tries'} left)",
+                            lambda first: self._style("✗ ", "red") + first[2:])
             elif isinstance(event, StartEvent) and event.instructions:  # which AGENTS.md the model got
                 self._line(self._style(instructions_text(event), "dim"))
             elif isinstance(event, CompactionEvent):  # one quiet line
