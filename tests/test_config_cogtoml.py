@@ -192,6 +192,25 @@ def test_every_absurd_value_is_an_error_naming_key_file_and_fix(tmp_path: Path, 
     assert "Traceback" not in raised.value.message
 
 
+def test_a_mistyped_key_is_named_with_the_one_meant_and_every_bad_value_is_said_at_once(tmp_path: Path) -> None:
+    """Issue 49: `modle` and `test-command` get a "did you mean", and three bad values three lines."""
+    repo = repo_with(tmp_path, {"cog.toml": 'modle = "openai:gpt-4o"\ntest-command = "make test"\nmax_steps = 0\ntimeout = -1\nsandbox = "never"\n'})
+    out = run_cog(["config"], repo)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "unknown key 'modle' in " in out.stderr and "is ignored: did you mean model?" in out.stderr
+    assert "unknown key 'test-command' in " in out.stderr and "is ignored: did you mean test_command?" in out.stderr
+    cog_toml = repo / "cog.toml"
+    for line in (f"max_steps in {cog_toml}: Input should be greater than or equal to 1; give a whole number of steps",
+                 f"timeout in {cog_toml}: Input should be greater than 0; give the seconds one tool call may take",
+                 f"sandbox in {cog_toml}: Input should be 'auto', 'on' or 'off'; give \"auto\" or \"on\""):
+        assert line in out.stderr, out.stderr
+    (repo / "cog.toml").write_text('[[hooks.PreToolUse]]\ncommand = ""\ntimeout = 0\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        read_config(repo)
+    assert [line.split(":")[0] for line in raised.value.message.splitlines()] == [
+        f"hooks.PreToolUse.0.command in {cog_toml}", f"hooks.PreToolUse.0.timeout in {cog_toml}"]
+
+
 @pytest.mark.parametrize(
     ("text", "says"),
     [

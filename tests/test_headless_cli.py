@@ -79,6 +79,22 @@ def test_a_schema_valid_answer_is_the_finish_output_in_json_and_text(tmp_path: P
     assert 'Output:\n{\n  "fixed": true,\n  "files": [\n    "calc/ops.py"\n  ]\n}' in out.stdout
 
 
+def test_a_rejected_answer_is_marked_where_it_is_drawn(tmp_path: Path) -> None:
+    """Issue 49: the text view drew the invalid first answer and the valid second one alike; an
+    ``answer-rejected`` event now says what was wrong and that it went back."""
+    tape = cassette(tmp_path, 'Done: ```json\n{"fixed": true}\n```', '{"fixed": true, "files": ["calc/ops.py"]}')
+    out = run_cog(["edit", "--model", f"replay:{tape}", "--output-schema", str(schema_file(tmp_path)), "Fix add"], calc_repo(tmp_path))
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.index('Done: ```json')
+    mark = out.stdout.index("✗ not valid against the output schema: the answer is not JSON")
+    second = out.stdout.index('{"fixed": true, "files": ["calc/ops.py"]}')
+    assert first < mark < second and "sent back to the model (2 tries left)" in out.stdout[mark:second]
+    events = json_lines(run_cog(["edit", "--json", "--model", f"replay:{tape}", "--output-schema", str(schema_file(tmp_path)), "Fix add"],
+                                calc_repo(tmp_path / "json")).stdout)
+    rejected = [e for e in events if e["type"] == "answer-rejected"]
+    assert len(rejected) == 1 and rejected[0]["triesLeft"] == 2 and rejected[0]["problem"].startswith("the answer is not JSON")
+
+
 def test_an_answer_never_valid_exits_1_with_its_code_and_a_thread_continues_with_a_schema(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
     tape = cassette(tmp_path, "fixed it", "yes", '{"fixed": "yes"}')

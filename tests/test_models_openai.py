@@ -158,12 +158,19 @@ async def test_persistent_500_gives_up_after_bounded_retries_without_leaking_the
 @pytest.mark.anyio
 async def test_connection_refused_is_a_model_error_after_retries() -> None:
     model = get_model("openai:gpt-test", base_url=f"http://127.0.0.1:{unused_port()}/v1", api_key=KEY, retry=FAST)
+    model.connect_hint = None  # as for a remote API, which may be down for a while
     with pytest.raises(ModelError) as info:
         await collect(model, HISTORY, TOOLS)
     await model.aclose()
     assert info.value.code == ErrorCode.MODEL_STREAM_ERROR
     assert "cannot connect" in info.value.message and "gave up after 3 attempts" in info.value.message
     assert KEY not in str(info.value)
+    # a server on this machine (issue 49): nothing listening is a configuration error saying how to start it
+    local = get_model("openai:gpt-test", base_url=f"http://127.0.0.1:{unused_port()}/v1", api_key=KEY, retry=FAST)
+    with pytest.raises(ModelError) as info:
+        await collect(local, HISTORY, TOOLS)
+    await local.aclose()
+    assert info.value.code == ErrorCode.MODEL_CONFIG_ERROR and "Is the model server at http://127.0.0.1:" in info.value.message
 
 
 @pytest.mark.anyio

@@ -5,6 +5,7 @@ stops at its first refusal and says how to allow, and the last line speaks plain
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -56,8 +57,32 @@ def test_ollama_not_running_exits_2_saying_how_to_start_it(make_repo) -> None:
     assert events[-1]["type"] == "finish" and events[-1]["status"] == "error"
     error = next(e for e in events if e["type"] == "error")
     assert error["code"] == "MODEL_CONFIG_ERROR"
-    assert f"cannot connect to http://127.0.0.1:{port}/v1/chat/completions" in error["message"]
+    assert f"cannot connect to http://127.0.0.1:{port}/v1/chat/completions: connection refused" in error["message"]
     assert "Is Ollama running? Start it with `ollama serve`" in error["message"] and "`ollama pull llama3.1`" in error["message"]
+    # checked once, before the run: no retries, no thread stored (issue 49)
+    assert "retry" not in out.stderr and events[-1]["threadId"] == "" and not (repo / ".cog").exists()
+
+
+def test_a_local_openai_compatible_server_that_is_down_is_said_once_and_nothing_is_stored(make_repo) -> None:
+    """Issue 49: `openai:` at a loopback base URL nothing listens on (Ollama's port, or another)
+    exits 2 at once with how to start the server, one message, no thread, no "Failed · 1 step"."""
+    repo = make_repo("calc")
+    port = _free_port()
+    out = run_cog(["edit", "--yes", "--model", "openai:qwen2.5-coder", FIX], repo, env={"OPENAI_BASE_URL": f"http://localhost:{port}/v1"})
+    assert out.returncode == 2, out.stderr
+    said = [line for line in out.stderr.splitlines() if line.startswith("cog: ")]
+    assert said == [f"cog: openai:qwen2.5-coder: cannot connect to http://localhost:{port}/v1/chat/completions: connection refused "
+                    f"(nothing listens there). Is the model server at http://localhost:{port}/v1 running? Start it (llama.cpp's "
+                    "llama-server, vLLM, LM Studio, …), or point OPENAI_BASE_URL (or [providers] base_url in your config) at one that is"], out.stderr
+    assert "Failed" not in out.stdout and "Traceback" not in out.stderr and not (repo / ".cog").exists()
+
+
+def test_the_hint_at_ollamas_port_is_ollamas(make_repo) -> None:
+    from cogcli.models import get_model
+
+    model = get_model("openai:llama3.1", base_url="http://127.0.0.1:11434/v1")
+    assert "Is Ollama running? Start it with `ollama serve`" in model.connect_hint and "`ollama pull llama3.1`" in model.connect_hint  # type: ignore[attr-defined]
+    assert get_model("openai:gpt-4o", base_url="http://10.0.0.5:8000/v1").connect_hint is None  # type: ignore[attr-defined]
 
 
 def test_ollama_host_is_read_as_ollama_reads_it(monkeypatch) -> None:
@@ -111,3 +136,34 @@ def test_the_demo_follow_ups_work_where_the_demo_ran(tmp_path: Path) -> None:
     undo = run_cog(["undo"], demo)
     assert undo.returncode == 0, undo.stderr
     assert "return a - b" in (demo / "calc" / "ops.py").read_text()
+
+
+def test_cog_tools_lists_the_tools_outside_a_git_repository(tmp_path: Path) -> None:
+    """Issue 49: listing the tools needs no repository (a run still does); nothing is written."""
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "test_x.py").write_text("def test_x():\n    pass\n", encoding="utf-8")
+    out = run_cog(["tools"], folder)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("read_file(") and "run_tests(" in out.stdout and "here: pytest" in out.stdout
+    assert sorted(p.name for p in folder.iterdir()) == ["test_x.py"]
+    listed = run_cog(["tools", "--json"], folder)
+    assert listed.returncode == 0 and any(t["name"] == "edit_file" for t in json.loads(listed.stdout))
+    edit = run_cog(["edit", "--model", REPLAY, FIX], folder)  # a run still wants a repository, and says how
+    assert edit.returncode == 2 and "git init" in edit.stderr
+
+
+def test_a_missing_node_modules_is_said_once_by_cog_tool(tmp_path: Path) -> None:
+    """Issue 49: `cog tool run_tests` drew the runner's notes, then the content that holds them again."""
+    from runner_fixtures import need
+
+    need("npm", "apt install nodejs npm")
+    repo = tmp_path / "web"
+    repo.mkdir()
+    (repo / "package.json").write_text('{"name": "web", "scripts": {"test": "mocha"}, "devDependencies": {"mocha": "^10"}}\n', encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    out = run_cog(["tool", "run_tests", "--sandbox", "off"], repo)
+    assert out.returncode == 1, out.stdout + out.stderr
+    said = "command not found: mocha — the test script runs it from node_modules/.bin, which is not installed: run `npm ci`"
+    assert out.stdout.count(said) == 1, out.stdout
+    assert out.stdout.count("counts unavailable: the test script (`mocha`)") == 1 and "Output (end):" in out.stdout

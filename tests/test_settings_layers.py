@@ -80,7 +80,14 @@ def test_unknown_keys_are_warned_about_and_big_files_refused(tmp_path: Path, cap
     env = person(tmp_path, 'modle = "x"\n')
     with caplog.at_level(logging.WARNING, logger="cogcli"):
         assert read_person_config(environ=env).flags == SettingFlags()
-    assert "unknown key 'modle'" in caplog.text and "known: model" in caplog.text
+    assert "unknown key 'modle'" in caplog.text and "is ignored: did you mean model?" in caplog.text
+    caplog.clear()
+    env = person(tmp_path, 'zzz = 1\nmax_steps = 0\nsandbox = "never"\napproval = "ask"\n')
+    with caplog.at_level(logging.WARNING, logger="cogcli"), pytest.raises(ConfigError) as bad:
+        read_person_config(environ=env)
+    assert "unknown key 'zzz'" in caplog.text and "(known: model, " in caplog.text and "did you mean" not in caplog.text
+    said = bad.value.message.splitlines()  # every bad value at once, a line each
+    assert len(said) == 2 and said[0].startswith("max_steps in ") and said[1].startswith("sandbox in ")
     config_path(env).write_bytes(b"#" * (1024 * 1024 + 1))
     with pytest.raises(ConfigError, match="over 1 MiB"):
         read_person_config(environ=env)
@@ -178,6 +185,30 @@ def test_cog_config_says_where_each_setting_came_from(tmp_path: Path) -> None:
     assert data["base_urls"]["value"] == {"ollama": "http://127.0.0.1:9/v1"}
     text = run_cog(["config"], repo, env=env)
     assert text.returncode == 0 and "make test" in text.stdout and "cog.toml" in text.stdout
+
+
+def test_cog_config_shows_the_hooks_in_effect_with_where_each_came_from(tmp_path: Path) -> None:
+    """Issue 49: the person's hooks and the workspace's, in the order they run, each with its file —
+    a workspace hook saying whether it was approved (it runs only once it is)."""
+    repo = repo_with(tmp_path, {"cog.toml": '[[hooks.PostToolUse]]\nmatcher = "edit_file"\ncommand = "./check.sh"\n',
+                                "check.sh": "#!/bin/sh\nexit 0\n"})
+    env = person(tmp_path, '[[hooks.PreToolUse]]\ncommand = "~/bin/guard.py"\ntimeout = 10\n')
+    out = run_cog(["config", "--json"], repo, env=env)
+    assert out.returncode == 0, out.stderr
+    hooks = json.loads(out.stdout)["hooks"]
+    assert hooks == [
+        {"event": "PreToolUse", "matcher": "*", "command": "~/bin/guard.py", "timeout": 10.0, "from": str(config_path(env)), "approved": True},
+        {"event": "PostToolUse", "matcher": "edit_file", "command": "./check.sh", "timeout": 60.0, "from": "cog.toml", "approved": False},
+    ]
+    text = run_cog(["config"], repo, env=env).stdout
+    assert f"PreToolUse       every tool  ~/bin/guard.py  (timeout 10s)  {config_path(env)}" in text
+    assert "PostToolUse      matcher edit_file  ./check.sh  (timeout 60s)  cog.toml, not approved: runs once you approve it with `cog trust`" in text
+    assert run_cog(["trust", "--approve"], repo, env=env).returncode == 0
+    assert [h["approved"] for h in json.loads(run_cog(["config", "--json"], repo, env=env).stdout)["hooks"]] == [True, True]
+    (tmp_path / "plain").mkdir()
+    plain = repo_with(tmp_path / "plain", {})
+    assert json.loads(run_cog(["config", "--json"], plain, env=person(tmp_path, "")).stdout)["hooks"] == []
+    assert "hooks: none" in run_cog(["config"], plain, env=person(tmp_path, "")).stdout
 
 
 def test_a_base_url_from_the_persons_config_is_below_the_providers_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -122,25 +122,32 @@ def thread_export(
 
 @app.command("undo")
 def undo_cmd(
-    thread_id: Annotated[Optional[str], typer.Argument(metavar="[THREAD_ID]", help="The thread to walk back (default: the thread of the last run here).", show_default=False)] = None,
-    to: Annotated[Optional[str], typer.Option("--to", metavar="RUN", help="Walk back every run from the newest to this one (its number in `cog thread show`, or its message id).", show_default=False)] = None,
+    thread_id: Annotated[Optional[str], typer.Argument(metavar="[THREAD_ID]", help="Walk back this thread only (default: every run here, across threads, newest first).", show_default=False)] = None,
+    to: Annotated[Optional[str], typer.Option("--to", metavar="RUN", help="Walk back every run from the newest to this one (its number in `cog undo --list`, with a THREAD_ID in `cog thread show`; or its message id).", show_default=False)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the reverse diff; change nothing.")] = False,
+    list_runs: Annotated[bool, typer.Option("--list", help="List the runs undo walks, newest first, with their numbers; change nothing.")] = False,
     conversation: Annotated[bool, typer.Option("--conversation", help="Also rewind the conversation: the model no longer reads the undone runs.")] = False,
     conversation_only: Annotated[bool, typer.Option("--conversation-only", help="Rewind the conversation only; leave the files as they are.")] = False,
     directory: DirectoryOption = None,
 ) -> None:
     """Put back the files the newest run not yet undone changed; again walks further back, run by run.
 
-    Acts only on the undo records cog signed for the run. A file changed since (by you, or a run
-    not undone) is refused, showing what differs, and nothing is written. By default the next
-    run is told what was undone; --conversation drops the undone runs from what the model reads.
+    Without a THREAD_ID it walks the runs of this workspace across their threads (each `cog edit`
+    starts one), newest first; --list shows them. Acts only on the undo records cog signed for the
+    run. A file changed since (by you, or a run not undone) is refused, showing what differs, and
+    nothing is written. By default the next run is told what was undone; --conversation drops the
+    undone runs from what the model reads.
 
     \b
     Exit codes: 0 reverted, 1 refused (a file changed since the run; nothing
     was written), 2 no such thread or run, or nothing to undo.
     """
-    from cogcli.commands.undo import undo_command
+    from cogcli.commands.undo import list_command, undo_command
 
+    if list_runs:
+        if to or dry_run or conversation or conversation_only:
+            fail("--list only lists the runs; give --to, --dry-run or --conversation without it")
+        raise typer.Exit(list_command(workspace(directory), thread_id))
     if conversation and conversation_only:
         fail("--conversation and --conversation-only: pick one (--conversation puts the files back too)")
     raise typer.Exit(undo_command(workspace(directory), thread_id, to=to, dry_run=dry_run, code=not conversation_only, conversation=conversation or conversation_only))

@@ -121,8 +121,8 @@ def tools_command(
     json_flag: Annotated[bool, typer.Option("--json", help="Names, descriptions and parameter JSON Schemas as JSON.")] = False,
     directory: DirectoryOption = None,
 ) -> None:
-    """List the workspace tools a run can use."""
-    root = workspace(directory)
+    """List the workspace tools a run can use (in a git repository or not: listing needs none)."""
+    root = workspace(directory or Path.cwd())  # a folder outside a repository is listed as it is
     tools = _session(root, SettingFlags(sandbox="off")).tools  # listed, not run: no sandbox check
     if json_flag:
         specs = [{"name": t.name, "description": t.description, "parameters": t.input_schema()} for t in tools]

@@ -43,6 +43,38 @@ def rows(settings: Settings) -> list[tuple[str, Any, str]]:
     return out
 
 
+def hook_rows(settings: Settings) -> list[dict[str, Any]]:
+    """The hooks in effect, in the order they run for an event: the person's (from their config
+    file), then the workspace's (from ``cog.toml`` / ``[tool.cog]``), each saying whether it was
+    approved — a workspace hook runs only once it is (``cog trust``)."""
+    out: list[dict[str, Any]] = []
+    mine = shown_path(settings.person_config) if settings.person_config else "your config"
+    for event, specs in (getattr(settings, "person_hooks", None) or {}).items():
+        out += [{"event": event, "matcher": spec.matcher or "*", "command": spec.command, "timeout": spec.timeout, "from": mine, "approved": True}
+                for spec in specs]
+    if settings.hooks:
+        from cogcli.hooks.trust import trust_key
+        from cogcli.settings.trust import is_trusted, load_store
+
+        store = load_store()
+        source = settings.sources.get("hooks", "pyproject.toml")
+        for event, specs in settings.hooks.items():
+            out += [{"event": event, "matcher": spec.matcher or "*", "command": spec.command, "timeout": spec.timeout, "from": source,
+                     "approved": is_trusted(store, settings.root, trust_key(event, spec), spec.command)} for spec in specs]
+    return out
+
+
+def _hook_lines(hooks: list[dict[str, Any]]) -> list[str]:
+    if not hooks:
+        return ["", "hooks: none (docs/hooks.md)"]
+    lines = ["", "hooks, in the order they run:"]
+    for h in hooks:
+        which = "every tool" if h["matcher"] == "*" and h["event"] in ("PreToolUse", "PostToolUse") else f"matcher {h['matcher']}"
+        where = h["from"] if h["approved"] else f"{h['from']}, not approved: runs once you approve it with `cog trust`"
+        lines.append(f"  {h['event']:<16} {which}  {h['command']}  (timeout {h['timeout']:g}s)  {where}")
+    return lines
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return list(value)
@@ -65,6 +97,7 @@ def show_settings(root: Path, flags: SettingFlags, *, as_json: bool = False) -> 
             "config_file": str(person),
             "config_file_read": settings.person_config is not None,
             "settings": {name: {"value": value, "from": source} for name, value, source in table},
+            "hooks": hook_rows(settings),
         }
         sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
@@ -77,5 +110,6 @@ def show_settings(root: Path, flags: SettingFlags, *, as_json: bool = False) -> 
     for name, value, source in table:
         shown = "-" if value is None or value == [] or value == {} else json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
         lines.append(f"{name:<{width}}  {shown:<28}  {source}")
+    lines += _hook_lines(hook_rows(settings))
     sys.stdout.write(visible("\n".join(lines)) + "\n")
     return EXIT_OK

@@ -1,5 +1,6 @@
-"""``cog undo [THREAD_ID] [--to RUN]``: walk a thread back run by run (by default the thread of
-the last run in this workspace), or with ``--dry-run`` print the reverse diff."""
+"""``cog undo [THREAD_ID] [--to RUN]``: walk the workspace's runs back one by one, newest first
+across threads (with a THREAD_ID, that thread's), or with ``--dry-run`` print the reverse diff;
+``--list`` shows the runs it walks."""
 
 from __future__ import annotations
 
@@ -42,4 +43,26 @@ def undo_command(root: Path, thread_id: str | None, *, to: str | None = None, dr
         _say(f"dry run: {plan.summary(would=True)}; nothing was written")
         return EXIT_OK
     _say(plan.summary())
+    return EXIT_OK
+
+
+def list_command(root: Path, thread_id: str | None) -> int:
+    """``cog undo --list``: the runs undo walks, newest first, numbered as ``--to`` takes them (0;
+    2 for no such thread)."""
+    from cogcli.session import Session
+    from cogcli.threads.undo import NothingToUndo
+    from cogcli.threads.workspace_runs import runs_table
+
+    try:
+        with Session(root) as session:
+            runs, _ = session.runs(thread_id)
+    except NothingToUndo as exc:
+        if exc.message.startswith("no thread"):  # a thread named that does not exist; no run yet lists none
+            _say(exc.message)
+            return EXIT_USAGE
+        runs = []
+    except ConfigError as exc:
+        _say(exc.message)
+        return EXIT_USAGE
+    sys.stdout.write("".join(visible(line, one_line=True) + "\n" for line in runs_table(runs, across=not thread_id)))
     return EXIT_OK

@@ -30,7 +30,7 @@ from cogcli.contract.context import AbortSignal, ToolUpdate, cancel_on_abort
 from cogcli.threads.entries import AssistantEntry, Entry, ToolResultEntry, UserEntry, kept_reasoning
 from cogcli.contract.errors import ContextLengthError, ErrorCode, ModelError
 from cogcli.wire.emitter import EventEmitter
-from cogcli.wire.events import BudgetSpent, ErrorEvent, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
+from cogcli.wire.events import AnswerRejectedEvent, BudgetSpent, ErrorEvent, RunStatus, StartEvent, ToolCallEndEvent, ToolUpdateEvent, Usage
 from cogcli.threads.history import build_history
 from cogcli.threads.store import ThreadStore
 from cogcli.models.base import PROMPT_CACHE_KEY, Message, Reasoning, ToolCallRequest, ToolSpec, UsageReport
@@ -224,6 +224,7 @@ class Run:
             self._fail(schema.failure(verdict.problem), OUTPUT_SCHEMA_INVALID)
             return False
         log.info("the final answer is not valid against the output schema (%s); asking again", verdict.problem)
+        self.emitter.emit(AnswerRejectedEvent(problem=verdict.problem, tries_left=left))  # said where the answer is drawn
         retry = schema.retry_message(verdict.problem, left)
         self.store.append(self.thread_id, [UserEntry(content=retry, message_id=self.message_id)])
         self.history.append(Message(role="user", content=retry))

@@ -165,13 +165,18 @@ def _make_openai(spec: str, model_id: str, options: ModelOptions) -> Model:
 
     url = _url(options, "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL)
     key = _key(spec, options, "OPENAI_API_KEY", url, "api.openai.com")
-    client: type[OpenAIModel] = OpenAIModel
+    client_class: type[OpenAIModel] = OpenAIModel
     if openai_api(url, options.api) == "responses":
         from cogcli.models.openai_responses import OpenAIResponsesModel
 
-        client = OpenAIResponsesModel
-    return client(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY",
-                  prompt_cache_key=options.prompt_cache_key, **options.client_options())
+        client_class = OpenAIResponsesModel
+    client = client_class(model_id, base_url=url, api_key=key, name=spec, auth_hint="check OPENAI_API_KEY",
+                          prompt_cache_key=options.prompt_cache_key, **options.client_options())
+    from cogcli.models.local_server import is_local, local_hint
+
+    if is_local(url):  # a server on this machine that is not running: exit 2 with how to start it
+        client.connect_hint = local_hint(url, model_id, "OPENAI_BASE_URL")
+    return client
 
 
 def _make_ollama(spec: str, model_id: str, options: ModelOptions) -> Model:

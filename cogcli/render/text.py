@@ -46,6 +46,7 @@ from cogcli.wire.events import (
     ApprovalRequiredEvent,
     BaseEvent,
     CompactionEvent,
+    AnswerRejectedEvent,
     ErrorEvent,
     FinishEvent,
     ReasoningDeltaEvent,
@@ -199,6 +200,11 @@ class TextRenderer:
                 self._print_texts()
                 label = f"{event.code}: {event.message}" if event.code else event.message
                 self._error("✗ " + label, lambda first: self._style("✗ ", "red") + first[2:])
+            elif isinstance(event, AnswerRejectedEvent):  # the answer above did not match --output-schema: it went back
+                self._print_texts()
+                self._error(f"✗ not valid against the output schema: {event.problem}; sent back to the model "
+                            f"({event.tries_left} {'try' if event.tries_left == 1 else 'tries'} left)",
+                            lambda first: self._style("✗ ", "red") + first[2:])
             elif isinstance(event, StartEvent) and event.instructions:  # which AGENTS.md the model got
                 self._line(self._style(instructions_text(event), "dim"))
             elif isinstance(event, CompactionEvent):  # one quiet line
@@ -270,6 +276,9 @@ class TextRenderer:
         # error, none ran), what it rests on (cog's own Python ran them, a package came from an
         # installed copy, a command was not found): the person reads them too
         notes = run_notes(result.details) if run_outcome(result.details)[0] in ("error", "no-tests") else []
+        content = self.show_content and result.error is None and diff is None and report is None and result.result is not None
+        if content:  # what the content below says already is not said twice (cog tool run_tests)
+            notes = [n for n in notes if n not in content_text(result.result)]
         first = [n for n in (note, environment_note(result.details)) if n is not None]  # whatever the outcome
         for text in first + [n for n in notes if n not in first]:
             for part in self._wrap(DETAIL_INDENT + text, DETAIL_INDENT):
@@ -278,7 +287,7 @@ class TextRenderer:
         if report is not None:
             for line in failure_lines(report):
                 self._line(DETAIL_INDENT + self._style(line, "red" if line.startswith("FAILED") else "dim"))
-        if self.show_content and result.error is None and diff is None and report is None and result.result is not None:
+        if content:
             for line in content_text(result.result).rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + line)
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from cogcli.contract.result import ToolResult
     from cogcli.loop.runtime import EventCallback, RunResult
     from cogcli.contract.tool import Tool
-    from cogcli.threads.undo import UndoPlan
+    from cogcli.threads.undo import RunRef, UndoPlan
 
 log = logging.getLogger("cogcli")
 
@@ -113,6 +113,7 @@ class Session:
         self._run_tools: list[Tool[Any]] | None = None
         self._direct_tools: list[Tool[Any]] | None = None
         self._mcp_tools: list[Tool[Any]] | None = None
+        self._server_checked = False
         self.skills: Any = None
         self._store: ThreadStore | None = None
         self._stack = contextlib.AsyncExitStack()
@@ -242,6 +243,11 @@ class Session:
 
         if self.model is None:
             self.prepare()
+        if not self._server_checked:  # a model server on this machine that is not running: said before anything is stored
+            from cogcli.models.local_server import check_local_server
+
+            await check_local_server(self.model)
+            self._server_checked = True
         tools = [*(self._run_tools or []), *await self._started_mcp_tools()]
         store = self.store()
         thread_id = thread_to_continue(store, thread, last)
@@ -337,30 +343,32 @@ class Session:
     def undo(
         self, thread_id: str | None = None, *, to: str | None = None, dry_run: bool = False, code: bool = True, conversation: bool = False
     ) -> UndoPlan:
-        """Walk ``thread_id`` (default: the thread of the last run here) back: its newest run that
-        changed files and is not undone yet, or with ``to`` (a run's number or message id) every run
-        back to that one. ``code``: put their files back from their signed journals; ``conversation``:
-        the model no longer reads their turns (without it, the next run is told what was undone).
-        Notes it in the thread; with ``dry_run`` only plans it. Returns the plan. Raises
-        :class:`~cogcli.threads.undo.NothingToUndo` (no run yet, no such thread or run, nothing changed,
-        undone already), :class:`~cogcli.threads.undo.UndoRefused` (a file changed since: nothing written),
-        :class:`ConfigError` (the store cannot be used)."""
-        from cogcli.threads.undo import NothingToUndo, apply_undo, plan_undo
+        """Walk ``thread_id`` back — without it, the workspace's runs across its threads, newest
+        first: the newest run that changed files and is not undone yet, or with ``to`` (a run's
+        number or message id) every run back to that one. ``code``: put their files back from their
+        signed journals; ``conversation``: the model no longer reads their turns (without it, the
+        next run is told what was undone). Notes it in each thread; with ``dry_run`` only plans it.
+        Returns the plan. Raises :class:`~cogcli.threads.undo.NothingToUndo` (no run yet, no such
+        thread or run, nothing changed, undone already), :class:`~cogcli.threads.undo.UndoRefused` (a
+        file changed since: nothing written), :class:`ConfigError` (the store cannot be used)."""
+        from cogcli.threads.undo import apply_undo, plan_runs
+
+        runs, thread = self.runs(thread_id)
+        plan = plan_runs(self.root, runs, thread, to=to, code=code, conversation=conversation)
+        if not dry_run:
+            apply_undo(plan)
+            for each, entries in plan.entries().items():
+                self.store().append(each, entries)
+        return plan
+
+    def runs(self, thread_id: str | None = None) -> tuple[list[RunRef], str]:
+        """The runs :meth:`undo` walks (``thread_id``'s, or the workspace's), oldest first, and their thread."""
+        from cogcli.threads.undo import NothingToUndo
+        from cogcli.threads.workspace_runs import runs_of
 
         if not self.has_threads():
             raise NothingToUndo(f"nothing to undo: no run in {self.root} yet")
-        store = self.store()
-        if thread_id:
-            thread = store.get_thread(thread_id)
-            if thread is None:
-                raise NothingToUndo(f"no thread {thread_id!r} (list them with `cog thread list`)")
-        else:
-            thread = store.last_thread()
-        plan = plan_undo(self.root, thread, to=to, code=code, conversation=conversation)
-        if not dry_run:
-            apply_undo(plan)
-            store.append(plan.thread_id, plan.entries())
-        return plan
+        return runs_of(self.store(), thread_id)
 
     # --- closing ----------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ from cogcli.contract.errors import ConfigError
 from cogcli.settings.hook_tables import FIX as HOOKS_FIX, HookTables, check_tables
 from cogcli.settings.options import BY_NAME, SettingError, SettingFlags
 from cogcli.settings.remote_servers import FIX as SERVERS_FIX, RemoteServer, check_servers
-from cogcli.settings.workspace_file import MAX_PRICES, PriceSetting, check_prices
+from cogcli.settings.workspace_file import MAX_PRICES, PriceSetting, check_prices, every_error, warn_unknown
 
 log = logging.getLogger("cogcli")
 
@@ -229,34 +229,32 @@ def parse_person_config(data: bytes, path: Path) -> PersonConfig:
     shown = shown_path(path)
     values: dict[str, Any] = {}
     tables: dict[str, Any] = {}
+    bad: list[str] = []  # every bad value, said at once
     for key, value in table.items():
         setting = BY_NAME.get(key)
         if key == "mcp_servers" and isinstance(value, dict):  # [mcp_servers.NAME] tables, not the list setting
             tables[key] = value
         elif setting is not None:
             if not setting.config:
-                raise ConfigError(
+                bad.append(
                     f"{key} in {path} is not a setting of your config file: give it with {setting.flag}"
                     + (" or in the workspace's cog.toml" if key == "test_command" else "")
                 )
+                continue
             try:
                 values[key] = setting.check(value, f"{key} in {shown}")
             except SettingError as exc:
-                raise ConfigError(str(exc)) from None
+                bad.append(str(exc))
         elif key in PersonSections.model_fields:
             tables[key] = value
         else:
-            known = list(dict.fromkeys([s.name for s in BY_NAME.values() if s.config] + list(PersonSections.model_fields)))
-            log.warning("unknown key %r in %s is ignored (known: %s)", key[:80], path, ", ".join(known))
+            warn_unknown(key, [s.name for s in BY_NAME.values() if s.config] + list(PersonSections.model_fields), f"in {path}")
     sections = None
     if tables:
         try:
             sections = PersonSections.model_validate(tables)
         except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            loc = ".".join(str(p) for p in err.get("loc", ()))
-            msg = str(err.get("msg")).removeprefix("Value error, ")
-            key = str(err.get("loc", ("",))[0])
-            fix = FIXES.get(key)
-            raise ConfigError(f"{loc} in {path}: {msg}" + (f"; {fix}" if fix else "")) from None
+            bad.append(every_error(exc, path, FIXES))
+    if bad:
+        raise ConfigError("\n".join(bad))
     return PersonConfig(path=path, flags=SettingFlags(**values), _sections=sections)

@@ -313,21 +313,41 @@ def _read_file(root: Path, name: str) -> CogConfig | None:
                 "remove the [tool.cog] line so its keys stand at the top of the file"
             )
         where = ""
+    for key in table:  # said before the bad values, so a mistyped key is seen with them
+        if key not in CogConfig.model_fields and key != "allow":  # a stranger's allow list: config._allow says why it is ignored
+            warn_unknown(str(key), list(CogConfig.model_fields), f"{'under [tool.cog] ' if where else ''}in {path}")
     try:
-        config = CogConfig.model_validate(table)
+        return CogConfig.model_validate(table)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
+        raise ConfigError(every_error(exc, path, _FIXES, where)) from None
+
+
+def every_error(exc: ValidationError, path: Path, fixes: dict[str, str], where: str = "") -> str:
+    """Every bad value of a settings file at once, a line each: the key, the file, what is wrong
+    and what to give instead (a key with several errors: its first)."""
+    lines: dict[str, str] = {}
+    for err in exc.errors(include_url=False):
         loc = err.get("loc", ())
-        key = str(loc[0]) if loc else ""
         shown = ".".join(str(p) for p in loc)
-        msg = str(err.get("msg")).removeprefix("Value error, ")
-        fix = _FIXES.get(key)
-        raise ConfigError(f"{where}{shown} in {path}: {msg}" + (f"; {fix}" if fix else "")) from None
-    for key in config.model_extra or {}:
-        if key == "allow":  # a stranger's allow list: config._allow says why it is ignored
+        if shown in lines:
             continue
-        log.warning("unknown key %r %sin %s is ignored (known: %s)", key[:80], "under [tool.cog] " if where else "", path, ", ".join(CogConfig.model_fields))
-    return config
+        msg = str(err.get("msg")).removeprefix("Value error, ")
+        fix = fixes.get(str(loc[0]) if loc else "")
+        lines[shown] = f"{where}{shown} in {path}: {msg}" + (f"; {fix}" if fix else "")
+    return "\n".join(lines.values())
+
+
+def warn_unknown(key: str, known: list[str], where: str) -> None:
+    """The warning for a key no setting has: the closest known key when one is close (``modle``,
+    ``test-command``), then every known key."""
+    import difflib
+
+    plain = key.strip().lower().replace("-", "_")
+    close = [plain] if plain in known else difflib.get_close_matches(plain, known, n=1, cutoff=0.6)
+    if close:
+        log.warning("unknown key %r %s is ignored: did you mean %s?", key[:80], where, close[0])
+    else:
+        log.warning("unknown key %r %s is ignored (known: %s)", key[:80], where, ", ".join(known))
 
 
 def _workspace_text(root: Path, path: Path) -> str | None:

@@ -32,33 +32,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cogcli.threads.entries import (  # noqa: F401 (the entry types are part of this module's API)
-    _ENTRY,
-    AssistantEntry,
-    Entry,
-    ModelToolResult,
-    RunEndEntry,
-    StoredEntry,
-    ToolResultEntry,
-    ToolResultMetadata,
-    UndoEntry,
-    UserEntry,
+    _ENTRY, AssistantEntry, Entry, ModelToolResult, RunEndEntry, StoredEntry, ToolResultEntry, ToolResultMetadata, UndoEntry, UserEntry,
 )
 from cogcli.wire.emitter import now_iso
 from cogcli.contract.errors import ConfigError
 from cogcli.wire.events import (
-    BaseEvent,
-    ErrorEvent,
-    StartEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ReasoningDeltaEvent,
-    ReasoningEndEvent,
-    ReasoningStartEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-    ToolUpdateEvent,
-    ToolResultEvent,
+    BaseEvent, ErrorEvent, StartEvent, TextDeltaEvent, TextEndEvent, TextStartEvent, ReasoningDeltaEvent, ReasoningEndEvent,
+    ReasoningStartEvent, ToolCallEndEvent, ToolCallStartEvent, ToolUpdateEvent, ToolResultEvent,
 )
 from cogcli.threads.run_end import RunEnd
 from cogcli.contract.result import ToolResult
@@ -286,6 +266,16 @@ class ThreadStore:
                 continue  # written by a newer cog
             out.append(StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=_ENTRY.validate_python(data)))
         return out
+
+    def runs_written(self) -> list[tuple[str, StoredEntry]]:
+        """Every thread's ``user`` and ``undo`` entries in the order they were written, as (thread id,
+        entry): what walking the workspace's runs back across its threads reads."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT thread_id, seq, data, created_at FROM entries WHERE kind IN ('user', 'undo') ORDER BY created_at, rowid"
+            ).fetchall()
+        return [(r["thread_id"], StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=_ENTRY.validate_python(json.loads(r["data"]))))
+                for r in rows]
 
     def thread_events(self, thread_id: str) -> list[BaseEvent]:
         """The thread as wire events: per run ``start``, its texts, each call's

@@ -61,11 +61,20 @@ class RunRef:
     code_undone: bool
     #: the model no longer reads its turns (an undo entry with ``conversation``)
     rewound: bool
+    #: walking the workspace's runs (``number`` counts them all): its thread, and its number there
+    thread_id: str | None = None
+    in_thread: int | None = None
 
     @property
     def title(self) -> str:
         line = " ".join(self.instruction.split())
         return line if len(line) <= 60 else line[:59] + "…"
+
+    def named(self, thread_id: str) -> str:
+        """``run 2 of thread thr_…`` (a thread's run), ``run 3 (title; run 2 of thread thr_…)`` (the workspace's)."""
+        if self.thread_id is None:
+            return f"run {self.number} of thread {thread_id}"
+        return f"run {self.number} ({self.title}; run {self.in_thread} of thread {self.thread_id})"
 
 
 @dataclass(frozen=True)
@@ -102,19 +111,33 @@ class UndoPlan:
     conversation: bool = False
     #: what the person should know: records set aside, runs whose files were already back
     notes: list[str] = field(default_factory=list)
+    #: the files each run walked back changed (by message id), for what each thread's model is told
+    touched: dict[str | None, set[str]] = field(default_factory=dict)
 
-    def entries(self) -> list[UndoEntry]:
-        """The undo entries the thread keeps for this plan, one per run, newest first."""
-        written = [f.path for f in self.files]
-        return [
-            UndoEntry(message_id=r.message_id, files=written if i == 0 and self.code else [], code=self.code and not r.code_undone, conversation=self.conversation)
-            for i, r in enumerate(self.runs)
-        ]
+    def entries(self) -> dict[str, list[UndoEntry]]:
+        """The undo entries each thread keeps for this plan, one per run, newest first; the first of
+        each thread names the files put back that its runs changed."""
+        out: dict[str, list[UndoEntry]] = {}
+        for r in self.runs:
+            thread = out.setdefault(r.thread_id or self.thread_id, [])
+            if thread or not self.code:
+                written: list[str] = []
+            elif r.thread_id is None:
+                written = [f.path for f in self.files]
+            else:
+                mine = set().union(*(self.touched.get(o.message_id, set()) for o in self.runs if o.thread_id == r.thread_id))
+                written = [f.path for f in self.files if f.path in mine]
+            thread.append(UndoEntry(message_id=r.message_id, files=written, code=self.code and not r.code_undone, conversation=self.conversation))
+        return out
 
     def summary(self, *, would: bool = False) -> str:
         """One line for what the undo did (or, ``would``, would do): the runs, the files, the conversation."""
-        which = ", ".join(f"{r.number} ({r.title})" for r in self.runs)
-        what = f"run{'s' if len(self.runs) != 1 else ''} {which} of thread {self.thread_id}"
+        threads = {r.thread_id or self.thread_id for r in self.runs}
+        if len(threads) == 1 and all(r.in_thread in (None, r.number) for r in self.runs):
+            which = ", ".join(f"{r.number} ({r.title})" for r in self.runs) + f" of thread {self.thread_id}"
+        else:  # the workspace's runs: each with its thread and its number there (cog thread show)
+            which = ", ".join(f"{r.number} ({r.title}; run {r.in_thread} of thread {r.thread_id})" for r in self.runs)
+        what = f"run{'s' if len(self.runs) != 1 else ''} {which}"
         names = ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (restored)" if f.creates else f.path for f in self.files)
         files = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}" + (f": {names}" if names else "")
         parts = [f"{'would revert' if would else 'reverted'} {files}"] if self.code else []
@@ -164,6 +187,8 @@ def thread_runs(entries: Sequence[StoredEntry]) -> list[RunRef]:
     for s in entries:
         if isinstance(s.entry, UserEntry):
             mid = s.entry.message_id
+            if mid is not None and runs and runs[-1].message_id == mid:
+                continue  # a run's follow-up (an answer sent back by --output-schema), not a run
             runs.append(RunRef(len(runs) + 1, mid, s.entry.content, mid in code_undone, mid in rewound))
     return runs
 
@@ -188,17 +213,21 @@ def undone_runs(entries: Sequence[StoredEntry]) -> list[str]:
 def find_run(runs: Sequence[RunRef], which: str) -> RunRef:
     """The run ``which`` names: its number (``3``, ``#3``) or its message id (or a unique prefix)."""
     text = which.strip().lstrip("#")
+    across = bool(runs) and runs[0].thread_id is not None
     if text.isdigit():
         number = int(text)
         for run in runs:
             if run.number == number:
                 return run
-        raise NothingToUndo(f"no run {number} in this thread: it has {len(runs)} (see `cog thread show`)")
+        where = "in this workspace" if across else "in this thread"
+        raise NothingToUndo(f"no run {number} {where}: it has {len(runs)} (see {'`cog undo --list`' if across else '`cog thread show`'})")
     found = [r for r in runs if r.message_id and r.message_id.startswith(text)] if text else []
     if len(found) == 1:
         return found[0]
     if found:
         raise NothingToUndo(f"run {which!r} is ambiguous: {', '.join(str(r.message_id) for r in found[:5])}; give more of the id")
+    if across:
+        raise NothingToUndo(f"no run {which!r} in this workspace (a run's number from `cog undo --list`, or its message id)")
     raise NothingToUndo(f"no run {which!r} in this thread (a run's number from `cog thread show`, or its message id)")
 
 
@@ -210,14 +239,23 @@ def plan_undo(root: str | Path, thread: Thread | None, *, to: str | None = None,
     not undone yet (``code``), or its newest run the model still reads (``conversation`` alone);
     with ``to`` (a run's number or message id), every run from the newest back to that one. Raises
     :class:`NothingToUndo` or :class:`UndoRefused`; reads files, writes nothing."""
-    from workspace_tools.files.journal import read_run
-    from workspace_tools.workspace.paths import Workspace
-
     if thread is None:
         raise NothingToUndo("nothing to undo: no run in this workspace yet")
     runs = thread_runs(thread.entries)
     if not runs:
         raise NothingToUndo(f"nothing to undo: thread {thread.id} has no run")
+    return plan_runs(root, runs, thread.id, to=to, code=code, conversation=conversation)
+
+
+def plan_runs(root: str | Path, runs: Sequence[RunRef], thread_id: str, *, to: str | None = None, code: bool = True,
+              conversation: bool = False) -> UndoPlan:
+    """:func:`plan_undo` on ``runs`` in the order they ran: one thread's (``thread_id``), or the
+    workspace's across its threads (each run naming its own; ``thread_id`` the newest run's)."""
+    from workspace_tools.files.journal import read_run
+    from workspace_tools.workspace.paths import Workspace
+
+    across = runs[0].thread_id is not None
+    scope = "in this workspace" if across else f"of thread {thread_id}"
     workspace = Workspace(root)
     notes: list[str] = []
     records: dict[int, list[Any]] = {}
@@ -237,31 +275,40 @@ def plan_undo(root: str | Path, thread: Thread | None, *, to: str | None = None,
         target = find_run(runs, to)
         chosen = [r for r in runs if r.number >= target.number and ((code and not r.code_undone) or (conversation and not r.rewound))]
         if not chosen or chosen[0].number != target.number:
-            raise NothingToUndo(f"nothing to undo: run {target.number} of thread {thread.id} was undone already")
+            raise NothingToUndo(f"nothing to undo: {target.named(thread_id)} was undone already")
         chosen.reverse()
     elif code:
         chosen = next(([r] for r in reversed(runs) if not r.code_undone and changes_of(r)), [])
         if not chosen:
             if any(changes_of(r) for r in runs):
-                raise NothingToUndo(f"nothing to undo: every run of thread {thread.id} that changed files was undone already")
-            raise NothingToUndo(f"nothing to undo: the runs of thread {thread.id} changed no files" + (f" ({'; '.join(notes)})" if notes else ""))
+                raise NothingToUndo(f"nothing to undo: every run {scope} that changed files was undone already")
+            raise NothingToUndo(f"nothing to undo: the runs {scope} changed no files" + (f" ({'; '.join(notes)})" if notes else ""))
     else:
         chosen = next(([r] for r in reversed(runs) if not r.rewound), [])
         if not chosen:
-            raise NothingToUndo(f"nothing to undo: the model reads no run of thread {thread.id} any more")
-    plan = UndoPlan(root=workspace.root, thread_id=thread.id, message_id=chosen[-1].message_id, runs=chosen, code=code, conversation=conversation)
+            raise NothingToUndo(f"nothing to undo: the model reads no run {scope} any more")
+    newest = chosen[0].thread_id or thread_id
+    plan = UndoPlan(root=workspace.root, thread_id=newest, message_id=chosen[-1].message_id, runs=chosen, code=code, conversation=conversation)
     if code:
-        plan.files = _walk_back(workspace, [(r, changes_of(r)) for r in chosen if not r.code_undone])
+        walked = [(r, changes_of(r)) for r in chosen if not r.code_undone]
+        plan.files = _walk_back(workspace, walked)
+        plan.touched = {r.message_id: {c.path for c in changes} for r, changes in walked}
         if not plan.files and to is None and not conversation:
-            run = chosen[0]
-            raise NothingToUndo(
-                f"nothing to undo: the files of run {run.number} of thread {thread.id} are as they were before it "
-                f"(walk further back with --to {max(1, run.number - 1)})"
-            )
+            before = next((r for r in reversed(runs) if r.number < chosen[0].number and not r.code_undone and changes_of(r)), None)
+            raise NothingToUndo(_already_back(chosen[0], thread_id, before))
         if not plan.files and any(changes_of(r) for r in chosen):
             notes.append("the files were already as they were before " + ("that run" if len(chosen) == 1 else "those runs"))
     plan.notes = notes
     return plan
+
+
+def _already_back(run: RunRef, thread_id: str, before: RunRef | None) -> str:
+    """Why ``run``, the newest not undone, has nothing to undo: its files are as they were (put back
+    by hand); the run before it to walk back to with ``--to``, when one is left."""
+    head = f"nothing to undo: the files of {run.named(thread_id)} are as they were before it"
+    if before is None:
+        return head + " (put back by hand?), and no run before it changed files that are not undone yet"
+    return head + f" (walk further back with --to {before.number}: run {before.number} ({before.title}) too)"
 
 
 def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]]) -> list[FileRevert]:

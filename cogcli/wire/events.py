@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
@@ -270,6 +270,15 @@ class ErrorEvent(BaseEvent):
     code: str | None = None
 
 
+class AnswerRejectedEvent(BaseEvent):
+    """The final answer was not valid against the run's output schema (``--output-schema``) and
+    went back to the model: what is wrong with it, and how many answers it may still give."""
+
+    type: Literal["answer-rejected"] = "answer-rejected"
+    problem: str
+    tries_left: int
+
+
 class DroppedResult(WireModel):
     """A tool result whose content compaction replaced by a stub in the history the model reads."""
 
@@ -375,34 +384,15 @@ Event: TypeAlias = Annotated[
     | ToolUpdateEvent
     | ToolResultEvent
     | ErrorEvent
+    | AnswerRejectedEvent
     | CompactionEvent
     | HookEvent
     | FinishEvent,
     Field(discriminator="type"),
 ]
 
-EVENT_TYPES: dict[str, type[BaseEvent]] = {
-    cls.model_fields["type"].default: cls  # type: ignore[misc]
-    for cls in (
-        StartEvent,
-        TextStartEvent,
-        TextDeltaEvent,
-        TextEndEvent,
-        ReasoningStartEvent,
-        ReasoningDeltaEvent,
-        ReasoningEndEvent,
-        ToolCallStartEvent,
-        ToolCallDeltaEvent,
-        ToolCallEndEvent,
-        ApprovalRequiredEvent,
-        ToolUpdateEvent,
-        ToolResultEvent,
-        ErrorEvent,
-        CompactionEvent,
-        HookEvent,
-        FinishEvent,
-    )
-}
+#: each event type's class, by its ``type`` (the union above, read once)
+EVENT_TYPES: dict[str, type[BaseEvent]] = {cls.model_fields["type"].default: cls for cls in get_args(get_args(Event)[0])}
 
 
 @cache
