@@ -9,7 +9,8 @@
 
 from __future__ import annotations
 
-from cogcli.session.session import RunNotStarted, Session, call_exit_status, exit_status, store_problem
+from cogcli.session.ends import call_exit_status, exit_status
+from cogcli.session.session import RunNotStarted, Session, store_problem
 from cogcli.session.factory import make_model, make_tools, test_env
 
 __all__ = [

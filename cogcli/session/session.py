@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from cogcli.settings.load import NO_MODEL_MESSAGE, Settings, load_settings
 from cogcli.contract.errors import CogError, ConfigError, ErrorCode, where_it_broke
-from cogcli.wire.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE, run_exit_code
 from cogcli.session.factory import SessionOptions, make_model, make_tools, run_limits, start_telemetry
 
 if TYPE_CHECKING:
@@ -49,7 +48,6 @@ log = logging.getLogger("cogcli")
 ToolMaker = Callable[..., "list[Tool[Any]]"]
 
 #: a direct call that could not start because of how it was asked for (exit 2, a usage error)
-USAGE_CODES = frozenset({ErrorCode.TOOL_NOT_FOUND, ErrorCode.INVALID_ARGUMENTS})
 
 
 class RunNotStarted(CogError):
@@ -425,32 +423,3 @@ def store_problem(root: Path, exc: BaseException) -> str:
     why = getattr(exc, "strerror", None) or str(exc)
     fix = "free some disk space and run again" if "full" in why.lower() or getattr(exc, "errno", None) == 28 else "check that it is a writable folder"
     return f"cannot write the thread store {default_store_path(root)} ({why}); nothing was run: {fix}"
-
-
-# --- what an end means ----------------------------------------------------------------------
-
-
-def exit_status(result: RunResult) -> int:
-    """What a finished run means for whoever started it (:func:`cogcli.wire.exit_codes.run_exit_code`)."""
-    tests = result.tests or {}
-    return run_exit_code(str(result.status), error_code=result.error_code,
-                         tests_failed=tests.get("failed", 0) + tests.get("errors", 0), tests_error=result.tests_error is not None)
-
-
-def call_exit_status(result: ToolResult) -> int:
-    """What a direct call's end means: 0 ok (and its tests, if any, passed), 1 the call or its
-    tests failed, 2 unknown tool or bad arguments."""
-    from cogcli.contract.details_readers import read_test_report
-
-    if result.error_code in USAGE_CODES:
-        return EXIT_USAGE
-    report = read_test_report(result.details)
-    if result.error is not None or (report is not None and not report.ok) or tests_failed(result.details):
-        return EXIT_TASK_FAILED
-    return EXIT_OK
-
-
-def tests_failed(details: Any) -> bool:
-    """A test run whose ``outcome`` is anything but ``passed``: failing tests, a build that failed,
-    no tests collected, a runner error, or a plain test command that exited non-zero."""
-    return isinstance(details, dict) and details.get("outcome") not in (None, "passed")
