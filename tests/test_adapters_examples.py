@@ -30,11 +30,11 @@ EXPECTED = {
         "greet() now says Hello, NAME!",
     ],
     "realtime_tools.py": [
-        "session.update offers: read_file, list_files, search_text, edit_file, apply_patch, write_file, move_file, delete_file, git_status, git_diff, run_tests, run_command",
+        "session.update offers: read_file, list_files, search_text, edit_file, apply_patch, write_file, move_file, delete_file, git_status, git_diff, run_tests, run_command, command_output, kill_command",
         "  [Read file · notes.md] details: {'path': 'notes.md', 'start_line': 1, 'end_line': 1, 'total_lines': 1, 'truncated': False}",
         'send: {"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": "call-1", "output": "     1\\tStandup at 10.\\n"}}',
         'send: {"type": "response.create"}',
-        "declared: 12 functions",
+        "declared: 14 functions",
         "  [Read file · missing.md] error_code: FILE_NOT_FOUND",
         'send_tool_response: {"function_responses": [{"id": "fc-1", "name": "read_file", "response": {"error": "missing.md does not exist; list_files shows the files there are"}}]}',
     ],

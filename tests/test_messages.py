@@ -21,7 +21,7 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 #: flag), and what marks a test runner's own options: ``args=[…]``, a bare ``--`` before them, or
 #: a runner's output cog matches (cargo's "HTTP request … --offline")
 OTHER_PROGRAMS = re.compile(
-    r"\b(git|diff|bwrap|bubblewrap|pytest|pip|python|npx|npm|poetry|hatch|pdm|uv|venv|cargo|go|node|vitest|jest|run_tests|runner|SWE-bench)\b|args=|\s--\s|HTTP request"
+    r"\b(git|diff|bwrap|bubblewrap|pytest|pip|python|npx|npm|poetry|hatch|pdm|uv|venv|cargo|go|node|vitest|jest|mocha|tape|ollama|pipenv|conda|tox|nox|run_tests|runner|SWE-bench)\b|args=|\s--\s|HTTP request"
 )
 #: parents of a one-word string that make it an argument vector or a declaration, not a message
 NOT_A_MESSAGE = (ast.List, ast.Tuple, ast.Set, ast.Call, ast.Compare, ast.Subscript, ast.Starred)

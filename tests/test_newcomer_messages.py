@@ -160,10 +160,11 @@ def test_a_missing_node_modules_is_said_once_by_cog_tool(tmp_path: Path) -> None
     need("npm", "apt install nodejs npm")
     repo = tmp_path / "web"
     repo.mkdir()
-    (repo / "package.json").write_text('{"name": "web", "scripts": {"test": "mocha"}, "devDependencies": {"mocha": "^10"}}\n', encoding="utf-8")
+    # ava: a runner cog does not drive (mocha it now drives itself), so `npm test` runs as written
+    (repo / "package.json").write_text('{"name": "web", "scripts": {"test": "ava"}, "devDependencies": {"ava": "^6"}}\n', encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     out = run_cog(["tool", "run_tests", "--sandbox", "off"], repo)
     assert out.returncode == 1, out.stdout + out.stderr
-    said = "command not found: mocha — the test script runs it from node_modules/.bin, which is not installed: run `npm ci`"
+    said = "command not found: ava — the test script runs it from node_modules/.bin, which is not installed: run `npm ci`"
     assert out.stdout.count(said) == 1, out.stdout
-    assert out.stdout.count("counts unavailable: the test script (`mocha`)") == 1 and "Output (end):" in out.stdout
+    assert out.stdout.count("counts unavailable: the test script (`ava`)") == 1 and "Output (end):" in out.stdout

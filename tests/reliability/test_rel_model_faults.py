@@ -32,16 +32,16 @@ def tool_messages(server: OpenAIServer, request: int) -> list[str]:
     return [m["content"] for m in server.requests[request].body["messages"] if m["role"] == "tool"]
 
 
-def test_a_refused_connection_ends_the_run_with_a_stream_error_and_keeps_the_thread(make_repo) -> None:
+def test_a_refused_connection_on_this_machine_is_said_once_and_stores_nothing(make_repo) -> None:
+    """A model server on this machine that is not running (issue 49): one check before the run, no
+    retries, exit 2 with how to start one, and no thread stored. (A remote provider that refuses is
+    retried and kept: tests/test_models_openai.py.)"""
     repo = make_repo("calc")
     out, events = cog_edit(repo, f"http://127.0.0.1:{unused_port()}/v1")
-    assert out.returncode == 1
-    error = next(e for e in events if e["type"] == "error")
-    assert error["code"] == "MODEL_STREAM_ERROR" and "cannot connect" in error["message"] and "gave up after 4 attempts" in error["message"]
-    finish = events[-1]
-    assert finish["status"] == "error"
-    assert db_check(repo)[finish["threadId"]] == ["user", "run_end"]
-    assert thread_status(repo, finish["threadId"]) == "error"
+    assert out.returncode == 2, out.stderr
+    assert "cannot connect" in out.stderr and "connection refused" in out.stderr and "retry" not in out.stderr
+    assert events[-1]["type"] == "finish" and events[-1]["threadId"] == "" and events[-1]["steps"] == 0
+    assert not (repo / ".cog" / "threads.db").exists()
 
 
 def test_two_500s_then_an_answer_completes_after_retries(make_repo) -> None:
