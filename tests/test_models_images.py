@@ -134,3 +134,27 @@ async def test_the_persons_image_goes_with_the_instruction(repo: Path, provider:
         image, text = user["content"][:2]
         assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": part.data}}
         assert text["text"] == "Build this page"
+
+
+async def test_the_responses_api_gets_input_image_in_the_calls_output_and_with_the_instruction(repo: Path) -> None:
+    """OpenAI's Responses API (the default at api.openai.com): a call's image is an ``input_image`` in
+    its ``function_call_output``; the person's is one in the user message. The loopback server checks
+    every request body against the openai SDK's ``ResponseCreateParamsStreaming``."""
+    from responses_server import ResponsesServer
+
+    data = base64.b64encode((repo / "shot.png").read_bytes()).decode()
+    part = prepare_image(png((64, 48)), "mock.png").part
+    with ResponsesServer([READS, Reply("A red square.")]) as srv:
+        made = get_model("openai:gpt-5", base_url=srv.base_url, api_key=KEYS["openai"], retry=RetryPolicy(retries=0), api="responses")
+        result = await Cogitator().run(Agent(name="cog", instructions="You are cog.", model=made, tools=workspace_tools(repo)),
+                                       input="What is in shot.png?", images=[part])
+    assert result.status == "completed", result
+    items = srv.requests[1].body["input"]
+    user = items[0]
+    assert user["content"] == [{"type": "input_text", "text": "What is in shot.png?"},
+                               {"type": "input_image", "image_url": part.data_url(), "detail": "auto"}]
+    outputs = {i["call_id"]: i["output"] for i in items if i.get("type") == "function_call_output"}
+    text, image = outputs["c1"]
+    assert text["type"] == "input_text" and text["text"].startswith("shot.png: PNG image, 40×30 pixels")
+    assert image == {"type": "input_image", "image_url": DATA_URL + data, "detail": "auto"}
+    assert isinstance(outputs["c2"], str)  # a call without an image keeps its plain text output

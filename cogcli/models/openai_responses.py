@@ -108,7 +108,9 @@ class OpenAIResponsesModel(OpenAIModel):
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         # what never changes first (tools, instructions), then the history: a stable prefix for the cache
         native = self.native_apply_patch and any(t.name == APPLY_PATCH for t in tools)
-        instructions, items = to_input(messages, native_apply_patch=native)
+        from cogcli.models.vision import without_images
+
+        instructions, items = to_input(messages if self.sees_images else without_images(messages), native_apply_patch=native)
         body: dict[str, Any] = {"model": self.model}
         if tools:
             body["tools"] = to_tools(tools, native_apply_patch=native)

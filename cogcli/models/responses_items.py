@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cogcli.models.base import Message, Reasoning, ToolCallRequest, ToolSpec
+from cogcli.contract.output import ImagePart
 
 #: the format of the reasoning blocks the Responses client keeps and sends back
 FORMAT = "openai-responses"
@@ -120,6 +121,11 @@ def reasoning_item(block: Reasoning) -> dict[str, Any] | None:
     return item
 
 
+def input_image(image: ImagePart) -> dict[str, Any]:
+    """An image as the Responses API takes it: an ``input_image`` with a ``data:`` URL."""
+    return {"type": "input_image", "image_url": image.data_url(), "detail": "auto"}
+
+
 def to_input(messages: Sequence[Message], *, native_apply_patch: bool) -> tuple[str | None, list[dict[str, Any]]]:
     """``(instructions, input)``: the system messages joined, and the rest as input items."""
     from cogcli.models.openai import arguments_json
@@ -132,14 +138,20 @@ def to_input(messages: Sequence[Message], *, native_apply_patch: bool) -> tuple[
             if m.content:
                 system.append(m.content)
         elif m.role == "user":
-            items.append({"role": "user", "content": m.content})
+            content: Any = m.content
+            if m.images:  # the person's images after the text
+                content = [{"type": "input_text", "text": m.content}, *(input_image(image) for image in m.images)]
+            items.append({"role": "user", "content": content})
         elif m.role == "tool":
             call_id = m.tool_call_id or ""
             if call_id in native:
                 status = "failed" if m.content.startswith(ERROR_PREFIX) else "completed"
                 items.append({"type": "apply_patch_call_output", "call_id": call_id, "status": status, "output": m.content})
             else:
-                items.append({"type": "function_call_output", "call_id": call_id, "output": m.content})
+                output: Any = m.content
+                if m.images:  # a call's images in its own output, after its text
+                    output = [{"type": "input_text", "text": m.content}, *(input_image(image) for image in m.images)]
+                items.append({"type": "function_call_output", "call_id": call_id, "output": output})
         else:
             if m.content or m.tool_calls:  # a turn's reasoning goes back only with what followed it
                 items.extend(item for block in m.reasoning if (item := reasoning_item(block)) is not None)
