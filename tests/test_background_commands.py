@@ -20,6 +20,8 @@ from typing import Any
 import anyio
 import pytest
 
+from run_tests_helpers import alive as _alive, wait_until_dead
+
 from cogcli.contract.invoke import invoke_tool
 from cogcli.models.scripted import Call, ScriptedModel, Turn
 from cogcli.session import Session
@@ -49,14 +51,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 async def _until(check: Any, timeout: float = 10) -> Any:
@@ -157,14 +151,11 @@ async def test_a_chatty_command_stays_bounded_in_memory_and_in_what_the_model_re
         assert out.details["bytes_total"] == 5_000_005 and out.details["output"].endswith("END\n")
         assert len(out.details["output"]) <= jobs_module.READ_LIMIT and out.details["dropped"] > 0
         assert "earlier bytes not shown" in out.result
-        job = tools["command_output"]  # the job's own buffer holds the newest BUFFER bytes only
-        assert job is not None
     finally:
         tools["run_command"].close()
 
 
 async def _ended(tools: dict[str, Any]) -> Any:
-    peek = jobs_module._LIVE  # noqa: F841 - the registry is module-level; the read below is the real check
     out = await invoke_tool(tools["command_output"], {"id": "job_1", "wait_s": 1})
     return out if not out.details["running"] else None
 
@@ -193,10 +184,7 @@ async def test_kill_ends_the_command_and_everything_it_started(tmp_path: Path) -
         assert pid and _alive(pid)
         killed = await invoke_tool(tools["kill_command"], {"id": "job_1"})
         assert killed.details["killed"] is True
-        deadline = time.monotonic() + 5  # the signal was sent to the group; its death is a moment later
-        while _alive(pid) and time.monotonic() < deadline:
-            await anyio.sleep(0.05)
-        assert not _alive(pid)
+        assert wait_until_dead([pid]) == []
     finally:
         tools["run_command"].close()
 
@@ -246,10 +234,7 @@ async def test_a_closing_session_kills_its_background_commands(tmp_path: Path, m
         assert result.status == "completed"
         pid = int((await _until(lambda: _read(repo / "job.pid"))) or 0)
         assert pid and _alive(pid)
-    deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
-        await anyio.sleep(0.05)
-    assert not _alive(pid), "the session closed and its background command still runs"
+    assert wait_until_dead([pid]) == [], "the session closed and its background command still runs"
 
 
 def test_a_process_that_exits_without_closing_leaves_nothing_running(tmp_path: Path) -> None:
@@ -263,7 +248,4 @@ def test_a_process_that_exits_without_closing_leaves_nothing_running(tmp_path: P
     done = subprocess.run([sys.executable, "-c", script, str(repo)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "job_1", done.stderr
     pid = int((repo / "job.pid").read_text())
-    deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid)
+    assert wait_until_dead([pid]) == []

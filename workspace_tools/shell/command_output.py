@@ -15,6 +15,7 @@ from cogcli.contract.output import tool_output
 from cogcli.contract.tool import Tool, tool
 
 if TYPE_CHECKING:
+    from cogcli.contract.details import BackgroundJobDetails
     from cogcli.contract.context import ToolContext
     from workspace_tools.shell.jobs import Job, Jobs
 
@@ -39,13 +40,22 @@ def job_state(job: Job) -> str:
     return f"exited {job.exit_code} after {job.duration:.0f} s"
 
 
+def job_details(job: Job, output: str, dropped: int, **more: Any) -> BackgroundJobDetails:
+    """What the application reads of ``job`` after a read (``output``, ``dropped`` bytes before it):
+    the same shape for starting, reading and killing it."""
+    from cogcli.contract.details import BackgroundJobDetails
+
+    return BackgroundJobDetails(job=job.id, command=job.command, running=job.running, exit_code=job.exit_code,
+                                killed=job.killed, output=output, dropped=dropped, bytes_total=job.total,
+                                privileges_removed=[r.as_dict() for r in job.removed], **more)
+
+
 def command_output_tool(jobs: Jobs) -> Tool[CommandOutputParams]:
     """The tool reading ``jobs``' output."""
 
     async def execute(params: CommandOutputParams, context: ToolContext) -> Any:
         import anyio.to_thread
 
-        from cogcli.contract.details import BackgroundJobDetails
         from workspace_tools.sandbox.leftovers import removed_text
 
         job = jobs.get(params.id)
@@ -58,9 +68,7 @@ def command_output_tool(jobs: Jobs) -> Tool[CommandOutputParams]:
             lines.append(f"…[{dropped} earlier bytes not shown]")
         lines.append(text.rstrip("\n") if text else "(no new output)")
         lines += [line for line in (removed_text(job.removed),) if line]
-        details = BackgroundJobDetails(job=job.id, command=job.command, running=job.running, exit_code=job.exit_code,
-                                       killed=job.killed, output=text, dropped=dropped, bytes_total=job.total,
-                                       privileges_removed=[r.as_dict() for r in job.removed])
+        details = job_details(job, text, dropped)
         presentation = {"label": "Output", "icon": "terminal", "detail": f"{job.id} · {state}"}
         return tool_output("\n".join(lines), details=details, presentation=presentation)
 

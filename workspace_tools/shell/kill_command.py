@@ -26,9 +26,8 @@ def kill_command_tool(jobs: Jobs) -> Tool[KillCommandParams]:
     async def execute(params: KillCommandParams, context: ToolContext) -> Any:
         import anyio.to_thread
 
-        from cogcli.contract.details import BackgroundJobDetails
         from workspace_tools.sandbox.leftovers import removed_text
-        from workspace_tools.shell.command_output import job_state
+        from workspace_tools.shell.command_output import job_details, job_state
 
         job = jobs.get(params.id)
         was_running = job.running
@@ -40,9 +39,7 @@ def kill_command_tool(jobs: Jobs) -> Tool[KillCommandParams]:
         if text.strip():
             lines.append(("…" if dropped else "") + text.rstrip("\n"))
         lines += [line for line in (removed_text(job.removed),) if line]
-        details = BackgroundJobDetails(job=job.id, command=job.command, running=job.running, exit_code=job.exit_code,
-                                       killed=job.killed, output=text, dropped=dropped,
-                                       privileges_removed=[r.as_dict() for r in job.removed])
+        details = job_details(job, text, dropped)
         presentation = {"label": "Stop", "icon": "terminal", "detail": f"{job.id} · {state}"}
         return tool_output("\n".join(lines), details=details, presentation=presentation)
 

@@ -308,11 +308,10 @@ async def _start_background(params: RunCommandParams, root: Path, sandbox: Sandb
     if early.strip():
         lines.append(("…" if dropped else "") + early.rstrip("\n"))
     lines.append(f"read its output with command_output(id={job.id!r}), end it with kill_command(id={job.id!r})")
-    from cogcli.contract.details import BackgroundJobDetails
+    from workspace_tools.shell.command_output import job_details
 
-    details = BackgroundJobDetails(job=job.id, command=command, running=job.running, exit_code=job.exit_code, output=early,
-                                   dropped=dropped, bytes_total=job.total, sandbox="bwrap" if prefix else "none",
-                                   shared_network=bool(shared is not None and shared.active))
+    details = job_details(job, early, dropped, sandbox="bwrap" if prefix else "none",
+                          shared_network=bool(shared is not None and shared.active))
     presentation = {"label": "Start", "icon": ICON, "detail": f"{command} · {job.id}"}
     return tool_output("\n".join(lines), details=details, presentation=presentation)
 
