@@ -23,7 +23,7 @@ from cogcli.mcp.login import login, logout
 from cogcli.mcp.oauth_provider import CogOAuth
 from cogcli.mcp.token_store import TokenFile, tokens_folder
 from cogcli.secrets.redactor import redact
-from tests.mcp_oauth_servers import World, follow_as_browser, oauth_world
+from mcp_oauth_servers import World, follow_as_browser, oauth_world
 
 pytestmark = pytest.mark.anyio
 HERE = Path(__file__).resolve().parent

@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client, StdioServerParameters
 
 from cogcli.mcp.client import connect_http, mcp_tools
-from tests.test_mcp_stdio import ROOT, cog_mcp, free_port
+from test_mcp_stdio import ROOT, cog_mcp, free_port
 
 pytestmark = pytest.mark.anyio
 MODES = [("2026-07-28", "2026-07-28"), ("legacy", "2025-11-25"), ("auto", "2026-07-28")]
