@@ -159,7 +159,7 @@ class Checker:
                 if after_change:
                     self._slow[name] = f"skipped after changes: it once {why}"
                 return
-            found = [d for d in job.source.read(ran.output, self._rel_of(job.root), name) if d.file in wanted]
+            found = list({_same(d): d for d in job.source.read(ran.output, self._rel_of(job.root), name) if d.file in wanted}.values())
             if not found and ran.exit_code not in (0, None) and not _clean_exit(job.source, ran.exit_code):
                 last = next((line for line in reversed(ran.output.strip().splitlines()) if line.strip()), "")
                 verdict.skipped[name] = f"could not check (exit {ran.exit_code}): {last[:200]}"
@@ -206,18 +206,32 @@ class Checker:
             if old is not None and new is not None and old != new:
                 maps[rel] = line_map(old.decode("utf-8", "replace").splitlines(), new.decode("utf-8", "replace").splitlines())
         details = DiagnosticsDetails(files=[self.rel(f) for f in now], sandbox="bwrap" if verdict.sandboxed else "none")
-        skipped = {**before.verdict.skipped, **verdict.skipped}
+        skipped = {**verdict.skipped, **before.verdict.skipped}  # the first reason a checker stopped
         for name, after in verdict.problems.items():
             if name not in before.verdict.problems and name in skipped:
                 continue  # no "before" to compare with: every problem would look new
             result = compare(before.verdict.problems.get(name, []), after, maps, names)
             details.new += result.new
-            details.fixed += result.fixed
+            if not any(_unparsable(d) for d in result.new):  # a file that no longer parses hides its other problems
+                details.fixed += result.fixed
             details.existing += len(result.kept)
             details.sources.append(name)
         details.skipped = [SkippedSource(source=name, why=why) for name, why in skipped.items() if name not in details.sources]
         details.duration_s = round(time.perf_counter() - started, 3)
         return details
+
+
+def _same(d: Diagnostic) -> tuple[object, ...]:
+    """One problem said twice (cargo checks a crate's library and its tests) is one."""
+    return d.file, d.line, d.column, d.rule, d.message
+
+
+#: the rules that say a file could not be parsed (ruff's problem without a code, mypy's, go vet's own)
+SYNTAX_RULES = frozenset({"syntax-error", "syntax", "compile"})
+
+
+def _unparsable(d: Diagnostic) -> bool:
+    return d.rule in SYNTAX_RULES or (d.source == "tsc" and d.rule.startswith("TS1"))
 
 
 def _clean_exit(source: Source, code: int) -> bool:

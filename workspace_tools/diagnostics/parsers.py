@@ -156,7 +156,9 @@ def go_text(text: str, rel: Rel, source: str) -> list[Diagnostic]:
     for line in text.splitlines():
         m = _GO.match(line.strip())
         if m:
-            d = _make(rel, source, m["file"], int(m["line"]), int(m["col"]), source, m["msg"])
+            # ``vet: …`` is the package failing to build (a syntax or type error), not an analyzer's finding
+            rule = "compile" if line.strip().startswith("vet: ") else source
+            d = _make(rel, source, m["file"], int(m["line"]), int(m["col"]), rule, m["msg"])
             if d:
                 out.append(d)
     return out
