@@ -169,3 +169,20 @@ async def test_cargo_check_reports_a_new_type_error_once(tmp_path: Path) -> None
     found = verdict(result)
     assert [(d.file, d.line, d.rule) for d in found.new] == [("src/lib.rs", 2, "E0308")]
     assert found.new[0].message == "mismatched types" and "cargo-check" in found.sources
+
+
+async def test_the_setting_turns_it_off_for_a_session_and_the_workspace_may_turn_it_off(tmp_path: Path) -> None:
+    from cogcli.session.factory import make_tools
+    from cogcli.settings.load import load_settings
+
+    root = project(tmp_path, MYPY_PROJECT)
+    on = {t.name: t for t in make_tools(load_settings(root, environ={}))}
+    assert "diagnostics" in on
+    result = await call(on["edit_file"], {"path": "shop/prices.py", "old_text": 'return f"{amount:.2f}"', "new_text": "return amount"})
+    assert [d.rule for d in verdict(result).new] == ["return-value"]
+    assert "diagnostics" not in {t.name for t in make_tools(load_settings(root, environ={"COG_DIAGNOSTICS": "0"}))}
+    only_ruff = load_settings(root, environ={"COG_DIAGNOSTICS_OFF": "mypy"})
+    assert only_ruff.diagnostics_off == ("mypy",)
+    (root / "cog.toml").write_text("diagnostics = false\n")
+    assert load_settings(root, environ={}).diagnostics is False
+    assert load_settings(root, environ={"COG_DIAGNOSTICS": "1"}).diagnostics is True  # the person's word over the workspace's

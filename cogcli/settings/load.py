@@ -175,6 +175,10 @@ class Settings:
     #: the person gives run_command the host's network (``--command-network``, ``COG_COMMAND_NETWORK=1``,
     #: ``command_network = true`` in their config.toml)
     command_network: bool = False
+    #: check every file change with the project's checkers (``--no-diagnostics``, ``diagnostics = false``;
+    #: :mod:`workspace_tools.diagnostics`), and the checkers left out (``diagnostics_off``)
+    diagnostics: bool = True
+    diagnostics_off: tuple[str, ...] = ()
 
     @property
     def mcp_needs_approval(self) -> bool:
