@@ -13,6 +13,7 @@ import pytest
 from cogcli.acp.mapping import EventMapper
 from cogcli.contract.invoke import invoke_tool
 from cogcli.wire.events import ToolCallEndEvent, ToolCallStartEvent, ToolResultEvent
+from browser_helpers import browser  # noqa: F401 (fixture)
 from conftest import init_git_repo
 from render_helpers import event_line, render_events
 from workspace_tools import workspace_tools
@@ -59,3 +60,20 @@ async def test_an_editor_gets_them_as_the_tool_calls_content_and_the_wire_carrie
     found = wire["details"]["diagnostics"]  # what Studio draws in the edit's card and a PostToolUse hook receives
     assert [(d["file"], d["line"], d["rule"], d["source"]) for d in found["new"]] == [("app.py", 2, "F821", "ruff")]
     assert found["existing"] == 0 and found["fixed"] == [] and "ruff" in found["sources"]
+
+
+@pytest.mark.slow  # a cog serve and a Chromium
+def test_studio_shows_them_in_the_edits_card(make_repo: Any, tmp_path: Path, browser: Any) -> None:
+    from browser_helpers import wait_for
+    from serve_helpers import Served, write_cassette
+
+    edit = {"path": "calc/ops.py", "old_text": "    return a * b", "new_text": "    return a * c"}
+    model = write_cassette(tmp_path / "edit.jsonl", [{"text": "Editing.", "toolCalls": [{"id": "e1", "name": "edit_file", "arguments": edit}]},
+                                                     {"text": "Done."}])
+    with Served(make_repo("calc"), model=model) as srv:
+        run = srv.start("Change mul", approval="auto")
+        srv.events(run["runId"])
+        browser.get(f"{srv.base}/threads/{run['threadId']}?token={srv.token}")
+        wait_for(browser, lambda d: d.execute_script("return document.querySelectorAll('[data-block=diagnostics]').length === 1"))
+        shown = browser.execute_script("return document.querySelector('[data-block=diagnostics]').innerText")
+    assert shown.splitlines() == ["1 new error", "calc/ops.py:13: F821: Undefined name `c`"]
