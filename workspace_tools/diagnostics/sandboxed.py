@@ -12,7 +12,7 @@ from pathlib import Path
 
 from workspace_tools.diagnostics.sources import Found, Source
 from workspace_tools.host.processes import OutputTail, run_process_group
-from workspace_tools.runners.run_tests import _sandbox_argv, _toolchain_homes, _venv_env
+from workspace_tools.runners.run_tests import _sandbox_argv, _toolchain_homes
 from workspace_tools.sandbox.bwrap import SandboxMode, sandbox_prefix
 from workspace_tools.sandbox.environment import PassedEnv
 from workspace_tools.workspace.paths import Workspace
@@ -41,11 +41,7 @@ async def run_source(workspace: Workspace, source: Source, found: Found, root: P
     readable = [*inv.readable, *_toolchain_homes(source.toolchain)] if sandbox != "off" else inv.readable
     prefix = await anyio.to_thread.run_sync(functools.partial(
         sandbox_prefix, sandbox, workspace.root, readable, environments=inv.environments, writable=passed.writable))
-    extra = {**inv.env}
-    if source.toolchain is None:  # a Python checker: the project's environment first on PATH, as for its tests
-        from workspace_tools.runners.pytest import PytestRunner
-
-        extra = {**_venv_env(PytestRunner(workspace, root)), **extra}
+    extra = {**inv.env}  # a Python checker's: the project's environment first on PATH, as for its tests
     if prefix:
         extra.update(inv.sandbox_env)
         for host, _ in inv.writable:

@@ -99,7 +99,10 @@ class _PythonSource(Source):
         inv = runner.invocation(Selection())  # the project's Python as the sandbox shows it for the tests
         runner.close()
         inv.readable.append(Path(program).parent)
-        return Found(program=program, invocation=Invocation(argv=[], readable=inv.readable, environments=inv.environments),
+        env = {}
+        if project.env is not None and (project.env / "bin").is_dir():  # first on PATH, as an activated venv puts it
+            env = {"PATH": f"{project.env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(project.env)}
+        return Found(program=program, invocation=Invocation(argv=[], env=env, readable=inv.readable, environments=inv.environments),
                      python=project.python)
 
 
