@@ -65,6 +65,7 @@ from cogcli.render.details import (
     diff_text,
     environment_note,
     first_line,
+    read_diagnostics,
     read_output_lines,
     read_test_progress,
     read_test_report,
@@ -101,6 +102,10 @@ _RESET = "\x1b[0m"
 _STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b[32m", "cyan": "\x1b[36m"}
 #: the only control sequences written as they are (colours, on a terminal): see :func:`visible`
 _OWN_CODES = (_RESET, *_STYLES.values())
+
+
+#: new problems drawn under a file change's row (the rest counted)
+DIAGNOSTICS_SHOWN = 10
 
 
 def wants_color(stream: TextIO) -> bool:
@@ -270,6 +275,11 @@ class TextRenderer:
         elif diff is not None:
             for line in diff.rstrip("\n").split("\n"):  # only \n ends a line of a diff
                 self._line(DETAIL_INDENT + self._diff_style(line))
+        found = read_diagnostics(result.details)
+        if found is not None and (found.new or found.fixed) and result.error is None:  # what the change introduced, under its row
+            self._line(DETAIL_INDENT + self._style(found.headline(), "red" if found.new else "green"))
+            for line in found.lines(DIAGNOSTICS_SHOWN):
+                self._line(DETAIL_INDENT + "  " + line)
         report = read_test_report(result.details)
         note = sandbox_note(result.details)
         # failures that look like the sandbox; and when the run gave no verdict on the tests (an
