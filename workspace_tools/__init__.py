@@ -84,7 +84,7 @@ def workspace_tools(
             return made
         from workspace_tools.diagnostics.after_change import with_diagnostics
 
-        return with_diagnostics(made, checker())
+        return with_diagnostics(made, checker)  # made on the first call: listing the tools imports no checker
 
     def checker() -> Any:
         if not checkers:
@@ -181,7 +181,7 @@ def workspace_tools(
     def diagnostics_tool() -> Tool[Any]:
         from workspace_tools.diagnostics.tool import diagnostics_tool as make
 
-        return make(checker())
+        return make(checker)
 
     makers = [read_file, list_files, search_text, edit_file, apply_patch, write_file, move_file, delete_file]
     if include_git:

@@ -102,10 +102,7 @@ _RESET = "\x1b[0m"
 _STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b[32m", "cyan": "\x1b[36m"}
 #: the only control sequences written as they are (colours, on a terminal): see :func:`visible`
 _OWN_CODES = (_RESET, *_STYLES.values())
-
-
-#: new problems drawn under a file change's row (the rest counted)
-DIAGNOSTICS_SHOWN = 10
+DIAGNOSTICS_SHOWN = 10  # new problems drawn under a file change's row (the rest counted)
 
 
 def wants_color(stream: TextIO) -> bool:
@@ -118,7 +115,6 @@ def is_tty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
 
 
 class TextRenderer:
@@ -277,9 +273,8 @@ class TextRenderer:
                 self._line(DETAIL_INDENT + self._diff_style(line))
         found = read_diagnostics(result.details)
         if found is not None and (found.new or found.fixed) and result.error is None:  # what the change introduced, under its row
-            self._line(DETAIL_INDENT + self._style(found.headline(), "red" if found.new else "green"))
-            for line in found.lines(DIAGNOSTICS_SHOWN):
-                self._line(DETAIL_INDENT + "  " + line)
+            for n, line in enumerate([found.headline(), *found.lines(DIAGNOSTICS_SHOWN)]):
+                self._line(DETAIL_INDENT + ("  " + line if n else self._style(line, "red" if found.new else "green")))
         report = read_test_report(result.details)
         note = sandbox_note(result.details)
         # failures that look like the sandbox; and when the run gave no verdict on the tests (an

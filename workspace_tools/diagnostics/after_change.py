@@ -20,17 +20,18 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from cogcli.contract.details import DiagnosticsDetails
-from cogcli.contract.details_readers import read_diagnostics
-from cogcli.contract.invoke import call_function
-from cogcli.contract.output import ToolOutputResult
 from cogcli.contract.tool import Tool
-from workspace_tools.diagnostics.checker import Checker
 from workspace_tools.workspace.paths import Workspace
+
+if TYPE_CHECKING:  # imported when a call runs: listing the tools (cog tools) needs none of it
+    from cogcli.contract.details import DiagnosticsDetails
+    from cogcli.contract.output import ToolOutputResult
+    from workspace_tools.diagnostics.checker import Checker
 
 log = logging.getLogger("cogcli")
 
@@ -76,11 +77,18 @@ def touched(params: BaseModel, workspace: Workspace) -> Touched:
     return found
 
 
-def with_diagnostics(tool: Tool[Any], checker: Checker) -> Tool[Any]:
-    """``tool`` whose calls are checked before and after the change they make."""
+def with_diagnostics(tool: Tool[Any], checker: Checker | Callable[[], Checker]) -> Tool[Any]:
+    """``tool`` whose calls are checked before and after the change they make (``checker``, or what
+    makes it on the first call)."""
     original = tool
 
     async def execute(params: BaseModel, context: Any) -> Any:
+        from cogcli.contract.invoke import call_function
+        from cogcli.contract.output import ToolOutputResult
+
+        nonlocal checker
+        if callable(checker):
+            checker = checker()
         files = touched(params, checker.workspace)
         before = None
         if files.after:
@@ -104,6 +112,8 @@ def with_diagnostics(tool: Tool[Any], checker: Checker) -> Tool[Any]:
 def model_line(found: DiagnosticsDetails, *, always: bool = False) -> str | None:
     """What the model reads of a verdict: ``diagnostics: 2 new errors`` and the first new problems,
     a note for a checker over its budget; None when nothing changed (unless ``always``)."""
+    from cogcli.contract.details_readers import read_diagnostics
+
     view = read_diagnostics(found.model_dump())
     assert view is not None
     slow = [f"{name} {why}" for name, why in view.skipped if why.startswith("took longer")]
@@ -116,6 +126,9 @@ def model_line(found: DiagnosticsDetails, *, always: bool = False) -> str | None
 
 def with_verdict(result: ToolOutputResult[Any], found: DiagnosticsDetails) -> ToolOutputResult[Any]:
     """``result`` with the verdict in its details, content and presentation."""
+    from cogcli.contract.details_readers import read_diagnostics
+    from cogcli.contract.output import ToolOutputResult
+
     details = result.details.model_dump() if isinstance(result.details, BaseModel) else result.details
     details = {**details, "diagnostics": found.model_dump()} if isinstance(details, dict) else {"diagnostics": found.model_dump()}
     content = result.content

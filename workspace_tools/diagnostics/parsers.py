@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cogcli.contract.details import Diagnostic
+if TYPE_CHECKING:  # made when a checker's output is read: listing the tools imports no details model
+    from cogcli.contract.details import Diagnostic
 
 Rel = Callable[[str], "str | None"]
-Reader = Callable[[str, Rel, str], list[Diagnostic]]
+Reader = Callable[[str, Rel, str], "list[Diagnostic]"]
 
 
 def _json_values(text: str) -> Iterator[Any]:
@@ -46,6 +47,8 @@ def _json_values(text: str) -> Iterator[Any]:
 
 
 def _make(rel: Rel, source: str, file: Any, line: Any, column: Any, rule: Any, message: Any, severity: str = "error") -> Diagnostic | None:
+    from cogcli.contract.details import Diagnostic
+
     if not isinstance(file, str) or not isinstance(message, str):
         return None
     shown = rel(file)

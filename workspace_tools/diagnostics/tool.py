@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -69,10 +70,16 @@ def _files(checker: Checker, paths: list[str]) -> list[Path]:
     return out[:MAX_FILES]
 
 
-def diagnostics_tool(checker: Checker, *, timeout: float | None = 300) -> Tool[DiagnosticsParams]:
+def diagnostics_tool(checker: Checker | Callable[[], Checker], *, timeout: float | None = 300) -> Tool[DiagnosticsParams]:
+    """The tool over ``checker`` (or what makes it on the first call: listing the tools imports no checker)."""
+
     async def execute(params: DiagnosticsParams) -> ToolOutputResult[str]:
         from cogcli.contract.details import DiagnosticsDetails, SkippedSource
         from workspace_tools.diagnostics.compare import compare
+
+        nonlocal checker
+        if callable(checker):
+            checker = checker()
 
         files = _files(checker, params.paths) if params.paths else [checker.workspace.root / f for f in checker.checked_files()]
         if not files:
