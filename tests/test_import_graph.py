@@ -48,7 +48,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("cogcli.settings",),
     ("cogcli.wire",),  # the events on the wire
     ("workspace_tools",),  # workspace_tools(): the tools of a folder
-    ("workspace_tools.shell",),
+    ("workspace_tools.shell", "workspace_tools.diagnostics"),  # run_command; the checkers after a change
     ("workspace_tools.files", "workspace_tools.git", "workspace_tools.runners"),
     ("workspace_tools.sandbox", "workspace_tools.text", "workspace_tools.workspace"),
     ("workspace_tools.host",),

@@ -22,7 +22,7 @@ from cogcli.mcp.client import mcp_tools
 ROOT = Path(__file__).resolve().parents[1]
 WORKSPACE_TOOLS = {
     "read_file", "list_files", "search_text", "edit_file", "apply_patch", "write_file", "move_file", "delete_file", "git_status", "git_diff",
-    "run_tests", "run_command", "command_output", "kill_command",
+    "run_tests", "run_command", "command_output", "kill_command", "diagnostics",
 }  # fmt: skip
 FIX_OLD = '    """Return the sum of a and b."""\n    return a - b'
 FIX_NEW = '    """Return the sum of a and b."""\n    return a + b'

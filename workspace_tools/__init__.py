@@ -43,6 +43,8 @@ def workspace_tools(
     command_timeout: float | None = None,
     test_env: PassedEnv | None = None,
     jobs: Jobs | None = None,
+    diagnostics: bool = False,
+    diagnostics_off: Sequence[str] = (),
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
@@ -65,11 +67,31 @@ def workspace_tools(
     allow-list, for this workspace only. ``jobs`` (:class:`workspace_tools.shell.jobs.Jobs`) keeps
     ``run_command``'s background commands, read by ``command_output`` and ended by ``kill_command``
     (made here when not given; ``run_command``'s ``close`` kills what is still running).
+    allow-list, for this workspace only. ``diagnostics=True`` checks every change edit_file, write_file,
+    apply_patch and move_file make with the project's checkers, in the tests' sandbox, and adds the
+    ``diagnostics`` tool (:mod:`workspace_tools.diagnostics`); ``diagnostics_off`` names checkers left out.
     """
     from workspace_tools.workspace.secret_files import SecretPolicy
 
     workspace = root if isinstance(root, Workspace) else Workspace(root)
     secrets = SecretPolicy.for_workspace(workspace, secret_globs, allow_secrets)
+
+    checkers: list[Any] = []
+
+    def checked(made: Tool[Any]) -> Tool[Any]:
+        """A file tool whose changes are checked (one checker for all of them: it keeps what it saw)."""
+        if not diagnostics:
+            return made
+        from workspace_tools.diagnostics.after_change import with_diagnostics
+
+        return with_diagnostics(made, checker)  # made on the first call: listing the tools imports no checker
+
+    def checker() -> Any:
+        if not checkers:
+            from workspace_tools.diagnostics.checker import Checker
+
+            checkers.append(Checker(workspace, sandbox=sandbox, passed=test_env, off=diagnostics_off))
+        return checkers[0]
 
     # each tool's module is imported only when that tool is made
     def read_file() -> Tool[Any]:
@@ -90,22 +112,22 @@ def workspace_tools(
     def edit_file() -> Tool[Any]:
         from workspace_tools.files.edit import edit_file_tool
 
-        return edit_file_tool(workspace, secrets=secrets, journal=journal)
+        return checked(edit_file_tool(workspace, secrets=secrets, journal=journal))
 
     def apply_patch() -> Tool[Any]:
         from workspace_tools.files.apply_patch import apply_patch_tool
 
-        return apply_patch_tool(workspace, secrets=secrets, journal=journal)
+        return checked(apply_patch_tool(workspace, secrets=secrets, journal=journal))
 
     def write_file() -> Tool[Any]:
         from workspace_tools.files.write import write_file_tool
 
-        return write_file_tool(workspace, secrets=secrets, journal=journal)
+        return checked(write_file_tool(workspace, secrets=secrets, journal=journal))
 
     def move_file() -> Tool[Any]:
         from workspace_tools.files.move import move_file_tool
 
-        return move_file_tool(workspace, secrets=secrets, journal=journal)
+        return checked(move_file_tool(workspace, secrets=secrets, journal=journal))
 
     def delete_file() -> Tool[Any]:
         from workspace_tools.files.delete import delete_file_tool
@@ -156,11 +178,18 @@ def workspace_tools(
 
         return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner, passed=test_env)
 
+    def diagnostics_tool() -> Tool[Any]:
+        from workspace_tools.diagnostics.tool import diagnostics_tool as make
+
+        return make(checker)
+
     makers = [read_file, list_files, search_text, edit_file, apply_patch, write_file, move_file, delete_file]
     if include_git:
         makers += [git_status, git_diff]
     makers += [run_tests, run_command, command_output, kill_command]
-    return [make() for make in makers if only is None or make.__name__ in only]
+    if diagnostics:
+        makers.append(diagnostics_tool)
+    return [make() for make in makers if only is None or make.__name__.removesuffix("_tool") in only]
 
 
 __all__ = ["Workspace", "workspace_tools"]

@@ -39,7 +39,7 @@ from acp.helpers import (
 )
 
 from cogcli.gate.approval import describe
-from cogcli.contract.details_readers import file_argument, file_change_diff, line_argument, read_output_lines, read_test_report
+from cogcli.contract.details_readers import file_argument, file_change_diff, line_argument, read_diagnostics, read_output_lines, read_test_report
 from cogcli.contract.diffstat import hunk_sides
 from cogcli.contract.output import content_text
 from cogcli.contract.presentation import ToolPresentation
@@ -53,6 +53,10 @@ OUTPUT_LINES = 40
 
 #: the ACP tool kinds (``schema.ToolKind``): a tool declaring anything else is drawn as "other"
 TOOL_KINDS = frozenset(get_args(acp_schema.ToolKind))
+
+
+#: new problems an editor is sent for a file change (the rest counted)
+DIAGNOSTICS_SHOWN = 20
 
 
 def title_of(tool_name: str, presentation: ToolPresentation | None) -> str:
@@ -235,6 +239,9 @@ class EventMapper:
             content = [tool_content(text_block(content_text(event.result)))]
         diff = file_change_diff(event.details)
         content += diff_items(self.root, diff)
+        found = read_diagnostics(event.details)
+        if found is not None and (found.new or found.fixed) and not failed:  # what the change introduced: "2 new errors" and each
+            content.append(tool_content(text_block("\n".join([found.headline(), *found.lines(DIAGNOSTICS_SHOWN)]))))
         locations = self.result_locations(arguments, event.details, diff)
         presentation = event.presentation or (state.presentation if state is not None else None)
         raw_output = {"errorCode": event.error_code, "error": event.error} if failed else None

@@ -180,6 +180,48 @@ class SearchDetails(_Details):
     left_out: list[dict[str, Any]] = []
 
 
+class Diagnostic(_Details):
+    """One problem a checker reported (``ruff``, ``mypy``, ``tsc``, ``go vet``, ``cargo check`` …)."""
+
+    #: relative to the workspace
+    file: str
+    line: int
+    column: int | None = None
+    #: the checker's own code (``F401``, ``return-value``, ``TS2322``, ``E0308``), else the checker's name
+    rule: str
+    message: str
+    #: error | warning | note
+    severity: str = "error"
+    #: the checker that said it
+    source: str
+
+
+class SkippedSource(_Details):
+    source: str
+    #: why it did not run to the end: over its time budget, turned off, failed to start …
+    why: str
+
+
+class DiagnosticsDetails(_Details):
+    """What a file change did to the checkers' verdict (``details.diagnostics`` of edit_file,
+    write_file, apply_patch and move_file), or the ``diagnostics`` tool's own details: ``new`` are
+    problems the change introduced, ``fixed`` those it removed; ``existing`` counts the ones that were
+    there before and still are (the backlog, never listed for the model)."""
+
+    files: list[str] = []
+    new: list[Diagnostic] = []
+    fixed: list[Diagnostic] = []
+    existing: int = 0
+    #: the checkers that ran to the end, and those that did not (with why)
+    sources: list[str] = []
+    skipped: list[SkippedSource] = []
+    duration_s: float = 0.0
+    #: "bwrap" or "none"
+    sandbox: str = "none"
+    #: the ``diagnostics`` tool only: every problem in the files it checked (at most 1,000), the backlog included
+    problems: list[Diagnostic] = []
+
+
 DETAILS_MODELS: tuple[type[BaseModel], ...] = (
     FileEditDetails,
     FileWriteDetails,
@@ -189,6 +231,7 @@ DETAILS_MODELS: tuple[type[BaseModel], ...] = (
     SearchDetails,
     ShellCommandDetails,
     BackgroundJobDetails,
+    DiagnosticsDetails,
 )
 
 
@@ -202,6 +245,7 @@ def details_json_schema() -> dict[str, Any]:
         "FileEditDetails, write_file / move_file / delete_file → FileWriteDetails, apply_patch → PatchDetails, "
         "run_tests → TestReportDetails (pytest) or CommandRunDetails (a test command), search_text → "
         "SearchDetails, run_command → ShellCommandDetails (BackgroundJobDetails when it starts a background "
-        "command, and for command_output / kill_command). Keys are only ever added."
+        "command, and for command_output / kill_command), diagnostics → DiagnosticsDetails (also under "
+        "`diagnostics` in a file change's details). Keys are only ever added."
     )
     return schema

@@ -280,3 +280,53 @@ TESTS_NOT_RUN = "the tests did not run"
 def tests_not_run(tests_error: str | None) -> bool:
     """Whether a run's ``tests_error`` says its tests never ran (rather than did not finish)."""
     return bool(tests_error) and tests_error.startswith(TESTS_NOT_RUN)  # type: ignore[union-attr]
+
+
+# --- what a change did to the checkers' verdict ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiagnosticsView:
+    """A call's diagnostics (:class:`~cogcli.contract.details.DiagnosticsDetails`): the problems the
+    change introduced (each ``file:line: rule: message``), how many it fixed and kept, the checkers
+    that did not run to the end."""
+
+    new: list[dict[str, Any]]
+    fixed: int
+    existing: int
+    sources: list[str]
+    skipped: list[tuple[str, str]]
+
+    def headline(self) -> str:
+        """``2 new errors``, ``1 new error, 1 new warning, 1 fixed``, ``no new problems``."""
+        errors = sum(1 for d in self.new if d.get("severity", "error") == "error")
+        others = len(self.new) - errors
+        parts = [f"{errors} new error{'s' if errors != 1 else ''}"] if errors else []
+        if others:
+            parts.append(f"{others} new warning{'s' if others != 1 else ''}")
+        if self.fixed:
+            parts.append(f"{self.fixed} fixed")
+        return ", ".join(parts) or "no new problems"
+
+    def lines(self, limit: int = 3) -> list[str]:
+        """The first ``limit`` new problems as ``file:line: rule: message``, then ``… and N more``."""
+        shown = [f"{d.get('file')}:{d.get('line')}: {d.get('rule')}: {d.get('message')}" for d in self.new[:limit]]
+        if len(self.new) > limit:
+            shown.append(f"… and {len(self.new) - limit} more")
+        return shown
+
+
+def read_diagnostics(details: Any) -> DiagnosticsView | None:
+    """The diagnostics a file change's details carry (``details.diagnostics``), or the
+    ``diagnostics`` tool's own details; None when there are none."""
+    if not isinstance(details, dict):
+        return None
+    found = details.get("diagnostics") if isinstance(details.get("diagnostics"), dict) else details
+    if not isinstance(found.get("new"), list) or _int(found.get("existing")) is None:
+        return None
+    new = [d for d in found["new"] if isinstance(d, dict)]
+    fixed = found.get("fixed")
+    skipped = [(str(s.get("source")), str(s.get("why"))) for s in found.get("skipped") or [] if isinstance(s, dict)]
+    sources = [str(s) for s in found.get("sources") or []]
+    return DiagnosticsView(new=new, fixed=len(fixed) if isinstance(fixed, list) else 0, existing=int(found["existing"]),
+                           sources=sources, skipped=skipped)

@@ -18,6 +18,7 @@ from cogcli.contract.details_readers import (
     environment_note,
     file_argument,
     file_touched,
+    read_diagnostics,
     read_output_lines,
     read_test_progress,
     read_test_report,
@@ -29,6 +30,7 @@ from cogcli.contract.details_readers import (
 from cogcli.contract.diffstat import DiffStat, diff_stats
 
 __all__ = [
+    "read_diagnostics",
     "read_output_lines",
     "tests_not_run",
     "ERROR_LINE_LIMIT",

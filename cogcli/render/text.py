@@ -65,6 +65,7 @@ from cogcli.render.details import (
     diff_text,
     environment_note,
     first_line,
+    read_diagnostics,
     read_output_lines,
     read_test_progress,
     read_test_report,
@@ -101,6 +102,7 @@ _RESET = "\x1b[0m"
 _STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b[32m", "cyan": "\x1b[36m"}
 #: the only control sequences written as they are (colours, on a terminal): see :func:`visible`
 _OWN_CODES = (_RESET, *_STYLES.values())
+DIAGNOSTICS_SHOWN = 10  # new problems drawn under a file change's row (the rest counted)
 
 
 def wants_color(stream: TextIO) -> bool:
@@ -113,7 +115,6 @@ def is_tty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
 
 
 class TextRenderer:
@@ -270,6 +271,10 @@ class TextRenderer:
         elif diff is not None:
             for line in diff.rstrip("\n").split("\n"):  # only \n ends a line of a diff
                 self._line(DETAIL_INDENT + self._diff_style(line))
+        found = read_diagnostics(result.details)
+        if found is not None and (found.new or found.fixed) and result.error is None:  # what the change introduced, under its row
+            for n, line in enumerate([found.headline(), *found.lines(DIAGNOSTICS_SHOWN)]):
+                self._line(DETAIL_INDENT + ("  " + line if n else self._style(line, "red" if found.new else "green")))
         report = read_test_report(result.details)
         note = sandbox_note(result.details)
         # failures that look like the sandbox; and when the run gave no verdict on the tests (an

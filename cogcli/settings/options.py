@@ -282,6 +282,17 @@ SETTINGS: tuple[Setting, ...] = (
         flags=("--test-network/--no-test-network",), env="COG_TEST_NETWORK", commands=TOOLS - {BATCH},
     ),
     Setting(
+        "diagnostics", "bool", "Check every file change with the project's checkers (ruff, mypy, tsc, ESLint, go vet, cargo check …) "
+        "in the test sandbox, tell the model what the change introduced, and offer the diagnostics tool (default: yes; "
+        "diagnostics = false in a config file or cog.toml turns it off).",
+        flags=("--diagnostics/--no-diagnostics",), env="COG_DIAGNOSTICS", commands=TOOLS,
+    ),
+    Setting(
+        "diagnostics_off", "list", "Leave CHECKER out of diagnostics: ruff, mypy, pyright, basedpyright, eslint, tsc, go-vet, "
+        "gopls or cargo-check (repeatable; COG_DIAGNOSTICS_OFF=mypy,tsc).",
+        flags=("--diagnostics-off",), env="COG_DIAGNOSTICS_OFF", commands=TOOLS, metavar="CHECKER",
+    ),
+    Setting(
         "instructions", "bool", "Read AGENTS.md files (and ~/.config/cog/AGENTS.md) for the model (default: yes).",
         flags=("--instructions/--no-instructions",), commands=RUNS,
     ),

@@ -150,6 +150,9 @@ class CogConfig(BaseModel):
     cache_ttl: CacheTtlSetting | None = None
     #: send the thread id as ``prompt_cache_key`` (default: only to api.openai.com)
     prompt_cache_key: bool | None = None
+    #: ``diagnostics = false``: no checks after file changes here; ``diagnostics_off``: checkers left out
+    diagnostics: bool | None = None
+    diagnostics_off: list[str] = []
     #: model name → its prices, adding to or overriding :data:`cogcli.settings.prices.PRICES`
     prices: dict[str, PriceSetting] = {}
     #: hook commands per event (:mod:`cogcli.hooks`): they run only once the person approved them (``cog trust``)

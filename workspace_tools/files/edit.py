@@ -60,6 +60,8 @@ class EditFileResult(BaseModel):
     replacements: int = Field(description="How many occurrences of old_text were replaced.")
     match: str | None = Field(default=None, description="How old_text was found when not exactly (e.g. trailing-whitespace).")
     matches: list[str] | None = Field(default=None, description="With edits: how each edit's old_text was found, when any was not exactly.")
+    diagnostics: str | None = Field(default=None, description="What the checkers (ruff, mypy, tsc, go vet, cargo check …) "
+                                    "found that this change introduced or fixed, when anything (workspace_tools.diagnostics).")
 
 
 def replaced(text: str, positions: list[int], old_len: int, new: str) -> str:

@@ -48,6 +48,8 @@ class WriteFileResult(BaseModel):
     path: str = Field(description="The written file, relative to the workspace root.")
     created: bool = Field(description="True if the file did not exist before.")
     lines: int = Field(description="Lines in the file now.")
+    diagnostics: str | None = Field(default=None, description="What the checkers (ruff, mypy, tsc, go vet, cargo check …) "
+                                    "found that this change introduced or fixed, when anything (workspace_tools.diagnostics).")
     changed: bool = Field(description="False if the file already had exactly this content.")
 
 

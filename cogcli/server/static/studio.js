@@ -289,9 +289,26 @@
   function jsonBlock(details, title = 'Details') {
     return el('details', { class: 'json', 'data-block': 'json' }, el('summary', {}, title), el('pre', {}, asText(details)));
   }
+  // a file change's diagnostics (details.diagnostics): what the change introduced, as the terminal says it
+  function diagnosticsBlock(details) {
+    const d = details && typeof details === 'object' ? details.diagnostics : null;
+    if (!d || typeof d !== 'object' || !Array.isArray(d.new)) return null;
+    const fixed = Array.isArray(d.fixed) ? d.fixed.length : 0;
+    if (!d.new.length && !fixed) return null;
+    const errors = d.new.filter((p) => p && (p.severity || 'error') === 'error').length;
+    const others = d.new.length - errors;
+    const words = [errors ? errors + ' new error' + (errors === 1 ? '' : 's') : null, others ? others + ' new warning' + (others === 1 ? '' : 's') : null,
+      fixed ? fixed + ' fixed' : null].filter(Boolean).join(', ');
+    const block = el('div', { class: 'diagnostics', 'data-block': 'diagnostics' }, el('div', { class: 'diagnostics-head' + (errors ? ' bad' : '') }, words));
+    for (const p of d.new.slice(0, 50)) append(block, [el('div', { class: 'diagnostic' }, p.file + ':' + p.line + ': ' + p.rule + ': ' + p.message)]);
+    if (d.new.length > 50) append(block, [el('div', { class: 'muted' }, '… and ' + (d.new.length - 50) + ' more')]);
+    return block;
+  }
   function detailsBlock(details) {
     if (details === null || details === undefined) return null;
     const diff = diffOf(details);
+    const found = diagnosticsBlock(details);
+    if (diff && found) return el('div', { class: 'change' }, diffBlock(diff), found);
     if (diff) return diffBlock(diff);
     const report = reportOf(details);
     if (report) return testBlock(report);
