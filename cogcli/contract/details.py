@@ -220,6 +220,8 @@ class DiagnosticsDetails(_Details):
     sandbox: str = "none"
     #: the ``diagnostics`` tool only: every problem in the files it checked (at most 1,000), the backlog included
     problems: list[Diagnostic] = []
+    #: files a checker left setuid/setgid or with capabilities, whose privileges cog removed (as run_tests')
+    privileges_removed: list[dict[str, Any]] = []
 
 
 DETAILS_MODELS: tuple[type[BaseModel], ...] = (

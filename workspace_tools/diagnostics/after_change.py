@@ -116,11 +116,14 @@ def model_line(found: DiagnosticsDetails, *, always: bool = False) -> str | None
 
     view = read_diagnostics(found.model_dump())
     assert view is not None
+    from workspace_tools.sandbox.leftovers import Removed, removed_text
+
     slow = [f"{name} {why}" for name, why in view.skipped if why.startswith("took longer")]
-    if not view.new and not view.fixed and not slow and not always:
+    removed = removed_text([Removed(r["path"], r["removed"], r["action"]) for r in found.privileges_removed])
+    if not view.new and not view.fixed and not slow and not removed and not always:
         return None
     lines = [f"diagnostics: {view.headline()}" + (f" ({view.existing} older ones not listed)" if always and view.existing else ""),
-             *view.lines(MODEL_LINES), *slow]
+             *view.lines(MODEL_LINES), *slow, *([removed] if removed else [])]
     return "\n".join(lines)
 
 

@@ -11,6 +11,11 @@ is not compared: its problems would all look new.
 Budgets: after a change a lint source gets :attr:`Checker.lint_budget` seconds, a type checker or a
 build :attr:`Checker.types_budget`; one that ran over is killed, said once, and skipped after later
 changes (the ``diagnostics`` tool still runs it, with the tool's own timeout).
+
+Safety: a checker may run the project's code (an ESLint config, a mypy plugin, a Cargo build script,
+a program from the project's environment). Nobody was asked to run code for an edit, so after a
+change checkers run only in the sandbox (none where there is none: :data:`NO_SANDBOX`); the
+``diagnostics`` tool declares that it runs code and is gated like ``run_tests``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,12 @@ from workspace_tools.diagnostics.sandboxed import run_source
 from workspace_tools.diagnostics.sources import SOURCES, Found, Source, project_root
 from workspace_tools.sandbox.bwrap import SandboxMode
 from workspace_tools.sandbox.environment import PassedEnv
+from workspace_tools.sandbox.leftovers import Removed
 from workspace_tools.workspace.paths import Workspace
+
+#: why a checker did not run after a change where there is no sandbox: it may run the project's code
+NO_SANDBOX = ("not run after changes without the sandbox (it may run the project's code); "
+              "call diagnostics to run it, which asks first like run_tests")
 
 #: files larger than this are not checked after a change
 MAX_FILE_BYTES = 2_000_000
@@ -61,6 +71,8 @@ class Verdict:
     problems: dict[str, list[Diagnostic]] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     sandboxed: bool = False
+    #: files a checker left with setuid/setgid bits or capabilities, whose privileges were removed
+    removed: list[Removed] = field(default_factory=list)
 
 
 @dataclass
@@ -150,9 +162,13 @@ class Checker:
             limit = budget if budget is not None else (self.lint_budget if job.source.kind == "lint" else self.types_budget)
             texts = {self.rel(f): _read(f) for f in job.files}
             ran = await run_source(self.workspace, job.source, job.found, job.root, job.files, sandbox=self.sandbox,
-                                   passed=self.passed, budget=limit)
+                                   passed=self.passed, budget=limit, sandbox_only=after_change)
             verdict.sandboxed = verdict.sandboxed or ran.sandboxed
+            verdict.removed += ran.removed
             name = job.source.name
+            if ran.refused:
+                verdict.skipped[name] = NO_SANDBOX
+                return
             if ran.timed_out:
                 why = f"took longer than its {limit:g} s budget; call diagnostics to run it"
                 verdict.skipped[name] = why
@@ -192,6 +208,7 @@ class Checker:
             for name, problems in fresh.problems.items():
                 verdict.problems.setdefault(name, []).extend(problems)
             verdict.skipped.update(fresh.skipped)
+            verdict.removed += fresh.removed
         return Before(texts=texts, verdict=verdict)
 
     async def after(self, before: Before, files: list[Path], renamed: dict[str, str] | None = None) -> DiagnosticsDetails:
@@ -205,7 +222,8 @@ class Checker:
             new = _read(self.workspace.root / names.get(rel, rel))
             if old is not None and new is not None and old != new:
                 maps[rel] = line_map(old.decode("utf-8", "replace").splitlines(), new.decode("utf-8", "replace").splitlines())
-        details = DiagnosticsDetails(files=[self.rel(f) for f in now], sandbox="bwrap" if verdict.sandboxed else "none")
+        details = DiagnosticsDetails(files=[self.rel(f) for f in now], sandbox="bwrap" if verdict.sandboxed else "none",
+                                     privileges_removed=[r.as_dict() for r in (*before.verdict.removed, *verdict.removed)])
         skipped = {**verdict.skipped, **before.verdict.skipped}  # the first reason a checker stopped
         for name, after in verdict.problems.items():
             if name not in before.verdict.problems and name in skipped:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from workspace_tools.diagnostics.sources import Found, Source
@@ -16,6 +16,7 @@ from workspace_tools.runners.run_tests import _sandbox_argv
 from workspace_tools.runners.toolchains import toolchain_homes
 from workspace_tools.sandbox.bwrap import SandboxMode, sandbox_prefix
 from workspace_tools.sandbox.environment import PassedEnv
+from workspace_tools.sandbox.leftovers import Removed, strip_after
 from workspace_tools.workspace.paths import Workspace
 
 #: output kept of one checker run (its JSON on a big project's backlog can be long)
@@ -30,11 +31,20 @@ class Ran:
     sandboxed: bool
     #: the budget ran out and the process group was killed
     timed_out: bool = False
+    #: not run: no sandbox here, and the caller runs checkers only in one
+    refused: bool = False
+    #: files the checker left setuid/setgid or with capabilities, whose privileges were removed
+    removed: list[Removed] = field(default_factory=list)
 
 
 async def run_source(workspace: Workspace, source: Source, found: Found, root: Path, files: list[Path], *,
-                     sandbox: SandboxMode, passed: PassedEnv, budget: float) -> Ran:
-    """Run ``source`` on ``files`` of the project in ``root`` within ``budget`` seconds."""
+                     sandbox: SandboxMode, passed: PassedEnv, budget: float, sandbox_only: bool = False) -> Ran:
+    """Run ``source`` on ``files`` of the project in ``root`` within ``budget`` seconds.
+
+    A checker may run the project's code (an ESLint config, a mypy plugin, a build script, a program
+    from the project's environment), so it runs like the tests: sandboxed, and swept afterwards for
+    setuid files. ``sandbox_only`` (after a change, which nobody was asked to run code for): with no
+    sandbox here it is not run at all."""
     import anyio
     import anyio.to_thread
 
@@ -48,11 +58,16 @@ async def run_source(workspace: Workspace, source: Source, found: Found, root: P
         for host, _ in inv.writable:
             host.mkdir(parents=True, exist_ok=True)
         prefix = _sandbox_argv(prefix, root, inv.writable)
+    elif sandbox_only:
+        return Ran(exit_code=None, output="", duration=0.0, sandboxed=False, refused=True)
     output = OutputTail(OUTPUT_BYTES)
-    started = time.perf_counter()
+    started, since = time.perf_counter(), time.time_ns()
     exit_code: int | None = None
-    with anyio.move_on_after(budget):
-        exit_code = await run_process_group([*prefix, *source.argv(found, root, files)], cwd=root,
-                                            env=passed.child_env(extra, bool(prefix)), on_output=output.feed)
+    try:
+        with anyio.move_on_after(budget):
+            exit_code = await run_process_group([*prefix, *source.argv(found, root, files)], cwd=root,
+                                                env=passed.child_env(extra, bool(prefix)), on_output=output.feed)
+    finally:  # also when cancelled: no setuid file stays behind (sandbox/leftovers.py)
+        removed = await strip_after(workspace.root, [h for h, _ in inv.writable], since_ns=since)
     return Ran(exit_code=exit_code, output=output.text(), duration=time.perf_counter() - started, sandboxed=bool(prefix),
-               timed_out=exit_code is None)
+               timed_out=exit_code is None, removed=removed)

@@ -1,4 +1,5 @@
-"""The ``diagnostics`` tool: the checkers run on request, read-only, without the after-change budget
+"""The ``diagnostics`` tool: the checkers run on request (sandboxed like run_tests, and like it a tool
+that runs code: a checker may run the project's), without the after-change budget
 (a type checker skipped after an edit runs here).
 
 ``paths``: files or folders (a folder's source files, at most :data:`MAX_FILES`); none: the files
@@ -62,7 +63,8 @@ def _files(checker: Checker, paths: list[str]) -> list[Path]:
             for folder, dirs, names in os.walk(full):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP
                                  and not (Path(folder) / d / "pyvenv.cfg").exists())
-                out += [Path(folder) / n for n in sorted(names) if n.endswith(suffixes)]
+                out += [Path(folder) / n for n in sorted(names)
+                        if n.endswith(suffixes) and not (Path(folder) / n).is_symlink()]  # a link may point out
                 if len(out) >= MAX_FILES:
                     break
         else:
@@ -95,7 +97,8 @@ def diagnostics_tool(checker: Checker | Callable[[], Checker], *, timeout: float
                                      sources=list(verdict.problems), problems=problems[:MAX_PROBLEMS],
                                      skipped=[SkippedSource(source=n, why=w) for n, w in verdict.skipped.items()],
                                      duration_s=round(time.perf_counter() - started, 3),
-                                     sandbox="bwrap" if verdict.sandboxed else "none")
+                                     sandbox="bwrap" if verdict.sandboxed else "none",
+                                     privileges_removed=[r.as_dict() for r in verdict.removed])
         ran = ", ".join(details.sources) or "no checker"
         where = f"{len(files)} file{'s' if len(files) != 1 else ''}"
         lines = [f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in {where} ({ran})"
@@ -104,6 +107,10 @@ def diagnostics_tool(checker: Checker | Callable[[], Checker], *, timeout: float
         if len(problems) > MODEL_PROBLEMS:
             lines.append(f"… and {len(problems) - MODEL_PROBLEMS} more")
         lines += [f"{s.source}: {s.why}" for s in details.skipped]
+        if verdict.removed:
+            from workspace_tools.sandbox.leftovers import removed_text
+
+            lines.append(removed_text(verdict.removed))
         detail = f"{' '.join(params.paths or [])} · {len(problems)} problems".strip(" ·")
         return tool_output("\n".join(lines), details=details, presentation={"label": LABEL, "icon": ICON, "detail": detail})
 
@@ -111,7 +118,7 @@ def diagnostics_tool(checker: Checker | Callable[[], Checker], *, timeout: float
         return {"label": LABEL, "icon": ICON, "detail": " ".join(params.paths or []) or "changed files"}
 
     return tool(
-        kind="read",
+        kind="execute",
         name="diagnostics",
         description=(
             "Run the project's checkers (ruff, mypy or pyright, tsc or ESLint, go vet, cargo check: those the project "
@@ -122,6 +129,8 @@ def diagnostics_tool(checker: Checker | Callable[[], Checker], *, timeout: float
         execute=execute,
         presentation=presentation,
         timeout=timeout,
-        read_only=True,
+        # a checker may run the project's code (an ESLint config, a mypy plugin, a build script):
+        # asked about, and refused in plan mode, like run_tests
+        side_effects=("runs code",),
         ordered_by=None,
     )
