@@ -3,6 +3,7 @@ print what the text says: the model reads content, the application gets details 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -30,11 +31,11 @@ EXPECTED = {
         "greet() now says Hello, NAME!",
     ],
     "realtime_tools.py": [
-        "session.update offers: read_file, list_files, search_text, edit_file, apply_patch, write_file, move_file, delete_file, git_status, git_diff, run_tests, run_command, command_output, kill_command",
+        "session.update offers: read_file, list_files, search_text, edit_file, apply_patch, write_file, move_file, delete_file, git_status, git_diff, run_tests, run_command, command_output, kill_command, diagnostics",
         "  [Read file · notes.md] details: {'path': 'notes.md', 'start_line': 1, 'end_line': 1, 'total_lines': 1, 'truncated': False}",
         'send: {"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": "call-1", "output": "     1\\tStandup at 10.\\n"}}',
         'send: {"type": "response.create"}',
-        "declared: 14 functions",
+        "declared: 15 functions",
         "  [Read file · missing.md] error_code: FILE_NOT_FOUND",
         'send_tool_response: {"function_responses": [{"id": "fc-1", "name": "read_file", "response": {"error": "missing.md does not exist; list_files shows the files there are"}}]}',
     ],
@@ -46,4 +47,10 @@ def test_adapter_example_runs_offline(name: str) -> None:
     env = {**cog_env(), "OPENAI_API_KEY": "", "OPENAI_AGENTS_DISABLE_TRACING": "1"}
     out = subprocess.run([sys.executable, str(ROOT / "examples" / name)], capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == EXPECTED[name]
+    assert [_without_checks(line) for line in out.stdout.splitlines()] == EXPECTED[name]
+
+
+def _without_checks(line: str) -> str:
+    """A line with an edit's diagnostics verdict left out: which checkers ran, where and how long
+    depends on the machine (tests/test_diagnostics.py checks the verdicts)."""
+    return re.sub(r", 'diagnostics': \{.*\}\}$", "}", line)

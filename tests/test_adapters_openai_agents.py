@@ -162,7 +162,7 @@ async def test_a_folder_gives_its_tools(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello\n")
     tools = to_function_tools(tmp_path)
     assert [t.name for t in tools] == ["read_file", "list_files", "search_text", "edit_file", "apply_patch", "write_file", "move_file", "delete_file", "git_status",
-                                      "git_diff", "run_tests", "run_command", "command_output", "kill_command"]
+                                      "git_diff", "run_tests", "run_command", "command_output", "kill_command", "diagnostics"]
     model = ScriptedModel([call("c1", "read_file", '{"path": "a.txt"}')], [say("ok")])
     await Runner.run(Agent(name="reader", model=model, tools=tools), "read", run_config=NO_TRACING)
     assert outputs_read_by_model(model.inputs[1])["c1"].startswith("     1\thello")

@@ -112,7 +112,9 @@ class Ruff(_PythonSource):
     read = staticmethod(parsers.ruff_json)
 
     def argv(self, found: Found, root: Path, files: list[Path]) -> list[str]:
-        return [found.program, "check", "--output-format", "json", "--no-fix", "--exit-zero", "--quiet", *map(str, files)]
+        # --no-cache: a check leaves no .ruff_cache in the person's tree
+        return [found.program, "check", "--output-format", "json", "--no-fix", "--exit-zero", "--quiet", "--no-cache",
+                *map(str, files)]
 
 
 class Mypy(_PythonSource):
@@ -127,6 +129,8 @@ class Mypy(_PythonSource):
 
     def argv(self, found: Found, root: Path, files: list[Path]) -> list[str]:
         argv = [found.program, "-O", "json", "--no-error-summary", "--no-pretty", "--show-column-numbers"]
+        if not (root / ".mypy_cache").is_dir():  # the project's own cache is used; else none is left in the tree
+            argv.append(f"--cache-dir={os.devnull}")
         if found.python:
             argv += ["--python-executable", found.python]
         return [*argv, *map(str, files)]
