@@ -9,11 +9,12 @@ What the thread holds, and why:
   the file, what was skipped, cut and redacted) in its ``imported`` field, which
   ``cog thread show`` draws as the thread's first line;
 - the conversation as plain ``user`` and ``assistant`` entries, consecutive pieces of one side
-  joined. **Tool calls and their results are text** (``[Claude Code's tool call, not run here:
-  Bash (toolu_1)]`` and the arguments; ``[result of Claude Code's Bash (toolu_1)]`` and what it
-  returned, on the user's side, where the Anthropic and Responses formats put results too): no
-  call is ever run again, and the other agent's tool names never reach the model as calls it
-  could make — its own tools are the only ones it is offered;
+  joined (up to :data:`STRETCH_CHARS` a message). **Tool calls and their results are text**
+  (``[Claude Code's tool call, not run here: Bash (toolu_1)]`` and the arguments; ``[result of
+  Claude Code's Bash (toolu_1)]`` and what it returned), both on the assistant's side: no call is
+  ever run again, the other agent's tool names never reach the model as calls it could make (its
+  own tools are the only ones it is offered), and the user's side holds only the person's words —
+  which compaction keeps verbatim, while the agent's side it summarizes;
 - thinking and reasoning are left out: their signatures belong to another provider's model;
 - every text is cleaned (control characters other than newline and tab removed, carriage returns
   made newlines, lone surrogates replaced), redacted with cog's redactor (the same one as every
@@ -48,6 +49,9 @@ from cogcli.threads.import_readers import AGENTS, FORMATS, ImportFormatError, Pi
 MAX_FILE_BYTES = 256 * 1024 * 1024
 #: one message's text at most (a tool result, a call's arguments, a said text), head and tail kept
 MESSAGE_CHARS = 20_000
+#: consecutive pieces of one side are joined into one message up to this size (past it, a new
+#: message of the same side starts, so compaction can summarize the older part of a long stretch)
+STRETCH_CHARS = 2 * MESSAGE_CHARS
 #: the whole conversation at most: older messages after the first go past it
 TOTAL_CHARS = 1_000_000
 #: text redacted around a cut, so a credential across it is found whole
@@ -141,10 +145,11 @@ def conversation(got: Read, fmt: str, file: str) -> Imported:
     messages: list[tuple[str, str]] = []
     for piece in got.pieces:
         text = _piece_text(piece, origin, forms)
-        if messages and messages[-1][0] == piece.role:
-            messages[-1] = (piece.role, messages[-1][1] + "\n\n" + text)
+        role = piece.role if piece.kind == "text" else "assistant"  # what the agent did and saw: its side
+        if messages and messages[-1][0] == role and len(messages[-1][1]) + len(text) <= STRETCH_CHARS:
+            messages[-1] = (role, messages[-1][1] + "\n\n" + text)
         else:
-            messages.append((piece.role, text))
+            messages.append((role, text))
     messages = _within_total(messages, origin)
     origin.messages = len(messages)
     return Imported(origin, messages)
