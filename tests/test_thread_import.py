@@ -199,3 +199,38 @@ def _stored(entries: list) -> list:
     from cogcli.threads.entries import StoredEntry
 
     return [StoredEntry(seq=n, created_at="2026-01-01T00:00:00Z", entry=e) for n, e in enumerate(entries)]
+
+
+@pytest.mark.slow  # an import and one cog edit run against a loopback model: a few seconds
+def test_an_imported_claude_code_session_is_continued_with_edit_thread(make_repo) -> None:
+    from cli_helpers import json_lines
+    from model_servers import AnthropicServer, Reply
+
+    repo = make_repo("calc")
+    out = run_cog(["thread", "import", "--json", str(SESSIONS / "claude-code.jsonl")], repo)
+    assert out.returncode == 0, out.stderr
+    thread = json.loads(out.stdout)["threadId"]
+    with AnthropicServer([Reply("Picking up: add subtracts, so I will fix it.")]) as server:
+        edit = run_cog(["edit", "--json", "--model", "anthropic:claude-sonnet-4-5", "--thread", thread, "Go on and fix it."], repo,
+                       env={"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.base_url})
+        assert edit.returncode == 0, edit.stderr
+        body = server.requests[-1].body
+    assert json_lines(edit.stdout)[-1]["threadId"] == thread
+    sent = json.dumps(body["messages"], ensure_ascii=False)
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["user", "assistant", "user"]
+    first, agent, last = (" ".join(b.get("text", "") for b in m["content"]) for m in body["messages"])
+    assert "brought over from Claude Code" in first and "Why does add fail in calc/ops.py?" in first
+    assert "[Claude Code's tool call, not run here: Bash (toolu_02Bash)]" in agent and "[error from Claude Code's Bash (toolu_02Bash)]" in agent
+    assert last.endswith("Go on and fix it.")
+    assert '"tool_use"' not in sent and '"tool_result"' not in sent and '"type": "thinking"' not in sent and "SECRET" not in sent
+    offered = {t["name"] for t in body["tools"]}
+    assert "read_file" in offered and not offered & {"Bash", "Read"}  # the other agent's tools are history, never offered
+    shown = run_cog(["thread", "show", thread], repo)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == ("── imported from Claude Code · session 5f1c2a9e-7b3d-4e8a-9c61-2d4b8f0e3a17 · in /home/ana/calc · "
+                        "2 messages, 2 tool calls as text ──")
+    assert lines[1].startswith("── run 1 · imp_") and "Picking up: add subtracts" in shown.stdout
+    listed = run_cog(["thread", "list"], repo)
+    assert "imported from Claude Code: Why does add fail in calc/ops.py?" in listed.stdout
