@@ -213,6 +213,7 @@ def read_claude(lines: Iterable[str]) -> Read:
                                         call_id=call_id, error=block.get("is_error") is True))
             elif kind not in ("thinking", "redacted_thinking"):
                 out.left_out += 1
+                _say(out, role, f"[{str(kind)[:40]} left out on import]")
     return out
 
 
@@ -324,7 +325,7 @@ def _content_text(content: Any, out: Read) -> str:
             texts.append(part["text"])
         elif isinstance(part, dict):
             out.left_out += 1
-            texts.append(f"[{part.get('type') or 'a part'} left out on import]")
+            texts.append(f"[{str(part.get('type') or 'a part')[:40]} left out on import]")
     return "\n".join(texts)
 
 
