@@ -17,7 +17,12 @@ from cogcli.contract.errors import ConfigError
 from cogcli.models import ToolCallRequest
 from cogcli.threads import imported as imp
 from cogcli.threads.atif import trajectory
-from cogcli.threads.entries import AssistantEntry, ModelToolResult, ToolResultEntry, UserEntry
+from cogcli.threads.entries import (
+    AssistantEntry,
+    ModelToolResult,
+    ToolResultEntry,
+    UserEntry,
+)
 from cogcli.threads.history import build_history
 from cogcli.threads.import_readers import read_atif, sniff
 from cogcli.threads.store import ThreadStore
@@ -73,8 +78,8 @@ def test_cogs_own_atif_export_reads_back() -> None:
     assert found.origin.agent == "cog" and found.origin.session_id == info.id
     assert found.messages == [
         ("user", "Why?"),
-        ("assistant", 'Reading.\n\n[cog\'s tool call, not run here: read_file (c1)]\n{"path": "calc/ops.py"}\n\n'
-                      "[result of cog's read_file (c1)]\nreturn a - b\n\nIt subtracts."),
+        ("assistant", ('Reading.\n\n[cog\'s tool call, not run here: read_file (c1)]\n{"path": "calc/ops.py"}\n\n'
+                       "[result of cog's read_file (c1)]\nreturn a - b\n\nIt subtracts.")),
     ]
 
 
@@ -114,7 +119,7 @@ def test_hostile_content_is_cleaned_redacted_and_bounded(tmp_path: Path) -> None
 
 def test_without_the_redactor_the_key_would_reach_the_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The defence is the redactor on the way in: with it made a no-op the key lands in the thread."""
-    import cogcli.secrets.redactor as redactor
+    from cogcli.secrets import redactor
 
     monkeypatch.setattr(redactor, "redact", lambda text, **_: (text, 0))
     assert KEY in texts(imp.import_file(hostile(tmp_path)))
@@ -234,3 +239,21 @@ def test_an_imported_claude_code_session_is_continued_with_edit_thread(make_repo
     assert lines[1].startswith("── run 1 · imp_") and "Picking up: add subtracts" in shown.stdout
     listed = run_cog(["thread", "list"], repo)
     assert "imported from Claude Code: Why does add fail in calc/ops.py?" in listed.stdout
+
+
+def test_an_older_codex_rollout_and_an_empty_session(tmp_path: Path) -> None:
+    """Codex wrote its items one a line, after a line of facts, before the {timestamp, type, payload} lines."""
+    old = tmp_path / "rollout-2025-05-01.jsonl"
+    old.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "0a1b-old", "timestamp": "2025-05-01T10:00:00Z", "instructions": None},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "List the files."}]},
+        {"type": "function_call", "name": "shell", "arguments": '{"command": ["ls"]}', "call_id": "call_9"},
+        {"type": "function_call_output", "call_id": "call_9", "output": '{"output": "boom", "metadata": {"exit_code": 2}}'},
+    ]) + "\n")
+    found = imp.import_file(old)
+    assert found.origin.format == "codex" and found.origin.session_id == "0a1b-old"
+    assert found.messages[1][1].endswith("[error from Codex CLI's shell (call_9)]\nboom\n(exit code 2)")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(json.dumps({"type": "summary", "summary": "nothing", "leafUuid": "x"}) + "\nnot json\n")
+    with pytest.raises(ConfigError, match=r"holds no conversation to import \(1 malformed lines skipped\)"):
+        imp.import_file(empty)

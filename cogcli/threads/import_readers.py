@@ -38,6 +38,11 @@ AGENTS = {"atif": "another agent", "claude-code": "Claude Code", "codex": "Codex
 _CODEX_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions instructions>")
 
 
+#: the Responses API items a Codex rollout holds
+_CODEX_ITEMS = ("message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
+                "local_shell_call", "web_search_call")
+
+
 class ImportFormatError(ValueError):
     """The file is none of the formats, or not the one named."""
 
@@ -85,6 +90,8 @@ def sniff(head: str) -> str:
                 continue
             if "payload" in r and r.get("type") in ("session_meta", "response_item", "turn_context", "event_msg", "compacted"):
                 return "codex"
+            if r.get("type") in _CODEX_ITEMS and ("call_id" in r or r.get("role") in ("user", "assistant", "developer")):
+                return "codex"  # an older rollout: the items themselves, one a line
             if "sessionId" in r or "parentUuid" in r or (r.get("type") in ("user", "assistant", "summary") and ("message" in r or "summary" in r)):
                 return "claude-code"
     raise ImportFormatError(
@@ -225,6 +232,14 @@ def read_codex(lines: Iterable[str]) -> Read:
     names: dict[str, str] = {}
     for line in lines:
         record = _object(line)
+        if record is not None and "payload" not in record:  # an older rollout: a first line of facts, then the items
+            if record.get("type") in _CODEX_ITEMS:
+                _codex_item(out, record, names)
+            elif "type" not in record and isinstance(record.get("id"), str):
+                out.session_id = out.session_id or record["id"]
+            else:
+                out.malformed += 1
+            continue
         if record is None or not isinstance(record.get("payload"), dict):
             out.malformed += line.strip() != ""
             continue
@@ -268,16 +283,16 @@ def _codex_item(out: Read, item: dict[str, Any], names: dict[str, str]) -> None:
         out.pieces.append(Piece("call", "assistant", _arguments(item.get("action")), name="local_shell", call_id=call_id))
     elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
         call_id = str(item.get("call_id") or "")
-        output = item.get("output")
+        output: Any = item.get("output")
         if isinstance(output, str) and output.startswith('{"output"'):  # the shell's {"output": …, "metadata": {"exit_code": …}}
             output = _object(output) or output
         failed = False
         if isinstance(output, dict):  # that, or {"content": …, "success": …} in some versions
-            meta = output.get("metadata") if isinstance(output.get("metadata"), dict) else {}
-            code = meta.get("exit_code")
+            meta: Any = output.get("metadata")
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
             failed = output.get("success") is False or (isinstance(code, int) and code != 0)
-            text = output.get("output", output.get("content", output))
-            output = f"{_content_text(text, out)}\n(exit code {code})" if isinstance(code, int) and code != 0 else text
+            body: Any = output.get("output", output.get("content", output))
+            output = f"{_content_text(body, out)}\n(exit code {code})" if isinstance(code, int) and code != 0 else body
         out.pieces.append(Piece("result", "user", _content_text(output, out), name=names.get(call_id, "tool"), call_id=call_id, error=failed))
     elif kind not in ("reasoning", None):
         out.left_out += 1  # web searches and items this cog does not know

@@ -42,8 +42,22 @@ from typing import Any, BinaryIO
 from pydantic import BaseModel
 
 from cogcli.contract.errors import ConfigError
-from cogcli.threads.entries import AssistantEntry, Entry, RunEndEntry, StoredEntry, UserEntry
-from cogcli.threads.import_readers import AGENTS, FORMATS, ImportFormatError, Piece, Read, read, sniff
+from cogcli.threads.entries import (
+    AssistantEntry,
+    Entry,
+    RunEndEntry,
+    StoredEntry,
+    UserEntry,
+)
+from cogcli.threads.import_readers import (
+    AGENTS,
+    FORMATS,
+    ImportFormatError,
+    Piece,
+    Read,
+    read,
+    sniff,
+)
 
 #: the largest file read (Claude Code sessions holding pasted images run to tens of megabytes)
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -132,7 +146,11 @@ def import_file(path: Path, fmt: str | None = None) -> Imported:
             got = read(found, _lines(stream))
         except ImportFormatError as exc:
             raise ConfigError(f"{path}: {exc}") from None
-    return conversation(got, found, str(path))
+    done = conversation(got, found, str(path))
+    if not done.messages:
+        skipped = f" ({got.malformed} malformed lines skipped)" if got.malformed else ""
+        raise ConfigError(f"{path} holds no conversation to import{skipped}: no message of the person or the agent was found in it as {found}")
+    return done
 
 
 def conversation(got: Read, fmt: str, file: str) -> Imported:
@@ -140,7 +158,7 @@ def conversation(got: Read, fmt: str, file: str) -> Imported:
     from cogcli.secrets.redactor import env_forms
 
     forms = env_forms()
-    origin = ImportOrigin(format=fmt, agent=_short(got.agent or AGENTS[fmt], forms), session_id=_short(got.session_id, forms),
+    origin = ImportOrigin(format=fmt, agent=_short(got.agent or AGENTS[fmt], forms) or AGENTS[fmt], session_id=_short(got.session_id, forms),
                           cwd=_short(got.cwd, forms), file=_short(file, forms) or "", skipped_lines=got.malformed, left_out=got.left_out)
     messages: list[tuple[str, str]] = []
     for piece in got.pieces:
@@ -238,7 +256,9 @@ def entries(imported: Imported) -> list[Entry]:
     from cogcli.wire.events import RunStatus
 
     mid = f"imp_{uuid.uuid4().hex[:20]}"
-    out: list[Entry] = [UserEntry(content=note(imported.origin), message_id=mid, imported=imported.origin.model_dump(exclude_none=True))]
+    # the origin in an extra field: a cog from before import reads the thread as ever
+    out: list[Entry] = [UserEntry.model_validate({"content": note(imported.origin), "message_id": mid,
+                                                  "imported": imported.origin.model_dump(exclude_none=True)})]
     for role, text in imported.messages:
         out.append(AssistantEntry(content=text) if role == "assistant" else UserEntry(content=text, message_id=mid))
     out.append(RunEndEntry(message_id=mid, status=RunStatus.COMPLETED, steps=0))
