@@ -117,6 +117,18 @@ def test_hostile_content_is_cleaned_redacted_and_bounded(tmp_path: Path) -> None
     assert "\x1b" not in origin.session_id and "\x1b" not in (origin.cwd or "")
 
 
+def test_a_first_line_longer_than_the_sniffed_head_is_still_recognised(tmp_path: Path) -> None:
+    path = tmp_path / "pasted.jsonl"
+    record = {"parentUuid": None, "type": "user", "uuid": "u1", "message": {"role": "user", "content": "look: " + "z" * 200_000}}
+    path.write_text(json.dumps(record) + "\n")
+    found = imp.import_file(path)
+    assert found.origin.format == "claude-code" and found.origin.cut == 1 and found.messages[0][1].startswith("look: zzz")
+    codex = tmp_path / "rollout.jsonl"
+    codex.write_text(json.dumps({"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user",
+                                 "content": [{"type": "input_text", "text": "z" * 200_000}]}}) + "\n")
+    assert imp.import_file(codex).origin.format == "codex"
+
+
 def test_without_the_redactor_the_key_would_reach_the_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The defence is the redactor on the way in: with it made a no-op the key lands in the thread."""
     from cogcli.secrets import redactor

@@ -168,8 +168,12 @@ def import_command(root: Path, file: Path, fmt: str | None, as_json: bool) -> in
     extras = ", ".join(f"{n} {what}" for n, what in ((origin.skipped_lines, "malformed lines skipped"), (origin.cut, "long messages cut"),
                                             (origin.dropped, "older messages left out"), (origin.redacted, "credentials redacted")) if n)
     sys.stdout.write(visible(
-        f"imported {origin.messages} messages ({origin.calls} tool calls, as text) from {origin.agent}"
+        f"imported {_count(origin.messages, 'message')} ({_count(origin.calls, 'tool call')}, as text) from {origin.agent}"
         f"{f' session {origin.session_id}' if origin.session_id else ''} into thread {info.id}"
         f"{f' ({extras})' if extras else ''}") + "\n")
     sys.stdout.write(f"continue it: cog edit --thread {info.id} \"…\"   or   cog chat --thread {info.id}\n")
     return EXIT_OK
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n:,} {what}{'' if n == 1 else 's'}"

@@ -27,6 +27,7 @@ Nothing in a file is used as a path: a session id or cwd is only ever text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -94,6 +95,11 @@ def sniff(head: str) -> str:
                 return "codex"  # an older rollout: the items themselves, one a line
             if "sessionId" in r or "parentUuid" in r or (r.get("type") in ("user", "assistant", "summary") and ("message" in r or "summary" in r)):
                 return "claude-code"
+    # a first line longer than the head (a pasted file, a huge result): its keys, as written
+    if re.search(r'^\{[^\n]*"type":\s*"(session_meta|response_item|turn_context|event_msg)"[^\n]*"payload":', head):
+        return "codex"
+    if re.search(r'^\{[^\n]*"(parentUuid|sessionId)":|^\{[^\n]*"type":\s*"(user|assistant)"[^\n]*"message":\s*\{', head):
+        return "claude-code"
     raise ImportFormatError(
         "this file is none of the formats cog thread import reads: atif (an ATIF trajectory, one JSON document with "
         "schema_version and steps), claude-code (~/.claude/projects/…/*.jsonl) or codex (~/.codex/sessions/…/rollout-*.jsonl); "

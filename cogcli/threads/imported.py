@@ -286,7 +286,7 @@ def origin_line(origin: ImportOrigin) -> str:
     parts = [f"imported from {origin.agent}"]
     parts += [f"session {origin.session_id}"] if origin.session_id else []
     parts += [f"in {origin.cwd}"] if origin.cwd else []
-    parts.append(f"{origin.messages} messages, {origin.calls} tool calls as text")
+    parts.append(f"{origin.messages} message{'' if origin.messages == 1 else 's'}, {origin.calls} tool call{'' if origin.calls == 1 else 's'} as text")
     for count, what in ((origin.skipped_lines, "malformed lines skipped"), (origin.cut, "cut"), (origin.dropped, "older left out"),
                         (origin.redacted, "credentials redacted")):
         if count:
