@@ -11,7 +11,8 @@ redact and store.
   user/assistant (``message`` in the Anthropic Messages shape: blocks ``text``, ``thinking``,
   ``tool_use`` {id, name, input}, ``tool_result`` {tool_use_id, content, is_error}), ``summary``,
   ``system`` and others. The conversation is the chain of ``parentUuid`` links back from the last
-  record (an edited or rewound session keeps its abandoned branches in the file); ``isSidechain``
+  record (an edited or rewound session keeps its abandoned branches in the file; a compaction's
+  ``logicalParentUuid`` is followed back too); ``isSidechain``
   (a subagent's) and ``isMeta`` (Claude Code's own notes) records are left out.
 - **Codex CLI** (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``): lines ``{timestamp, type,
   payload}``; ``session_meta`` (id, cwd), ``response_item`` (a Responses API item: ``message``,
