@@ -1,4 +1,4 @@
-"""``cog render``, ``cog schema``, ``cog thread list|show`` and ``cog undo``: what runs left
+"""``cog render``, ``cog schema``, ``cog thread list|show|export|import`` and ``cog undo``: what runs left
 behind, drawn again, described or put back."""
 
 import json
@@ -118,6 +118,23 @@ def thread_export(
     if bool(thread_id) == last:
         fail("name the thread: cog thread export ID, or cog thread export --last")
     raise typer.Exit(export_command(workspace(directory), thread_id, fmt, output))
+
+
+@thread_app.command("import")
+def thread_import(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A session file: an ATIF trajectory, a Claude Code transcript (~/.claude/projects/…/*.jsonl) or a Codex session (~/.codex/sessions/…/rollout-*.jsonl).")],
+    fmt: Annotated[Optional[str], typer.Option("--format", "-f", metavar="atif|claude-code|codex", help="The file's format (default: recognised from its content).", show_default=False)] = None,
+    json_flag: Annotated[bool, typer.Option("--json", help="Print the new thread's id and origin as JSON.")] = False,
+    directory: DirectoryOption = None,
+) -> None:
+    """Bring another agent's session over as a new thread, to continue with cog edit --thread or cog chat --thread.
+
+    Messages, tool calls and their results are kept as text (no call is run again); thinking is
+    left out; credentials are redacted and long messages cut on the way in (docs/threads.md).
+    """
+    from cogcli.commands.thread import import_command
+
+    raise typer.Exit(import_command(workspace(directory), file, fmt, json_flag))
 
 
 @app.command("undo")

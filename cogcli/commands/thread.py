@@ -56,13 +56,18 @@ def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
         with default_store(root) as store:
             events = store.thread_events(thread_id)
             found = store.resolve_id(thread_id)
-            runs = thread_runs(store.entries(found)) if found else []
+            entries = store.entries(found) if found else []
+            runs = thread_runs(entries)
     except ConfigError as exc:
         return _fail(exc.message)
     except (ValueError, RecursionError, sqlite3.Error, OSError) as exc:  # a damaged row, a damaged file
         return _fail(_damaged(default_store_path(root), thread_id, exc))
     from cogcli.render.text import TextRenderer
+    from cogcli.threads.imported import origin_line, origin_of
 
+    origin = origin_of(entries)
+    if origin is not None and isinstance(renderer, TextRenderer):  # where an imported thread came from
+        renderer.out.write(visible(origin_line(origin), one_line=True) + "\n")
     headed = iter(runs)
     for event in events:
         if isinstance(renderer, TextRenderer) and getattr(event, "type", None) == "start":
@@ -138,3 +143,37 @@ def _damaged(db: Path, thread_id: str, exc: BaseException) -> str:
         f"thread {thread_id} cannot be shown: {what} (the store {db} was damaged or written by another program). "
         "The other threads are unaffected (cog thread list)"
     )
+
+
+def import_command(root: Path, file: Path, fmt: str | None, as_json: bool) -> int:
+    """``cog thread import FILE``: another agent's session stored as a new thread of this workspace."""
+    from cogcli.threads.imported import entries, import_file, title
+    from cogcli.threads.store import default_store, default_store_path
+    from cogcli.shown.visible import visible
+
+    try:
+        imported = import_file(file, fmt)
+        made = entries(imported)
+        with default_store(root) as store:
+            info = store.create_thread(title=title(imported))
+            store.append(info.id, made, status="completed")
+    except ConfigError as exc:
+        return _fail(exc.message)
+    except (sqlite3.Error, OSError) as exc:
+        return _fail(f"the thread store {default_store_path(root)} cannot be written ({exc}); move it away to start afresh")
+    origin = imported.origin
+    if as_json:
+        sys.stdout.write(json.dumps({"threadId": info.id, "origin": origin.model_dump(exclude_none=True)}, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    extras = ", ".join(f"{n} {what}" for n, what in ((origin.skipped_lines, "malformed lines skipped"), (origin.cut, "long messages cut"),
+                                            (origin.dropped, "older messages left out"), (origin.redacted, "credentials redacted")) if n)
+    sys.stdout.write(visible(
+        f"imported {_count(origin.messages, 'message')} ({_count(origin.calls, 'tool call')}, as text) from {origin.agent}"
+        f"{f' session {origin.session_id}' if origin.session_id else ''} into thread {info.id}"
+        f"{f' ({extras})' if extras else ''}") + "\n")
+    sys.stdout.write(f"continue it: cog edit --thread {info.id} \"…\"   or   cog chat --thread {info.id}\n")
+    return EXIT_OK
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
