@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from cogcli.loop.subagent import SUBAGENT_RULES
 from cogcli.models.base import Message, ModelStreamEvent, ToolSpec
 from cogcli.models.scripted import ScriptedModel, Step
@@ -24,6 +26,9 @@ class ByThread:
         self.parent = ScriptedModel(parent)
         self.children = {prompt: ScriptedModel(steps) for prompt, steps in children.items()}
         self.closed = False
+        #: children's requests streaming at once now, and the most ever; ``delay``: seconds each child's request takes
+        self.active = self.peak = 0
+        self.delay = 0.0
 
     def pick(self, messages: Sequence[Message]) -> ScriptedModel:
         system = next((m.content for m in messages if m.role == "system"), "")
@@ -33,18 +38,28 @@ class ByThread:
         return next(model for key, model in self.children.items() if prompt.startswith(key))
 
     async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
-        async for event in self.pick(messages).stream(messages, tools):
-            yield event
+        chosen = self.pick(messages)
+        child = chosen is not self.parent
+        self.active += child
+        self.peak = max(self.peak, self.active)
+        try:
+            if child and self.delay:
+                await anyio.sleep(self.delay)
+            async for event in chosen.stream(messages, tools):
+                yield event
+        finally:
+            self.active -= child
 
     async def aclose(self) -> None:
         self.closed = True
 
 
 async def run_with_children(
-    repo: Path, model: ByThread, instruction: str = "go", settings: Any = None, **run: Any
+    repo: Path, model: ByThread, instruction: str = "go", settings: Any = None, on_note: Any = None, **run: Any
 ) -> tuple[Any, list[BaseEvent], Session]:
     events: list[BaseEvent] = []
-    session = Session.open(settings or load_settings(repo, model=REPLAY, sandbox="off"), cwd=repo, interactive=False)
+    options: dict[str, Any] = {"on_note": on_note} if on_note is not None else {}
+    session = Session.open(settings or load_settings(repo, model=REPLAY, sandbox="off"), cwd=repo, interactive=False, **options)
     await session.model.aclose()
     session.model = model
     async with session:

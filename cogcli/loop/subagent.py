@@ -1,4 +1,4 @@
-"""Subagents: what a ``task`` call (:mod:`cogcli.agent_tools.task`) runs — a child :class:`~cogcli.loop.run.Run`
+"""Subagents: what a ``task`` call (:mod:`cogcli.agent_tools.delegate_task`) runs — a child :class:`~cogcli.loop.run.Run`
 with its own messages and thread, inside the run that called it (:data:`~cogcli.loop.run.CURRENT_RUN`).
 
 The child holds exactly as its parent: the same store, workspace tools (so the same sandbox, secret
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from cogcli.agent_tools.task import TASK_TOOL, TaskParams
+from cogcli.agent_tools.delegate_task import TASK_TOOL, TaskParams
 from cogcli.contract.context import ToolContext
 from cogcli.contract.details import SubagentDetails, SubagentFile, SubagentStep
 from cogcli.contract.errors import ErrorCode, ToolCallError
@@ -27,7 +27,7 @@ from cogcli.contract.output import tool_output
 from cogcli.loop.agent import Agent
 from cogcli.loop.run import CURRENT_RUN, Hooks, Run
 from cogcli.wire.emitter import EventEmitter
-from cogcli.wire.events import ApprovalRequiredEvent, BaseEvent, RunStatus
+from cogcli.wire.events import ApprovalRequiredEvent, BaseEvent, RunStatus, SubagentTag
 
 if TYPE_CHECKING:
     from cogcli.gate.approval import Approve
@@ -157,11 +157,11 @@ class _Follow:
     def event(self, event: BaseEvent) -> None:
         kind = getattr(event, "type", "")
         if kind in ("approval-required", "hook"):
-            tag = {"tool_call_id": self.context.call_id, "thread_id": self.thread, "agent": self.agent}
-            fields = event.model_dump(exclude={"seq", "timestamp"})
+            tag = SubagentTag(tool_call_id=self.context.call_id, thread_id=self.thread, agent=self.agent)
+            fields = {**event.model_dump(exclude={"seq", "timestamp"}), "subagent": tag}
             if isinstance(event, ApprovalRequiredEvent):
                 fields["approvals"] = [mark(a, self.description) for a in event.approvals]
-            self.parent.emitter.emit(type(event)(**fields, subagent=tag))
+            self.parent.emitter.emit(type(event)(**fields))
         elif kind == "tool-call-end":
             self.calls += 1
             shown = getattr(event, "presentation", None)

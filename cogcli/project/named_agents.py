@@ -1,4 +1,4 @@
-"""Named agents: what a ``task`` call (:mod:`cogcli.agent_tools.task`) may run as, in Claude Code's format.
+"""Named agents: what a ``task`` call (:mod:`cogcli.agent_tools.delegate_task`) may run as, in Claude Code's format.
 
     .agents/agents/reviewer.md           the workspace's (shared through git: hostile text)
     ~/.config/cog/agents/reviewer.md     the person's ($XDG_CONFIG_HOME respected)

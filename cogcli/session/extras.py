@@ -19,7 +19,7 @@ def agent_tools(settings: Settings, on_note: Callable[[str], None] | None = None
     """The agent's own tools (``task``: subagents, :mod:`cogcli.loop.subagent`) and the skills they load (the person's and the workspace's)."""
     from cogcli.agent_tools.update_plan import update_plan_tool
     from cogcli.agent_tools.load_skill import load_skill_tool
-    from cogcli.agent_tools.task import task_tool
+    from cogcli.agent_tools.delegate_task import task_tool
     from cogcli.loop.subagent import Subagents
     from cogcli.project.named_agents import load_named_agents
     from cogcli.project.skills import load_skills
