@@ -252,3 +252,36 @@ async def test_a_hostile_workspace_agent_gets_no_tool_model_or_approval_its_file
     assert wider.error_code == "INVALID_ARGUMENTS" and "'task', 'fetch_url'" in (wider.error or "")
     assert leak.error_code == "INVALID_ARGUMENTS" and "hunter2" not in str(model.parent.tool_specs)
     assert any("leak.md not read: it is a link" in n for n in notes)
+
+
+@pytest.mark.anyio
+async def test_every_front_end_shows_the_childs_steps_under_the_task_call(make_repo: Callable[..., Path]) -> None:
+    import io
+
+    from cogcli.acp.mapping import EventMapper
+    from cogcli.render.jsonl import JsonlWriter
+    from cogcli.render.text import TextRenderer
+
+    repo = make_repo("calc")
+    model = ByThread(
+        [Turn("", [task("t1", "Fix add in calc/ops.py")]), Turn("Done.")],
+        {"Fix add": [Turn("", [Call("r1", "read_file", {"path": "calc/ops.py"})]), Turn("", [FIX]), Turn("Fixed.")]},
+    )
+    _, events, session = await run_with_children(repo, model)
+
+    mapper = EventMapper(repo, session.run_tools)  # ACP: the child's calls, a line each, as the task call's content
+    shown = [u for e in events for u in mapper.updates(e) if getattr(u, "tool_call_id", None) == "t1" and getattr(u, "status", None) == "in_progress"]
+    assert shown[-1].content[0].content.text == "✓ Read file · calc/ops.py\n✓ Edit file · calc/ops.py"
+    out = io.StringIO()  # the terminal (a log here): the task's row says its current step
+    text = TextRenderer(out, tty=False, color=False)
+    for e in events:
+        text.handle(e)
+    text.close()
+    assert "Task  fix add · Edit file · calc/ops.py" in out.getvalue()
+    raw = io.BytesIO()  # JSON lines: the steps are the task call's tool-update lines
+    lines = JsonlWriter(raw, live=False)
+    for e in events:
+        lines.handle(e)
+    updates = [json.loads(line) for line in raw.getvalue().decode().splitlines() if '"tool-update"' in line]
+    assert {u["toolCallId"] for u in updates} == {"t1"}
+    assert updates[-1]["details"]["tool_name"] == "edit_file" and updates[-1]["details"]["status"] == "done"

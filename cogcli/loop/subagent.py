@@ -176,6 +176,6 @@ class _Follow:
     def _step(self, call_id: str, tool_name: str, title: str, status: str) -> None:
         step = SubagentStep(subagent=self.agent, thread_id=self.thread, call_id=call_id, tool_name=tool_name, title=title, status=status, calls=self.calls)
         self.context.update(
-            content=f"{title} ({status})", details=step.model_dump(),
+            content=f"{self.description} · {title}" + ("" if status == "running" else f" ({status})"), details=step.model_dump(),
             presentation={"label": "Task", "icon": "bot", "detail": f"{self.description} · {title}"},
         )
