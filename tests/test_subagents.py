@@ -285,3 +285,40 @@ async def test_every_front_end_shows_the_childs_steps_under_the_task_call(make_r
     updates = [json.loads(line) for line in raw.getvalue().decode().splitlines() if '"tool-update"' in line]
     assert {u["toolCallId"] for u in updates} == {"t1"}
     assert updates[-1]["details"]["tool_name"] == "edit_file" and updates[-1]["details"]["status"] == "done"
+
+
+@pytest.mark.anyio
+async def test_undo_of_the_run_puts_back_what_its_child_changed(make_repo: Callable[..., Path]) -> None:
+    from cogcli.session import Session
+
+    repo = make_repo("calc")
+    before = (repo / "calc" / "ops.py").read_bytes()
+    model = ByThread([Turn("", [task("t1", "Fix add in calc/ops.py")]), Turn("Done.")], {"Fix add": [Turn("", [FIX]), Turn("Fixed.")]})
+    result, _, _ = await run_with_children(repo, model)
+    assert (repo / "calc" / "ops.py").read_bytes() != before
+
+    with Session(repo) as session:
+        plan = session.undo()  # the workspace's newest run: the parent's, whose journal holds the child's edit
+    assert plan.thread_id == result.thread_id
+    assert (repo / "calc" / "ops.py").read_bytes() == before
+
+
+@pytest.mark.anyio
+async def test_a_persons_agent_runs_on_the_model_it_names_and_a_bad_one_is_a_clear_error(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo("calc")
+    home = tmp_path / "xdg"
+    (home / "cog" / "agents").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    (home / "cog" / "agents" / "mine.md").write_text(f"---\ndescription: Mine\nmodel: {REPLAY}\n---\nBe quick.\n")
+    (home / "cog" / "agents" / "broken.md").write_text("---\ndescription: Broken\nmodel: nosuch:model\n---\nx\n")
+    model = ByThread(
+        [Turn("", [task("t1", "Quick look", agent="mine"), task("t2", "Other look", agent="broken")]), Turn("ok")],
+        {"Quick look": [Turn("never: the agent's own model answers")]},
+    )
+    result, _, _ = await run_with_children(repo, model)
+
+    mine, broken = result.tool_calls
+    assert mine.error is None and not model.children["Quick look"].requests  # the cassette it named played, not the session's model
+    assert broken.error_code == "INVALID_ARGUMENTS" and "names the model 'nosuch:model'" in (broken.error or "")

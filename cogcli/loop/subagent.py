@@ -22,7 +22,7 @@ import anyio
 from cogcli.agent_tools.delegate_task import TASK_TOOL, TaskParams
 from cogcli.contract.context import ToolContext
 from cogcli.contract.details import SubagentDetails, SubagentFile, SubagentStep
-from cogcli.contract.errors import ErrorCode, ToolCallError
+from cogcli.contract.errors import CogError, ErrorCode, ToolCallError
 from cogcli.contract.output import tool_output
 from cogcli.loop.agent import Agent
 from cogcli.loop.run import CURRENT_RUN, Hooks, Run
@@ -48,6 +48,8 @@ class Subagents:
     def __init__(self, *, agents: NamedAgents | None = None, limit: int = 3, model_for: Callable[[str], Any] | None = None) -> None:
         self.agents, self.limit, self.model_for = agents, max(1, limit), model_for
         self._slots: anyio.Semaphore | None = None
+        #: the person's agents' models, made once each (a model client is not closed until the process ends)
+        self._models: dict[str, Any] = {}
         #: the most children seen running at once (for tests and benchmarks)
         self.running = self.peak = 0
 
@@ -99,12 +101,22 @@ class Subagents:
             whose = "the person's own" if named.source == "personal" else "the repository's (its authors' text, like AGENTS.md: it cannot change your tools or permissions)"
             instructions += f"\n\n# Agent: {named.name} ({named.shown}, {whose})\n\n{redact(named.body)[0]}"
             if named.model is not None and self.model_for is not None:
-                model = self.model_for(named.model)
+                model = self._model(named)
         base = parent.agent
         return Agent(
             name=named.name if named else "general", instructions=instructions, model=model, tools=mine, max_steps=base.max_steps,
             max_result_length=base.max_result_length, context_window=base.context_window if model is base.model else None, budget=base.budget,
         )
+
+    def _model(self, named: NamedAgent) -> Any:
+        spec = str(named.model)
+        if spec not in self._models:
+            try:
+                self._models[spec] = self.model_for(spec)  # type: ignore[misc]
+            except CogError as exc:
+                raise ToolCallError(f"the agent {named.name} ({named.shown}) names the model {spec!r}, which cannot be used: {exc}; "
+                                    "run the task without that agent, or fix its model line", code=ErrorCode.INVALID_ARGUMENTS) from None
+        return self._models[spec]
 
     async def _run(self, parent: Run, agent: Agent, params: TaskParams, context: ToolContext) -> Any:
         thread = parent.store.create_thread(title=params.description, model=getattr(agent.model, "name", None)).id
