@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from cogcli.gate.approval import Decision
@@ -88,6 +89,17 @@ async def test_the_childs_approval_is_asked_through_the_parents_approver_marked_
     assert childs.approvals[0].description.startswith('Task "fix add" · ')
     assert childs.subagent is not None and parents.subagent is None
     assert childs.to_wire()["subagent"] == {"toolCallId": "t1", "threadId": result.tool_calls[0].details["thread_id"], "agent": "general"}
+    import io
+
+    from cogcli.render.text import TextRenderer
+
+    out = io.StringIO()  # a log of the run says the child's question, marked, and draws no row for the child's call
+    drawn = TextRenderer(out, tty=False, color=False)
+    for e in events:
+        drawn.handle(e)
+    drawn.close()
+    assert '? Task "fix add" · Edit file · calc/ops.py — needs approval' in out.getvalue()
+    assert "e1" not in drawn.summary.calls
     assert str(result.status) == "completed"
 
 
@@ -322,3 +334,32 @@ async def test_a_persons_agent_runs_on_the_model_it_names_and_a_bad_one_is_a_cle
     mine, broken = result.tool_calls
     assert mine.error is None and not model.children["Quick look"].requests  # the cassette it named played, not the session's model
     assert broken.error_code == "INVALID_ARGUMENTS" and "names the model 'nosuch:model'" in (broken.error or "")
+
+
+@pytest.mark.anyio
+async def test_concurrent_children_ask_the_approver_one_at_a_time(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo("calc")
+    edits = {
+        "Change sub": Call("s", "edit_file", {"path": "calc/ops.py", "old_text": "return a * b", "new_text": "return b * a"}),
+        "Add a file": Call("w", "write_file", {"path": "calc/extra.py", "content": "X = 1\n"}),
+    }
+    model = ByThread(
+        [Turn("", [task(f"t{i}", p, description=p) for i, p in enumerate(edits)]), Turn("ok")],
+        {p: [Turn("", [c]), Turn("done")] for p, c in edits.items()},
+    )
+    asking = 0
+    asked: list[str] = []
+
+    async def approve(approvals: list[Any]) -> dict[str, bool]:
+        nonlocal asking
+        asking += 1
+        assert asking == 1, "two questions at once"
+        await anyio.sleep(0.1)
+        asked.extend(a.description for a in approvals)
+        asking -= 1
+        return {a.tool_call_id: True for a in approvals}
+
+    result, _, _ = await run_with_children(repo, model, approve=approve)
+    assert sorted(asked) == ['Task "Add a file" · Write file · calc/extra.py', 'Task "Change sub" · Edit file · calc/ops.py']
+    assert (repo / "calc" / "extra.py").read_text() == "X = 1\n" and "return b * a" in (repo / "calc" / "ops.py").read_text()
+    assert all(c.details["status"] == "completed" for c in result.tool_calls)

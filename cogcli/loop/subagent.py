@@ -14,6 +14,7 @@ the parent's stream marked ``subagent`` (the task's call id and the child's thre
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,8 @@ class Subagents:
     def __init__(self, *, agents: NamedAgents | None = None, limit: int = 3, model_for: Callable[[str], Any] | None = None) -> None:
         self.agents, self.limit, self.model_for = agents, max(1, limit), model_for
         self._slots: anyio.Semaphore | None = None
+        #: one question at a time per parent run: concurrent children share its approver (a terminal, a web page)
+        self._asking: weakref.WeakKeyDictionary[Run, anyio.Lock] = weakref.WeakKeyDictionary()
         #: the person's agents' models, made once each (a model client is not closed until the process ends)
         self._models: dict[str, Any] = {}
         #: the most children seen running at once (for tests and benchmarks)
@@ -122,7 +125,7 @@ class Subagents:
         thread = parent.store.create_thread(title=params.description, model=getattr(agent.model, "name", None)).id
         follow = _Follow(parent, agent.name, params.description, thread, context)
         hooks = Hooks(
-            approve=_marked(parent.hooks.approve, params.description), plan=parent.hooks.plan, commands=parent.hooks.commands,
+            approve=_marked(parent.hooks.approve, params.description, self._asking.setdefault(parent, anyio.Lock())), plan=parent.hooks.plan, commands=parent.hooks.commands,
             gate_steps=parent.hooks.gate_steps, parent=parent,
         )
         child = Run(agent, {t.name: t for t in agent.tools}, parent.store, thread, EventEmitter(follow.event), context.signal, hooks)
@@ -142,13 +145,15 @@ class Subagents:
         return tool_output(content, details=details.model_dump(exclude_none=True), presentation={"label": "Task", "icon": "bot", "detail": shown})
 
 
-def _marked(approve: Approve | None, description: str) -> Approve | None:
-    """The parent's approver, its questions naming the task: one approver, so its "always" answers hold for both."""
+def _marked(approve: Approve | None, description: str, lock: anyio.Lock) -> Approve | None:
+    """The parent's approver, its questions naming the task: one approver, so its "always" answers
+    hold for both; asked by one child at a time (approvers were written for one turn's question at a time)."""
     if approve is None:
         return None
 
     async def asked(approvals: list[Any]) -> Any:
-        return await approve([mark(a, description) for a in approvals])
+        async with lock:
+            return await approve([mark(a, description) for a in approvals])
 
     asked.final = getattr(approve, "final", False)  # type: ignore[attr-defined]
     return asked
