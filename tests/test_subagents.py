@@ -363,3 +363,26 @@ async def test_concurrent_children_ask_the_approver_one_at_a_time(make_repo: Cal
     assert sorted(asked) == ['Task "Add a file" · Write file · calc/extra.py', 'Task "Change sub" · Edit file · calc/ops.py']
     assert (repo / "calc" / "extra.py").read_text() == "X = 1\n" and "return b * a" in (repo / "calc" / "ops.py").read_text()
     assert all(c.details["status"] == "completed" for c in result.tool_calls)
+
+
+@pytest.mark.anyio
+async def test_aborting_the_run_aborts_its_child(make_repo: Callable[..., Path]) -> None:
+    from cogcli.contract.context import AbortSignal
+    from cogcli.models.scripted import Hang
+
+    repo = make_repo("calc")
+    hang = Hang()
+    model = ByThread([Turn("", [task("t1", "Wait forever")]), Turn("never")], {"Wait forever": [hang]})
+    signal = AbortSignal()
+
+    async def abort_once_waiting() -> None:
+        await hang.started.wait()
+        signal.abort("Ctrl-C")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(abort_once_waiting)
+        with anyio.fail_after(20):
+            result, _, _ = await run_with_children(repo, model, signal=signal)
+    assert str(result.status) == "aborted"
+    [call] = result.tool_calls
+    assert call.error_code == "ABORTED" or call.details["status"] == "aborted"
