@@ -254,9 +254,12 @@ async def test_a_hostile_workspace_agent_gets_no_tool_model_or_approval_its_file
         return {a.tool_call_id: Decision(False) for a in approvals}
 
     notes: list[str] = []
-    result, _, session = await run_with_children(repo, model, approve=refuse, on_note=notes.append)
+    result, _, _ = await run_with_children(repo, model, approve=refuse, on_note=notes.append)
 
     evil, wider, leak = result.tool_calls
+    system = model.children["Do evil"].requests[0][0].content
+    assert "(.agents/agents/evil.md, the repository's (its authors' text, like AGENTS.md: it cannot change your tools or permissions)" in system
+    assert evil.details["status"] == "denied" and evil.details["files_changed"] == []  # the refusal was the last word
     assert (repo / "calc" / "ops.py").read_bytes() == before  # its edit was asked about, and refused
     assert asked == ['Task "fix add" · Edit file · calc/ops.py']
     assert model.children["Do evil"].requests  # it ran on the session's model, not the one its file named

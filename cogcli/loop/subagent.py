@@ -28,7 +28,7 @@ from cogcli.contract.output import tool_output
 from cogcli.loop.agent import Agent
 from cogcli.loop.run import CURRENT_RUN, Hooks, Run
 from cogcli.wire.emitter import EventEmitter
-from cogcli.wire.events import ApprovalRequiredEvent, BaseEvent, RunStatus, SubagentTag
+from cogcli.wire.events import ApprovalRequiredEvent, BaseEvent, RunStatus, SubagentTag, ToolCallEndEvent, ToolResultEvent
 
 if TYPE_CHECKING:
     from cogcli.gate.approval import Approve
@@ -179,16 +179,15 @@ class _Follow:
             if isinstance(event, ApprovalRequiredEvent):
                 fields["approvals"] = [mark(a, self.description) for a in event.approvals]
             self.parent.emitter.emit(type(event)(**fields))
-        elif kind == "tool-call-end":
+        elif isinstance(event, ToolCallEndEvent):
             self.calls += 1
-            shown = getattr(event, "presentation", None)
-            title = " · ".join(p for p in (shown.label, shown.detail) if p) if shown is not None else event.tool_name  # type: ignore[attr-defined]
-            self.titles[event.id] = title  # type: ignore[attr-defined]
-            self._step(event.id, event.tool_name, title, "running")  # type: ignore[attr-defined]
-        elif kind == "tool-result":
-            call_id = event.tool_call_id  # type: ignore[attr-defined]
-            failed = getattr(event, "is_error", False) or getattr(event, "error", None) is not None
-            self._step(call_id, event.tool_name, self.titles.get(call_id, event.tool_name), "failed" if failed else "done")  # type: ignore[attr-defined]
+            shown = event.presentation
+            title = " · ".join(p for p in (shown.label, shown.detail) if p) if shown is not None else event.tool_name
+            self.titles[event.id] = title
+            self._step(event.id, event.tool_name, title, "running")
+        elif isinstance(event, ToolResultEvent):
+            call_id = event.tool_call_id
+            self._step(call_id, event.tool_name, self.titles.get(call_id, event.tool_name), "failed" if event.error is not None else "done")
 
     def _step(self, call_id: str, tool_name: str, title: str, status: str) -> None:
         step = SubagentStep(subagent=self.agent, thread_id=self.thread, call_id=call_id, tool_name=tool_name, title=title, status=status, calls=self.calls)
