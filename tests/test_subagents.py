@@ -389,3 +389,28 @@ async def test_aborting_the_run_aborts_its_child(make_repo: Callable[..., Path])
     assert str(result.status) == "aborted"
     [call] = result.tool_calls
     assert call.error_code == "ABORTED" or call.details["status"] == "aborted"
+
+
+@pytest.mark.anyio
+async def test_a_subagent_stop_block_sends_the_child_back_to_work_and_its_matcher_is_the_agent(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo("calc")
+    hook = tmp_path / "stop.py"
+    hook.write_text(
+        f"#!{sys.executable}\nimport json, sys\ndata = json.load(sys.stdin)\n"
+        "if not data['stop_hook_active']:\n    print(json.dumps({'decision': 'block', 'reason': 'say which file'}))\n"
+    )
+    hook.chmod(0o755)
+    home = tmp_path / "xdg"
+    (home / "cog").mkdir(parents=True)
+    (home / "cog" / "config.toml").write_text(  # matched to the general agent only: a named one is not held
+        f'[[hooks.SubagentStop]]\nmatcher = "general"\ncommand = "{hook}"\n'
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    model = ByThread([Turn("", [task("t1", "Look")]), Turn("ok")], {"Look": [Turn("Looked."), Turn("Looked at calc/ops.py.")]})
+    result, _, _ = await run_with_children(repo, model)
+
+    assert result.tool_calls[0].result == "Looked at calc/ops.py."
+    again = model.children["Look"].requests[1]
+    assert again[-1].role == "user" and "[SubagentStop hook] say which file" in str(again[-1].content)
