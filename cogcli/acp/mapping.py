@@ -9,7 +9,7 @@ updates an editor draws:
   presentation (label · detail), ``kind`` from what its tool declares (:attr:`cogcli.contract.tool.Tool.kind`),
   ``locations`` with absolute paths (and the first line of a read range);
 - ``tool-update`` → ``tool_call_update`` ``in_progress`` with the progress text (one per test for
-  run_tests), or the arguments the call really runs with;
+  run_tests; a ``task``'s subagent calls so far, a line each), or the arguments the call really runs with;
 - ``tool-result`` → ``tool_call_update`` ``completed``/``failed``: what the model read (as text),
   ``diff`` items for a file change (from the details' diff), the error with its code, and the
   locations of failed tests;
@@ -39,7 +39,9 @@ from acp.helpers import (
 )
 
 from cogcli.gate.approval import describe
-from cogcli.contract.details_readers import file_argument, file_change_diff, line_argument, read_diagnostics, read_output_lines, read_test_report
+from cogcli.contract.details_readers import (
+    file_argument, file_change_diff, line_argument, read_diagnostics, read_output_lines, read_test_report, subagent_step,
+)
 from cogcli.contract.diffstat import hunk_sides
 from cogcli.contract.output import content_text
 from cogcli.contract.presentation import ToolPresentation
@@ -173,6 +175,8 @@ class EventMapper:
         self.calls: dict[str, _Call] = {}
         #: a running command's last output lines, sent whole with each update (a terminal's view)
         self.output: dict[str, list[str]] = {}
+        #: a running task's subagent calls (its call id → its line), sent whole with each update
+        self.steps: dict[str, dict[str, str]] = {}
 
     def tool(self, name: str) -> Any:
         return next((t for t in self.tools() if getattr(t, "name", None) == name), None)
@@ -225,10 +229,16 @@ class EventMapper:
         if lines is not None:  # a command's output: the whole tail so far, as a terminal shows it
             tail = self.output[event.tool_call_id] = [*self.output.get(event.tool_call_id, []), *lines][-OUTPUT_LINES:]
             text = "```console\n" + "\n".join(tail) + "\n```"
+        step = subagent_step(event.details)
+        if step is not None:  # a subagent's calls, each a line with its outcome: the task call's content
+            marks = {"running": "…", "done": "✓", "failed": "✗"}
+            self.steps.setdefault(event.tool_call_id, {})[step[0]] = f"{marks.get(step[2], '·')} {visible(step[1], one_line=True)}"
+            text = "\n".join(self.steps[event.tool_call_id].values())
         return [update_tool_call(event.tool_call_id, status="in_progress", content=[tool_content(text_block(text))])]
 
     def _result(self, event: Any) -> list[Any]:
         self.output.pop(event.tool_call_id, None)
+        self.steps.pop(event.tool_call_id, None)
         state = self.calls.pop(event.tool_call_id, None)
         arguments = state.arguments if state is not None else None
         failed = event.error is not None or event.error_code is not None

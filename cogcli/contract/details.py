@@ -224,6 +224,47 @@ class DiagnosticsDetails(_Details):
     privileges_removed: list[dict[str, Any]] = []
 
 
+class SubagentFile(_Details):
+    path: str
+    added: int = 0
+    removed: int = 0
+
+
+class SubagentDetails(_Details):
+    """The ``task`` tool's details: a subagent's run (its own thread, open it like any other), what it
+    changed and tested, what it spent (counted in its parent run's usage and budget too)."""
+
+    #: the agent it ran as ("general": the parent's instructions; else a named agent's file)
+    agent: str = "general"
+    description: str = ""
+    thread_id: str
+    #: how its run ended (a run's status: completed, error, denied, budget_exceeded, …)
+    status: str
+    steps: int = 0
+    tool_calls: int = 0
+    files_changed: list[SubagentFile] = []
+    #: its last test run's counts (passed, failed, …), if it ran tests
+    tests: dict[str, int] | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    error: str | None = None
+
+
+class SubagentStep(_Details):
+    """A running ``task`` call's progress (``tool-update`` details): the subagent's current step."""
+
+    subagent: str
+    thread_id: str
+    #: the subagent's call: its id, tool, how it is drawn, and ``running`` / ``done`` / ``failed``
+    call_id: str
+    tool_name: str
+    title: str
+    status: str
+    #: its calls so far (each once, in the order they started)
+    calls: int = 0
+
+
 DETAILS_MODELS: tuple[type[BaseModel], ...] = (
     FileEditDetails,
     FileWriteDetails,
@@ -234,6 +275,8 @@ DETAILS_MODELS: tuple[type[BaseModel], ...] = (
     ShellCommandDetails,
     BackgroundJobDetails,
     DiagnosticsDetails,
+    SubagentDetails,
+    SubagentStep,
 )
 
 
@@ -248,6 +291,6 @@ def details_json_schema() -> dict[str, Any]:
         "run_tests → TestReportDetails (pytest) or CommandRunDetails (a test command), search_text → "
         "SearchDetails, run_command → ShellCommandDetails (BackgroundJobDetails when it starts a background "
         "command, and for command_output / kill_command), diagnostics → DiagnosticsDetails (also under "
-        "`diagnostics` in a file change's details). Keys are only ever added."
+        "`diagnostics` in a file change's details), task → SubagentDetails (its progress: SubagentStep). Keys are only ever added."
     )
     return schema

@@ -330,3 +330,11 @@ def read_diagnostics(details: Any) -> DiagnosticsView | None:
     sources = [str(s) for s in found.get("sources") or []]
     return DiagnosticsView(new=new, fixed=len(fixed) if isinstance(fixed, list) else 0, existing=int(found["existing"]),
                            sources=sources, skipped=skipped)
+
+
+def subagent_step(details: Any) -> tuple[str, str, str] | None:
+    """A running ``task`` call's progress (:class:`SubagentStep`): the subagent's call id, its title, its status; else None."""
+    if not isinstance(details, dict) or not isinstance(details.get("subagent"), str):
+        return None
+    found = tuple(details.get(k) for k in ("call_id", "title", "status"))
+    return found if all(isinstance(v, str) for v in found) else None  # type: ignore[return-value]

@@ -113,6 +113,8 @@ class RunHooks:
         self.pending_context: dict[str, list[str]] = {}
         #: a hook said ``"continue": false``: why (the run stops at its next step)
         self.stop_reason: str | None = None
+        #: a subagent's run: ``agent_id`` (its thread) and ``agent_type`` (its agent's name), in every payload
+        self.agent: dict[str, str] = {}
 
     def has(self, event: str) -> bool:
         return bool(self.set.hooks.get(event))
@@ -125,6 +127,7 @@ class RunHooks:
             "cwd": str(self.cwd),
             "hook_event_name": event,
             "permission_mode": self.permission_mode,
+            **self.agent,
             **fields,
         }
 

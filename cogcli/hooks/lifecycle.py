@@ -10,6 +10,9 @@ the prompt, ``PreCompact`` before the history is compacted, ``Stop`` when the mo
 - Stop (``stop_hook_active``, ``last_assistant_message``): a block sends the model back to work
   with the reason as the next message, as Claude Code does; ``stop_hook_active`` is true then, so a
   hook can let the run end the second time.
+- SubagentStart / SubagentStop (``agent_id``: the subagent's thread, ``agent_type``: its agent's
+  name, matched by the matcher; ``session_id`` the parent's thread): Start's ``additionalContext``
+  is added to the subagent's prompt; a SubagentStop block sends the subagent back to work, as Stop does.
 - PreCompact (``trigger``: ``auto``; matcher on it): told before; it cannot stop a compaction.
 """
 
@@ -52,14 +55,27 @@ async def before_prompt(hooks: RunHooks, prompt: str, *, new_thread: bool) -> st
     return prompt + "\n\n" + redact("\n\n".join(notes))[0]
 
 
-async def at_stop(hooks: RunHooks, last_message: str, *, active: bool) -> str | None:
-    """The Stop hooks' reason to go on (the model's next message), or None to end the run."""
-    verdict = await hooks.fire("Stop", {"stop_hook_active": active, "last_assistant_message": last_message})
+async def at_stop(hooks: RunHooks, last_message: str, *, active: bool, event: str = "Stop") -> str | None:
+    """The Stop hooks' (a subagent's: SubagentStop's) reason to go on (the model's next message), or None to end the run."""
+    target = hooks.agent.get("agent_type")
+    verdict = await hooks.fire(event, {"stop_hook_active": active, "last_assistant_message": last_message}, target=target)
     if not verdict.blocked:
         return None
     from cogcli.secrets.redactor import redact
 
-    return redact(f"[Stop hook] {verdict.reason or 'a Stop hook asked you to go on'}")[0]
+    return redact(f"[{event} hook] {verdict.reason or f'a {event} hook asked you to go on'}")[0]
+
+
+async def subagent_start(hooks: RunHooks, prompt: str) -> str:
+    """A subagent's prompt after the SubagentStart hooks (matcher: the agent's name): their
+    ``additionalContext`` is added after it, as Claude Code adds it to the subagent's context."""
+    verdict = await hooks.fire("SubagentStart", {}, target=hooks.agent.get("agent_type"))
+    note = context_note("SubagentStart", verdict.contexts)
+    if not note:
+        return prompt
+    from cogcli.secrets.redactor import redact
+
+    return prompt + "\n\n" + redact(note)[0]
 
 
 def pre_compact(hooks: RunHooks) -> Callable[[str], Awaitable[Any]]:

@@ -14,6 +14,7 @@ import inspect
 import logging
 import time
 import uuid
+from contextvars import ContextVar
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("cogcli")
 
 ToolUpdateCallback = Callable[[ToolUpdate], Any]
+#: the run whose calls are executing here: what a subagent (:mod:`cogcli.loop.subagent`) is a child of
+CURRENT_RUN: ContextVar[Run | None] = ContextVar("cog_current_run", default=None)
 #: may return new arguments for a call (sync or async); None keeps the streamed ones
 AfterModel = Callable[[ToolCallRequest], "dict[str, Any] | None | Awaitable[dict[str, Any] | None]"]
 
@@ -69,6 +72,9 @@ class Hooks:
     #: the caller's own steps of the gate (:mod:`cogcli.gate.pipeline`), after plan mode and the
     #: PreToolUse hooks, before the allow list and the person's approval
     gate_steps: Sequence[GateStep] = ()
+    #: the run this one is a subagent of (:mod:`cogcli.loop.subagent`): its usage counts there too,
+    #: its budget is the whole tree's, and its hooks fire SubagentStart/SubagentStop instead of the prompt's and Stop
+    parent: Run | None = None
 
 
 class Run:
@@ -78,7 +84,11 @@ class Run:
     ) -> None:
         self.agent, self.tools, self.store, self.thread_id = agent, tools, store, thread_id
         self.emitter, self.signal, self.hooks = emitter, signal, hooks
-        self.commands = hooks.commands.bind(emitter.emit, thread_id, permission_mode="default" if hooks.approve else "bypassPermissions", signal=signal) if hooks.commands else None
+        self.parent = hooks.parent
+        session_id = thread_id if self.parent is None else self.parent.thread_id  # a subagent's hooks: the parent's session, as Claude Code's
+        self.commands = hooks.commands.bind(emitter.emit, session_id, permission_mode="default" if hooks.approve else "bypassPermissions", signal=signal) if hooks.commands else None
+        if self.commands is not None and self.parent is not None:
+            self.commands.agent = {"agent_id": thread_id, "agent_type": agent.name}
         after = None  # PostToolUse hooks run where every call ends, on its redacted result
         if self.commands is not None:
             from cogcli.hooks.calls import post_tool_use
@@ -89,6 +99,8 @@ class Run:
         self.specs = [ToolSpec(**t.spec()) for t in tools.values()]
         self.history: list[Message] = []
         self.results: list[ToolResult] = []
+        #: every call that ended in this run and its subagents, in the order they ended: what its end counts (files, tests)
+        self.ended: list[ToolResult] = []
         self.usage = Usage()
         self.steps = 0
         self.output = ""
@@ -127,6 +139,7 @@ class Run:
             )
         )
         cache_key = PROMPT_CACHE_KEY.set(self.thread_id)  # a provider's prompt cache per thread
+        current = CURRENT_RUN.set(self)
         try:
             status = await self._loop(input, list(images))
         except ModelError as exc:
@@ -139,6 +152,7 @@ class Run:
             status = self._fail(f"{type(exc).__name__}: {exc}", None)
         finally:
             PROMPT_CACHE_KEY.reset(cache_key)
+            CURRENT_RUN.reset(current)
             end = self._end(status, (time.perf_counter() - started) * 1000)
         return end, self.output
 
@@ -149,7 +163,11 @@ class Run:
             instructions = f"{instructions}\n\n{self.agent.output_schema.instructions()}"
         self.history = build_history(instructions, entries)
         prompt = input
-        if self.commands is not None:  # SessionStart and UserPromptSubmit hooks: context added, or the prompt blocked
+        if self.commands is not None and self.parent is not None:  # a subagent: SubagentStart's context added
+            from cogcli.hooks.lifecycle import subagent_start
+
+            prompt = await subagent_start(self.commands, input)
+        elif self.commands is not None:  # SessionStart and UserPromptSubmit hooks: context added, or the prompt blocked
             from cogcli.hooks.lifecycle import PromptBlocked, before_prompt
 
             try:
@@ -168,11 +186,13 @@ class Run:
                 return RunStatus.DENIED
             if self.steps >= self.agent.max_steps:
                 return RunStatus.DENIED if self.denied_open else RunStatus.MAX_STEPS
+            if self.agent.budget is not None and (spent := self.agent.budget.spent(self.spending())) is not None:
+                return self._spent(spent)  # a subagent (or a sibling) took the run past it: no further request
             self.steps += 1
             turn = await self._stream_turn()
             if turn.cut is not None:
                 return await self._cut(turn)
-            if self.agent.budget is not None and (spent := self.agent.budget.spent(self.usage)) is not None:
+            if self.agent.budget is not None and (spent := self.agent.budget.spent(self.spending())) is not None:
                 return await self._over_budget(turn, spent)
             calls = await self._step(turn)
             if self.denied_open and getattr(self.hooks.approve, "final", False):
@@ -188,7 +208,8 @@ class Run:
                 if self.commands is not None and self.steps < self.agent.max_steps:  # Stop hooks may send the model back
                     from cogcli.hooks.lifecycle import at_stop
 
-                    again = await at_stop(self.commands, turn.text, active=stop_hook_active)
+                    event = "Stop" if self.parent is None else "SubagentStop"
+                    again = await at_stop(self.commands, turn.text, active=stop_hook_active, event=event)
                     if again is not None:
                         stop_hook_active = True
                         self.history.append(Message(role="user", content=again))
@@ -201,11 +222,26 @@ class Run:
         """The response that took the run past its budget: its calls end unrun, its text is kept."""
         from cogcli.loop.budgets import spent_message
 
+        await self._close_calls(turn, Slots(len(turn.calls)), ErrorCode.BUDGET_EXCEEDED, spent_message(spent))
+        return self._spent(spent)
+
+    def _spent(self, spent: BudgetSpent) -> RunStatus:
+        from cogcli.loop.budgets import spent_message
+
         self.spent = spent
         self.error, self.error_code = spent_message(spent), ErrorCode.BUDGET_EXCEEDED
-        await self._close_calls(turn, Slots(len(turn.calls)), ErrorCode.BUDGET_EXCEEDED, self.error)
         self.emitter.emit(ErrorEvent(message=self.error, code=self.error_code))
         return RunStatus.BUDGET_EXCEEDED
+
+    def spending(self) -> Usage:
+        """What the budget counts: the whole run's usage, its subagents' included (a subagent: its top run's)."""
+        return self.usage if self.parent is None else self.parent.spending()
+
+    def _count(self, usage: Usage) -> None:
+        """A model response's usage: this run's, and every run above it (a subagent's usage is its parent's too)."""
+        self.usage = self.usage + usage
+        if self.parent is not None:
+            self.parent._count(usage)
 
     def _answer_fits(self, text: str) -> bool:
         """Whether the final answer ``text`` is valid against the output schema. When it is not,
@@ -249,7 +285,7 @@ class Run:
             self.agent.model, self.history, self.specs, emit=self.emitter.emit, signal=self.signal,
             presentation_of=self._static_presentation, prepare_call=self._prepare_streamed,
         )
-        self.usage = self.usage + turn.usage
+        self._count(turn.usage)
         for report in turn.reports:
             self.context.observe(report)
         return turn
@@ -271,7 +307,7 @@ class Run:
         return text
 
     def _add_usage(self, report: UsageReport) -> None:
-        self.usage = self.usage + usage_of(report)
+        self._count(usage_of(report))
 
     async def _step(self, turn: Turn) -> list[PreparedCall]:
         """One turn's calls: prepare → gate → execute (each concluded as it ends) → record. The step
@@ -292,6 +328,7 @@ class Run:
             for i in slots.open():
                 await self.conclude(slots, i, calls[i].outcome(ErrorCode.ABORTED, f"{calls[i].name} was cancelled before it finished"))
             self.results += slots.done()
+            self.ended += slots.done()
             self._record(turn.text, [c.request() for c in turn.calls], slots.done(), turn.usage, turn.reasoning, turn.reasoning_ms)
         return calls
 
@@ -344,6 +381,7 @@ class Run:
             unrun = PreparedCall(call.id, call.name, call.request().arguments, presentation=self._static_presentation(call.name))
             await self.conclude(slots, i, unrun.outcome(code, f"{call.name} was not run: {why}"))
         self.results += slots.done()
+        self.ended += slots.done()
         finished = [i for i, call in enumerate(turn.calls) if call.finished]
         if turn.text or finished:
             kept = [r for i in finished if (r := slots.results[i]) is not None]
@@ -393,7 +431,7 @@ class Run:
 
     def _end(self, status: RunStatus, duration_ms: float) -> RunEnd:
         end = RunEnd.of(
-            status, self.results, self.tools, steps=self.steps, usage=self.usage, duration_ms=duration_ms,
+            status, self.ended, self.tools, steps=self.steps, usage=self.usage, duration_ms=duration_ms,
             error=self.error, error_code=self.error_code,
             peak_context_tokens=self.context.peak or None, context_window=self.context.window,
             compactions=self.context.compactions or None, output=self.structured, budget=self.spent,

@@ -1,4 +1,4 @@
-"""Markdown files that extend the agent: custom commands (``NAME.md``) and skills (``NAME/SKILL.md``),
+"""Markdown files that extend the agent: custom commands (``NAME.md``), skills (``NAME/SKILL.md``) and named agents (``agents/NAME.md``),
 from the workspace's ``.agents/`` folder and the person's ``~/.config/cog/`` (``$XDG_CONFIG_HOME``).
 
 The workspace's are hostile text: its folders and files are opened without following a link
@@ -189,10 +189,11 @@ def _valid(stem: str, shown: str, notes: list[str]) -> bool:
     return False
 
 
-def command_files(root: Path | None, environ: Mapping[str, str] | None = None) -> Found:
-    """Every ``NAME.md`` in the person's ``commands`` folder, then the workspace's ``.agents/commands``."""
+def command_files(root: Path | None, environ: Mapping[str, str] | None = None, kind: str = "commands") -> Found:
+    """Every ``NAME.md`` in the person's ``commands`` folder, then the workspace's ``.agents/commands``
+    (``kind="agents"``: the named agents' files, ``agents/``)."""
     found = Found()
-    for source, folder in _folders(root, "commands", environ, found.notes):
+    for source, folder in _folders(root, kind, environ, found.notes):
         for name in folder.names():
             if not name.endswith(".md") or name.startswith("."):
                 continue

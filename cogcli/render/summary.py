@@ -121,7 +121,7 @@ class RunSummary:
         elif isinstance(event, ToolResultEvent):
             self._add_result(event)
         elif isinstance(event, ApprovalRequiredEvent):
-            for a in event.approvals:
+            for a in event.approvals if event.subagent is None else ():  # a subagent's calls are not this run's rows
                 self.call(a.tool_call_id, a.tool_name).described = a.description or None
         elif isinstance(event, ErrorEvent):
             self.errors.append(event)

@@ -4,6 +4,8 @@ section for a run in plan mode."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -13,17 +15,34 @@ if TYPE_CHECKING:
     from cogcli.contract.tool import Tool
 
 
-def agent_tools(settings: Settings) -> tuple[list[Tool[Any]], Skills]:
-    """The agent's own tools and the skills they load (the person's and the workspace's)."""
+def agent_tools(settings: Settings, on_note: Callable[[str], None] | None = None) -> tuple[list[Tool[Any]], Skills]:
+    """The agent's own tools (``task``: subagents, :mod:`cogcli.loop.subagent`) and the skills they load (the person's and the workspace's)."""
     from cogcli.agent_tools.update_plan import update_plan_tool
     from cogcli.agent_tools.load_skill import load_skill_tool
+    from cogcli.agent_tools.delegate_task import task_tool
+    from cogcli.loop.subagent import Subagents
+    from cogcli.project.named_agents import load_named_agents
     from cogcli.project.skills import load_skills
 
     skills = load_skills(settings.root)
+    agents = load_named_agents(settings.root)
+    for note in agents.notes:
+        (on_note or (lambda _: None))(note)
     tools: list[Tool[Any]] = [update_plan_tool()]
     if skills.skills:
         tools.append(load_skill_tool(skills))
+    subagents = Subagents(agents=agents, limit=settings.max_subagents, model_for=partial(_agent_model, settings))
+    tools.append(task_tool(subagents, agents.prompt_lines()))
     return tools, skills
+
+
+def _agent_model(settings: Settings, spec: str) -> Any:
+    """A person's named agent's model (``provider:model``), made as the session's is."""
+    import dataclasses
+
+    from cogcli.session.factory import make_model
+
+    return make_model(dataclasses.replace(settings, model=spec))
 
 
 def run_instructions(prompt: str, project_section: str, skills: Skills | None, plan: PlanMode | None, tools: list[Tool[Any]]) -> str:

@@ -163,7 +163,7 @@ class Session:
         try:
             from cogcli.session.extras import agent_tools
 
-            own, self.skills = agent_tools(settings)  # update_plan, load_skill
+            own, self.skills = agent_tools(settings, self.on_note)  # update_plan, load_skill, task
             self._run_tools = [*self.make_tools(settings, journal=self.journal), *own]
         except BaseException:
             self.journal.close()

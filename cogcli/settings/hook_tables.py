@@ -20,7 +20,9 @@ from typing import Annotated, Literal, TypeAlias, get_args
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 #: the events, in the order a run meets them (Claude Code's names)
-EventName: TypeAlias = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Notification", "Stop"]
+EventName: TypeAlias = Literal[
+    "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Notification", "Stop", "SubagentStart", "SubagentStop",
+]
 EVENTS: tuple[str, ...] = get_args(EventName)
 
 DEFAULT_TIMEOUT = 60.0

@@ -192,6 +192,8 @@ class Settings:
     #: :mod:`workspace_tools.diagnostics`), and the checkers left out (``diagnostics_off``)
     diagnostics: bool = True
     diagnostics_off: tuple[str, ...] = ()
+    #: how many subagents (``task`` calls) run at once (``--max-subagents``; docs/subagents.md)
+    max_subagents: int = 3
 
     @property
     def mcp_needs_approval(self) -> bool:

@@ -293,6 +293,11 @@ SETTINGS: tuple[Setting, ...] = (
         flags=("--diagnostics-off",), env="COG_DIAGNOSTICS_OFF", commands=TOOLS, metavar="CHECKER",
     ),
     Setting(
+        "max_subagents", "int", "How many subagents (task calls) run at once in a run (default 3; docs/subagents.md).",
+        flags=("--max-subagents",), env="COG_MAX_SUBAGENTS", commands=RUNS, metavar="N", minimum=1, maximum=32,
+        fix="give a whole number of subagents from 1 to 32",
+    ),
+    Setting(
         "instructions", "bool", "Read AGENTS.md files (and ~/.config/cog/AGENTS.md) for the model (default: yes).",
         flags=("--instructions/--no-instructions",), commands=RUNS,
     ),

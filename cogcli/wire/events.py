@@ -212,10 +212,20 @@ class Approval(WireModel):
     preview: dict[str, Any] | None = None
 
 
+class SubagentTag(WireModel):
+    """Marks an event a subagent's run sent on its parent's stream: the parent's ``task`` call, the child's thread, its agent."""
+
+    tool_call_id: str
+    thread_id: str
+    agent: str
+
+
 class ApprovalRequiredEvent(BaseEvent):
     type: Literal["approval-required"] = "approval-required"
     thread_id: str
     approvals: list[Approval]
+    #: a subagent's calls, asked through its parent (absent: the run's own)
+    subagent: SubagentTag | None = None
 
 
 class ToolUpdateEvent(BaseEvent):
@@ -310,7 +320,7 @@ class HookEvent(BaseEvent):
     redacted; a reader shows them escaped (:func:`cogcli.shown.visible.visible`)."""
 
     type: Literal["hook"] = "hook"
-    #: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, Notification or Stop
+    #: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, Notification, Stop, SubagentStart or SubagentStop
     hook_event_name: str
     #: the configured command line
     command: str
@@ -335,6 +345,8 @@ class HookEvent(BaseEvent):
     #: the end of its stderr
     stderr: str | None = None
     duration_ms: float = 0.0
+    #: a subagent's hook (SubagentStart/Stop, its calls' PreToolUse …), on its parent's stream (absent: the run's own)
+    subagent: SubagentTag | None = None
 
 
 class FileChange(WireModel):

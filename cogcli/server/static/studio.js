@@ -427,6 +427,12 @@
       clear(e.body);
       if (this.approval) e.body.append(this.approvalCard());
       if (this.update) e.body.append(this.progress());
+      if (this.steps) e.body.append(this.stepList());
+    }
+    stepList() {
+      const marks = { running: '…', done: '✓', failed: '✗' };
+      return el('ul', { class: 'subagent-steps', 'data-block': 'subagent-steps' },
+        ...[...this.steps.values()].map((s) => el('li', { class: s.status }, (marks[s.status] || '·') + ' ' + s.title)));
     }
     progress() {
       const u = this.update;
@@ -507,6 +513,7 @@
       this.node.dataset.status = failed ? 'error' : testsFailed ? 'tests-failed' : 'ok';
       clear(e.body);
       if (this.approval && this.approval.state !== 'pending') e.body.append(this.approvalCard());
+      if (this.steps) e.body.append(this.stepList());
       if (failed) {
         e.body.append(el('div', { class: 'error', 'data-block': 'error' }, r.error, r.errorCode ? el('span', { class: 'code' }, r.errorCode) : null));
       } else if (r.result !== undefined && r.result !== null && r.result !== '') {
@@ -581,6 +588,7 @@
         case 'approval-required':
           for (const a of ev.approvals || []) {
             const c = this.call(a.toolCallId, a.toolName);
+            if (ev.subagent) { c.subagentOf = ev.subagent.toolCallId; c.node.classList.add('subagent'); }  // a child's question, under its task
             c.approval = { description: a.description, sideEffects: a.sideEffects, preview: a.preview, arguments: a.arguments, state: 'pending' };
             if (!c.presentation && a.description && a.description !== a.toolName) {
               // the description is the call's presentation, "label · detail": the row says it too
@@ -600,6 +608,17 @@
             c.output = (c.output || []).concat(ev.content.split('\n')).slice(-200);
           }
           if (ev.presentation) c.updatePresentation = ev.presentation;
+          if (ev.details && typeof ev.details.subagent === 'string' && typeof ev.details.call_id === 'string') {
+            // a task's subagent: its calls so far, nested under the task's row (docs/subagents.md)
+            c.steps = c.steps || new Map();
+            c.steps.set(ev.details.call_id, { title: String(ev.details.title || ev.details.tool_name || ''), status: String(ev.details.status || '') });
+            const asked = this.calls.get(ev.details.call_id);  // the child's call it asked you about has ended
+            if (asked && asked.subagentOf === c.id && ev.details.status !== 'running') {
+              if (asked.approval && asked.approval.state === 'pending') asked.approval.state = 'answered';
+              asked.stoppedRunning = true;
+              this.mark(asked);
+            }
+          }
           this.mark(c);
           break;
         }
