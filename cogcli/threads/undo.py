@@ -21,7 +21,6 @@ fails, those already written are put back.
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 from collections.abc import Sequence
@@ -31,71 +30,19 @@ from typing import Any
 
 from cogcli.contract.errors import CogError
 from cogcli.threads.store import StoredEntry, Thread, UndoEntry, UserEntry
-
-log = logging.getLogger("cogcli")
+from cogcli.threads.undo_apply import apply_undo
+from cogcli.threads.undo_types import (
+    FileRevert,
+    NothingToUndo,
+    RunRef,
+    UndoRefused,
+    changed_since,
+)
 
 #: lines of "what differs" shown per refused file
 DIFF_LINES = 40
 
-
-class NothingToUndo(CogError):
-    """No such thread or run, the runs changed no files, or they were undone already (exit 2)."""
-
-    code = "NOTHING_TO_UNDO"
-
-
-class UndoRefused(CogError):
-    """A file changed since the run (or its change cannot be reverted): nothing was written (exit 1)."""
-
-    code = "UNDO_REFUSED"
-
-
-@dataclass(frozen=True)
-class RunRef:
-    """One run of a thread, numbered from 1 as ``cog thread show`` numbers them."""
-
-    number: int
-    message_id: str | None
-    instruction: str
-    #: its files were put back (an undo entry with ``code``)
-    code_undone: bool
-    #: the model no longer reads its turns (an undo entry with ``conversation``)
-    rewound: bool
-    #: walking the workspace's runs (``number`` counts them all): its thread, and its number there
-    thread_id: str | None = None
-    in_thread: int | None = None
-
-    @property
-    def title(self) -> str:
-        line = " ".join(self.instruction.split())
-        return line if len(line) <= 60 else line[:59] + "…"
-
-    def named(self, thread_id: str) -> str:
-        """``run 2 of thread thr_…`` (a thread's run), ``run 3 (title; run 2 of thread thr_…)`` (the workspace's)."""
-        if self.thread_id is None:
-            return f"run {self.number} of thread {thread_id}"
-        return f"run {self.number} ({self.title}; run {self.in_thread} of thread {self.thread_id})"
-
-
-@dataclass(frozen=True)
-class FileRevert:
-    """One file: its bytes now and what the undo puts back (None: delete it, the run created it;
-    ``current`` None: make it again, the run deleted or moved it)."""
-
-    path: str
-    current: bytes | None
-    reverted: bytes | None
-    encoding: str = "utf-8"
-    #: the permission bits to make it again with (a file the run deleted)
-    mode: int | None = None
-
-    @property
-    def deletes(self) -> bool:
-        return self.reverted is None
-
-    @property
-    def creates(self) -> bool:
-        return self.current is None
+__all__ = ["FileRevert", "NothingToUndo", "RunRef", "UndoPlan", "UndoRefused", "apply_undo", "plan_runs", "plan_undo"]
 
 
 @dataclass
@@ -150,7 +97,13 @@ class UndoPlan:
 
     def reverse_diff(self) -> str:
         """The change the undo makes, as a unified diff (``git apply`` reads it)."""
-        from workspace_tools.text.diffs import file_header, format_hunks, git_mode, quote_path, text_blocks
+        from workspace_tools.text.diffs import (
+            file_header,
+            format_hunks,
+            git_mode,
+            quote_path,
+            text_blocks,
+        )
 
         out: list[str] = []
         for f in self.files:
@@ -358,7 +311,7 @@ def _refusal(rel: str, run: RunRef, change: Any, held: bytes | None) -> str:
     from workspace_tools.text.diffs import format_hunks, text_blocks
 
     how = "was deleted" if held is None else "changed"
-    head = f"{_changed(rel, how)} (run {run.number}: {run.title})"
+    head = f"{changed_since(rel, how)} (run {run.number}: {run.title})"
     if held is None or (change.after is None and change.after_sha256 is not None):
         return head
     left = b"" if change.after is None else change.after
@@ -376,67 +329,3 @@ def _shared_encoding(*datas: bytes | None) -> str:
         return "utf-8"
     except UnicodeDecodeError:
         return "latin-1"
-
-
-def _changed(rel: str, how: str = "changed") -> str:
-    return f"{rel} {how} since the run, so it cannot be put back as it was; nothing was changed"
-
-
-# --- applying -------------------------------------------------------------------------------
-
-
-def apply_undo(plan: UndoPlan) -> None:
-    """Write the plan: every file or, if a write fails, none (those written are put back).
-    Raises :class:`UndoRefused` when a file changed after the plan was made."""
-    from workspace_tools.text.textfile import atomic_write, workspace_lock
-
-    with workspace_lock(plan.root):  # no cog process writes a file of the plan meanwhile
-        _apply(plan, atomic_write)
-
-
-def _apply(plan: UndoPlan, atomic_write: Any) -> None:
-    for f in plan.files:
-        try:
-            now: bytes | None = (plan.root / f.path).read_bytes()
-        except FileNotFoundError:
-            now = None
-        except OSError:
-            now = b"" if f.current is None else None
-        if now != f.current:
-            raise UndoRefused(_changed(f.path, "changed while undoing"))
-    done: list[tuple[FileRevert, int | None]] = []
-    try:
-        for f in plan.files:
-            path = plan.root / f.path
-            if f.current is None:  # deleted or moved away by the run: made again, with its mode
-                assert f.reverted is not None
-                _make_parents(plan.root, path)
-                atomic_write(path, f.reverted, mode=f.mode, root=plan.root, expect=None)
-                done.append((f, None))
-                continue
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-            if f.reverted is None:
-                path.unlink()
-            else:
-                # no folder swapped for a symlink since the plan, and the file still as planned
-                atomic_write(path, f.reverted, root=plan.root, expect=f.current)
-            done.append((f, mode))
-    except (OSError, CogError) as exc:
-        for f, mode in reversed(done):
-            try:
-                if f.current is None:
-                    (plan.root / f.path).unlink()
-                else:
-                    atomic_write(plan.root / f.path, f.current, mode=mode, root=plan.root)
-            except (OSError, CogError):
-                log.error("undo: could not put back %s after a failed write", f.path, exc_info=True)
-        what = getattr(exc, "filename", None) or "a file"
-        why = getattr(exc, "strerror", None) or getattr(exc, "message", None) or exc
-        raise UndoRefused(f"could not write {what}: {why}; the files were left as they were") from None
-
-
-def _make_parents(root: Path, path: Path) -> None:
-    """The folders of a file made again (a move's source folder may be gone), none through a link."""
-    from workspace_tools.host.files import open_dir
-
-    os.close(open_dir(path.parent, root, create=True))
