@@ -150,7 +150,7 @@ def workspace_tools(
         from workspace_tools.shell.run_command import run_command_tool
 
         made = run_command_tool(workspace, sandbox=sandbox, max_timeout=command_timeout, allow=AllowList.of(allow),
-                                network=command_network, passed=test_env, jobs=session_jobs())
+                                network=command_network, passed=test_env, jobs=session_jobs(), journal=journal)
         return dataclasses.replace(made, close=session_jobs().close)
 
     def command_output() -> Tool[Any]:

@@ -85,7 +85,15 @@ class UndoPlan:
         else:  # the workspace's runs: each with its thread and its number there (cog thread show)
             which = ", ".join(f"{r.number} ({r.title}; run {r.in_thread} of thread {r.thread_id})" for r in self.runs)
         what = f"run{'s' if len(self.runs) != 1 else ''} {which}"
-        names = ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (restored)" if f.creates else f.path for f in self.files)
+        def named(files: list[FileRevert]) -> str:
+            return ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (restored)" if f.creates else f.path for f in files)
+
+        names = named(self.files)
+        commands = [f for f in self.files if f.by_command]
+        if commands:  # what the tools wrote, and what the runs' commands changed, apart
+            tools = [f for f in self.files if not f.by_command]
+            commands.sort(key=lambda f: f.path)
+            names = "; ".join(([f"tool writes: {named(tools)}"] if tools else []) + [f"command changes: {named(commands)}"])
         files = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}" + (f": {names}" if names else "")
         parts = [f"{'would revert' if would else 'reverted'} {files}"] if self.code else []
         them = "them" if len(self.runs) != 1 else "it"
@@ -119,7 +127,12 @@ class UndoPlan:
                 out.append(f"diff --git {a} {b}\nnew file mode {mode}\n" + (f"--- /dev/null\n+++ {b}\n{hunks}" if hunks else ""))
             else:
                 hunks = format_hunks(text_blocks(now, f.reverted.decode(f.encoding)))
-                out.append(file_header(f.path) + hunks if hunks else "")
+                if f.chmod is not None:  # a mode a command changed, put back
+                    old = git_mode(stat.S_IMODE(os.stat(self.root / f.path).st_mode))
+                    head = f"diff --git {a} {b}\nold mode {old}\nnew mode {git_mode(f.chmod)}\n"
+                    out.append(head + (f"--- {a}\n+++ {b}\n{hunks}" if hunks else ""))
+                else:
+                    out.append(file_header(f.path) + hunks if hunks else "")
         return "".join(out)
 
 
@@ -244,7 +257,10 @@ def plan_runs(root: str | Path, runs: Sequence[RunRef], thread_id: str, *, to: s
     plan = UndoPlan(root=workspace.root, thread_id=newest, message_id=chosen[-1].message_id, runs=chosen, code=code, conversation=conversation)
     if code:
         walked = [(r, changes_of(r)) for r in chosen if not r.code_undone]
-        plan.files = _walk_back(workspace, walked)
+        plan.files = _walk_back(workspace, walked, notes)
+        if any(c.by for _, changes in walked for c in changes):
+            notes.append("only files in the workspace are put back: what the runs' commands did outside it (the network, "
+                         "a database, other folders) is not undone")
         plan.touched = {r.message_id: {c.path for c in changes} for r, changes in walked}
         if not plan.files and to is None and not conversation:
             before = next((r for r in reversed(runs) if r.number < chosen[0].number and not r.code_undone and changes_of(r)), None)
@@ -264,11 +280,17 @@ def _already_back(run: RunRef, thread_id: str, before: RunRef | None) -> str:
     return head + f" (walk further back with --to {before.number}: run {before.number} ({before.title}) too)"
 
 
-def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]]) -> list[FileRevert]:
-    """Each file walked back through the runs' changes, newest first (see the module)."""
+def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list[str]) -> list[FileRevert]:
+    """Each file walked back through the runs' changes, newest first (see the module). A command's
+    change (its ``after_mode`` set) must also find the mode it left, and puts back the mode before;
+    one cog could not keep (``unrestorable``) leaves its file as it is, named in ``notes``."""
     now: dict[str, bytes | None] = {}
     state: dict[str, bytes | None] = {}
     modes: dict[str, int | None] = {}
+    mode_now: dict[str, int | None] = {}
+    mode_state: dict[str, int | None] = {}
+    by_command: set[str] = set()
+    left: dict[str, str] = {}
     refused: dict[str, str] = {}
     for run, changes in runs:
         for change in reversed(changes):
@@ -277,23 +299,52 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]]) -> list[Fil
             except CogError as exc:
                 raise UndoRefused(f"{change.path}: {exc.message}") from None
             rel = workspace.relative(path)
-            if rel in refused:
+            if rel in refused or rel in left:
+                continue
+            if change.unrestorable:
+                left[rel] = f"{rel} was not put back: {change.by or 'a command'} changed it and cog could not keep it ({change.unrestorable})"
                 continue
             if rel not in now:
                 now[rel] = state[rel] = _read(rel, path)
+                mode_now[rel] = mode_state[rel] = _mode(path) if now[rel] is not None else None
             held = state[rel]
+            if change.after_mode is not None or change.by:  # a command's: its bytes and its mode
+                by_command.add(rel)
+                landed = change.is_after(held) and (held is None or mode_state[rel] == change.after_mode)
+                if landed:
+                    state[rel], mode_state[rel] = change.before, change.mode
+                    modes[rel] = change.mode
+                elif held != change.before or (held is not None and mode_state[rel] != change.mode):
+                    refused[rel] = _refusal(rel, run, change, held) + ("" if held != change.before else " (its mode changed)")
+                continue
             if change.is_after(held):
                 state[rel] = change.before
                 modes[rel] = change.mode
+                if change.before is None:
+                    mode_state[rel] = None
+                elif mode_state[rel] is None:
+                    mode_state[rel] = change.mode
             elif held != change.before:
                 refused[rel] = _refusal(rel, run, change, held)
     if refused:
         raise UndoRefused("\n".join(refused.values()))
+    notes.extend(left.values())
     out: list[FileRevert] = []
     for rel, current in now.items():
-        if state[rel] != current:
-            out.append(FileRevert(rel, current, state[rel], _shared_encoding(current, state[rel]), modes.get(rel)))
+        if rel in left:
+            continue
+        chmod = mode_state[rel] if rel in by_command and current is not None and state[rel] is not None else None
+        if state[rel] != current or (chmod is not None and chmod != mode_now[rel]):
+            out.append(FileRevert(rel, current, state[rel], _shared_encoding(current, state[rel]), modes.get(rel),
+                                  chmod=chmod if chmod != mode_now[rel] else None, by_command=rel in by_command))
     return out
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(os.lstat(path).st_mode)
+    except OSError:
+        return None
 
 
 def _read(rel: str, path: Path) -> bytes | None:

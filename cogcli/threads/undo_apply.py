@@ -52,7 +52,7 @@ def _apply(plan: UndoPlan, atomic_write: Any) -> None:
                 path.unlink()
             else:
                 # no folder swapped for a symlink since the plan, and the file still as planned
-                atomic_write(path, f.reverted, root=plan.root, expect=f.current)
+                atomic_write(path, f.reverted, mode=f.chmod, root=plan.root, expect=f.current)
             done.append((f, mode))
     except (OSError, CogError) as exc:
         for f, mode in reversed(done):

@@ -58,6 +58,10 @@ class FileRevert:
     encoding: str = "utf-8"
     #: the permission bits to make it again with (a file the run deleted)
     mode: int | None = None
+    #: the permission bits to give the file besides its bytes (a command changed its mode)
+    chmod: int | None = None
+    #: a command the run ran changed it (the dry run lists these apart from the tools' writes)
+    by_command: bool = False
 
     @property
     def deletes(self) -> bool:

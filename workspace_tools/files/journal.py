@@ -121,6 +121,11 @@ class Journal:
                 self.error = _why(exc)
                 self.close()
 
+    @property
+    def active(self) -> bool:
+        """A run has begun and its records can be written."""
+        return self._run_fd is not None
+
     def close(self) -> None:
         if self._run_fd is not None:
             os.close(self._run_fd)

@@ -1,0 +1,76 @@
+"""`cog undo` puts back what a run's commands changed (issue 52), with the run's tool writes, in one
+step: real `cog edit` runs (replayed cassettes) whose run_command rewrote, created, deleted and
+chmod'ed files; refused when a file changed since; the dry run lists command changes apart from
+tool writes; the result and undo say what is outside the workspace is not undone."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_cog
+from test_undo import cassette, snapshot
+
+COMMAND = "printf 'rewritten\\n' > calc/ops.py; echo made > gen.txt; rm README.md; chmod 755 calc/__init__.py; mkdir -p out; echo x > out/y.txt"
+
+
+def _edit(repo: Path, tmp: Path, command: str = COMMAND, *, also_edit: bool = True) -> subprocess.CompletedProcess[str]:
+    calls = [{"name": "run_command", "arguments": {"command": command}}]
+    turns = [("run it", calls)]
+    if also_edit:
+        turns.insert(0, ("edit first", [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "by a tool\n"}}]))
+    model = cassette(tmp / "c.jsonl", *turns)
+    return run_cog(["edit", "--model", model, "--sandbox", "off", "--yes", "do it"], repo)
+
+
+@pytest.fixture
+def calc(make_repo: Callable[..., Path]) -> Path:
+    repo = make_repo("calc")
+    (repo / "README.md").write_text("read me\n")
+    os.chmod(repo / "calc" / "__init__.py", 0o644)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "readme"], cwd=repo, check=True)
+    return repo
+
+
+def test_a_commands_rewrites_creations_deletions_and_chmod_are_undone_with_the_tool_writes(calc: Path, tmp_path: Path) -> None:
+    before = snapshot(calc)
+    run = _edit(calc, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert (calc / "calc" / "ops.py").read_text() == "rewritten\n" and (calc / "gen.txt").exists() and not (calc / "README.md").exists()
+    assert stat.S_IMODE((calc / "calc" / "__init__.py").stat().st_mode) == 0o755 and (calc / "notes.txt").exists()
+
+    dry = run_cog(["undo", "--dry-run"], calc)
+    assert dry.returncode == 0, dry.stderr
+    assert "tool writes: notes.txt (deleted)" in dry.stderr, dry.stderr
+    assert "command changes: README.md (restored), calc/__init__.py, calc/ops.py, gen.txt (deleted), out/y.txt (deleted)" in dry.stderr
+    assert "not undone" in dry.stderr and "old mode 100755\nnew mode 100644" in dry.stdout
+    assert (calc / "gen.txt").exists()  # a dry run writes nothing
+
+    undo = run_cog(["undo"], calc)
+    assert undo.returncode == 0, undo.stderr
+    assert snapshot(calc) == before
+    assert "what the runs' commands did outside it (the network, a database, other folders) is not undone" in undo.stderr
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=calc, capture_output=True, text=True).stdout == ""
+
+
+def test_a_file_a_command_changed_and_changed_again_since_is_refused_with_a_diff(calc: Path, tmp_path: Path) -> None:
+    run = _edit(calc, tmp_path, also_edit=False)
+    assert run.returncode == 0, run.stderr
+    (calc / "calc" / "ops.py").write_text("rewritten\nby me\n")
+    after = snapshot(calc)
+    undo = run_cog(["undo"], calc)
+    assert undo.returncode == 1
+    assert "calc/ops.py changed since the run" in undo.stderr and "+by me" in undo.stderr
+    assert snapshot(calc) == after  # nothing written
+
+
+def test_the_model_reads_that_undo_can_put_the_commands_changes_back_but_not_what_is_outside(calc: Path, tmp_path: Path) -> None:
+    run = run_cog(["edit", "--model", cassette(tmp_path / "c.jsonl", ("run", [{"name": "run_command", "arguments": {"command": "echo x > new.txt"}}])),
+                   "--sandbox", "off", "--yes", "--json", "do it"], calc)
+    assert run.returncode == 0, run.stderr
+    assert "cog undo can put back the files it changed; what it did outside the workspace" in run.stdout

@@ -1,0 +1,131 @@
+"""What a command changed in the workspace, recorded for ``cog undo``: a snapshot before it, the
+journal after it.
+
+Before a command (``run_command``, ``run_tests``) runs in a run, :meth:`CommandUndo.before` keeps
+the workspace's files in the private snapshot store (:mod:`workspace_tools.shell.snapshot_store`),
+from the before/after scan's first scan (:mod:`workspace_tools.shell.tree_changes`). After it,
+:meth:`CommandUndo.after` writes one journal record for each file the scan found created,
+modified or deleted: the bytes before (from the snapshot), the bytes and the mode after, and
+``by`` (the command) — signed like every record (:mod:`workspace_tools.files.journal`), so undo
+walks them back with the tool writes of the run, newest first, and refuses a file changed since.
+A file the snapshot could not keep (too large, a link, unreadable) gets a record that says so:
+undo names it, never touches it.
+
+A command is recorded after it ends: a command killed together with cog (``kill -9``) leaves no
+record. What a command does outside the workspace — the network, a database, another folder —
+is never in a snapshot, and the result says so (:data:`OUTSIDE`).
+"""
+
+from __future__ import annotations
+
+import logging
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workspace_tools.shell.snapshot_store import MAX_FILE, SnapshotStore, StoreUnusable, Taken, read_workspace_file
+
+if TYPE_CHECKING:
+    from workspace_tools.files.journal import Journal
+    from workspace_tools.shell.tree_changes import Snapshot, TreeChanges
+
+log = logging.getLogger("cogcli")
+
+#: what no snapshot covers, said wherever undo is offered
+OUTSIDE = "what it did outside the workspace (the network, a database, other folders) is not undone"
+#: the most of a command's text a record keeps
+BY_CHARS = 200
+
+
+@dataclass
+class Recorded:
+    """What :meth:`CommandUndo.after` recorded: how many changes, and what cannot be put back."""
+
+    count: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        """The line the model (and the person) read under the changed files."""
+        if not self.count and not self.notes:
+            return ""
+        lines = []
+        if self.count:
+            lines.append(f"cog undo can put back the files it changed; {OUTSIDE}.")
+        lines += self.notes
+        return "\n".join(lines)
+
+
+class CommandUndo:
+    """The snapshots of one session's commands, recorded in its journal (none without a run)."""
+
+    def __init__(self, root: Path, journal: Journal | None, *, folder: Path | None = None, max_file: int = MAX_FILE) -> None:
+        self.root = Path(root).resolve()
+        self.journal = journal
+        self.store = SnapshotStore(self.root, folder=folder, max_file=max_file)
+
+    @property
+    def active(self) -> bool:
+        """A run is journaling (a direct ``cog tool run_command`` belongs to no run: no snapshot)."""
+        return self.journal is not None and self.journal.active
+
+    def before(self, scan: Snapshot) -> Taken | str:
+        """The snapshot before a command, from its first scan; a string says why there is none."""
+        if not self.active:
+            return "no run records it"
+        if not scan.complete:
+            return "the workspace is too large to scan whole"
+        try:
+            return self.store.take(scan)
+        except (StoreUnusable, OSError) as exc:
+            log.warning("no snapshot before the command: %s", exc)
+            return str(exc)
+
+    def after(self, taken: Taken | str, changes: TreeChanges, before: Snapshot, after: Snapshot, by: str) -> Recorded:
+        """Record each change the scans found (``changes``), from ``taken``, as made by ``by``."""
+        from cogcli.contract.errors import ToolCallError
+
+        done = Recorded()
+        paths = [*changes.created, *changes.modified, *changes.deleted]
+        if not paths or self.journal is None or not self.active:
+            return done
+        if isinstance(taken, str):
+            done.notes.append(f"cog undo cannot put back what it changed: {taken}")
+            return done
+        by = by if len(by) <= BY_CHARS else by[: BY_CHARS - 1] + "…"
+        for path in sorted(paths):
+            old, new = before.files.get(path), after.files.get(path)
+            why, data_before = None, None
+            if old is not None:
+                kept = taken.files.get(path)
+                if kept is None or kept.sha is None:
+                    why = kept.why if kept is not None else "not in the snapshot"
+                else:
+                    data_before = self.store.read(kept.sha)
+                    why = None if data_before is not None else "its copy in the snapshot store is missing or damaged"
+            data_after = None
+            if new is not None and why is None:
+                why, data_after = self._after(path, new[0], new[3])
+            try:
+                self.journal.record(
+                    path, before=data_before, after=data_after, mode=None if old is None else stat.S_IMODE(old[3]),
+                    after_mode=None if new is None else stat.S_IMODE(new[3]), by=by, unrestorable=why, existed=old is not None,
+                )
+            except ToolCallError as exc:
+                done.notes.append(f"cog undo cannot put back {path}: {exc.message}")
+                continue
+            if why is None:
+                done.count += 1
+            else:
+                done.notes.append(f"cog undo cannot put back {path}: {why}")
+        return done
+
+    def _after(self, path: str, size: int, mode: int) -> tuple[str | None, bytes | None]:
+        if stat.S_ISLNK(mode):
+            return "a link", None
+        if not stat.S_ISREG(mode):
+            return "not a regular file", None
+        if size > self.store.max_file:
+            return f"too large (over {self.store.max_file // (1024 * 1024)} MB)", None
+        data = read_workspace_file(self.root, path)
+        return (None, data) if data is not None else ("it could not be read after the command", None)
