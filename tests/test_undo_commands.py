@@ -10,9 +10,14 @@ import stat
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from cli_helpers import run_cog
+from cli_helpers import repo_with, run_cog
+
+from cogcli.models.scripted import Call, ScriptedModel, Turn
+from cogcli.session import Session
+from cogcli.settings.load import load_settings
 from test_undo import cassette, snapshot
 
 COMMAND = "printf 'rewritten\\n' > calc/ops.py; echo made > gen.txt; rm README.md; chmod 755 calc/__init__.py; mkdir -p out; echo x > out/y.txt"
@@ -74,3 +79,47 @@ def test_the_model_reads_that_undo_can_put_the_commands_changes_back_but_not_wha
                    "--sandbox", "off", "--yes", "--json", "do it"], calc)
     assert run.returncode == 0, run.stderr
     assert "cog undo can put back the files it changed; what it did outside the workspace" in run.stdout
+
+
+def _session(settings: Any, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> Session:
+    import dataclasses
+
+    import cogcli.session.session as session_module
+
+    monkeypatch.setattr(session_module, "make_model", lambda settings, record=None: model)
+    return Session.open(dataclasses.replace(settings, model="scripted:test"))
+
+
+async def _yes(approvals: list[Any]) -> dict[str, bool]:
+    return {a.tool_call_id: True for a in approvals}
+
+
+@pytest.mark.anyio
+async def test_what_a_test_run_wrote_into_the_tree_is_undone_through_the_shared_undo_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = repo_with(tmp_path, {"a.txt": "one\n", "snap.txt": "old snapshot\n"})
+    command = "echo 'new snapshot' > snap.txt; echo cache > made.txt; rm a.txt"
+    model = ScriptedModel([Turn("", [Call("c1", "run_tests", {})]), Turn("done")])
+    settings = load_settings(repo, sandbox="off", test_command=command)
+    before = snapshot(repo)
+    async with _session(settings, model, monkeypatch) as session:
+        await session.run("test it", approve=_yes)
+        assert not (repo / "a.txt").exists() and (repo / "snap.txt").read_text() == "new snapshot\n"
+        plan = session.undo(dry_run=True)  # the path cog undo, chat /rewind, Studio and ACP share
+        assert sorted(f.path for f in plan.files if f.by_command) == ["a.txt", "made.txt", "snap.txt"]
+        assert any("not undone" in n for n in plan.notes)
+        session.undo()
+    assert snapshot(repo) == before
+
+
+@pytest.mark.anyio
+async def test_what_a_background_command_changed_is_recorded_when_it_ends_and_undone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = repo_with(tmp_path, {"a.txt": "one\n"})
+    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": "echo made > bg.txt; printf 'two\\n' > a.txt", "background": True})]),
+                           Turn("", [Call("c2", "run_command", {"command": "sleep 0.3"})]), Turn("done")])
+    before = snapshot(repo)
+    async with _session(load_settings(repo, sandbox="off"), model, monkeypatch) as session:
+        await session.run("serve it", approve=_yes)
+        assert (repo / "bg.txt").exists() and (repo / "a.txt").read_text() == "two\n"
+        plan = session.undo()
+        assert sorted(f.path for f in plan.files) == ["a.txt", "bg.txt"] and all(f.by_command for f in plan.files)
+    assert snapshot(repo) == before

@@ -176,7 +176,11 @@ def workspace_tools(
     def run_tests() -> Tool[Any]:
         from workspace_tools.runners.run_tests import run_tests_tool
 
-        return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner, passed=test_env)
+        from workspace_tools.shell.command_undo import with_command_undo
+
+        made = run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner, passed=test_env)
+        # what the tests wrote into the workspace is snapshotted and recorded for cog undo, as a command's
+        return with_command_undo(made, workspace.root, journal, lambda params: f"tests: {test_command or test_runner or 'run_tests'}")
 
     def diagnostics_tool() -> Tool[Any]:
         from workspace_tools.diagnostics.tool import diagnostics_tool as make

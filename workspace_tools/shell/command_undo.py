@@ -18,15 +18,18 @@ is never in a snapshot, and the result says so (:data:`OUTSIDE`).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workspace_tools.shell.snapshot_store import MAX_FILE, SnapshotStore, StoreUnusable, Taken, read_workspace_file
 
 if TYPE_CHECKING:
+    from cogcli.contract.tool import Tool
     from workspace_tools.files.journal import Journal
     from workspace_tools.shell.tree_changes import Snapshot, TreeChanges
 
@@ -120,6 +123,26 @@ class CommandUndo:
                 done.notes.append(f"cog undo cannot put back {path}: {why}")
         return done
 
+    def start(self, by: str) -> Callable[[], Recorded]:
+        """Snapshot now, for a command that goes on in the background; the function returned
+        records what it changed (call it once it ended)."""
+        from workspace_tools.shell.tree_changes import compare, scan
+        from workspace_tools.workspace.envdirs import tracked_folders
+
+        tracked = tracked_folders(self.root)
+        before = scan(self.root, tracked=tracked)
+        taken = self.before(before)
+
+        def record() -> Recorded:
+            try:
+                after = scan(self.root, tracked=tracked)
+                return self.after(taken, compare(before, after, self.root), before, after, by)
+            except Exception:  # noqa: BLE001 - the job's end must not fail for it
+                log.warning("could not record what %s changed for cog undo", by, exc_info=True)
+                return Recorded()
+
+        return record
+
     def _after(self, path: str, size: int, mode: int) -> tuple[str | None, bytes | None]:
         if stat.S_ISLNK(mode):
             return "a link", None
@@ -129,3 +152,45 @@ class CommandUndo:
             return f"too large (over {self.store.max_file // (1024 * 1024)} MB)", None
         data = read_workspace_file(self.root, path)
         return (None, data) if data is not None else ("it could not be read after the command", None)
+
+
+def with_command_undo(tool: Tool[Any], root: Path, journal: Journal | None, by: Callable[[Any], str]) -> Tool[Any]:
+    """``tool`` (one that runs code in the workspace: ``run_tests``) whose calls in a run are
+    snapshotted before and recorded after as run_command's are; ``by`` names what a call ran.
+    Outside a run (no journal) the tool is returned as it is."""
+    if journal is None:
+        return tool
+    undo = CommandUndo(root, journal)
+    original = tool
+
+    async def execute(params: Any, context: Any) -> Any:
+        import anyio.to_thread
+
+        from cogcli.contract.invoke import call_function
+        from cogcli.contract.output import ToolOutputResult
+        from workspace_tools.shell.tree_changes import compare, scan
+        from workspace_tools.workspace.envdirs import tracked_folders
+
+        if not undo.active:
+            return await call_function(original.execute, (params, context)[: original.arity], original.is_async)
+        tracked = await anyio.to_thread.run_sync(tracked_folders, undo.root)
+        before = await anyio.to_thread.run_sync(lambda: scan(undo.root, tracked=tracked))
+        taken = await anyio.to_thread.run_sync(undo.before, before)
+        result = await call_function(original.execute, (params, context)[: original.arity], original.is_async)
+        after = await anyio.to_thread.run_sync(lambda: scan(undo.root, tracked=tracked))
+        changes = await anyio.to_thread.run_sync(compare, before, after, undo.root)
+        recorded = await anyio.to_thread.run_sync(undo.after, taken, changes, before, after, by(params))
+        line = recorded.text()
+        if not line or not isinstance(result, ToolOutputResult):
+            return result
+        content = result.content
+        if isinstance(content, dict):
+            content = {**content, "undo": line}
+        elif isinstance(content, str):
+            content = f"{content}\n{line}"
+        details = result.details.model_dump() if hasattr(result.details, "model_dump") else result.details
+        if isinstance(details, dict):
+            details = {**details, "undo_recorded": recorded.count, "undo_notes": recorded.notes}
+        return ToolOutputResult(content=content, details=details, presentation=result.presentation)
+
+    return dataclasses.replace(tool, execute=execute)

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from cogcli.contract.context import ToolContext
     from workspace_tools.sandbox.shared_net import SharedNetwork
     from workspace_tools.files.journal import Journal
+    from workspace_tools.shell.command_undo import CommandUndo
     from workspace_tools.shell.jobs import Jobs
 
 LABEL = "Run"
@@ -148,7 +149,7 @@ def run_command_tool(
         limit = min(params.timeout or DEFAULT_TIMEOUT, ceiling)
         passed_env = passed or PassedEnv()
         if params.background:
-            return await _start_background(params, workspace.root, sandbox, network, passed_env, jobs)
+            return await _start_background(params, workspace.root, sandbox, network, passed_env, jobs, undo)
         shared = jobs.network if jobs is not None and jobs.network.active else None
         prefix, env = await anyio.to_thread.run_sync(functools.partial(_setup, workspace.root, sandbox, network, passed_env, shared))
         tracked = await anyio.to_thread.run_sync(tracked_folders, workspace.root)
@@ -292,8 +293,10 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv,
 
 
 async def _start_background(params: RunCommandParams, root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv,
-                            jobs: Jobs | None) -> Any:
-    """Start the command as a job and answer with its id (and what it printed in its first moment)."""
+                            jobs: Jobs | None, undo: CommandUndo) -> Any:
+    """Start the command as a job and answer with its id (and what it printed in its first moment).
+    In a run, the workspace is snapshotted first and what the job changed is recorded when it ends
+    (in the journal of the run going on then)."""
     import anyio
     import anyio.to_thread
 
@@ -306,9 +309,16 @@ async def _start_background(params: RunCommandParams, root: Path, sandbox: Sandb
     from workspace_tools.sandbox.leftovers import strip_privileges
 
     more = _writable(passed, root)
+    record = await anyio.to_thread.run_sync(undo.start, f"background command: {command}") if undo.active else None
+
+    def sweep(since: int) -> list[Any]:
+        removed = strip_privileges(root, more, since_ns=since)
+        if record is not None:
+            record()
+        return removed
+
     job = await anyio.to_thread.run_sync(lambda: jobs.start(
-        command, [*prefix, _bash(), "-c", command], cwd=root, env=env, sandboxed=bool(prefix),
-        sweep=lambda since: strip_privileges(root, more, since_ns=since)))
+        command, [*prefix, _bash(), "-c", command], cwd=root, env=env, sandboxed=bool(prefix), sweep=sweep))
     await anyio.to_thread.run_sync(job.wait_for_news, FIRST_LOOK_S)
     early, dropped = job.take_new()
     state = "running" if job.running else f"ended at once (exit code {job.exit_code})"
