@@ -135,13 +135,14 @@ class Journal:
 
     def record(self, path: str, *, before: bytes | None, after: bytes | None, mode: int | None,
                after_mode: int | None = None, by: str | None = None, unrestorable: str | None = None,
-               existed: bool | None = None) -> int:
+               existed: bool | None = None, durable: bool = True) -> int:
         """Write (and fsync) that ``path`` (workspace-relative) is about to go from ``before`` to
         ``after``; returns the record's number. Raises :class:`ToolCallError` when it cannot: the
         caller must not change the file. A command's change (:mod:`workspace_tools.shell.command_undo`)
         is recorded after it, from the snapshot taken before it, with ``by`` (the command),
         ``after_mode`` (the mode it left) and, when its bytes before were not kept, ``unrestorable``
-        (why) and ``existed``."""
+        (why) and ``existed``; made after the change, it need not reach the disk before returning
+        (``durable=False``: each file still appears whole or not at all; :meth:`sync` once after)."""
         with self._lock:
             if self._run_fd is None:
                 why = self.error or "the run has not started"
@@ -167,10 +168,10 @@ class Journal:
             name = f"{seq:06d}"
             try:
                 if before is not None and unrestorable is None:
-                    _write_file(self._run_fd, f"{name}.before", before)
+                    _write_file(self._run_fd, f"{name}.before", before, sync=durable)
                 if after is not None:
-                    _write_file(self._run_fd, f"{name}.after", after)
-                _write_file(self._run_fd, f"{name}.json", json.dumps(meta).encode())
+                    _write_file(self._run_fd, f"{name}.after", after, sync=durable)
+                _write_file(self._run_fd, f"{name}.json", json.dumps(meta).encode(), sync=durable)
             except OSError as exc:
                 for leftover in (f"{name}.before", f"{name}.after", f"{name}.json"):
                     try:
@@ -183,6 +184,15 @@ class Journal:
                     code=ErrorCode.TOOL_ERROR,
                 ) from None
             return seq
+
+    def sync(self) -> None:
+        """Flush the records written with ``durable=False`` to the disk (best effort)."""
+        with self._lock:
+            if self._run_fd is not None:
+                try:
+                    os.fsync(self._run_fd)
+                except OSError:
+                    pass
 
     def discard(self, seq: int) -> None:
         """Forget record ``seq``: its change was not made and the file is not as it recorded
@@ -296,8 +306,8 @@ def _open_dirs(root: Path, parts: tuple[str, ...], *, create: bool) -> int:
         raise JournalError(f"{'/'.join(where)} is not a folder") from None
 
 
-def _write_file(dir_fd: int, name: str, data: bytes) -> None:
-    """``name`` in ``dir_fd`` holding ``data``, fsync'd, appearing whole or not at all."""
+def _write_file(dir_fd: int, name: str, data: bytes, *, sync: bool = True) -> None:
+    """``name`` in ``dir_fd`` holding ``data``, fsync'd (unless not ``sync``), appearing whole or not at all."""
     tmp = f".{name}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
@@ -305,7 +315,8 @@ def _write_file(dir_fd: int, name: str, data: bytes) -> None:
         while view:
             written = os.write(fd, view)
             view = view[written:]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         try:
@@ -315,7 +326,8 @@ def _write_file(dir_fd: int, name: str, data: bytes) -> None:
         raise
     os.close(fd)
     os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    os.fsync(dir_fd)
+    if sync:
+        os.fsync(dir_fd)
 
 
 def _read_file(dir_fd: int, name: str) -> bytes:

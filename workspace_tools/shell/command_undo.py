@@ -100,7 +100,7 @@ class CommandUndo:
             old, new = before.files.get(path), after.files.get(path)
             why, data_before = None, None
             if old is not None:
-                kept = taken.files.get(path)
+                kept = taken.kept(path)
                 if kept is None or kept.sha is None:
                     why = kept.why if kept is not None else "not in the snapshot"
                 else:
@@ -113,6 +113,7 @@ class CommandUndo:
                 self.journal.record(
                     path, before=data_before, after=data_after, mode=None if old is None else stat.S_IMODE(old[3]),
                     after_mode=None if new is None else stat.S_IMODE(new[3]), by=by, unrestorable=why, existed=old is not None,
+                    durable=False,
                 )
             except ToolCallError as exc:
                 done.notes.append(f"cog undo cannot put back {path}: {exc.message}")
@@ -121,6 +122,7 @@ class CommandUndo:
                 done.count += 1
             else:
                 done.notes.append(f"cog undo cannot put back {path}: {why}")
+        self.journal.sync()
         return done
 
     def start(self, by: str) -> Callable[[], Recorded]:

@@ -19,7 +19,7 @@ Left out, each named as not restorable: files git ignores (build output, caches:
 of a command's changes too), links, other non-regular files, and files over :data:`MAX_FILE` bytes
 (``too large``). Objects no index entry names are removed once older than :data:`PRUNE_AGE` (a
 command still running in another session may hold one); :func:`disk_use` is what ``cog thread
-list`` shows, and :func:`remove_store` clears it.
+list`` shows.
 """
 
 from __future__ import annotations
@@ -61,10 +61,15 @@ class Kept:
 class Taken:
     """One snapshot: each workspace file as it was before the command."""
 
-    files: dict[str, Kept] = field(default_factory=dict)
+    #: the index's entries as they were (an entry is replaced, never changed, so this stays as it was)
+    entries: dict[str, list[object]] = field(default_factory=dict)
     #: files read and copied for this snapshot (the rest cost a stat)
     copied: int = 0
     seconds: float = 0.0
+
+    def kept(self, path: str) -> Kept | None:
+        entry = self.entries.get(path)
+        return None if entry is None else Kept(entry[4], entry[5])  # type: ignore[arg-type]
 
 
 def store_folder(root: Path) -> Path:
@@ -83,6 +88,8 @@ class SnapshotStore:
         self.max_file = max_file
         self._index: dict[str, list[object]] | None = None
         self._pruned = False
+        self._keys: dict[str, Key] = {}
+        self._logged = 0
         self._lock = threading.Lock()
 
     # --- taking --------------------------------------------------------------------------------
@@ -94,24 +101,29 @@ class SnapshotStore:
             base = self._open()
             try:
                 index = self._load(base)
-                fresh = [p for p, key in scan.files.items() if _entry_key(index.get(p)) != list(key)]
-                gone = [p for p in index if p not in scan.files]
+                keys = self._keys
+                fresh = [p for p, key in scan.files.items() if keys.get(p) != key]
+                ask = [p for p in fresh if p not in index]  # a known path keeps git's answer while no .gitignore changes
+                gone = [p for p in index if p not in scan.files] if len(index) + len(ask) != len(scan.files) else []
                 if any(p.rpartition("/")[2] == ".gitignore" for p in [*fresh, *gone]):  # what git ignores may have changed
                     asked = set(fresh)
                     fresh += [p for p in scan.files if p not in asked and index[p][5] == IGNORED]
+                    ask = fresh
                 taken = Taken()
                 if fresh or gone:
-                    ignored = _ignored(self.root, fresh)
+                    ignored = _ignored(self.root, ask) | {p for p in fresh if p not in ask and index[p][5] == IGNORED}
                     objects = os.open("objects", _DIR_FLAGS, dir_fd=base)
                     try:
                         for path in fresh:
                             index[path] = [*scan.files[path], *self._keep(objects, path, scan.files[path], path in ignored, taken)]
+                            keys[path] = scan.files[path]
                     finally:
                         os.close(objects)
                     for path in gone:
                         del index[path]
-                    _write(base, "index.json", json.dumps(index, separators=(",", ":")).encode())
-                taken.files = {p: Kept(e[4], e[5]) for p, e in index.items() if p in scan.files}  # type: ignore[arg-type]
+                        keys.pop(path, None)
+                    self._save(base, [*fresh, *gone])
+                taken.entries = dict(index)
                 if not self._pruned:  # once a session: what earlier sessions left behind
                     self._pruned = True
                     objects = os.open("objects", _DIR_FLAGS, dir_fd=base)
@@ -216,13 +228,52 @@ class SnapshotStore:
         return fd
 
     def _load(self, base: int) -> dict[str, list[object]]:
+        """The index: ``index.json`` and the entries appended to ``index.log`` since it was written."""
         if self._index is None:
             try:
                 loaded = json.loads(_read(base, "index.json"))
-                self._index = loaded if isinstance(loaded, dict) else {}
             except (OSError, ValueError):
-                self._index = {}
+                loaded = {}
+            index = {p: e for p, e in loaded.items() if _usable(e)} if isinstance(loaded, dict) else {}
+            try:
+                log_lines = _read(base, "index.log").splitlines()
+            except OSError:
+                log_lines = []
+            for line in log_lines:
+                try:
+                    path, entry = json.loads(line)
+                except (ValueError, TypeError):
+                    continue  # a line cut short
+                if entry is None:
+                    index.pop(path, None)
+                elif isinstance(path, str) and _usable(entry):
+                    index[path] = entry
+            self._logged = len(log_lines)
+            self._index = index
+            self._keys = {p: tuple(e[:4]) for p, e in index.items()}  # type: ignore[misc]
         return self._index
+
+    def _save(self, base: int, paths: list[str]) -> None:
+        """The entries of ``paths`` appended to ``index.log`` (what changed costs what changed); the
+        whole index written again once the log grew to a quarter of it. A cache, not fsync'd: lost,
+        the next snapshot copies every file again."""
+        index = self._index
+        assert index is not None
+        if self._logged + len(paths) > max(1000, len(index) // 4):
+            _write(base, "index.json", json.dumps(index, separators=(",", ":")).encode(), sync=False)
+            try:
+                os.unlink("index.log", dir_fd=base)
+            except FileNotFoundError:
+                pass
+            self._logged = 0
+            return
+        lines = "".join(json.dumps([p, index.get(p)], separators=(",", ":")) + "\n" for p in paths).encode()
+        fd = os.open("index.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=base)
+        try:
+            os.write(fd, lines)
+        finally:
+            os.close(fd)
+        self._logged += len(paths)
 
 
 def read_workspace_file(root: Path, rel: str) -> bytes | None:
@@ -244,11 +295,16 @@ def read_workspace_file(root: Path, rel: str) -> bytes | None:
 
 def disk_use(root: Path) -> int:
     """Bytes the workspace's store takes (0 when it has none)."""
-    total = 0
     try:
         folder = store_folder(root)
     except Exception:  # noqa: BLE001 - a state folder that cannot be named has no store
         return 0
+    return folder_bytes(folder)
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes of the files below ``folder`` (no link followed; 0 when it does not exist)."""
+    total = 0
     for dirpath, _, names in os.walk(folder):
         for name in names:
             try:
@@ -258,17 +314,10 @@ def disk_use(root: Path) -> int:
     return total
 
 
-def remove_store(root: Path) -> None:
-    """Clear the workspace's store (the journals keep what undo needs)."""
-    import shutil
-
-    folder = store_folder(root)
-    if folder.is_dir() and not folder.is_symlink():
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _entry_key(entry: list[object] | None) -> list[object] | None:
-    return None if not isinstance(entry, list) or len(entry) != 6 else entry[:4]
+def _usable(entry: object) -> bool:
+    """An index entry as :meth:`SnapshotStore.take` writes it: four ints, an object name or None, a reason or None."""
+    return (isinstance(entry, list) and len(entry) == 6 and all(type(n) is int for n in entry[:4])
+            and (entry[4] is None or isinstance(entry[4], str)) and (entry[5] is None or isinstance(entry[5], str)))
 
 
 def _ignored(root: Path, paths: list[str]) -> set[str]:
