@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workspace_tools.shell.snapshot_store import MAX_FILE, SnapshotStore, StoreUnusable, Taken, read_workspace_file
+from workspace_tools.shell.snapshot_store import SnapshotStore, StoreUnusable, Taken, read_workspace_file
 
 if TYPE_CHECKING:
     from cogcli.contract.tool import Tool
@@ -62,10 +62,12 @@ class Recorded:
 class CommandUndo:
     """The snapshots of one session's commands, recorded in its journal (none without a run)."""
 
-    def __init__(self, root: Path, journal: Journal | None, *, folder: Path | None = None, max_file: int = MAX_FILE) -> None:
+    def __init__(self, root: Path, journal: Journal | None, *, folder: Path | None = None, max_file: int | None = None) -> None:
+        from workspace_tools.shell import snapshot_store
+
         self.root = Path(root).resolve()
         self.journal = journal
-        self.store = SnapshotStore(self.root, folder=folder, max_file=max_file)
+        self.store = SnapshotStore(self.root, folder=folder, max_file=max_file or snapshot_store.MAX_FILE)
 
     @property
     def active(self) -> bool:
