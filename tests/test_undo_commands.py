@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 from cli_helpers import repo_with, run_cog
+from test_undo import cassette, snapshot
 
 from cogcli.models.scripted import Call, ScriptedModel, Turn
 from cogcli.session import Session
 from cogcli.settings.load import load_settings
-from test_undo import cassette, snapshot
 
 COMMAND = "printf 'rewritten\\n' > calc/ops.py; echo made > gen.txt; rm README.md; chmod 755 calc/__init__.py; mkdir -p out; echo x > out/y.txt"
 

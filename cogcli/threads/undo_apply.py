@@ -6,13 +6,17 @@ import logging
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cogcli.contract.errors import CogError
 from cogcli.threads.undo_types import FileRevert, UndoRefused, changed_since
 
-if TYPE_CHECKING:
-    from cogcli.threads.undo import UndoPlan
+
+class UndoPlan(Protocol):
+    """What applying needs of :class:`cogcli.threads.undo.UndoPlan`: the workspace and its files."""
+
+    root: Path
+    files: list[FileRevert]
 
 log = logging.getLogger("cogcli")
 

@@ -11,7 +11,11 @@ from pathlib import Path
 def undo_disk_line(root: Path) -> str | None:
     """``undo keeps 1.2 MB: run journals 0.3 MB (.cog/journal), command snapshots 0.9 MB (…)``; None when it keeps nothing."""
     from workspace_tools.files.journal import JOURNAL_DIR
-    from workspace_tools.shell.snapshot_store import disk_use, folder_bytes, store_folder
+    from workspace_tools.shell.snapshot_store import (
+        disk_use,
+        folder_bytes,
+        store_folder,
+    )
 
     journals = folder_bytes(root.joinpath(*JOURNAL_DIR))
     snapshots = disk_use(root)

@@ -26,7 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workspace_tools.shell.snapshot_store import SnapshotStore, StoreUnusable, Taken, read_workspace_file
+from workspace_tools.shell.snapshot_store import (
+    SnapshotStore,
+    StoreUnusable,
+    Taken,
+    read_workspace_file,
+)
 
 if TYPE_CHECKING:
     from cogcli.contract.tool import Tool
@@ -141,7 +146,7 @@ class CommandUndo:
             try:
                 after = scan(self.root, tracked=tracked)
                 return self.after(taken, compare(before, after, self.root), before, after, by)
-            except Exception:  # noqa: BLE001 - the job's end must not fail for it
+            except Exception:
                 log.warning("could not record what %s changed for cog undo", by, exc_info=True)
                 return Recorded()
 

@@ -185,7 +185,7 @@ class SnapshotStore:
         with self._lock:
             base = self._open()
             try:
-                named = {e[4] for e in self._load(base).values() if e[4]}
+                named = {str(e[4]) for e in self._load(base).values() if e[4]}
                 objects = os.open("objects", _DIR_FLAGS, dir_fd=base)
                 try:
                     return _prune(objects, named, time.time() - PRUNE_AGE)
@@ -198,8 +198,8 @@ class SnapshotStore:
 
     def _open(self) -> int:
         """The store's folder, opened (and made) below the state folder with no link followed."""
-        from workspace_tools.host.files import LinkRefused, open_dir
         from workspace_tools.files.journal_key import KeyUnusable, state_home
+        from workspace_tools.host.files import LinkRefused, open_dir
 
         try:
             folder = self.folder or store_folder(self.root)
