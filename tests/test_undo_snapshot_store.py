@@ -76,3 +76,19 @@ def test_thread_list_shows_what_undo_keeps_on_disk(tmp_path: Path) -> None:
     listed = run_cog(["thread", "list"], repo)
     assert listed.returncode == 0 and "undo keeps" in listed.stderr and "command snapshots" in listed.stderr, listed.stderr
     assert "undo keeps" not in listed.stdout
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("undo_ignored", [False, True])
+async def test_files_git_ignores_are_undone_only_when_the_person_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, undo_ignored: bool) -> None:
+    import dataclasses
+
+    repo = _repo(tmp_path)
+    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": "echo new > build/out.o; echo three > b.txt"})]), Turn("done")])
+    settings = dataclasses.replace(load_settings(repo, sandbox="off"), undo_ignored=undo_ignored)
+    async with _session(settings, model, monkeypatch) as session:
+        await session.run("go", approve=_yes)
+        plan = session.undo()
+    assert (repo / "b.txt").read_text() == "two\n"
+    assert (repo / "build" / "out.o").read_text() == ("obj\n" if undo_ignored else "new\n")
+    assert ("build/out.o" in [f.path for f in plan.files]) is undo_ignored

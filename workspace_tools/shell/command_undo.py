@@ -67,12 +67,15 @@ class Recorded:
 class CommandUndo:
     """The snapshots of one session's commands, recorded in its journal (none without a run)."""
 
-    def __init__(self, root: Path, journal: Journal | None, *, folder: Path | None = None, max_file: int | None = None) -> None:
+    def __init__(self, root: Path, journal: Journal | None, *, folder: Path | None = None, max_file: int | None = None,
+                 ignored: bool = False) -> None:
         from workspace_tools.shell import snapshot_store
 
         self.root = Path(root).resolve()
         self.journal = journal
-        self.store = SnapshotStore(self.root, folder=folder, max_file=max_file or snapshot_store.MAX_FILE)
+        self.store = SnapshotStore(self.root, folder=folder, max_file=max_file or snapshot_store.MAX_FILE, ignored=ignored)
+        #: files git ignores are kept and recorded too (the person's ``undo_ignored``)
+        self.ignored = ignored
 
     @property
     def active(self) -> bool:
@@ -96,6 +99,10 @@ class CommandUndo:
         from cogcli.contract.errors import ToolCallError
 
         done = Recorded()
+        if self.ignored:  # the changes among files git ignores too
+            from workspace_tools.shell.tree_changes import compare
+
+            changes = compare(before, after, self.root, ignored_too=True)
         paths = [*changes.created, *changes.modified, *changes.deleted]
         if not paths or self.journal is None or not self.active:
             return done
@@ -163,13 +170,13 @@ class CommandUndo:
         return (None, data) if data is not None else ("it could not be read after the command", None)
 
 
-def with_command_undo(tool: Tool[Any], root: Path, journal: Journal | None, by: Callable[[Any], str]) -> Tool[Any]:
+def with_command_undo(tool: Tool[Any], root: Path, journal: Journal | None, by: Callable[[Any], str], *, ignored: bool = False) -> Tool[Any]:
     """``tool`` (one that runs code in the workspace: ``run_tests``) whose calls in a run are
     snapshotted before and recorded after as run_command's are; ``by`` names what a call ran.
     Outside a run (no journal) the tool is returned as it is."""
     if journal is None:
         return tool
-    undo = CommandUndo(root, journal)
+    undo = CommandUndo(root, journal, ignored=ignored)
     original = tool
 
     async def execute(params: Any, context: Any) -> Any:

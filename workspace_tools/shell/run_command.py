@@ -104,6 +104,7 @@ def run_command_tool(
     passed: PassedEnv | None = None,
     jobs: Jobs | None = None,
     journal: Journal | None = None,
+    undo_ignored: bool = False,
 ) -> Tool[RunCommandParams]:
     """The tool for ``workspace``. ``sandbox`` as run_tests' (``"off"``: no sandbox, said in each
     result); ``max_timeout`` the most a call may ask for (the session's per-call timeout); ``allow``
@@ -112,10 +113,10 @@ def run_command_tool(
     allow-list (the same as the tests: :class:`workspace_tools.sandbox.environment.PassedEnv`);
     ``jobs`` the session's background commands (:mod:`workspace_tools.shell.jobs`; without it
     ``background`` is refused); ``journal`` the run's, where what a command changed is recorded for
-    ``cog undo`` from a snapshot taken before it."""
+    ``cog undo`` from a snapshot taken before it (``undo_ignored``: files git ignores too)."""
     from workspace_tools.shell.command_undo import CommandUndo
 
-    undo = CommandUndo(workspace.root, journal)
+    undo = CommandUndo(workspace.root, journal, ignored=undo_ignored)
     if sandbox not in ("auto", "on", "off"):
         raise ValueError(f"sandbox must be 'auto', 'on' or 'off', not {sandbox!r}")
     # a little under the session's per-call timeout: our own deadline reports the output so far

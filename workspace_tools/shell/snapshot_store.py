@@ -82,10 +82,12 @@ def store_folder(root: Path) -> Path:
 class SnapshotStore:
     """The store of one workspace; one per session (its index is kept in memory between commands)."""
 
-    def __init__(self, root: Path, *, folder: Path | None = None, max_file: int = MAX_FILE) -> None:
+    def __init__(self, root: Path, *, folder: Path | None = None, max_file: int = MAX_FILE, ignored: bool = False) -> None:
         self.root = Path(root).resolve()
         self.folder = folder
         self.max_file = max_file
+        #: keep the files git ignores too (else each is "ignored by git", never copied)
+        self.ignored = ignored
         self._index: dict[str, list[object]] | None = None
         self._pruned = False
         self._keys: dict[str, Key] = {}
@@ -104,6 +106,8 @@ class SnapshotStore:
                 keys = self._keys
                 fresh = [p for p, key in scan.files.items() if keys.get(p) != key]
                 ask = [p for p in fresh if p not in index]  # a known path keeps git's answer while no .gitignore changes
+                if self.ignored:  # kept by a session that left them out: copied now
+                    fresh += [p for p, e in index.items() if e[5] == IGNORED and p in scan.files and keys.get(p) == scan.files[p]]
                 gone = [p for p in index if p not in scan.files] if len(index) + len(ask) != len(scan.files) else []
                 if any(p.rpartition("/")[2] == ".gitignore" for p in [*fresh, *gone]):  # what git ignores may have changed
                     asked = set(fresh)
@@ -111,7 +115,7 @@ class SnapshotStore:
                     ask = fresh
                 taken = Taken()
                 if fresh or gone:
-                    ignored = _ignored(self.root, ask) | {p for p in fresh if p not in ask and index[p][5] == IGNORED}
+                    ignored = set() if self.ignored else _ignored(self.root, ask) | {p for p in fresh if p not in ask and index[p][5] == IGNORED}
                     objects = os.open("objects", _DIR_FLAGS, dir_fd=base)
                     try:
                         for path in fresh:
