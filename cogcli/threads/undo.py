@@ -1,7 +1,9 @@
 """Undo runs: walk a thread back run by run — the files each run changed, its conversation, or both.
 
 A run records every change in its write-ahead journal (:mod:`workspace_tools.files.journal`) before
-making it, each record signed with the person's key outside the workspace, so undo works after a
+making it — and what its commands, test runs and hooks changed after them, from a snapshot taken
+before (:mod:`workspace_tools.shell.command_undo`: such a change also carries the mode it left, and
+puts back the mode before) — each record signed with the person's key outside the workspace, so undo works after a
 kill or a full disk and acts only on records cog itself wrote: a record planted in ``.cog/journal/``
 does not verify and is set aside (named in :attr:`UndoPlan.notes`), never acted on.
 

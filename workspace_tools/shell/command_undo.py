@@ -44,6 +44,8 @@ log = logging.getLogger("cogcli")
 OUTSIDE = "what it did outside the workspace (the network, a database, other folders) is not undone"
 #: the most of a command's text a record keeps
 BY_CHARS = 200
+#: files named as not restorable in a result (the rest counted)
+NOTES = 10
 
 
 @dataclass
@@ -137,6 +139,8 @@ class CommandUndo:
             else:
                 done.notes.append(f"cog undo cannot put back {path}: {why}")
         self.journal.sync()
+        if len(done.notes) > NOTES:  # what the model reads stays short; each record names its file
+            done.notes[NOTES:] = [f"… and {len(done.notes) - NOTES} more files cog undo cannot put back"]
         return done
 
     def start(self, by: str) -> Callable[[], Recorded]:
