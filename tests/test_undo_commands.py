@@ -123,3 +123,13 @@ async def test_what_a_background_command_changed_is_recorded_when_it_ends_and_un
         plan = session.undo()
         assert sorted(f.path for f in plan.files) == ["a.txt", "bg.txt"] and all(f.by_command for f in plan.files)
     assert snapshot(repo) == before
+
+
+def test_a_mode_changed_since_the_command_is_refused_naming_both_modes(calc: Path, tmp_path: Path) -> None:
+    run = _edit(calc, tmp_path, "chmod 755 calc/__init__.py", also_edit=False)
+    assert run.returncode == 0, run.stderr
+    os.chmod(calc / "calc" / "__init__.py", 0o700)
+    undo = run_cog(["undo"], calc)
+    assert undo.returncode == 1
+    assert "calc/__init__.py changed since the run" in undo.stderr and "its mode is now 700, the run left 755" in undo.stderr, undo.stderr
+    assert stat.S_IMODE((calc / "calc" / "__init__.py").stat().st_mode) == 0o700

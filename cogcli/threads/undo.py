@@ -316,8 +316,11 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list
                 if landed:
                     state[rel], mode_state[rel] = change.before, change.mode
                     modes[rel] = change.mode
-                elif held != change.before or (held is not None and mode_state[rel] != change.mode):
-                    refused[rel] = _refusal(rel, run, change, held) + ("" if held != change.before else " (its mode changed)")
+                elif change.is_after(held) or held != change.before or (held is not None and mode_state[rel] != change.mode):
+                    moded = held is not None and (change.is_after(held) or held == change.before)
+                    refused[rel] = (_refusal(rel, run, change, held) if not moded else
+                                    f"{changed_since(rel)} (run {run.number}: {run.title}): its mode is now {mode_state[rel]:o}, "
+                                    f"the run left {change.after_mode:o}")
                 continue
             if change.is_after(held):
                 state[rel] = change.before
