@@ -45,6 +45,7 @@ def workspace_tools(
     jobs: Jobs | None = None,
     diagnostics: bool = False,
     diagnostics_off: Sequence[str] = (),
+    undo_ignored: bool = False,
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
@@ -70,6 +71,7 @@ def workspace_tools(
     allow-list, for this workspace only. ``diagnostics=True`` checks every change edit_file, write_file,
     apply_patch and move_file make with the project's checkers, in the tests' sandbox, and adds the
     ``diagnostics`` tool (:mod:`workspace_tools.diagnostics`); ``diagnostics_off`` names checkers left out.
+    ``undo_ignored``: the snapshots before commands and test runs keep files git ignores too.
     """
     from workspace_tools.workspace.secret_files import SecretPolicy
 
@@ -150,7 +152,8 @@ def workspace_tools(
         from workspace_tools.shell.run_command import run_command_tool
 
         made = run_command_tool(workspace, sandbox=sandbox, max_timeout=command_timeout, allow=AllowList.of(allow),
-                                network=command_network, passed=test_env, jobs=session_jobs())
+                                network=command_network, passed=test_env, jobs=session_jobs(), journal=journal,
+                                undo_ignored=undo_ignored)
         return dataclasses.replace(made, close=session_jobs().close)
 
     def command_output() -> Tool[Any]:
@@ -176,7 +179,12 @@ def workspace_tools(
     def run_tests() -> Tool[Any]:
         from workspace_tools.runners.run_tests import run_tests_tool
 
-        return run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner, passed=test_env)
+        from workspace_tools.shell.command_undo import with_command_undo
+
+        made = run_tests_tool(workspace, test_command=test_command, timeout=test_timeout, sandbox=sandbox, runner=test_runner, passed=test_env)
+        # what the tests wrote into the workspace is snapshotted and recorded for cog undo, as a command's
+        return with_command_undo(made, workspace.root, journal, lambda params: f"tests: {test_command or test_runner or 'run_tests'}",
+                                 ignored=undo_ignored)
 
     def diagnostics_tool() -> Tool[Any]:
         from workspace_tools.diagnostics.tool import diagnostics_tool as make

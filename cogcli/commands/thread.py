@@ -42,6 +42,11 @@ def list_command(root: Path, as_json: bool) -> int:
 
     for t in threads:
         sys.stdout.write(visible(f"{t.id}  {t.updated_at[:19].replace('T', ' ')}  {t.status:<9}  {t.title}") + "\n")
+    from cogcli.threads.undo_disk import undo_disk_line
+
+    line = undo_disk_line(root)
+    if line:
+        say(line)  # on stderr: stdout stays one thread a line
     return EXIT_OK
 
 

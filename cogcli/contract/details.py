@@ -135,6 +135,9 @@ class ShellCommandDetails(_Details):
     #: how many there were in all, and whether the scan saw the whole tree
     changed_total: int = 0
     changes_complete: bool = True
+    #: changes recorded for ``cog undo`` (from the snapshot taken before the command), and what it cannot put back
+    undo_recorded: int = 0
+    undo_notes: list[str] = []
 
 
 class BackgroundJobDetails(_Details):

@@ -75,6 +75,9 @@ class HookSet:
         copies: Mapping[tuple[str, HookSpec], Path] | None = None,
     ) -> None:
         self.root = root
+        #: snapshots before the hooks of an event and records after them, for cog undo
+        #: (:class:`workspace_tools.shell.command_undo.CommandUndo`; the session sets it)
+        self.undo: Any = None
         #: the threads a run of this session ran in (SessionStart fires once per thread)
         self.started: set[str] = set()
         self.hooks: dict[str, list[Configured]] = {}
@@ -150,15 +153,28 @@ class RunHooks:
             reply = replies[i] = read_reply(event, finished)
             self._report(event, hook, finished, reply, call_id, tool_name)
 
-        async with anyio.create_task_group() as outer:
-            if self.signal is not None and event not in UNSTOPPED:
-                from cogcli.contract.context import cancel_on_abort
+        undo = self.set.undo
+        record = None
+        if undo is not None and undo.active:  # a hook may change files (a formatter after an edit): snapshot first
+            from anyio import to_thread
 
-                outer.start_soon(cancel_on_abort, self.signal, outer.cancel_scope)  # an abort kills the hooks running
-            async with anyio.create_task_group() as tg:
-                for i, hook in enumerate(hooks):
-                    tg.start_soon(one, i, hook)
-            outer.cancel_scope.cancel()
+            record = await to_thread.run_sync(undo.start, f"hook: {event}: " + "; ".join(h.spec.command for h in hooks))
+        try:
+            async with anyio.create_task_group() as outer:
+                if self.signal is not None and event not in UNSTOPPED:
+                    from cogcli.contract.context import cancel_on_abort
+
+                    outer.start_soon(cancel_on_abort, self.signal, outer.cancel_scope)  # an abort kills the hooks running
+                async with anyio.create_task_group() as tg:
+                    for i, hook in enumerate(hooks):
+                        tg.start_soon(one, i, hook)
+                outer.cancel_scope.cancel()
+        finally:
+            if record is not None:  # what the hooks changed, recorded for cog undo
+                from anyio import to_thread
+
+                with anyio.CancelScope(shield=True):
+                    await to_thread.run_sync(record)
         for reply in replies:
             if reply is not None:
                 _fold(verdict, reply)

@@ -48,6 +48,8 @@ def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str]
         options["test_runner"] = settings.runner
     options.update(allow=settings.allow, command_network=settings.command_network, command_timeout=settings.timeout)
     options.update(diagnostics=settings.diagnostics, diagnostics_off=settings.diagnostics_off)
+    if settings.undo_ignored:
+        options["undo_ignored"] = True
     tools = workspace_tools(settings.root, **options)
     if settings.timeout:
         tools = [dataclasses.replace(t, timeout=settings.timeout) for t in tools]

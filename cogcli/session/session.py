@@ -160,6 +160,10 @@ class Session:
         from workspace_tools.files.journal import Journal
 
         self.journal = Journal(settings.root)  # bound to each run by its start event
+        if self.command_hooks:  # what a hook changes in the workspace is recorded for cog undo, as a command's
+            from workspace_tools.shell.command_undo import CommandUndo
+
+            self.command_hooks.undo = CommandUndo(settings.root, self.journal, ignored=settings.undo_ignored)
         try:
             from cogcli.session.extras import agent_tools
 

@@ -188,6 +188,8 @@ class Settings:
     #: the person gives run_tests' tests the host's network in the sandbox (``--test-network``,
     #: ``COG_TEST_NETWORK=1``, ``test_network = true`` in their config.toml; never the workspace's)
     test_network: bool = False
+    #: the snapshots before commands keep the files git ignores too (``COG_UNDO_IGNORED=1``, ``undo_ignored = true``)
+    undo_ignored: bool = False
     #: check every file change with the project's checkers (``--no-diagnostics``, ``diagnostics = false``;
     #: :mod:`workspace_tools.diagnostics`), and the checkers left out (``diagnostics_off``)
     diagnostics: bool = True

@@ -277,6 +277,11 @@ SETTINGS: tuple[Setting, ...] = (
         flags=("--command-network/--no-command-network",), env="COG_COMMAND_NETWORK", commands=TOOLS - {BATCH},
     ),
     Setting(
+        "undo_ignored", "bool", "Keep the files git ignores in the snapshots taken before commands too, so cog undo puts back "
+        "what a command changed among them (build output, caches; default: left out; COG_UNDO_IGNORED=1).",
+        env="COG_UNDO_IGNORED", commands=TOOLS - {BATCH},
+    ),
+    Setting(
         "test_network", "bool", "Give run_tests' tests the host's network in the sandbox (default: none; "
         "COG_TEST_NETWORK=1): for tests that download or call a service.",
         flags=("--test-network/--no-test-network",), env="COG_TEST_NETWORK", commands=TOOLS - {BATCH},

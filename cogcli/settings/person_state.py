@@ -14,13 +14,12 @@ never written through a link, never a tracked file).
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from pathlib import Path
 
-#: one folder per workspace under the state folder
-WORKSPACES = "workspaces"
+from workspace_tools.files.journal_key import WORKSPACES, workspace_key
+
+__all__ = ["WORKSPACES", "state_home", "workspace_key", "workspace_state"]
 
 
 def state_home(workspace: Path | None = None) -> Path:
@@ -31,15 +30,6 @@ def state_home(workspace: Path | None = None) -> Path:
     from workspace_tools.files.journal_key import state_home as person_state
 
     return person_state(workspace) / "cog"
-
-
-def workspace_key(root: Path) -> str:
-    """The folder name for a workspace: its last path part (safe characters only, at most 40)
-    and the first 16 hex digits of the sha256 of its real path."""
-    real = os.path.realpath(root)
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(real) or "root")[:40].lstrip(".") or "root"
-    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
-    return f"{name}-{digest}"
 
 
 def workspace_state(root: Path, *, create: bool = True) -> Path:

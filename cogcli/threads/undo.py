@@ -1,7 +1,9 @@
 """Undo runs: walk a thread back run by run — the files each run changed, its conversation, or both.
 
 A run records every change in its write-ahead journal (:mod:`workspace_tools.files.journal`) before
-making it, each record signed with the person's key outside the workspace, so undo works after a
+making it — and what its commands, test runs and hooks changed after them, from a snapshot taken
+before (:mod:`workspace_tools.shell.command_undo`: such a change also carries the mode it left, and
+puts back the mode before) — each record signed with the person's key outside the workspace, so undo works after a
 kill or a full disk and acts only on records cog itself wrote: a record planted in ``.cog/journal/``
 does not verify and is set aside (named in :attr:`UndoPlan.notes`), never acted on.
 
@@ -21,7 +23,6 @@ fails, those already written are put back.
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 from collections.abc import Sequence
@@ -31,71 +32,19 @@ from typing import Any
 
 from cogcli.contract.errors import CogError
 from cogcli.threads.store import StoredEntry, Thread, UndoEntry, UserEntry
-
-log = logging.getLogger("cogcli")
+from cogcli.threads.undo_apply import apply_undo
+from cogcli.threads.undo_types import (
+    FileRevert,
+    NothingToUndo,
+    RunRef,
+    UndoRefused,
+    changed_since,
+)
 
 #: lines of "what differs" shown per refused file
 DIFF_LINES = 40
 
-
-class NothingToUndo(CogError):
-    """No such thread or run, the runs changed no files, or they were undone already (exit 2)."""
-
-    code = "NOTHING_TO_UNDO"
-
-
-class UndoRefused(CogError):
-    """A file changed since the run (or its change cannot be reverted): nothing was written (exit 1)."""
-
-    code = "UNDO_REFUSED"
-
-
-@dataclass(frozen=True)
-class RunRef:
-    """One run of a thread, numbered from 1 as ``cog thread show`` numbers them."""
-
-    number: int
-    message_id: str | None
-    instruction: str
-    #: its files were put back (an undo entry with ``code``)
-    code_undone: bool
-    #: the model no longer reads its turns (an undo entry with ``conversation``)
-    rewound: bool
-    #: walking the workspace's runs (``number`` counts them all): its thread, and its number there
-    thread_id: str | None = None
-    in_thread: int | None = None
-
-    @property
-    def title(self) -> str:
-        line = " ".join(self.instruction.split())
-        return line if len(line) <= 60 else line[:59] + "…"
-
-    def named(self, thread_id: str) -> str:
-        """``run 2 of thread thr_…`` (a thread's run), ``run 3 (title; run 2 of thread thr_…)`` (the workspace's)."""
-        if self.thread_id is None:
-            return f"run {self.number} of thread {thread_id}"
-        return f"run {self.number} ({self.title}; run {self.in_thread} of thread {self.thread_id})"
-
-
-@dataclass(frozen=True)
-class FileRevert:
-    """One file: its bytes now and what the undo puts back (None: delete it, the run created it;
-    ``current`` None: make it again, the run deleted or moved it)."""
-
-    path: str
-    current: bytes | None
-    reverted: bytes | None
-    encoding: str = "utf-8"
-    #: the permission bits to make it again with (a file the run deleted)
-    mode: int | None = None
-
-    @property
-    def deletes(self) -> bool:
-        return self.reverted is None
-
-    @property
-    def creates(self) -> bool:
-        return self.current is None
+__all__ = ["FileRevert", "NothingToUndo", "RunRef", "UndoPlan", "UndoRefused", "apply_undo", "plan_runs", "plan_undo"]
 
 
 @dataclass
@@ -138,7 +87,15 @@ class UndoPlan:
         else:  # the workspace's runs: each with its thread and its number there (cog thread show)
             which = ", ".join(f"{r.number} ({r.title}; run {r.in_thread} of thread {r.thread_id})" for r in self.runs)
         what = f"run{'s' if len(self.runs) != 1 else ''} {which}"
-        names = ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (restored)" if f.creates else f.path for f in self.files)
+        def named(files: list[FileRevert]) -> str:
+            return ", ".join(f"{f.path} (deleted)" if f.deletes else f"{f.path} (restored)" if f.creates else f.path for f in files)
+
+        names = named(self.files)
+        commands = [f for f in self.files if f.by_command]
+        if commands:  # what the tools wrote, and what the runs' commands changed, apart
+            tools = [f for f in self.files if not f.by_command]
+            commands.sort(key=lambda f: f.path)
+            names = "; ".join(([f"tool writes: {named(tools)}"] if tools else []) + [f"command changes: {named(commands)}"])
         files = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}" + (f": {names}" if names else "")
         parts = [f"{'would revert' if would else 'reverted'} {files}"] if self.code else []
         them = "them" if len(self.runs) != 1 else "it"
@@ -150,7 +107,13 @@ class UndoPlan:
 
     def reverse_diff(self) -> str:
         """The change the undo makes, as a unified diff (``git apply`` reads it)."""
-        from workspace_tools.text.diffs import file_header, format_hunks, git_mode, quote_path, text_blocks
+        from workspace_tools.text.diffs import (
+            file_header,
+            format_hunks,
+            git_mode,
+            quote_path,
+            text_blocks,
+        )
 
         out: list[str] = []
         for f in self.files:
@@ -166,7 +129,12 @@ class UndoPlan:
                 out.append(f"diff --git {a} {b}\nnew file mode {mode}\n" + (f"--- /dev/null\n+++ {b}\n{hunks}" if hunks else ""))
             else:
                 hunks = format_hunks(text_blocks(now, f.reverted.decode(f.encoding)))
-                out.append(file_header(f.path) + hunks if hunks else "")
+                if f.chmod is not None:  # a mode a command changed, put back
+                    old = git_mode(stat.S_IMODE(os.stat(self.root / f.path).st_mode))
+                    head = f"diff --git {a} {b}\nold mode {old}\nnew mode {git_mode(f.chmod)}\n"
+                    out.append(head + (f"--- {a}\n+++ {b}\n{hunks}" if hunks else ""))
+                else:
+                    out.append(file_header(f.path) + hunks if hunks else "")
         return "".join(out)
 
 
@@ -291,7 +259,10 @@ def plan_runs(root: str | Path, runs: Sequence[RunRef], thread_id: str, *, to: s
     plan = UndoPlan(root=workspace.root, thread_id=newest, message_id=chosen[-1].message_id, runs=chosen, code=code, conversation=conversation)
     if code:
         walked = [(r, changes_of(r)) for r in chosen if not r.code_undone]
-        plan.files = _walk_back(workspace, walked)
+        plan.files = _walk_back(workspace, walked, notes)
+        if any(c.by for _, changes in walked for c in changes):
+            notes.append("only files in the workspace are put back: what the runs' commands did outside it (the network, "
+                         "a database, other folders) is not undone")
         plan.touched = {r.message_id: {c.path for c in changes} for r, changes in walked}
         if not plan.files and to is None and not conversation:
             before = next((r for r in reversed(runs) if r.number < chosen[0].number and not r.code_undone and changes_of(r)), None)
@@ -311,11 +282,17 @@ def _already_back(run: RunRef, thread_id: str, before: RunRef | None) -> str:
     return head + f" (walk further back with --to {before.number}: run {before.number} ({before.title}) too)"
 
 
-def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]]) -> list[FileRevert]:
-    """Each file walked back through the runs' changes, newest first (see the module)."""
+def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list[str]) -> list[FileRevert]:
+    """Each file walked back through the runs' changes, newest first (see the module). A command's
+    change (its ``after_mode`` set) must also find the mode it left, and puts back the mode before;
+    one cog could not keep (``unrestorable``) leaves its file as it is, named in ``notes``."""
     now: dict[str, bytes | None] = {}
     state: dict[str, bytes | None] = {}
     modes: dict[str, int | None] = {}
+    mode_now: dict[str, int | None] = {}
+    mode_state: dict[str, int | None] = {}
+    by_command: set[str] = set()
+    left: dict[str, str] = {}
     refused: dict[str, str] = {}
     for run, changes in runs:
         for change in reversed(changes):
@@ -324,23 +301,55 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]]) -> list[Fil
             except CogError as exc:
                 raise UndoRefused(f"{change.path}: {exc.message}") from None
             rel = workspace.relative(path)
-            if rel in refused:
+            if rel in refused or rel in left:
+                continue
+            if change.unrestorable:
+                left[rel] = f"{rel} was not put back: {change.by or 'a command'} changed it and cog could not keep it ({change.unrestorable})"
                 continue
             if rel not in now:
                 now[rel] = state[rel] = _read(rel, path)
+                mode_now[rel] = mode_state[rel] = _mode(path) if now[rel] is not None else None
             held = state[rel]
+            if change.after_mode is not None or change.by:  # a command's: its bytes and its mode
+                by_command.add(rel)
+                landed = change.is_after(held) and (held is None or mode_state[rel] == change.after_mode)
+                if landed:
+                    state[rel], mode_state[rel] = change.before, change.mode
+                    modes[rel] = change.mode
+                elif change.is_after(held) or held != change.before or (held is not None and mode_state[rel] != change.mode):
+                    moded = held is not None and (change.is_after(held) or held == change.before)
+                    refused[rel] = (_refusal(rel, run, change, held) if not moded else
+                                    f"{changed_since(rel)} (run {run.number}: {run.title}): its mode is now {mode_state[rel]:o}, "
+                                    f"the run left {change.after_mode:o}")
+                continue
             if change.is_after(held):
                 state[rel] = change.before
                 modes[rel] = change.mode
+                if change.before is None:
+                    mode_state[rel] = None
+                elif mode_state[rel] is None:
+                    mode_state[rel] = change.mode
             elif held != change.before:
                 refused[rel] = _refusal(rel, run, change, held)
     if refused:
         raise UndoRefused("\n".join(refused.values()))
+    notes.extend(left.values())
     out: list[FileRevert] = []
     for rel, current in now.items():
-        if state[rel] != current:
-            out.append(FileRevert(rel, current, state[rel], _shared_encoding(current, state[rel]), modes.get(rel)))
+        if rel in left:
+            continue
+        chmod = mode_state[rel] if rel in by_command and current is not None and state[rel] is not None else None
+        if state[rel] != current or (chmod is not None and chmod != mode_now[rel]):
+            out.append(FileRevert(rel, current, state[rel], _shared_encoding(current, state[rel]), modes.get(rel),
+                                  chmod=chmod if chmod != mode_now[rel] else None, by_command=rel in by_command))
     return out
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(os.lstat(path).st_mode)
+    except OSError:
+        return None
 
 
 def _read(rel: str, path: Path) -> bytes | None:
@@ -358,7 +367,7 @@ def _refusal(rel: str, run: RunRef, change: Any, held: bytes | None) -> str:
     from workspace_tools.text.diffs import format_hunks, text_blocks
 
     how = "was deleted" if held is None else "changed"
-    head = f"{_changed(rel, how)} (run {run.number}: {run.title})"
+    head = f"{changed_since(rel, how)} (run {run.number}: {run.title})"
     if held is None or (change.after is None and change.after_sha256 is not None):
         return head
     left = b"" if change.after is None else change.after
@@ -376,67 +385,3 @@ def _shared_encoding(*datas: bytes | None) -> str:
         return "utf-8"
     except UnicodeDecodeError:
         return "latin-1"
-
-
-def _changed(rel: str, how: str = "changed") -> str:
-    return f"{rel} {how} since the run, so it cannot be put back as it was; nothing was changed"
-
-
-# --- applying -------------------------------------------------------------------------------
-
-
-def apply_undo(plan: UndoPlan) -> None:
-    """Write the plan: every file or, if a write fails, none (those written are put back).
-    Raises :class:`UndoRefused` when a file changed after the plan was made."""
-    from workspace_tools.text.textfile import atomic_write, workspace_lock
-
-    with workspace_lock(plan.root):  # no cog process writes a file of the plan meanwhile
-        _apply(plan, atomic_write)
-
-
-def _apply(plan: UndoPlan, atomic_write: Any) -> None:
-    for f in plan.files:
-        try:
-            now: bytes | None = (plan.root / f.path).read_bytes()
-        except FileNotFoundError:
-            now = None
-        except OSError:
-            now = b"" if f.current is None else None
-        if now != f.current:
-            raise UndoRefused(_changed(f.path, "changed while undoing"))
-    done: list[tuple[FileRevert, int | None]] = []
-    try:
-        for f in plan.files:
-            path = plan.root / f.path
-            if f.current is None:  # deleted or moved away by the run: made again, with its mode
-                assert f.reverted is not None
-                _make_parents(plan.root, path)
-                atomic_write(path, f.reverted, mode=f.mode, root=plan.root, expect=None)
-                done.append((f, None))
-                continue
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-            if f.reverted is None:
-                path.unlink()
-            else:
-                # no folder swapped for a symlink since the plan, and the file still as planned
-                atomic_write(path, f.reverted, root=plan.root, expect=f.current)
-            done.append((f, mode))
-    except (OSError, CogError) as exc:
-        for f, mode in reversed(done):
-            try:
-                if f.current is None:
-                    (plan.root / f.path).unlink()
-                else:
-                    atomic_write(plan.root / f.path, f.current, mode=mode, root=plan.root)
-            except (OSError, CogError):
-                log.error("undo: could not put back %s after a failed write", f.path, exc_info=True)
-        what = getattr(exc, "filename", None) or "a file"
-        why = getattr(exc, "strerror", None) or getattr(exc, "message", None) or exc
-        raise UndoRefused(f"could not write {what}: {why}; the files were left as they were") from None
-
-
-def _make_parents(root: Path, path: Path) -> None:
-    """The folders of a file made again (a move's source folder may be gone), none through a link."""
-    from workspace_tools.host.files import open_dir
-
-    os.close(open_dir(path.parent, root, create=True))

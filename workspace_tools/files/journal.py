@@ -67,6 +67,12 @@ class Change:
     after_sha256: str | None
     #: the bytes the change writes, when kept (to show what differs when a file changed since)
     after: bytes | None = None
+    #: a command's change: the mode it left (a chmod is a change too); None: a tool's (mode kept)
+    after_mode: int | None = None
+    #: what made the change: None a file tool; ``command: …`` a command run_command or run_tests ran
+    by: str | None = None
+    #: why this change cannot be put back (``too large``, ``a link``): undo names it, never acts on it
+    unrestorable: str | None = None
 
     def is_after(self, data: bytes | None) -> bool:
         if data is None or self.after_sha256 is None:
@@ -115,6 +121,11 @@ class Journal:
                 self.error = _why(exc)
                 self.close()
 
+    @property
+    def active(self) -> bool:
+        """A run has begun and its records can be written."""
+        return self._run_fd is not None
+
     def close(self) -> None:
         if self._run_fd is not None:
             os.close(self._run_fd)
@@ -122,10 +133,16 @@ class Journal:
 
     # -- the tools -------------------------------------------------------------------------
 
-    def record(self, path: str, *, before: bytes | None, after: bytes | None, mode: int | None) -> int:
+    def record(self, path: str, *, before: bytes | None, after: bytes | None, mode: int | None,
+               after_mode: int | None = None, by: str | None = None, unrestorable: str | None = None,
+               existed: bool | None = None, durable: bool = True) -> int:
         """Write (and fsync) that ``path`` (workspace-relative) is about to go from ``before`` to
         ``after``; returns the record's number. Raises :class:`ToolCallError` when it cannot: the
-        caller must not change the file."""
+        caller must not change the file. A command's change (:mod:`workspace_tools.shell.command_undo`)
+        is recorded after it, from the snapshot taken before it, with ``by`` (the command),
+        ``after_mode`` (the mode it left) and, when its bytes before were not kept, ``unrestorable``
+        (why) and ``existed``; made after the change, it need not reach the disk before returning
+        (``durable=False``: each file still appears whole or not at all; :meth:`sync` once after)."""
         with self._lock:
             if self._run_fd is None:
                 why = self.error or "the run has not started"
@@ -139,19 +156,22 @@ class Journal:
             meta: dict[str, object] = {
                 "seq": seq,
                 "path": path,
-                "exists": before is not None,
+                "exists": before is not None if existed is None else existed,
                 "mode": mode,
                 "after": None if after is None else sha256(after),
             }
+            for field_name, value in (("afterMode", after_mode), ("by", by), ("unrestorable", unrestorable)):
+                if value is not None:
+                    meta[field_name] = value
             assert self.message_id is not None
             meta["mac"] = sign(self._key, _signed(self.root, self.message_id, meta, before))
             name = f"{seq:06d}"
             try:
-                if before is not None:
-                    _write_file(self._run_fd, f"{name}.before", before)
+                if before is not None and unrestorable is None:
+                    _write_file(self._run_fd, f"{name}.before", before, sync=durable)
                 if after is not None:
-                    _write_file(self._run_fd, f"{name}.after", after)
-                _write_file(self._run_fd, f"{name}.json", json.dumps(meta).encode())
+                    _write_file(self._run_fd, f"{name}.after", after, sync=durable)
+                _write_file(self._run_fd, f"{name}.json", json.dumps(meta).encode(), sync=durable)
             except OSError as exc:
                 for leftover in (f"{name}.before", f"{name}.after", f"{name}.json"):
                     try:
@@ -164,6 +184,15 @@ class Journal:
                     code=ErrorCode.TOOL_ERROR,
                 ) from None
             return seq
+
+    def sync(self) -> None:
+        """Flush the records written with ``durable=False`` to the disk (best effort)."""
+        with self._lock:
+            if self._run_fd is not None:
+                try:
+                    os.fsync(self._run_fd)
+                except OSError:
+                    pass
 
     def discard(self, seq: int) -> None:
         """Forget record ``seq``: its change was not made and the file is not as it recorded
@@ -221,12 +250,13 @@ def read_run(root: str | Path, message_id: str) -> RunRecords | None:
         for name in names:
             try:
                 meta = json.loads(_read_file(run_fd, name))
-                before = _read_file(run_fd, name[:-5] + ".before") if meta["exists"] else None
+                before = _read_file(run_fd, name[:-5] + ".before") if meta["exists"] and "unrestorable" not in meta else None
                 if key is None or meta.get("seq") != int(name[:-5]) or not verify(key, _signed(resolved, message_id, meta, before), meta.get("mac")):
                     rejected.append(name)
                     continue
                 after = _kept_after(run_fd, name[:-5] + ".after", meta.get("after"))
-                changes.append(Change(int(meta["seq"]), str(meta["path"]), before, meta.get("mode"), meta.get("after"), after))
+                changes.append(Change(int(meta["seq"]), str(meta["path"]), before, meta.get("mode"), meta.get("after"), after,
+                                      meta.get("afterMode"), meta.get("by"), meta.get("unrestorable")))
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 # a record cut by a kill: its .json is written last (and atomically), so the
                 # file change it announces was never started
@@ -248,6 +278,8 @@ def _signed(root: Path, message_id: str, meta: dict[str, object], before: bytes 
         "mode": meta["mode"],
         "before": None if before is None else sha256(before),
         "after": meta["after"],
+        # a command's change (none in a tool's record, whose signature stays as it was)
+        **{k: meta[k] for k in ("afterMode", "by", "unrestorable") if k in meta},
     }
 
 
@@ -274,8 +306,8 @@ def _open_dirs(root: Path, parts: tuple[str, ...], *, create: bool) -> int:
         raise JournalError(f"{'/'.join(where)} is not a folder") from None
 
 
-def _write_file(dir_fd: int, name: str, data: bytes) -> None:
-    """``name`` in ``dir_fd`` holding ``data``, fsync'd, appearing whole or not at all."""
+def _write_file(dir_fd: int, name: str, data: bytes, *, sync: bool = True) -> None:
+    """``name`` in ``dir_fd`` holding ``data``, fsync'd (unless not ``sync``), appearing whole or not at all."""
     tmp = f".{name}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
@@ -283,7 +315,8 @@ def _write_file(dir_fd: int, name: str, data: bytes) -> None:
         while view:
             written = os.write(fd, view)
             view = view[written:]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         try:
@@ -293,7 +326,8 @@ def _write_file(dir_fd: int, name: str, data: bytes) -> None:
         raise
     os.close(fd)
     os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    os.fsync(dir_fd)
+    if sync:
+        os.fsync(dir_fd)
 
 
 def _read_file(dir_fd: int, name: str) -> bytes:

@@ -65,6 +65,22 @@ def state_home(workspace: Path | None = None) -> Path:
     )
 
 
+#: one folder per workspace under the person's state folder (:mod:`cogcli.settings.person_state`)
+WORKSPACES = "workspaces"
+
+
+def workspace_key(root: Path) -> str:
+    """The folder name for a workspace: its last path part (safe characters only, at most 40)
+    and the first 16 hex digits of the sha256 of its real path."""
+    import hashlib
+    import re
+
+    real = os.path.realpath(root)
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(real) or "root")[:40].lstrip(".") or "root"
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    return f"{name}-{digest}"
+
+
 def key_path(workspace: Path | None = None) -> Path:
     return state_home(workspace) / "cog" / KEY_NAME
 

@@ -17,7 +17,10 @@ What each reader gets:
 - the application: :class:`cogcli.contract.details.ShellCommandDetails` (command, exit code, duration,
   stdout and stderr apart, each bounded, the files changed, ``privileges_removed``).
 
-The files a command changes are not journaled: ``cog undo`` does not put them back (docs/tools.md).
+In a run, the workspace's files are kept in a private snapshot before each command and what it
+changed is recorded in the run's journal after it, so ``cog undo`` puts it back with the run's tool
+writes (:mod:`workspace_tools.shell.command_undo`; docs/undo.md); what it did outside the
+workspace is not undone, and the result says so.
 
 ``background=true`` starts the command as a job of the session (:mod:`workspace_tools.shell.jobs`)
 and answers at once with its id; from then on the session's sandboxed commands share one loopback
@@ -45,6 +48,8 @@ if TYPE_CHECKING:
     from cogcli.contract.allow_list import AllowList
     from cogcli.contract.context import ToolContext
     from workspace_tools.sandbox.shared_net import SharedNetwork
+    from workspace_tools.files.journal import Journal
+    from workspace_tools.shell.command_undo import CommandUndo
     from workspace_tools.shell.jobs import Jobs
 
 LABEL = "Run"
@@ -98,6 +103,8 @@ def run_command_tool(
     network: bool = False,
     passed: PassedEnv | None = None,
     jobs: Jobs | None = None,
+    journal: Journal | None = None,
+    undo_ignored: bool = False,
 ) -> Tool[RunCommandParams]:
     """The tool for ``workspace``. ``sandbox`` as run_tests' (``"off"``: no sandbox, said in each
     result); ``max_timeout`` the most a call may ask for (the session's per-call timeout); ``allow``
@@ -105,7 +112,11 @@ def run_command_tool(
     choice to give commands the host's network; ``passed`` what they get beyond the tests'
     allow-list (the same as the tests: :class:`workspace_tools.sandbox.environment.PassedEnv`);
     ``jobs`` the session's background commands (:mod:`workspace_tools.shell.jobs`; without it
-    ``background`` is refused)."""
+    ``background`` is refused); ``journal`` the run's, where what a command changed is recorded for
+    ``cog undo`` from a snapshot taken before it (``undo_ignored``: files git ignores too)."""
+    from workspace_tools.shell.command_undo import CommandUndo
+
+    undo = CommandUndo(workspace.root, journal, ignored=undo_ignored)
     if sandbox not in ("auto", "on", "off"):
         raise ValueError(f"sandbox must be 'auto', 'on' or 'off', not {sandbox!r}")
     # a little under the session's per-call timeout: our own deadline reports the output so far
@@ -139,11 +150,12 @@ def run_command_tool(
         limit = min(params.timeout or DEFAULT_TIMEOUT, ceiling)
         passed_env = passed or PassedEnv()
         if params.background:
-            return await _start_background(params, workspace.root, sandbox, network, passed_env, jobs)
+            return await _start_background(params, workspace.root, sandbox, network, passed_env, jobs, undo)
         shared = jobs.network if jobs is not None and jobs.network.active else None
         prefix, env = await anyio.to_thread.run_sync(functools.partial(_setup, workspace.root, sandbox, network, passed_env, shared))
         tracked = await anyio.to_thread.run_sync(tracked_folders, workspace.root)
         before = await anyio.to_thread.run_sync(functools.partial(scan, workspace.root, tracked=tracked))
+        taken = await anyio.to_thread.run_sync(undo.before, before)
         since = time.time_ns()
 
         model, out, err = HeadTail(MODEL_HEAD, MODEL_TAIL), HeadTail(DETAILS_HEAD, DETAILS_TAIL), HeadTail(DETAILS_HEAD, DETAILS_TAIL)
@@ -189,6 +201,7 @@ def run_command_tool(
         duration_ms = (time.perf_counter() - started) * 1000
         after = await anyio.to_thread.run_sync(functools.partial(scan, workspace.root, tracked=tracked))
         changes = await anyio.to_thread.run_sync(compare, before, after, workspace.root)
+        recorded = await anyio.to_thread.run_sync(undo.after, taken, changes, before, after, f"command: {command}")
 
         changed = [{"path": p, "change": kind} for kind, part in (("created", changes.created), ("modified", changes.modified),
                                                                   ("deleted", changes.deleted)) for p in part]
@@ -199,9 +212,10 @@ def run_command_tool(
             timed_out=timed_out, sandbox="bwrap" if prefix else "none", network=network and bool(prefix),
             changed_files=changed[:CHANGED_IN_DETAILS], changed_total=len(changed), changes_complete=changes.complete,
             privileges_removed=[r.as_dict() for r in removed], changes_notes=changes.notes,
+            undo_recorded=recorded.count, undo_notes=recorded.notes,
         )
         text = _model_text(details, model.text(), changed, limit, sandbox)
-        text += "".join(f"\n{line}" for line in (*changes.notes, removed_text(removed)) if line)
+        text += "".join(f"\n{line}" for line in (*changes.notes, recorded.text(), removed_text(removed)) if line)
         if prefix and not network and exit_code and needs_network([details.stdout, details.stderr]):
             text += ("\nThe command needed the network, which the sandbox does not give (npm, pip and cargo are told "
                      "they are offline, so they stop at once): the person can allow it with --command-network "
@@ -280,8 +294,10 @@ def _setup(root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv,
 
 
 async def _start_background(params: RunCommandParams, root: Path, sandbox: SandboxMode, network: bool, passed: PassedEnv,
-                            jobs: Jobs | None) -> Any:
-    """Start the command as a job and answer with its id (and what it printed in its first moment)."""
+                            jobs: Jobs | None, undo: CommandUndo) -> Any:
+    """Start the command as a job and answer with its id (and what it printed in its first moment).
+    In a run, the workspace is snapshotted first and what the job changed is recorded when it ends
+    (in the journal of the run going on then)."""
     import anyio
     import anyio.to_thread
 
@@ -294,9 +310,16 @@ async def _start_background(params: RunCommandParams, root: Path, sandbox: Sandb
     from workspace_tools.sandbox.leftovers import strip_privileges
 
     more = _writable(passed, root)
+    record = await anyio.to_thread.run_sync(undo.start, f"background command: {command}") if undo.active else None
+
+    def sweep(since: int) -> list[Any]:
+        removed = strip_privileges(root, more, since_ns=since)
+        if record is not None:
+            record()
+        return removed
+
     job = await anyio.to_thread.run_sync(lambda: jobs.start(
-        command, [*prefix, _bash(), "-c", command], cwd=root, env=env, sandboxed=bool(prefix),
-        sweep=lambda since: strip_privileges(root, more, since_ns=since)))
+        command, [*prefix, _bash(), "-c", command], cwd=root, env=env, sandboxed=bool(prefix), sweep=sweep))
     await anyio.to_thread.run_sync(job.wait_for_news, FIRST_LOOK_S)
     early, dropped = job.take_new()
     state = "running" if job.running else f"ended at once (exit code {job.exit_code})"

@@ -92,8 +92,8 @@ def scan(root: Path, limit: int = SCAN_LIMIT, *, tracked: frozenset[str] = froze
     return snap
 
 
-def compare(before: Snapshot, after: Snapshot, root: Path) -> TreeChanges:
-    """What changed between two scans of ``root``, without the files git ignores there."""
+def compare(before: Snapshot, after: Snapshot, root: Path, *, ignored_too: bool = False) -> TreeChanges:
+    """What changed between two scans of ``root``, without the files git ignores there (unless ``ignored_too``)."""
     changes = TreeChanges(complete=before.complete and after.complete)
     for path, key in after.files.items():
         old = before.files.get(path)
@@ -102,7 +102,7 @@ def compare(before: Snapshot, after: Snapshot, root: Path) -> TreeChanges:
         elif old != key:
             changes.modified.append(path)
     changes.deleted = [p for p in before.files if p not in after.files]
-    ignored = _ignored(root, [*changes.created, *changes.modified, *changes.deleted], changes.notes)
+    ignored = set() if ignored_too else _ignored(root, [*changes.created, *changes.modified, *changes.deleted], changes.notes)
     if ignored:
         changes.created = [p for p in changes.created if p not in ignored]
         changes.modified = [p for p in changes.modified if p not in ignored]

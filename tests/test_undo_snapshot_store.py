@@ -1,0 +1,94 @@
+"""The private snapshot store under command undo (issue 52): only what changed is copied; what it
+cannot keep (too large, a link, ignored) is named and never acted on; a damaged or linked object is
+refused; `cog thread list` shows what undo keeps on disk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import repo_with, run_cog
+from test_undo_commands import _session, _yes
+
+from cogcli.models.scripted import Call, ScriptedModel, Turn
+from cogcli.settings.load import load_settings
+from workspace_tools.shell import snapshot_store
+from workspace_tools.shell.snapshot_store import SnapshotStore
+from workspace_tools.shell.tree_changes import scan
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = repo_with(tmp_path, {"a.txt": "one\n", "b.txt": "two\n", ".gitignore": "build/\n", "build/out.o": "obj\n", "big.bin": "x" * 64})
+    os.symlink("a.txt", repo / "link")
+    return repo
+
+
+def test_a_snapshot_copies_what_changed_only_and_names_what_it_cannot_keep(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    store = SnapshotStore(repo, max_file=32)
+    first = store.take(scan(repo))
+    assert first.copied == 3  # a.txt, b.txt, .gitignore
+    kept = {p: first.kept(p) for p in ("big.bin", "link", "build/out.o")}
+    assert kept["big.bin"].why.startswith("too large") and kept["link"].why == "a link" and kept["build/out.o"].why == "ignored by git"
+    (repo / "a.txt").write_text("changed\n")
+    again = SnapshotStore(repo, max_file=32).take(scan(repo))  # a new session reads the index back
+    assert again.copied == 1
+    assert store.read(again.kept("a.txt").sha) == b"changed\n" and store.read(first.kept("a.txt").sha) == b"one\n"
+
+
+def test_a_damaged_or_linked_object_is_refused(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    store = SnapshotStore(repo)
+    taken = store.take(scan(repo))
+    objects = snapshot_store.store_folder(repo) / "objects"
+    sha_a, sha_b = taken.kept("a.txt").sha, taken.kept("b.txt").sha
+    (objects / sha_a).write_bytes(b"evil\n")  # its bytes no longer hash to its name
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"two\n")
+    (objects / sha_b).unlink()
+    os.symlink(outside, objects / sha_b)  # the right bytes, but through a link
+    assert store.read(sha_a) is None and store.read(sha_b) is None
+
+
+@pytest.mark.anyio
+async def test_what_cannot_be_kept_is_said_in_the_result_and_left_alone_by_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    monkeypatch.setattr(snapshot_store, "MAX_FILE", 32)
+    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": "echo y > big.bin; echo three > b.txt"})]), Turn("done")])
+    async with _session(load_settings(repo, sandbox="off"), model, monkeypatch) as session:
+        events: list[Any] = []
+        await session.run("go", approve=_yes, on_event=events.append)
+        said = " ".join(str(getattr(e, "result", "")) for e in events if getattr(e, "type", "") == "tool-result")
+        assert "cog undo cannot put back big.bin: too large" in said, said
+        plan = session.undo()
+    assert (repo / "b.txt").read_text() == "two\n" and (repo / "big.bin").read_text() == "y\n"
+    assert any("big.bin was not put back" in n and "too large" in n for n in plan.notes), plan.notes
+
+
+def test_thread_list_shows_what_undo_keeps_on_disk(tmp_path: Path) -> None:
+    from test_undo import cassette
+
+    repo = _repo(tmp_path)
+    model = cassette(tmp_path / "c.jsonl", ("run", [{"name": "run_command", "arguments": {"command": "echo x > new.txt"}}]))
+    assert run_cog(["edit", "--model", model, "--sandbox", "off", "--yes", "go"], repo).returncode == 0
+    listed = run_cog(["thread", "list"], repo)
+    assert listed.returncode == 0 and "undo keeps" in listed.stderr and "command snapshots" in listed.stderr, listed.stderr
+    assert "undo keeps" not in listed.stdout
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("undo_ignored", [False, True])
+async def test_files_git_ignores_are_undone_only_when_the_person_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, undo_ignored: bool) -> None:
+    import dataclasses
+
+    repo = _repo(tmp_path)
+    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": "echo new > build/out.o; echo three > b.txt"})]), Turn("done")])
+    settings = dataclasses.replace(load_settings(repo, sandbox="off"), undo_ignored=undo_ignored)
+    async with _session(settings, model, monkeypatch) as session:
+        await session.run("go", approve=_yes)
+        plan = session.undo()
+    assert (repo / "b.txt").read_text() == "two\n"
+    assert (repo / "build" / "out.o").read_text() == ("obj\n" if undo_ignored else "new\n")
+    assert ("build/out.o" in [f.path for f in plan.files]) is undo_ignored
