@@ -98,6 +98,7 @@ def test_pick_order_tests_then_lines_then_cost_and_a_failed_run_only_last() -> N
     assert pick([AttemptRow(attempt=1, name="a", branch="cog/a", path="/x")]) is None  # nothing changed
 
 
+@pytest.mark.slow
 def test_cog_edit_attempts_json_lines_are_tagged_and_end_with_the_comparison(make_repo) -> None:  # type: ignore[no-untyped-def]
     calc = make_repo("calc")
     done = run_cog(["edit", "--json", "--attempts", "2", "--model", REPLAY, "Fix add"], cwd=calc, env=GIT_ENV)

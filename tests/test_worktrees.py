@@ -145,6 +145,7 @@ def test_a_linked_worktreeinclude_is_not_read(repo: Path, tmp_path: Path) -> Non
     assert not (dest / ".env").exists()
 
 
+@pytest.mark.slow
 def test_cog_edit_in_a_worktree_commits_there_and_leaves_the_work_tree_alone(make_repo) -> None:  # type: ignore[no-untyped-def]
     calc = make_repo("calc")
     done = run_cog(["edit", "--model", REPLAY, "--worktree-name", "fix", "Fix add"], cwd=calc, env=GIT_ENV)

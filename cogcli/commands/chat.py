@@ -71,7 +71,7 @@ def run_chat(opts: ChatOptions) -> int:
         if settings.model is None:  # said in chat's words, not cog edit's
             raise ConfigError(no_model_message("cog chat", ""))
         if opts.worktree is not None:  # the chat moves into a new worktree; its changes are committed there when it ends
-            from cogcli.commands.in_worktree import enter
+            from cogcli.worktrees.enter import enter
 
             entered = enter(opts.root, opts.cwd, opts.worktree)
             opts.root, opts.cwd = entered.root, entered.cwd
@@ -101,7 +101,7 @@ def run_chat(opts: ChatOptions) -> int:
     finally:
         chat.session.close()
         if entered is not None:
-            from cogcli.commands.in_worktree import finish
+            from cogcli.worktrees.enter import finish
 
             finish(entered, f"cog chat in worktree {entered.place.name}", None)
     return leave_lingering_tools(code)

@@ -130,7 +130,7 @@ def run_edit(opts: EditOptions) -> int:
         return run_attempts_command(opts, settings)
     entered = None
     if opts.worktree is not None and settings.model is not None:  # the session moves into a new worktree
-        from cogcli.commands.in_worktree import enter
+        from cogcli.worktrees.enter import enter
 
         try:
             entered = enter(opts.root, opts.cwd, opts.worktree)
@@ -179,7 +179,7 @@ def run_edit(opts: EditOptions) -> int:
     if opts.commit:
         code = _commit(settings, opts, result, code, hooks)
     elif entered is not None:
-        from cogcli.commands.in_worktree import finish
+        from cogcli.worktrees.enter import finish
 
         finish(entered, opts.instruction, [f.path for f in getattr(result, "files_changed", None) or []])
     return leave_lingering_tools(code)

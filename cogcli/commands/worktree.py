@@ -15,7 +15,8 @@ from cogcli.wire.exit_codes import EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
 def stats(root: Path, branch: str, path: Path) -> dict[str, Any]:
     """One worktree's row: its commits and diff stats against its base (where it left the current
     branch: their merge base), and the files changed but not committed in it."""
-    from cogcli.worktrees.git_ops import diff_stats, dirty, git
+    from cogcli.worktrees.git_ops import diff_stats, dirty
+    from cogcli.worktrees.place import git
 
     base = git(root, "merge-base", "HEAD", f"refs/heads/{branch}", ok=(0, 1)).strip()
     files = added = removed = 0

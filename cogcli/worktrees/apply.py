@@ -20,9 +20,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from cogcli.worktrees.git_ops import git
 from cogcli.worktrees.pick import AttemptRow
-from cogcli.worktrees.place import WorktreeError, main_top
+from cogcli.worktrees.place import WorktreeError, git, main_top
 
 
 @dataclass(frozen=True)

@@ -7,29 +7,15 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cogcli.worktrees.place import BRANCH_PREFIX, FOLDER, Place, WorktreeError, check_name, main_top, new_name
+from cogcli.worktrees.place import BRANCH_PREFIX, FOLDER, Place, WorktreeError, check_name, git, main_top, new_name
 
 #: who commits in a worktree when git knows nobody (no user.name/user.email anywhere)
 FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "cog", "GIT_AUTHOR_EMAIL": "cog@localhost",
                      "GIT_COMMITTER_NAME": "cog", "GIT_COMMITTER_EMAIL": "cog@localhost"}
-
-
-def git(root: Path, *args: str, ok: Sequence[int] = (0,), environ: Mapping[str, str] | None = None) -> str:
-    """``git ARGS`` on the repository of ``root``, its stdout; a failure raises :class:`WorktreeError`."""
-    from workspace_tools.host.git import GitNotFound, run_git
-
-    try:
-        done = run_git(root, list(args), environ=environ)
-    except (LookupError, GitNotFound) as exc:
-        raise WorktreeError(str(exc)) from None
-    if done.returncode not in ok:
-        said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()[-1500:]
-        raise WorktreeError(f"git {args[0]} failed: {said or f'exit {done.returncode}'}")
-    return done.stdout.decode("utf-8", "replace")
 
 
 def head(root: Path) -> str:

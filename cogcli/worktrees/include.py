@@ -44,13 +44,13 @@ def patterns(top: Path) -> list[str]:
 
 def included(top: Path) -> list[str]:
     """The paths (relative to ``top``) ``.worktreeinclude`` names that git ignores."""
-    from cogcli.worktrees.git_ops import git
+    from cogcli.worktrees.place import git
 
     wanted = patterns(top)
     if not wanted:
         return []
     ignored = set(git(top, "ls-files", "--others", "--ignored", "--exclude-standard", "-z").split("\0"))
-    matched = git(top, "ls-files", "--others", "--ignored", "-z", *(f"--exclude={p}" for p in wanted)).split("\0")
+    matched = git(top, "ls-files", "--others", "--ignored", "-z", *(arg for p in wanted for arg in ("-x", p))).split("\0")
     return sorted(p for p in matched if p and p in ignored and not (p == ".cog" or p.startswith(".cog/")))
 
 

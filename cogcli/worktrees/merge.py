@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cogcli.worktrees.git_ops import dirty, find, git, identity
-from cogcli.worktrees.place import WorktreeError
+from cogcli.worktrees.git_ops import dirty, find, identity
+from cogcli.worktrees.place import WorktreeError, git
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Where cog's worktrees live and what they may be called.
+"""Where cog's worktrees live, what they may be called, and the one way this package runs git
+(:func:`git`, through :func:`workspace_tools.host.git.run_git`).
 
 A worktree NAME is the folder ``<top>/.cog/worktrees/NAME`` on the branch ``cog/NAME``, where
 ``<top>`` is the main work tree of the repository (the folder holding the ``.git`` folder; from
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 import secrets
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,3 +85,17 @@ def main_top(root: Path) -> Path:
 
 def place(root: Path, name: str) -> Place:
     return Place(check_name(name), main_top(root))
+
+
+def git(root: Path, *args: str, ok: Sequence[int] = (0,), environ: Mapping[str, str] | None = None) -> str:
+    """``git ARGS`` on the repository of ``root``, its stdout; a failure raises :class:`WorktreeError`."""
+    from workspace_tools.host.git import GitNotFound, run_git
+
+    try:
+        done = run_git(root, list(args), environ=environ)
+    except (LookupError, GitNotFound) as exc:
+        raise WorktreeError(str(exc)) from None
+    if done.returncode not in ok:
+        said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()[-1500:]
+        raise WorktreeError(f"git {args[0]} failed: {said or f'exit {done.returncode}'}")
+    return done.stdout.decode("utf-8", "replace")

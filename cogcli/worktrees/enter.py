@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cogcli.contract.errors import ConfigError
 from cogcli.shown.visible import say
-from cogcli.worktrees.place import Place
+from cogcli.worktrees.place import Place, WorktreeError
 
 
 @dataclass(frozen=True)
@@ -26,13 +26,11 @@ def enter(root: Path, cwd: Path | None, name: str | None) -> Entered:
     """Make the worktree (``name`` empty or None: cog names it) and say where it is; the session's
     root and current folder are the same folders inside it. Raises :class:`ConfigError` with why."""
     from cogcli.worktrees.git_ops import create
-    from cogcli.worktrees.place import WorktreeError
 
     try:
         made = create(root, name or None)
     except WorktreeError as exc:
-        hint = ""
-        raise ConfigError(exc.message + hint, code="USAGE") from None
+        raise ConfigError(exc.message, code="USAGE") from None
     inside = root.resolve().relative_to(made.top)
     new_root = made.path / inside
     here = (cwd or root).resolve()
@@ -45,7 +43,6 @@ def finish(entered: Entered, message: str, paths: Sequence[str] | None) -> None:
     """Commit the session's changes on the worktree's branch (``paths``: the files the run changed;
     None: everything git does not ignore) and say how to bring them back."""
     from cogcli.worktrees.git_ops import commit
-    from cogcli.worktrees.place import WorktreeError
 
     place = entered.place
     name = place.name
