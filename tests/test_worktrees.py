@@ -168,3 +168,27 @@ def test_cog_edit_in_a_worktree_commits_there_and_leaves_the_work_tree_alone(mak
     assert not (calc / ".cog" / "x").exists() and not (calc.parent / "x").exists()
     refused = run_cog(["worktree", "merge", "nope"], cwd=calc)
     assert refused.returncode == 1 and "no worktree 'nope'" in refused.stderr
+
+
+def test_a_linked_cog_folder_is_refused_and_nothing_is_made_through_it(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    os.symlink(outside, repo / ".cog")
+    with pytest.raises(WorktreeError, match="symbolic link"):
+        git_ops.create(repo, "through")
+    assert list(outside.iterdir()) == [] and _git(repo, "branch", "--list", "cog/*") == ""
+
+
+def test_a_chat_session_s_changes_are_committed_on_its_branch_when_it_ends(repo: Path) -> None:
+    from cogcli.worktrees.enter import enter, finish
+
+    entered = enter(repo, repo, "")
+    assert entered.root == entered.place.path and entered.place.name.startswith("wt-")
+    (entered.root / "a.txt").write_text("edited in the chat\n")
+    (entered.root / "made.txt").write_text("new\n")
+    (entered.root / "x.local").write_text("ignored\n")  # git ignores it: not committed
+    finish(entered, "cog chat in worktree", None)
+    assert git_ops.dirty(entered.root) == []
+    shown = _git(repo, "show", "--name-only", "--format=%s", entered.place.branch)
+    assert shown.split() == ["cog", "chat", "in", "worktree", "a.txt", "made.txt"]
+    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
