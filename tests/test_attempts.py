@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import REPLAY, run_cog
 from conftest import GIT_ENV
+
 from cogcli.settings.options import SettingFlags
 from cogcli.worktrees.apply import apply_winner
 from cogcli.worktrees.attempts import run_attempts

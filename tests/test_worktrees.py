@@ -11,9 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import REPLAY, run_cog
 from conftest import GIT_ENV, init_git_repo
+
 from cogcli.worktrees import git_ops
 from cogcli.worktrees.include import copy_included
 from cogcli.worktrees.merge import merge

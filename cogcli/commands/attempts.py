@@ -14,7 +14,12 @@ import sys
 from typing import Any
 
 from cogcli.shown.visible import say, visible
-from cogcli.wire.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_USAGE
+from cogcli.wire.exit_codes import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TASK_FAILED,
+    EXIT_USAGE,
+)
 
 
 def _serialized(approve: Any) -> Any:

@@ -102,7 +102,7 @@ def apply_winner(root: Path, base: str, row: AttemptRow, instruction: str, *, mo
     """Write ``row``'s change into the work tree at ``root`` as an undoable run (see the module)."""
     from cogcli.threads.entries import RunEndEntry, UserEntry
     from cogcli.threads.store import default_store
-    from cogcli.wire.events import FileChange
+    from cogcli.wire.events import FileChange, RunStatus
     from workspace_tools.files.journal import Journal
     from workspace_tools.text.textfile import atomic_write, workspace_lock
 
@@ -134,7 +134,7 @@ def apply_winner(root: Path, base: str, row: AttemptRow, instruction: str, *, mo
             finally:
                 journal.close()
             files = [FileChange(path=p.rel) for p in planned]
-            store.append(thread.id, [RunEndEntry(status="completed", files_changed=files, message_id=message_id)], status="completed")
+            store.append(thread.id, [RunEndEntry(status=RunStatus.COMPLETED, files_changed=files, message_id=message_id)], status="completed")
         finally:
             store.close()
     return Applied(thread.id, message_id, [p.rel for p in planned])

@@ -11,7 +11,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cogcli.worktrees.place import BRANCH_PREFIX, FOLDER, Place, WorktreeError, check_name, git, main_top, new_name
+from cogcli.worktrees.place import (
+    BRANCH_PREFIX,
+    FOLDER,
+    Place,
+    WorktreeError,
+    check_name,
+    git,
+    main_top,
+    new_name,
+)
 
 #: who commits in a worktree when git knows nobody (no user.name/user.email anywhere)
 FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "cog", "GIT_AUTHOR_EMAIL": "cog@localhost",
@@ -78,7 +87,7 @@ def listed(root: Path) -> list[Listed]:
     folder = top.joinpath(*FOLDER)
     found: list[Listed] = []
     for block in git(top, "worktree", "list", "--porcelain", "-z").split("\0\0"):
-        fields = dict(line.split(" ", 1) if " " in line else (line, "") for line in block.split("\0") if line)
+        fields = dict(line.partition(" ")[::2] for line in block.split("\0") if line)
         path, ref = Path(fields.get("worktree", "")), fields.get("branch", "")
         if path.parent != folder or ref != f"refs/heads/{BRANCH_PREFIX}{path.name}":
             continue
