@@ -23,18 +23,29 @@ from cogcli.wire.exit_codes import (
 
 
 def _serialized(approve: Any) -> Any:
-    """``approve`` asked by one attempt at a time (a terminal holds one question)."""
+    """For each attempt, ``approve`` asked by one attempt at a time (a terminal holds one
+    question), a question on the terminal headed by the attempt it comes from."""
     if approve is None:
         return None
     import anyio
 
     lock = anyio.Lock()
+    here = getattr(approve, "asks_on_terminal", False)
 
-    async def ask(approvals: Any) -> Any:
-        async with lock:
-            return await approve(approvals)
+    def for_attempt(attempt: int) -> Any:
+        async def ask(approvals: Any) -> Any:
+            async with lock:
+                if here:
+                    say(f"attempt {attempt} asks:")
+                return await approve(approvals)
 
-    return ask
+        return ask
+
+    return for_attempt
+
+
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
 
 
 class _Output:
@@ -44,7 +55,12 @@ class _Output:
         self.jsonl = fmt == "jsonl"
 
     def event(self, attempt: int, event: Any) -> None:
-        if not self.jsonl:
+        if not self.jsonl:  # a line per finished call: what each attempt is doing
+            if getattr(event, "type", None) == "tool-result":
+                from cogcli.gate.approval import describe
+
+                failed = " (failed)" if getattr(event, "error", None) else ""
+                say(f"attempt {attempt}: {describe(event.tool_name, event.presentation)}{failed}")
             return
         from cogcli.render.jsonl import event_bytes
 
@@ -62,7 +78,7 @@ class _Output:
         if self.jsonl:
             return
         tests = "tests not run" if row.passed is None else f"{row.passed} passed, {(row.failed or 0) + (row.errors or 0)} failed"
-        what = row.error or f"{row.files} files (+{row.added} -{row.removed}), {tests}"
+        what = row.error or f"{_files(row.files)} (+{row.added} -{row.removed}), {tests}"
         say(f"attempt {row.attempt} ({row.branch}): {row.status}: {what}")
 
 
@@ -88,7 +104,7 @@ def run_attempts_command(opts: Any, settings: Any) -> int:
         say(why)
         return EXIT_USAGE
     try:
-        approve = _serialized(make_approver(settings.approval))
+        approve_for = _serialized(make_approver(settings.approval))
     except ConfigError as exc:
         say(exc.message)
         return EXIT_USAGE
@@ -104,7 +120,7 @@ def run_attempts_command(opts: Any, settings: Any) -> int:
         abort = AbortSignal()
         async with abort_on_signals(abort) as received:
             done = await run_attempts(opts.root, opts.instruction, opts.flags, opts.attempts, on_event=out.event,
-                                      on_done=out.done, approve=approve, signal=abort, output_schema=opts.output_schema)
+                                      on_done=out.done, approve_for=approve_for, signal=abort, output_schema=opts.output_schema)
         return done, received
 
     try:
@@ -138,7 +154,7 @@ def run_attempts_command(opts: Any, settings: Any) -> int:
     if applied is None:
         say(f"attempt {winner.attempt} won but was not applied: {problem}")
         return EXIT_TASK_FAILED
-    say(f"applied attempt {winner.attempt} ({len(applied.files)} files; cog undo takes it back); "
+    say(f"applied attempt {winner.attempt} ({_files(len(applied.files))}; cog undo takes it back); "
         f"every attempt stays as a branch until cog worktree remove NAME (cog worktree list)")
     passing = winner.passed is not None and not (winner.failed or winner.errors)
     return EXIT_OK if passing else EXIT_TASK_FAILED

@@ -60,10 +60,12 @@ async def run_attempts(
     on_event: Callable[[int, Any], None] | None = None,
     on_done: Callable[[AttemptRow], None] | None = None,
     approve: Any = None,
+    approve_for: Callable[[int], Any] | None = None,
     signal: Any = None,
     output_schema: Path | None = None,
 ) -> Attempts:
-    """Run ``count`` attempts of ``instruction`` (see the module); raises
+    """Run ``count`` attempts of ``instruction`` (see the module). ``approve``: every run's
+    approval hook (None: approve every call), or ``approve_for(attempt)`` making each attempt's; raises
     :class:`~cogcli.worktrees.place.WorktreeError` when the worktrees cannot be made."""
     if not 1 <= count <= MAX_ATTEMPTS:
         raise ValueError(f"--attempts takes 1 to {MAX_ATTEMPTS}, got {count}")
@@ -77,7 +79,7 @@ async def run_attempts(
         model = models[row.attempt - 1] if models and row.attempt <= len(models) else None
         try:
             await _attempt(row, place, place.path / inside, instruction, flags.replace(model=model) if model else flags,
-                           base, on_event, approve, signal, output_schema)
+                           base, on_event, approve_for(row.attempt) if approve_for else approve, signal, output_schema)
         except Exception as exc:  # one attempt failing never ends the others
             log.debug("attempt %d failed", row.attempt, exc_info=True)
             row.error = row.error or getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
