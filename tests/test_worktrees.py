@@ -192,3 +192,28 @@ def test_a_chat_session_s_changes_are_committed_on_its_branch_when_it_ends(repo:
     shown = _git(repo, "show", "--name-only", "--format=%s", entered.place.branch)
     assert shown.split() == ["cog", "chat", "in", "worktree", "a.txt", "made.txt"]
     assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_merge_is_refused_before_writing_when_the_persons_changes_are_in_the_way(repo: Path) -> None:
+    made = git_ops.create(repo, "theirs")
+    (made.path / "a.txt").write_text("one\nfrom the worktree\nthree\n")
+    git_ops.commit(made.path, "worktree side", ["a.txt"])
+    (repo / "a.txt").write_text("my uncommitted edit\n")
+    head = _git(repo, "rev-parse", "HEAD")
+    with pytest.raises(WorktreeError, match="nothing was merged"):
+        merge(repo, "theirs")
+    assert (repo / "a.txt").read_text() == "my uncommitted edit\n" and _git(repo, "rev-parse", "HEAD") == head
+
+
+def test_an_attempt_that_made_a_link_is_not_applied(repo: Path, tmp_path: Path) -> None:
+    from cogcli.worktrees.apply import apply_winner
+    from cogcli.worktrees.pick import AttemptRow
+
+    base = git_ops.head(repo)
+    made = git_ops.create(repo, "linky")
+    os.symlink("/etc/passwd", made.path / "pw")
+    sha = git_ops.commit(made.path, "a link", None)
+    row = AttemptRow(attempt=1, name="linky", branch="cog/linky", path=str(made.path), status="completed", commit=sha)
+    with pytest.raises(WorktreeError, match="pw a link or a submodule"):
+        apply_winner(repo, base, row, "make a link")
+    assert not os.path.lexists(repo / "pw")

@@ -8,7 +8,8 @@ the person changed since, or one that is no regular file, refuses the whole appl
 branch stays for ``cog worktree merge``). Symbolic links and submodules in the change refuse it too.
 Then, under the workspace lock, a thread ``apply attempt K`` is stored with one run, each file's
 change is recorded in the undo journal (:mod:`workspace_tools.files.journal`: signed, fsync'd
-before the write) and written atomically, never through a link. ``cog undo`` walks it back like
+before the write) and written atomically, never through a link; if one cannot be written, those
+already written are put back. ``cog undo`` walks it back like
 any run; files are not committed (the person reviews and commits, or undoes).
 """
 
@@ -121,16 +122,7 @@ def apply_winner(root: Path, base: str, row: AttemptRow, instruction: str, *, mo
             if journal.error:
                 raise WorktreeError(f"the undo journal cannot be written ({journal.error}): nothing was applied")
             try:
-                for p in planned:
-                    journal.record(p.rel, before=p.now, after=p.after, mode=p.mode)
-                    path = root / p.rel
-                    if p.after is None:
-                        path.unlink()
-                    else:
-                        from workspace_tools.host.files import open_dir
-
-                        os.close(open_dir(path.parent, root, create=True))
-                        atomic_write(path, p.after, mode=p.mode, root=root, expect=p.now)
+                _write(root, planned, journal, atomic_write)
             finally:
                 journal.close()
             files = [FileChange(path=p.rel) for p in planned]
@@ -138,3 +130,32 @@ def apply_winner(root: Path, base: str, row: AttemptRow, instruction: str, *, mo
         finally:
             store.close()
     return Applied(thread.id, message_id, [p.rel for p in planned])
+
+
+def _write(root: Path, planned: list[_Planned], journal: object, atomic_write: object) -> None:
+    """Each file recorded, then written; if one cannot be, those written are put back first."""
+    from cogcli.contract.errors import CogError
+    from workspace_tools.host.files import open_dir
+
+    done: list[_Planned] = []
+    try:
+        for p in planned:
+            journal.record(p.rel, before=p.now, after=p.after, mode=p.mode)  # type: ignore[attr-defined]
+            path = root / p.rel
+            if p.after is None:
+                path.unlink()
+            else:
+                os.close(open_dir(path.parent, root, create=True))
+                atomic_write(path, p.after, mode=p.mode, root=root, expect=p.now)  # type: ignore[operator]
+            done.append(p)
+    except (OSError, CogError) as exc:
+        for p in reversed(done):
+            try:
+                if p.now is None:
+                    (root / p.rel).unlink()
+                else:
+                    atomic_write(root / p.rel, p.now, root=root)  # type: ignore[operator]
+            except (OSError, CogError):
+                pass
+        why = getattr(exc, "strerror", None) or getattr(exc, "message", None) or exc
+        raise WorktreeError(f"could not write {getattr(exc, 'filename', None) or 'a file'}: {why}; the files were left as they were") from None
