@@ -45,9 +45,22 @@ class Attempts:
 
 
 def make_places(root: Path, count: int, base: str) -> list[Place]:
-    """The attempts' worktrees, ``try-XXXXXX-1`` … ``-N``, all from ``base``."""
+    """The attempts' worktrees, ``try-XXXXXX-1`` … ``-N``, all from ``base`` (all or none)."""
+    from cogcli.worktrees.git_ops import remove
+
     prefix = new_name("try")
-    return [create(root, f"{prefix}-{i}", base=base) for i in range(1, count + 1)]
+    made: list[Place] = []
+    try:
+        for i in range(1, count + 1):
+            made.append(create(root, f"{prefix}-{i}", base=base))
+    except BaseException:  # none left half made: those already made are removed
+        for place in made:
+            try:
+                remove(root, place.name, force=True)
+            except Exception:
+                pass
+        raise
+    return made
 
 
 async def run_attempts(
