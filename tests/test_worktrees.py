@@ -217,3 +217,27 @@ def test_an_attempt_that_made_a_link_is_not_applied(repo: Path, tmp_path: Path) 
     with pytest.raises(WorktreeError, match="pw a link or a submodule"):
         apply_winner(repo, base, row, "make a link")
     assert not os.path.lexists(repo / "pw")
+
+
+def test_the_repository_s_hooks_and_filters_never_run_when_cog_makes_merges_or_removes_a_worktree(repo: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\necho hook >> {marker}\n")
+    hook.chmod(0o755)
+    (repo / ".gitattributes").write_text("*.txt filter=evil\n")
+    _git(repo, "add", ".gitattributes")
+    _git(repo, "commit", "-qm", "attributes")
+    _git(repo, "config", "filter.evil.smudge", f"sh -c 'echo smudge >> {marker}; cat'")
+    _git(repo, "config", "core.fsmonitor", f"sh -c 'echo fsmonitor >> {marker}'")
+    # the attack: plain git runs them
+    subprocess.run(["git", "worktree", "add", "-q", "-b", "plain", str(tmp_path / "plain")], cwd=repo, check=True, capture_output=True)
+    assert "hook" in marker.read_text() and "smudge" in marker.read_text()
+    marker.unlink()
+
+    made = git_ops.create(repo, "safe")
+    (made.path / "a.txt").write_text("changed\n")
+    git_ops.commit(made.path, "c", ["a.txt"])
+    git_ops.listed(repo)
+    merge(repo, "safe")
+    git_ops.remove(repo, "safe")
+    assert not marker.exists()
