@@ -49,9 +49,19 @@ def included(top: Path) -> list[str]:
     wanted = patterns(top)
     if not wanted:
         return []
-    ignored = set(git(top, "ls-files", "--others", "--ignored", "--exclude-standard", "-z").split("\0"))
-    matched = git(top, "ls-files", "--others", "--ignored", "-z", *(arg for p in wanted for arg in ("-x", p))).split("\0")
-    return sorted(p for p in matched if p and p in ignored and not (p == ".cog" or p.startswith(".cog/")))
+    matched = [p for p in git(top, "ls-files", "--others", "--ignored", "-z", *(arg for p in wanted for arg in ("-x", p))).split("\0")
+               if p and not (p == ".cog" or p.startswith(".cog/"))]
+    if not matched:
+        return []
+    # of those, the ones git ignores (asked for these paths only: a big ignored node_modules is never listed)
+    from workspace_tools.host.git import run_git
+
+    done = run_git(top, ["check-ignore", "-z", "--stdin"], input="".join(p + "\0" for p in matched).encode(), literal_pathspecs=False)
+    if done.returncode in (0, 1):
+        ignored = set(done.stdout.decode("utf-8", "replace").split("\0"))
+    else:  # a name git reads as pathspec magic (":(top)…"): every ignored file listed instead
+        ignored = set(git(top, "ls-files", "--others", "--ignored", "--exclude-standard", "-z").split("\0"))
+    return sorted(p for p in matched if p in ignored)
 
 
 def copy_included(top: Path, dest: Path) -> tuple[list[str], list[str]]:
