@@ -27,7 +27,7 @@ import anyio
 
 from cogcli.worktrees.git_ops import commit, create, diff_stats, head
 from cogcli.worktrees.pick import AttemptRow, pick
-from cogcli.worktrees.place import Place, main_top, new_name
+from cogcli.worktrees.place import Place, WorktreeError, main_top, new_name
 
 log = logging.getLogger("cogcli")
 
@@ -57,8 +57,8 @@ def make_places(root: Path, count: int, base: str) -> list[Place]:
         for place in made:
             try:
                 remove(root, place.name, force=True)
-            except Exception:
-                pass
+            except WorktreeError as exc:
+                log.warning("could not remove the worktree %s: %s", place.name, exc.message)
         raise
     return made
 
