@@ -82,7 +82,7 @@ class _Output:
         say(f"attempt {row.attempt} ({row.branch}): {row.status}: {what}")
 
 
-def run_attempts_command(opts: Any, settings: Any) -> int:
+def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
     """Run the attempts, print the table, apply the winner; 0 when the winner was applied and its
     tests pass, 1 otherwise (no attempt changed anything, the apply was refused), 2 usage, 130 interrupted."""
     import anyio
@@ -120,7 +120,7 @@ def run_attempts_command(opts: Any, settings: Any) -> int:
         abort = AbortSignal()
         async with abort_on_signals(abort) as received:
             done = await run_attempts(opts.root, opts.instruction, opts.flags, opts.attempts, on_event=out.event,
-                                      on_done=out.done, approve_for=approve_for, signal=abort, output_schema=opts.output_schema)
+                                      on_done=out.done, approve_for=approve_for, signal=abort, images=images, output_schema=opts.output_schema)
         return done, received
 
     try:

@@ -127,7 +127,7 @@ def run_edit(opts: EditOptions) -> int:
     if opts.attempts is not None and opts.attempts > 1:
         from cogcli.commands.attempts import run_attempts_command
 
-        return run_attempts_command(opts, settings)
+        return run_attempts_command(opts, settings, attached)
     entered = None
     if opts.worktree is not None and settings.model is not None:  # the session moves into a new worktree
         from cogcli.worktrees.enter import enter

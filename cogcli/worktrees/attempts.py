@@ -76,6 +76,7 @@ async def run_attempts(
     approve_for: Callable[[int], Any] | None = None,
     signal: Any = None,
     output_schema: Path | None = None,
+    images: Sequence[Any] = (),
 ) -> Attempts:
     """Run ``count`` attempts of ``instruction`` (see the module). ``approve``: every run's
     approval hook (None: approve every call), or ``approve_for(attempt)`` making each attempt's; raises
@@ -92,7 +93,7 @@ async def run_attempts(
         model = models[row.attempt - 1] if models and row.attempt <= len(models) else None
         try:
             await _attempt(row, place, place.path / inside, instruction, flags.replace(model=model) if model else flags,
-                           base, on_event, approve_for(row.attempt) if approve_for else approve, signal, output_schema)
+                           base, on_event, approve_for(row.attempt) if approve_for else approve, signal, output_schema, images)
         except Exception as exc:  # one attempt failing never ends the others
             log.debug("attempt %d failed", row.attempt, exc_info=True)
             row.error = row.error or getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
@@ -106,7 +107,8 @@ async def run_attempts(
 
 
 async def _attempt(row: AttemptRow, place: Place, root: Path, instruction: str, flags: Any, base: str,
-                   on_event: Callable[[int, Any], None] | None, approve: Any, signal: Any, output_schema: Path | None) -> None:
+                   on_event: Callable[[int, Any], None] | None, approve: Any, signal: Any, output_schema: Path | None,
+                   images: Sequence[Any] = ()) -> None:
     from cogcli.contract.details_readers import read_test_report
     from cogcli.contract.errors import CogError
     from cogcli.session import Session, make_tools
@@ -120,7 +122,7 @@ async def _attempt(row: AttemptRow, place: Place, root: Path, instruction: str, 
     forward = (lambda event: on_event(row.attempt, event)) if on_event is not None else None
     async with session:
         try:
-            result = await session.run(instruction, approve=approve, on_event=forward, signal=signal)
+            result = await session.run(instruction, approve=approve, on_event=forward, signal=signal, images=images)
         except CogError as exc:
             row.error = exc.message
             return
