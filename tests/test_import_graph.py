@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("cogcli.__main__",),
     ("cogcli.cli",),  # the commands declared (typer)
     ("cogcli.commands",),  # their bodies: parse → session → render
-    ("cogcli.acp", "cogcli.server", "cogcli.batch", "cogcli.adapters", "cogcli.chat"),  # the front ends
+    ("cogcli.acp", "cogcli.server", "cogcli.batch", "cogcli.adapters", "cogcli.chat", "cogcli.worktrees"),  # the front ends
     ("cogcli.session", "cogcli"),  # where every run starts; the public facade
     ("cogcli.loop", "cogcli.render"),  # the run; drawing its events
     ("cogcli.gate", "cogcli.compaction", "cogcli.threads", "cogcli.agent_tools"),  # what a run consults and keeps

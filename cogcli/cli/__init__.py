@@ -9,7 +9,8 @@
 - :mod:`cogcli.cli.serve` — ``cog trust``, ``cog serve``;
 - :mod:`cogcli.cli.mcp_app` — ``cog mcp`` (serving) and its servers: ``add``, ``list``, ``remove``, ``login``, ``logout``;
 - :mod:`cogcli.cli.acp` — ``cog acp``;
-- :mod:`cogcli.cli.settings` — ``cog config``.
+- :mod:`cogcli.cli.settings` — ``cog config``;
+- :mod:`cogcli.cli.worktree` — ``cog worktree list|merge|remove``.
 
 Each module declares its commands on :data:`app` when imported; they are imported here in the
 order ``cog --help`` lists them. The bodies of the commands live in :mod:`cogcli.commands`.
@@ -19,6 +20,6 @@ from cogcli.cli.typer_app import app, main
 from cogcli.cli.batch import batch_app  # noqa: E402 (`cog batch`, after `cog thread`: declared in its own module)
 
 app.add_typer(batch_app, name="batch")
-from cogcli.cli import edit, chat, tool, thread, serve, mcp_app, acp, settings  # noqa: F401,E402 (declare the commands, in this order)
+from cogcli.cli import edit, chat, tool, thread, serve, mcp_app, acp, settings, worktree  # noqa: F401,E402 (declare the commands, in this order)
 
 __all__ = ["app", "main"]

@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cogcli.cli.typer_app import DirectoryOption, app, workspace
+from cogcli.cli.typer_app import DirectoryOption, WorktreeNameOption, WorktreeOption, app, workspace
 from cogcli.cli.setting_flags import with_settings
 from cogcli.settings.options import CHAT, SettingFlags
 
@@ -16,6 +16,8 @@ def chat(
     directory: DirectoryOption = None,
     thread: Annotated[Optional[str], typer.Option("--thread", metavar="ID", help="Continue this thread.", show_default=False)] = None,
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
+    worktree: WorktreeOption = False,
+    worktree_name: WorktreeNameOption = None,
     *,
     flags: SettingFlags,
 ) -> None:
@@ -41,6 +43,7 @@ def chat(
             flags=flags,
             thread=thread,
             last=last,
+            worktree=(worktree_name or "") if worktree or worktree_name else None,
         )
     )
     raise typer.Exit(code)

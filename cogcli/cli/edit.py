@@ -12,6 +12,8 @@ from cogcli.cli.typer_app import (
     FormatOption,
     JsonOption,
     OutputSchemaOption,
+    WorktreeNameOption,
+    WorktreeOption,
     app,
     workspace,
 )
@@ -35,6 +37,9 @@ def edit(
     last: Annotated[bool, typer.Option("--last", help="Continue the most recent thread of this workspace.")] = False,
     plan: Annotated[bool, typer.Option("--plan", help='Plan mode: only tools that change nothing run (reads, searches); the model ends with a plan. Run it with cog edit --last "go".')] = False,
     output_schema: OutputSchemaOption = None,
+    worktree: WorktreeOption = False,
+    worktree_name: WorktreeNameOption = None,
+    attempts: Annotated[Optional[int], typer.Option("--attempts", metavar="N", min=1, max=8, help="Best-of-N: N attempts side by side, each in its own worktree; the one whose tests pass most (then the fewest changed lines, then the cost) is applied here (cog undo takes it back); the others stay as branches (docs/worktrees.md).", show_default=False)] = None,
     image: Annotated[Optional[list[Path]], typer.Option("--image", metavar="PATH", help="An image (PNG, JPEG, GIF, WebP) the model sees with the instruction; again for more.", show_default=False)] = None,
     *,
     flags: SettingFlags,
@@ -65,6 +70,8 @@ def edit(
             output_schema=output_schema,
             plan=plan,
             images=list(image or []),
+            worktree=(worktree_name or "") if worktree or worktree_name else None,
+            attempts=attempts,
         )
     )
     raise typer.Exit(code)

@@ -90,6 +90,15 @@ OutputSchemaOption = Annotated[
     typer.Option("--output-schema", metavar="FILE", help="The final answer must be JSON valid against the JSON Schema in FILE (an invalid one goes back to the model, 3 tries); finish.output holds it. Never valid: exit 1, OUTPUT_SCHEMA_INVALID.", show_default=False),
 ]
 
+WorktreeOption = Annotated[
+    bool,
+    typer.Option("--worktree", help="Run in a new git worktree, .cog/worktrees/NAME on a new branch cog/NAME; its changes are committed there at the end (cog worktree list|merge|remove).", show_default=False),
+]
+WorktreeNameOption = Annotated[
+    Optional[str],
+    typer.Option("--worktree-name", metavar="NAME", help="The new worktree's name (implies --worktree; default: cog makes one up).", show_default=False),
+]
+
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print ``cog: message`` on stderr (control characters escaped: it may name a workspace path)

@@ -55,6 +55,8 @@ class ChatOptions:
     thread: str | None = None
     #: … or the most recent one here
     last: bool = False
+    #: --worktree [NAME]: the chat runs in a new git worktree ("": cog names it)
+    worktree: str | None = None
 
 
 def run_chat(opts: ChatOptions) -> int:
@@ -63,10 +65,17 @@ def run_chat(opts: ChatOptions) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         say('cog chat needs a terminal (stdin and stdout); to run one instruction from a script: cog edit "…"')
         return EXIT_USAGE
+    entered = None
     try:
         settings = load_settings(opts.root, opts.flags)
         if settings.model is None:  # said in chat's words, not cog edit's
             raise ConfigError(no_model_message("cog chat", ""))
+        if opts.worktree is not None:  # the chat moves into a new worktree; its changes are committed there when it ends
+            from cogcli.worktrees.enter import enter
+
+            entered = enter(opts.root, opts.cwd, opts.worktree)
+            opts.root, opts.cwd = entered.root, entered.cwd
+            settings = load_settings(opts.root, opts.flags)
         session = Session.open(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
     except ConfigError as exc:
         say(exc.message)
@@ -91,6 +100,10 @@ def run_chat(opts: ChatOptions) -> int:
         code = EXIT_INTERRUPTED
     finally:
         chat.session.close()
+        if entered is not None:
+            from cogcli.worktrees.enter import finish
+
+            finish(entered, f"cog chat in worktree {entered.place.name}", None)
     return leave_lingering_tools(code)
 
 

@@ -57,6 +57,10 @@ class EditOptions:
     plan: bool = False
     #: --image PATH (repeatable): images the model sees with the instruction
     images: list[Path] = field(default_factory=list)
+    #: --worktree [NAME]: run in a new git worktree ("" : cog names it); None: here
+    worktree: str | None = None
+    #: --attempts N: best-of-N in worktrees, picked by the tests (:mod:`cogcli.worktrees.attempts`)
+    attempts: int | None = None
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -120,6 +124,20 @@ def run_edit(opts: EditOptions) -> int:
         attached = attached_images(opts.images, opts.cwd or Path.cwd())
     except ValueError as exc:
         return _failed_before_run(opts.format, str(exc), "USAGE")
+    if opts.attempts is not None and opts.attempts > 1:
+        from cogcli.commands.attempts import run_attempts_command
+
+        return run_attempts_command(opts, settings, attached)
+    entered = None
+    if opts.worktree is not None and settings.model is not None:  # the session moves into a new worktree
+        from cogcli.worktrees.enter import enter
+
+        try:
+            entered = enter(opts.root, opts.cwd, opts.worktree)
+            opts.root, opts.cwd = entered.root, entered.cwd
+            settings = load_settings(opts.root, opts.flags, output_schema=opts.output_schema)
+        except ConfigError as exc:
+            return _failed_before_run(opts.format, exc.message, exc.code)
     hooks = None
     try:
         if opts.commit and settings.model is not None:
@@ -160,6 +178,10 @@ def run_edit(opts: EditOptions) -> int:
         say(f'thread {thread_id} ({go}: cog edit{_workspace_flag(settings.root)} --thread {thread_id} "{"go" if opts.plan else "…"}")')
     if opts.commit:
         code = _commit(settings, opts, result, code, hooks)
+    elif entered is not None:
+        from cogcli.worktrees.enter import finish
+
+        finish(entered, opts.instruction, [f.path for f in getattr(result, "files_changed", None) or []])
     return leave_lingering_tools(code)
 
 
