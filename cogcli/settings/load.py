@@ -190,8 +190,7 @@ class Settings:
     test_network: bool = False
     #: the snapshots before commands keep the files git ignores too (``COG_UNDO_IGNORED=1``, ``undo_ignored = true``)
     undo_ignored: bool = False
-    #: check every file change with the project's checkers (``--no-diagnostics``, ``diagnostics = false``;
-    #: :mod:`workspace_tools.diagnostics`), and the checkers left out (``diagnostics_off``)
+    #: check file changes with the project's checkers, and the ones left out (docs/diagnostics.md)
     diagnostics: bool = True
     diagnostics_off: tuple[str, ...] = ()
     #: how many subagents (``task`` calls) run at once (``--max-subagents``; docs/subagents.md)
