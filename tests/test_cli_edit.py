@@ -52,7 +52,6 @@ LIVE = "\n".join(
         "  … Run tests  tests/test_ops.py::test_sub passed",
         "  … Run tests  tests/test_ops.py::test_mul passed",
         "Run tests  all · 3 passed",
-        ENV_NOTE,
         "Fixed: `add` in calc/ops.py subtracted (`return a - b`); it now returns `a + b`. All 3 tests in tests/test_ops.py pass.",
         "",
         "Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 6,803 tokens",

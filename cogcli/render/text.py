@@ -12,9 +12,8 @@ of a saved ``--json`` stream and ``cog thread show``::
 
     Done · 5 steps · 1 file changed (+1 -1) · 3 tests passed · 5,392 tokens
 
-The model's reasoning (``--reasoning``) is drawn dimmed as it streams: a ``thinking…`` row, then
-each line indented once it is complete; on a terminal the line still streaming shows in place
-(its latest words, at most 10 redraws a second).
+The model's reasoning (``--reasoning``) is drawn dimmed as it streams: a ``thinking…`` row, then each
+line indented once complete; on a terminal the line still streaming shows in place (10 redraws a second).
 
 On a terminal a running call's row shows its latest update in place (at most 10 redraws a
 second) — a test run its count, its bar and the test that just ended,
@@ -143,9 +142,9 @@ class TextRenderer:
         #: terminal, the question shows each call and leaves its own line, so no ``? … needs
         #: approval`` line is printed
         self.approvals_asked_here = False
-        #: set once the reader of ``out`` went away; nothing more is written
-        self.broken = False
+        self.broken = False  # the reader of ``out`` went away: nothing more is written
         self._printed_texts: set[str] = set()
+        self._notes_said: set[str] = set()  # a note the same for every test run (cog's Python ran them): once
         self._lock = threading.RLock()
         self._live: str | None = None  # what the in-place row shows now (a command's: lines below it too)
         self._tails = OutputTails()
@@ -277,14 +276,15 @@ class TextRenderer:
                 self._line(DETAIL_INDENT + ("  " + line if n else self._style(line, "red" if found.new else "green")))
         report = read_test_report(result.details)
         note = sandbox_note(result.details)
-        # failures that look like the sandbox; and when the run gave no verdict on the tests (an
-        # error, none ran), what it rests on (cog's own Python ran them, a package came from an
-        # installed copy, a command was not found): the person reads them too
+        # failures that look like the sandbox; and when the run gave no verdict on the tests (an error,
+        # none ran), what it rests on (cog's own Python ran them, a package came from an installed copy …)
         notes = run_notes(result.details) if run_outcome(result.details)[0] in ("error", "no-tests") else []
         content = self.show_content and result.error is None and diff is None and report is None and result.result is not None
         if content:  # what the content below says already is not said twice (cog tool run_tests)
             notes = [n for n in notes if n not in content_text(result.result)]
-        first = [n for n in (note, environment_note(result.details)) if n is not None]  # whatever the outcome
+        env = environment_note(result.details)  # whatever the outcome; the same one said once a run
+        first = [n for n in (note, None if env in self._notes_said else env) if n is not None]
+        self._notes_said.add(env or "")
         for text in first + [n for n in notes if n not in first]:
             for part in self._wrap(DETAIL_INDENT + text, DETAIL_INDENT):
                 words = part.lstrip(" ")
