@@ -41,7 +41,7 @@ def list_command(root: Path, *, as_json: bool = False) -> int:
         sys.stdout.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
         return EXIT_OK
     if not rows:
-        sys.stdout.write("no cog worktrees here (cog edit --worktree NAME \"…\" makes one)\n")
+        sys.stdout.write("no cog worktrees here (cog edit --worktree \"…\" or --worktree-name NAME makes one)\n")
         return EXIT_OK
     lines = [f"{'name':<20} {'branch':<24} {'commits':>7} {'files':>5} {'lines':>11}  state  path"]
     for r in rows:
