@@ -11,8 +11,10 @@ walks them back with the tool writes of the run, newest first, and refuses a fil
 A file the snapshot could not keep (too large, a link, unreadable) gets a record that says so:
 undo names it, never touches it.
 
-A command is recorded after it ends: a command killed together with cog (``kill -9``) leaves no
-record. What a command does outside the workspace — the network, a database, another folder —
+A command is recorded after it ends — also when it did not end by itself: the call cancelled, the
+run aborted (Ctrl-C), a timeout. :meth:`CommandUndo.finish` runs in the caller's ``finally``,
+shielded from the cancellation, as the setuid sweep does (:func:`workspace_tools.sandbox.leftovers.strip_after`).
+Only a command killed together with cog (``kill -9``) leaves no record. What a command does outside the workspace — the network, a database, another folder —
 is never in a snapshot, and the result says so (:data:`OUTSIDE`).
 """
 
@@ -143,6 +145,20 @@ class CommandUndo:
             done.notes[NOTES:] = [f"… and {len(done.notes) - NOTES} more files cog undo cannot put back"]
         return done
 
+    async def finish(self, taken: Taken | str, before: Snapshot, tracked: Any, by: str) -> tuple[Snapshot, TreeChanges, Recorded]:
+        """The scan after a command, what it changed, and :meth:`after` recorded — shielded: call it in
+        a ``finally``, so a call cancelled (an abort, a timeout) still records what it changed."""
+        import anyio
+        import anyio.to_thread
+
+        from workspace_tools.shell.tree_changes import compare, scan
+
+        with anyio.CancelScope(shield=True):
+            after = await anyio.to_thread.run_sync(lambda: scan(self.root, tracked=tracked))
+            changes = await anyio.to_thread.run_sync(compare, before, after, self.root)
+            recorded = await anyio.to_thread.run_sync(self.after, taken, changes, before, after, by)
+        return after, changes, recorded
+
     def start(self, by: str) -> Callable[[], Recorded]:
         """Snapshot now, for a command that goes on in the background; the function returned
         records what it changed (call it once it ended)."""
@@ -188,7 +204,7 @@ def with_command_undo(tool: Tool[Any], root: Path, journal: Journal | None, by: 
 
         from cogcli.contract.invoke import call_function
         from cogcli.contract.output import ToolOutputResult
-        from workspace_tools.shell.tree_changes import compare, scan
+        from workspace_tools.shell.tree_changes import scan
         from workspace_tools.workspace.envdirs import tracked_folders
 
         if not undo.active:
@@ -196,10 +212,10 @@ def with_command_undo(tool: Tool[Any], root: Path, journal: Journal | None, by: 
         tracked = await anyio.to_thread.run_sync(tracked_folders, undo.root)
         before = await anyio.to_thread.run_sync(lambda: scan(undo.root, tracked=tracked))
         taken = await anyio.to_thread.run_sync(undo.before, before)
-        result = await call_function(original.execute, (params, context)[: original.arity], original.is_async)
-        after = await anyio.to_thread.run_sync(lambda: scan(undo.root, tracked=tracked))
-        changes = await anyio.to_thread.run_sync(compare, before, after, undo.root)
-        recorded = await anyio.to_thread.run_sync(undo.after, taken, changes, before, after, by(params))
+        try:
+            result = await call_function(original.execute, (params, context)[: original.arity], original.is_async)
+        finally:  # also when the call is cancelled (an abort, a timeout): what it changed so far is recorded
+            recorded = (await undo.finish(taken, before, tracked, by(params)))[2]
         line = recorded.text()
         if not line or not isinstance(result, ToolOutputResult):
             return result
