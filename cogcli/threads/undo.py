@@ -260,6 +260,8 @@ def plan_runs(root: str | Path, runs: Sequence[RunRef], thread_id: str, *, to: s
     if code:
         walked = [(r, changes_of(r)) for r in chosen if not r.code_undone]
         plan.files = _walk_back(workspace, walked, notes)
+        if folders := sorted({d for f in plan.files for d in f.folders}):
+            notes.append(f"the folders the runs' commands made are removed if empty then: {', '.join(d + '/' for d in folders)}")
         if any(c.by for _, changes in walked for c in changes):
             notes.append("only files in the workspace are put back: what the runs' commands did outside it (the network, "
                          "a database, other folders) is not undone")
@@ -292,6 +294,7 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list
     mode_now: dict[str, int | None] = {}
     mode_state: dict[str, int | None] = {}
     by_command: set[str] = set()
+    made: dict[str, set[str]] = {}  # the folders a command made above a file it created
     left: dict[str, str] = {}
     refused: dict[str, str] = {}
     for run, changes in runs:
@@ -316,6 +319,7 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list
                 if landed:
                     state[rel], mode_state[rel] = change.before, change.mode
                     modes[rel] = change.mode
+                    made.setdefault(rel, set()).update(d for d in change.made_dirs if rel.startswith(d + "/"))
                 elif change.is_after(held) or held != change.before or (held is not None and mode_state[rel] != change.mode):
                     moded = held is not None and (change.is_after(held) or held == change.before)
                     refused[rel] = (_refusal(rel, run, change, held) if not moded else
@@ -341,7 +345,8 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list
         chmod = mode_state[rel] if rel in by_command and current is not None and state[rel] is not None else None
         if state[rel] != current or (chmod is not None and chmod != mode_now[rel]):
             out.append(FileRevert(rel, current, state[rel], _shared_encoding(current, state[rel]), modes.get(rel),
-                                  chmod=chmod if chmod != mode_now[rel] else None, by_command=rel in by_command))
+                                  chmod=chmod if chmod != mode_now[rel] else None, by_command=rel in by_command,
+                                  folders=tuple(sorted(made.get(rel, ()))) if state[rel] is None else ()))
     return out
 
 

@@ -125,13 +125,17 @@ class CommandUndo:
                     data_before = self.store.read(kept.sha)
                     why = None if data_before is not None else "its copy in the snapshot store is missing or damaged"
             data_after = None
+            made: list[str] = []  # the folders above a file it created that it made too
+            if old is None and new is not None:
+                parts = path.split("/")[:-1]
+                made = [d for d in ("/".join(parts[: i + 1]) for i in range(len(parts))) if d not in before.dirs]
             if new is not None and why is None:
                 why, data_after = self._after(path, new[0], new[3])
             try:
                 self.journal.record(
                     path, before=data_before, after=data_after, mode=None if old is None else stat.S_IMODE(old[3]),
                     after_mode=None if new is None else stat.S_IMODE(new[3]), by=by, unrestorable=why, existed=old is not None,
-                    durable=False,
+                    durable=False, dirs=made,
                 )
             except ToolCallError as exc:
                 done.notes.append(f"cog undo cannot put back {path}: {exc.message}")

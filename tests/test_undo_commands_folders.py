@@ -1,0 +1,59 @@
+"""Issue 52: the folders a command made for the files it created are removed by `cog undo` once
+they are empty again — never one that holds anything else, never one that was there before — and
+the folders a command deleted with their files are made again."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import repo_with
+from test_undo import snapshot
+
+from cogcli.models.scripted import Call, ScriptedModel, Turn
+from cogcli.session import Session
+from cogcli.settings.load import load_settings
+
+
+def _folders(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir() and p.relative_to(root).parts[0] not in (".git", ".cog")}
+
+
+async def _run(repo: Path, command: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """One run whose run_command runs ``command``; then undo, returning (the dry run, the files and folders before)."""
+    import cogcli.session.session as session_module
+
+    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": command})]), Turn("done")])
+    monkeypatch.setattr(session_module, "make_model", lambda settings, record=None: model)
+
+    async def yes(approvals: list[Any]) -> dict[str, bool]:
+        return {a.tool_call_id: True for a in approvals}
+
+    async with Session.open(dataclasses.replace(load_settings(repo, sandbox="off"), model="scripted:test")) as session:
+        await session.run("run it", approve=yes)
+        dry = session.undo(dry_run=True)
+        session.undo()
+    return dry
+
+
+@pytest.mark.anyio
+async def test_folders_a_command_made_are_removed_once_empty_and_no_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = repo_with(tmp_path, {"a.txt": "one\n", ".gitignore": "*.log\n"})
+    (repo / "was_empty").mkdir()  # there before, empty: stays
+    before, folders = snapshot(repo), _folders(repo)
+    command = ("mkdir -p out/sub/deep && echo x > out/sub/deep/y.txt; echo z > was_empty/z.txt;"
+               " mkdir -p kept && echo k > kept/k.txt && echo cache > kept/run.log")  # run.log: ignored, not undone
+    dry = await _run(repo, command, monkeypatch)
+    assert "the folders the runs' commands made are removed if empty then: kept/, out/, out/sub/, out/sub/deep/" in dry.notes
+    assert snapshot(repo) == {**before, "kept/run.log": (b"cache\n", 0o644)}
+    assert _folders(repo) == folders | {"kept"}  # out/ and its folders gone; kept/ holds the ignored file; was_empty/ stays
+
+
+@pytest.mark.anyio
+async def test_folders_a_command_deleted_with_their_files_are_made_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = repo_with(tmp_path, {"docs/a.md": "a\n", "docs/b/c.md": "c\n", "a.txt": "one\n"})
+    before, folders = snapshot(repo), _folders(repo)
+    await _run(repo, "rm -rf docs", monkeypatch)
+    assert snapshot(repo) == before and _folders(repo) == folders
