@@ -1,7 +1,8 @@
 """Issue 52: a command that did not end by itself — its run aborted (Ctrl-C in `cog edit`, Stop in
 Studio), its call past its timeout — still has what it changed recorded, so `cog undo` takes it
 back: the recording runs in the call's `finally`, shielded from the cancellation, as the setuid
-sweep does. Without it the aborted tests fail (undo finds nothing: `NothingToUndo`)."""
+sweep does. Without it the aborted tests fail (undo finds nothing: `NothingToUndo`). And chat's and
+ACP's /undo and /rewind say, like `cog undo`, that what a command did outside is not undone."""
 
 from __future__ import annotations
 
@@ -72,4 +73,23 @@ async def test_a_command_past_its_timeout_is_recorded_and_undone(tmp_path: Path,
         assert (repo / "made.txt").exists()
         plan = session.undo()
         assert [f.path for f in plan.files] == ["made.txt"]
+    assert snapshot(repo) == before
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("typed", ["/undo", "/rewind 1", "/rewind 1 code"])
+async def test_chat_and_acp_undo_and_rewind_say_what_is_outside_the_workspace_is_not_undone(typed: str, tmp_path: Path,
+                                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """cog chat's /undo and /rewind and ACP's (one reply: cogcli.threads.rewind.slash_reply) say, as
+    cog undo does, that a command's effects outside the workspace are not undone."""
+    from cogcli.threads.rewind import slash_reply
+
+    repo = repo_with(tmp_path, {"a.txt": "one\n"})
+    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": "echo made > made.txt"})]), Turn("done")])
+    before = snapshot(repo)
+    async with _session(load_settings(repo, sandbox="off"), model, monkeypatch) as session:
+        result = await session.run("run it", approve=_yes)
+        said = slash_reply(session, result.thread_id, typed)
+    assert said is not None and "walked back run 1" in said, said
+    assert "what the runs' commands did outside it (the network, a database, other folders) is not undone" in said, said
     assert snapshot(repo) == before
