@@ -44,9 +44,11 @@ async def test_folders_a_command_made_are_removed_once_empty_and_no_other(tmp_pa
     (repo / "was_empty").mkdir()  # there before, empty: stays
     before, folders = snapshot(repo), _folders(repo)
     command = ("mkdir -p out/sub/deep && echo x > out/sub/deep/y.txt; echo z > was_empty/z.txt;"
-               " mkdir -p kept && echo k > kept/k.txt && echo cache > kept/run.log")  # run.log: ignored, not undone
+               " mkdir -p kept && echo k > kept/k.txt && echo cache > kept/run.log;"  # run.log: ignored, not undone
+               " mkdir -p build/x/y")  # folders with no file in them
     dry = await _run(repo, command, monkeypatch)
-    assert "the folders the runs' commands made are removed if empty then: kept/, out/, out/sub/, out/sub/deep/" in dry.notes
+    assert ("the folders the runs' commands made are removed if empty then: build/, build/x/, build/x/y/, kept/, out/, out/sub/, "
+            "out/sub/deep/") in dry.notes, dry.notes
     assert snapshot(repo) == {**before, "kept/run.log": (b"cache\n", 0o644)}
     assert _folders(repo) == folders | {"kept"}  # out/ and its folders gone; kept/ holds the ignored file; was_empty/ stays
 
@@ -57,3 +59,27 @@ async def test_folders_a_command_deleted_with_their_files_are_made_again(tmp_pat
     before, folders = snapshot(repo), _folders(repo)
     await _run(repo, "rm -rf docs", monkeypatch)
     assert snapshot(repo) == before and _folders(repo) == folders
+
+
+@pytest.mark.anyio
+async def test_a_run_that_only_made_empty_folders_is_undone_and_a_folder_holding_a_file_since_stays(tmp_path: Path,
+                                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = repo_with(tmp_path, {"a.txt": "one\n"})
+    folders = _folders(repo)
+    dry = await _run(repo, "mkdir -p build/x cache", monkeypatch)
+    assert "walking back run 1" in dry.summary(would=True) and "build/" in dry.summary(would=True)
+    assert _folders(repo) == folders
+
+    import cogcli.session.session as session_module
+
+    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": "mkdir -p build/x"})]), Turn("done")])
+    monkeypatch.setattr(session_module, "make_model", lambda settings, record=None: model)
+
+    async def yes(approvals: list[Any]) -> dict[str, bool]:
+        return {a.tool_call_id: True for a in approvals}
+
+    async with Session.open(dataclasses.replace(load_settings(repo, sandbox="off"), model="scripted:test")) as session:
+        await session.run("run it", approve=yes)
+        (repo / "build" / "mine.txt").write_text("mine\n")  # the person's, since
+        session.undo()
+    assert (repo / "build" / "mine.txt").read_text() == "mine\n" and not (repo / "build" / "x").exists()

@@ -17,6 +17,7 @@ class UndoPlan(Protocol):
 
     root: Path
     files: list[FileRevert]
+    folders: list[str]
 
 log = logging.getLogger("cogcli")
 
@@ -70,7 +71,7 @@ def _apply(plan: UndoPlan, atomic_write: Any) -> None:
         what = getattr(exc, "filename", None) or "a file"
         why = getattr(exc, "strerror", None) or getattr(exc, "message", None) or exc
         raise UndoRefused(f"could not write {what}: {why}; the files were left as they were") from None
-    _remove_made_folders(plan.root, {d for f in plan.files for d in f.folders})
+    _remove_made_folders(plan.root, set(plan.folders))
 
 
 def _remove_made_folders(root: Path, folders: set[str]) -> None:

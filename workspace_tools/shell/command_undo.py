@@ -48,6 +48,8 @@ OUTSIDE = "what it did outside the workspace (the network, a database, other fol
 BY_CHARS = 200
 #: files named as not restorable in a result (the rest counted)
 NOTES = 10
+#: the most folders with no file in them a command made that are recorded (``mkdir -p build/x``)
+FOLDERS = 100
 
 
 @dataclass
@@ -108,12 +110,21 @@ class CommandUndo:
 
             changes = compare(before, after, self.root, ignored_too=True)
         paths = [*changes.created, *changes.modified, *changes.deleted]
-        if not paths or self.journal is None or not self.active:
+        empty = after.dirs - before.dirs
+        if empty:  # the folders it made that hold no file: recorded on their own (those above a file, with it)
+            holding = {p[:i] for p in after.files for i, c in enumerate(p) if c == "/"}
+            empty = set(sorted(empty - holding)[:FOLDERS])
+        if not (paths or empty) or self.journal is None or not self.active:
             return done
         if isinstance(taken, str):
             done.notes.append(f"cog undo cannot put back what it changed: {taken}")
             return done
         by = by if len(by) <= BY_CHARS else by[: BY_CHARS - 1] + "…"
+        for folder in sorted(empty):
+            try:
+                self.journal.record(folder, before=None, after=None, mode=None, by=by, durable=False, folder=True)
+            except ToolCallError as exc:
+                done.notes.append(f"cog undo cannot remove the folder {folder}: {exc.message}")
         for path in sorted(paths):
             old, new = before.files.get(path), after.files.get(path)
             why, data_before = None, None
