@@ -77,14 +77,15 @@ def _shown(driver: Any, css: str) -> Any:
 
 def test_studio_undo_preview_lists_what_commands_changed_apart_from_tool_writes(make_repo, tmp_path: Path, browser: Any) -> None:
     """Issue 52: the Undo preview (the dry run) shows the files a command changed apart from the
-    tools' writes, as `cog undo --dry-run` does, with the note that what is outside is not undone."""
+    tools' writes, as `cog undo --dry-run` does, the folders it made, and the note that what is
+    outside is not undone."""
     from selenium.webdriver.common.by import By
 
     repo = make_repo("calc")
     ops = (repo / "calc" / "ops.py").read_text()
     model = write_cassette(tmp_path / "c.jsonl", [
         {"text": "", "toolCalls": [{"id": "w1", "name": "write_file", "arguments": {"path": "notes.txt", "content": "by a tool\n"}}]},
-        {"text": "", "toolCalls": [{"id": "r1", "name": "run_command", "arguments": {"command": "printf 'x\\n' > calc/ops.py; echo made > gen.txt"}}]},
+        {"text": "", "toolCalls": [{"id": "r1", "name": "run_command", "arguments": {"command": "printf 'x\\n' > calc/ops.py; echo made > gen.txt; mkdir -p out/x"}}]},
         {"text": "Done."},
     ])
     with Served(repo) as srv:
@@ -101,6 +102,7 @@ def test_studio_undo_preview_lists_what_commands_changed_apart_from_tool_writes(
 
         assert listed("tools") == ["notes.txt (deleted)"]
         assert listed("commands") == ["calc/ops.py", "gen.txt (deleted)"]
+        assert listed("folders") == ["out/", "out/x/"]
         assert "Command changes (2)" in browser.find_element(By.CSS_SELECTOR, ".undo-files.commands h4").text
         assert "not undone" in browser.find_element(By.CSS_SELECTOR, ".undo-notes").text
         assert confirm.text == "Undo 3 files" and (repo / "gen.txt").exists()  # the preview wrote nothing
@@ -108,3 +110,4 @@ def test_studio_undo_preview_lists_what_commands_changed_apart_from_tool_writes(
         confirm.click()
         wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".runmark .badge.undone"), message="run not marked undone")
     assert (repo / "calc" / "ops.py").read_text() == ops and not (repo / "gen.txt").exists() and not (repo / "notes.txt").exists()
+    assert not (repo / "out").exists()

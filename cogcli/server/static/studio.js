@@ -828,14 +828,16 @@
       ? el('div', { class: 'undo-files ' + kind }, el('h4', {}, title + ' (' + files.length + ')'), el('ul', {}, files.map(named))) : null;
     const runs = (plan.runs || []).map((r) => 'run ' + r.number + ' (' + r.title + ')').join(', ');
     const files = plan.files || [];
+    const folders = plan.folders || [];
     const confirm = el('button', { class: 'btn deny undo-confirm', type: 'button' },
-      'Undo ' + files.length + ' file' + (files.length === 1 ? '' : 's'));
+      files.length || !folders.length ? 'Undo ' + files.length + ' file' + (files.length === 1 ? '' : 's') : 'Undo');
     const cancel = el('button', { class: 'btn undo-cancel', type: 'button' }, 'Cancel');
     confirm.addEventListener('click', () => onConfirm(confirm));
     cancel.addEventListener('click', onCancel);
     box.append(el('p', { class: 'undo-runs' }, 'walks back ' + runs),
       group('tools', 'Tool writes', files.filter((f) => !f.byCommand)),
       group('commands', 'Command changes', files.filter((f) => f.byCommand).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))),
+      group('folders', 'Folders commands made, removed if empty', folders.map((d) => ({ path: d + '/' }))),
       (plan.notes || []).length ? el('ul', { class: 'undo-notes' }, plan.notes.map((n) => el('li', {}, n))) : null,
       el('div', { class: 'undo-actions' }, confirm, cancel));
     box.hidden = false;
