@@ -112,7 +112,8 @@ class CommandUndo:
         paths = [*changes.created, *changes.modified, *changes.deleted]
         empty = after.dirs - before.dirs
         if empty:  # the folders it made that hold no file: recorded on their own (those above a file, with it)
-            holding = {p[:i] for p in after.files for i, c in enumerate(p) if c == "/"}
+            new = [p for p in after.files if p not in before.files]  # only a new file can be in a new folder
+            holding = {p[:i] for p in new for i, c in enumerate(p) if c == "/"}
             empty = set(sorted(empty - holding)[:FOLDERS])
         if not (paths or empty) or self.journal is None or not self.active:
             return done
