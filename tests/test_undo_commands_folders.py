@@ -83,3 +83,23 @@ async def test_a_run_that_only_made_empty_folders_is_undone_and_a_folder_holding
         (repo / "build" / "mine.txt").write_text("mine\n")  # the person's, since
         session.undo()
     assert (repo / "build" / "mine.txt").read_text() == "mine\n" and not (repo / "build" / "x").exists()
+
+
+def test_a_folder_flag_added_to_a_record_after_it_was_signed_sets_the_record_aside(tmp_path: Path) -> None:
+    """The folder a record names for removal is signed like the rest of it: a record turned into a
+    folder record (to have undo remove a folder of the person's) does not verify."""
+    import json
+
+    from workspace_tools.files.journal import JOURNAL_DIR, Journal, read_run
+
+    repo = repo_with(tmp_path, {"a.txt": "one\n"})
+    (repo / "mine").mkdir()
+    journal = Journal(repo)
+    journal.begin("thr_1", "msg_1")
+    journal.record("mine", before=None, after=None, mode=None, by="command: true")
+    journal.close()
+    record = repo.joinpath(*JOURNAL_DIR, "msg_1", "000001.json")
+    meta = json.loads(record.read_text())
+    record.write_text(json.dumps({**meta, "folder": True}))
+    read = read_run(repo, "msg_1")
+    assert read is not None and read.rejected == ["000001.json"] and read.changes == []
