@@ -92,3 +92,56 @@ async def test_files_git_ignores_are_undone_only_when_the_person_asks(tmp_path: 
     assert (repo / "b.txt").read_text() == "two\n"
     assert (repo / "build" / "out.o").read_text() == ("obj\n" if undo_ignored else "new\n")
     assert ("build/out.o" in [f.path for f in plan.files]) is undo_ignored
+
+
+def test_runs_falling_off_and_objects_nothing_names_are_pruned_and_the_disk_line_follows(tmp_path: Path) -> None:
+    """The journals keep the newest KEEP_RUNS runs (each with its own copies); an object of the store
+    that no index entry names any more (a file's older bytes) goes once a day old, at a session's
+    first snapshot; what `cog thread list` says undo keeps is what is left."""
+    import time
+
+    from cogcli.threads.undo_disk import _size, undo_disk_line
+    from workspace_tools.files.journal import JOURNAL_DIR, KEEP_RUNS, Journal, read_run
+
+    repo = repo_with(tmp_path, {"a.txt": "a" * 300_000})
+    store = SnapshotStore(repo)
+    old = store.take(scan(repo)).kept("a.txt").sha
+    (repo / "a.txt").write_text("b" * 1000)
+    new = store.take(scan(repo)).kept("a.txt").sha
+    journal = Journal(repo)
+    for i in range(KEEP_RUNS + 3):
+        journal.begin("thr_1", f"msg_{i:03d}")
+        journal.record("a.txt", before=b"x" * 10_000, after=b"y", mode=0o644)
+    journal.close()
+    runs = sorted(p.name for p in repo.joinpath(*JOURNAL_DIR).iterdir())
+    assert len(runs) == KEEP_RUNS and runs[0] == "msg_003" and read_run(repo, "msg_000") is None and read_run(repo, "msg_052") is not None
+
+    objects = snapshot_store.store_folder(repo) / "objects"
+    os.utime(objects / old, (time.time() - 2 * snapshot_store.PRUNE_AGE,) * 2)
+    before = snapshot_store.disk_use(repo)
+    SnapshotStore(repo).take(scan(repo))  # a new session's first snapshot
+    assert not (objects / old).exists() and store.read(new) == b"b" * 1000  # the one the index names stays
+    assert before - snapshot_store.disk_use(repo) >= 300_000
+    journals = snapshot_store.folder_bytes(repo.joinpath(*JOURNAL_DIR))
+    assert KEEP_RUNS * 10_000 <= journals < (KEEP_RUNS + 3) * 10_000
+    line = undo_disk_line(repo)
+    assert line is not None and f"run journals {_size(journals)}" in line
+    assert f"command snapshots {_size(snapshot_store.disk_use(repo))}" in line and f"undo keeps {_size(journals + snapshot_store.disk_use(repo))}" in line
+
+
+def test_a_long_session_prunes_again_hourly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    repo = repo_with(tmp_path, {"a.txt": "one\n"})
+    store = SnapshotStore(repo)
+    old = store.take(scan(repo)).kept("a.txt").sha
+    (repo / "a.txt").write_text("two\n")
+    store.take(scan(repo))
+    objects = snapshot_store.store_folder(repo) / "objects"
+    os.utime(objects / old, (time.time() - 2 * snapshot_store.PRUNE_AGE,) * 2)
+    (repo / "a.txt").write_text("three\n")
+    store.take(scan(repo))
+    assert (objects / old).exists()  # within the hour: not looked for again
+    monkeypatch.setattr(store, "_next_prune", time.monotonic() - 1)  # an hour later
+    store.take(scan(repo))
+    assert not (objects / old).exists()

@@ -315,6 +315,7 @@ def _undo(root: Path, thread_id: str, body: UndoRequest) -> dict[str, Any]:
         "conversation": plan.conversation,
         "runs": [{"number": r.number, "messageId": r.message_id, "title": r.title} for r in plan.runs],
         "files": [{"path": f.path, "deleted": f.deletes, "created": f.creates, "byCommand": f.by_command} for f in plan.files],
+        "folders": plan.folders,
         "notes": plan.notes,
     }
 

@@ -62,6 +62,8 @@ class UndoPlan:
     notes: list[str] = field(default_factory=list)
     #: the files each run walked back changed (by message id), for what each thread's model is told
     touched: dict[str | None, set[str]] = field(default_factory=dict)
+    #: the folders the runs' commands made, removed (deepest first) if empty once the files are back
+    folders: list[str] = field(default_factory=list)
 
     def entries(self) -> dict[str, list[UndoEntry]]:
         """The undo entries each thread keeps for this plan, one per run, newest first; the first of
@@ -97,6 +99,8 @@ class UndoPlan:
             commands.sort(key=lambda f: f.path)
             names = "; ".join(([f"tool writes: {named(tools)}"] if tools else []) + [f"command changes: {named(commands)}"])
         files = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}" + (f": {names}" if names else "")
+        if self.folders and not self.files:
+            files += f" (the empty folders its commands made: {', '.join(d + '/' for d in self.folders)})"
         parts = [f"{'would revert' if would else 'reverted'} {files}"] if self.code else []
         them = "them" if len(self.runs) != 1 else "it"
         if self.conversation:
@@ -259,15 +263,19 @@ def plan_runs(root: str | Path, runs: Sequence[RunRef], thread_id: str, *, to: s
     plan = UndoPlan(root=workspace.root, thread_id=newest, message_id=chosen[-1].message_id, runs=chosen, code=code, conversation=conversation)
     if code:
         walked = [(r, changes_of(r)) for r in chosen if not r.code_undone]
-        plan.files = _walk_back(workspace, walked, notes)
+        made: set[str] = set()
+        plan.files = _walk_back(workspace, walked, notes, made)
+        plan.folders = sorted(made | {d for f in plan.files for d in f.folders})
+        if plan.folders:
+            notes.append(f"the folders the runs' commands made are removed if empty then: {', '.join(d + '/' for d in plan.folders)}")
         if any(c.by for _, changes in walked for c in changes):
             notes.append("only files in the workspace are put back: what the runs' commands did outside it (the network, "
                          "a database, other folders) is not undone")
         plan.touched = {r.message_id: {c.path for c in changes} for r, changes in walked}
-        if not plan.files and to is None and not conversation:
+        if not plan.files and not plan.folders and to is None and not conversation:
             before = next((r for r in reversed(runs) if r.number < chosen[0].number and not r.code_undone and changes_of(r)), None)
             raise NothingToUndo(_already_back(chosen[0], thread_id, before))
-        if not plan.files and any(changes_of(r) for r in chosen):
+        if not plan.files and not plan.folders and any(changes_of(r) for r in chosen):
             notes.append("the files were already as they were before " + ("that run" if len(chosen) == 1 else "those runs"))
     plan.notes = notes
     return plan
@@ -282,16 +290,18 @@ def _already_back(run: RunRef, thread_id: str, before: RunRef | None) -> str:
     return head + f" (walk further back with --to {before.number}: run {before.number} ({before.title}) too)"
 
 
-def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list[str]) -> list[FileRevert]:
+def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list[str], folders: set[str]) -> list[FileRevert]:
     """Each file walked back through the runs' changes, newest first (see the module). A command's
     change (its ``after_mode`` set) must also find the mode it left, and puts back the mode before;
-    one cog could not keep (``unrestorable``) leaves its file as it is, named in ``notes``."""
+    one cog could not keep (``unrestorable``) leaves its file as it is, named in ``notes``. A folder
+    a command made with no file in it, still a folder, is added to ``folders``."""
     now: dict[str, bytes | None] = {}
     state: dict[str, bytes | None] = {}
     modes: dict[str, int | None] = {}
     mode_now: dict[str, int | None] = {}
     mode_state: dict[str, int | None] = {}
     by_command: set[str] = set()
+    made: dict[str, set[str]] = {}  # the folders a command made above a file it created
     left: dict[str, str] = {}
     refused: dict[str, str] = {}
     for run, changes in runs:
@@ -301,6 +311,10 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list
             except CogError as exc:
                 raise UndoRefused(f"{change.path}: {exc.message}") from None
             rel = workspace.relative(path)
+            if change.folder:
+                if stat.S_ISDIR(_mode_bits(path)):
+                    folders.add(rel)
+                continue
             if rel in refused or rel in left:
                 continue
             if change.unrestorable:
@@ -316,6 +330,7 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list
                 if landed:
                     state[rel], mode_state[rel] = change.before, change.mode
                     modes[rel] = change.mode
+                    made.setdefault(rel, set()).update(d for d in change.made_dirs if rel.startswith(d + "/"))
                 elif change.is_after(held) or held != change.before or (held is not None and mode_state[rel] != change.mode):
                     moded = held is not None and (change.is_after(held) or held == change.before)
                     refused[rel] = (_refusal(rel, run, change, held) if not moded else
@@ -341,8 +356,16 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list
         chmod = mode_state[rel] if rel in by_command and current is not None and state[rel] is not None else None
         if state[rel] != current or (chmod is not None and chmod != mode_now[rel]):
             out.append(FileRevert(rel, current, state[rel], _shared_encoding(current, state[rel]), modes.get(rel),
-                                  chmod=chmod if chmod != mode_now[rel] else None, by_command=rel in by_command))
+                                  chmod=chmod if chmod != mode_now[rel] else None, by_command=rel in by_command,
+                                  folders=tuple(sorted(made.get(rel, ()))) if state[rel] is None else ()))
     return out
+
+
+def _mode_bits(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
 
 
 def _mode(path: Path) -> int | None:

@@ -17,6 +17,7 @@ class UndoPlan(Protocol):
 
     root: Path
     files: list[FileRevert]
+    folders: list[str]
 
 log = logging.getLogger("cogcli")
 
@@ -70,6 +71,26 @@ def _apply(plan: UndoPlan, atomic_write: Any) -> None:
         what = getattr(exc, "filename", None) or "a file"
         why = getattr(exc, "strerror", None) or getattr(exc, "message", None) or exc
         raise UndoRefused(f"could not write {what}: {why}; the files were left as they were") from None
+    _remove_made_folders(plan.root, set(plan.folders))
+
+
+def _remove_made_folders(root: Path, folders: set[str]) -> None:
+    """The folders a command made for files the undo deleted, deepest first, each only if it is
+    empty now (``rmdir`` never removes one that holds anything), none through a link."""
+    from workspace_tools.host.files import LinkRefused, open_dir
+
+    for rel in sorted(folders, key=lambda d: (-d.count("/"), d)):
+        path = root / rel
+        try:
+            parent = open_dir(path.parent, root)
+        except (OSError, LinkRefused):
+            continue
+        try:
+            os.rmdir(path.name, dir_fd=parent)
+        except OSError:  # it holds something else (or is gone): left as it is
+            pass
+        finally:
+            os.close(parent)
 
 
 def _make_parents(root: Path, path: Path) -> None:

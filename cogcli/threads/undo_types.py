@@ -62,6 +62,8 @@ class FileRevert:
     chmod: int | None = None
     #: a command the run ran changed it (the dry run lists these apart from the tools' writes)
     by_command: bool = False
+    #: the folders above it that the command made (a file the undo deletes): removed once empty
+    folders: tuple[str, ...] = ()
 
     @property
     def deletes(self) -> bool:

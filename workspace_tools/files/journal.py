@@ -36,6 +36,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +74,10 @@ class Change:
     by: str | None = None
     #: why this change cannot be put back (``too large``, ``a link``): undo names it, never acts on it
     unrestorable: str | None = None
+    #: a command's create: the folders above the file it made (undo removes them once empty)
+    made_dirs: tuple[str, ...] = ()
+    #: ``path`` is a folder a command made that held no file when it ended (undo removes it if empty)
+    folder: bool = False
 
     def is_after(self, data: bytes | None) -> bool:
         if data is None or self.after_sha256 is None:
@@ -135,14 +140,16 @@ class Journal:
 
     def record(self, path: str, *, before: bytes | None, after: bytes | None, mode: int | None,
                after_mode: int | None = None, by: str | None = None, unrestorable: str | None = None,
-               existed: bool | None = None, durable: bool = True) -> int:
+               existed: bool | None = None, durable: bool = True, dirs: Sequence[str] = (), folder: bool = False) -> int:
         """Write (and fsync) that ``path`` (workspace-relative) is about to go from ``before`` to
         ``after``; returns the record's number. Raises :class:`ToolCallError` when it cannot: the
         caller must not change the file. A command's change (:mod:`workspace_tools.shell.command_undo`)
         is recorded after it, from the snapshot taken before it, with ``by`` (the command),
         ``after_mode`` (the mode it left) and, when its bytes before were not kept, ``unrestorable``
         (why) and ``existed``; made after the change, it need not reach the disk before returning
-        (``durable=False``: each file still appears whole or not at all; :meth:`sync` once after)."""
+        (``durable=False``: each file still appears whole or not at all; :meth:`sync` once after);
+        ``dirs``, the folders above a file it created that it made too; ``folder``: ``path`` is a
+        folder it made that holds no file (nothing before, nothing after)."""
         with self._lock:
             if self._run_fd is None:
                 why = self.error or "the run has not started"
@@ -163,6 +170,10 @@ class Journal:
             for field_name, value in (("afterMode", after_mode), ("by", by), ("unrestorable", unrestorable)):
                 if value is not None:
                     meta[field_name] = value
+            if dirs:
+                meta["dirs"] = list(dirs)
+            if folder:
+                meta["folder"] = True
             assert self.message_id is not None
             meta["mac"] = sign(self._key, _signed(self.root, self.message_id, meta, before))
             name = f"{seq:06d}"
@@ -256,7 +267,8 @@ def read_run(root: str | Path, message_id: str) -> RunRecords | None:
                     continue
                 after = _kept_after(run_fd, name[:-5] + ".after", meta.get("after"))
                 changes.append(Change(int(meta["seq"]), str(meta["path"]), before, meta.get("mode"), meta.get("after"), after,
-                                      meta.get("afterMode"), meta.get("by"), meta.get("unrestorable")))
+                                      meta.get("afterMode"), meta.get("by"), meta.get("unrestorable"),
+                                      tuple(str(d) for d in meta.get("dirs") or ()), meta.get("folder") is True))
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 # a record cut by a kill: its .json is written last (and atomically), so the
                 # file change it announces was never started
@@ -279,7 +291,7 @@ def _signed(root: Path, message_id: str, meta: dict[str, object], before: bytes 
         "before": None if before is None else sha256(before),
         "after": meta["after"],
         # a command's change (none in a tool's record, whose signature stays as it was)
-        **{k: meta[k] for k in ("afterMode", "by", "unrestorable") if k in meta},
+        **{k: meta[k] for k in ("afterMode", "by", "unrestorable", "dirs", "folder") if k in meta},
     }
 
 

@@ -11,8 +11,10 @@ walks them back with the tool writes of the run, newest first, and refuses a fil
 A file the snapshot could not keep (too large, a link, unreadable) gets a record that says so:
 undo names it, never touches it.
 
-A command is recorded after it ends: a command killed together with cog (``kill -9``) leaves no
-record. What a command does outside the workspace — the network, a database, another folder —
+A command is recorded after it ends — also when it did not end by itself: the call cancelled, the
+run aborted (Ctrl-C), a timeout. :meth:`CommandUndo.finish` runs in the caller's ``finally``,
+shielded from the cancellation, as the setuid sweep does (:func:`workspace_tools.sandbox.leftovers.strip_after`).
+Only a command killed together with cog (``kill -9``) leaves no record. What a command does outside the workspace — the network, a database, another folder —
 is never in a snapshot, and the result says so (:data:`OUTSIDE`).
 """
 
@@ -46,6 +48,8 @@ OUTSIDE = "what it did outside the workspace (the network, a database, other fol
 BY_CHARS = 200
 #: files named as not restorable in a result (the rest counted)
 NOTES = 10
+#: the most folders with no file in them a command made that are recorded (``mkdir -p build/x``)
+FOLDERS = 100
 
 
 @dataclass
@@ -106,12 +110,22 @@ class CommandUndo:
 
             changes = compare(before, after, self.root, ignored_too=True)
         paths = [*changes.created, *changes.modified, *changes.deleted]
-        if not paths or self.journal is None or not self.active:
+        empty = after.dirs - before.dirs
+        if empty:  # the folders it made that hold no file: recorded on their own (those above a file, with it)
+            new = [p for p in after.files if p not in before.files]  # only a new file can be in a new folder
+            holding = {p[:i] for p in new for i, c in enumerate(p) if c == "/"}
+            empty = set(sorted(empty - holding)[:FOLDERS])
+        if not (paths or empty) or self.journal is None or not self.active:
             return done
         if isinstance(taken, str):
             done.notes.append(f"cog undo cannot put back what it changed: {taken}")
             return done
         by = by if len(by) <= BY_CHARS else by[: BY_CHARS - 1] + "…"
+        for folder in sorted(empty):
+            try:
+                self.journal.record(folder, before=None, after=None, mode=None, by=by, durable=False, folder=True)
+            except ToolCallError as exc:
+                done.notes.append(f"cog undo cannot remove the folder {folder}: {exc.message}")
         for path in sorted(paths):
             old, new = before.files.get(path), after.files.get(path)
             why, data_before = None, None
@@ -123,13 +137,17 @@ class CommandUndo:
                     data_before = self.store.read(kept.sha)
                     why = None if data_before is not None else "its copy in the snapshot store is missing or damaged"
             data_after = None
+            made: list[str] = []  # the folders above a file it created that it made too
+            if old is None and new is not None:
+                parts = path.split("/")[:-1]
+                made = [d for d in ("/".join(parts[: i + 1]) for i in range(len(parts))) if d not in before.dirs]
             if new is not None and why is None:
                 why, data_after = self._after(path, new[0], new[3])
             try:
                 self.journal.record(
                     path, before=data_before, after=data_after, mode=None if old is None else stat.S_IMODE(old[3]),
                     after_mode=None if new is None else stat.S_IMODE(new[3]), by=by, unrestorable=why, existed=old is not None,
-                    durable=False,
+                    durable=False, dirs=made,
                 )
             except ToolCallError as exc:
                 done.notes.append(f"cog undo cannot put back {path}: {exc.message}")
@@ -142,6 +160,20 @@ class CommandUndo:
         if len(done.notes) > NOTES:  # what the model reads stays short; each record names its file
             done.notes[NOTES:] = [f"… and {len(done.notes) - NOTES} more files cog undo cannot put back"]
         return done
+
+    async def finish(self, taken: Taken | str, before: Snapshot, tracked: Any, by: str) -> tuple[Snapshot, TreeChanges, Recorded]:
+        """The scan after a command, what it changed, and :meth:`after` recorded — shielded: call it in
+        a ``finally``, so a call cancelled (an abort, a timeout) still records what it changed."""
+        import anyio
+        import anyio.to_thread
+
+        from workspace_tools.shell.tree_changes import compare, scan
+
+        with anyio.CancelScope(shield=True):
+            after = await anyio.to_thread.run_sync(lambda: scan(self.root, tracked=tracked))
+            changes = await anyio.to_thread.run_sync(compare, before, after, self.root)
+            recorded = await anyio.to_thread.run_sync(self.after, taken, changes, before, after, by)
+        return after, changes, recorded
 
     def start(self, by: str) -> Callable[[], Recorded]:
         """Snapshot now, for a command that goes on in the background; the function returned
@@ -188,7 +220,7 @@ def with_command_undo(tool: Tool[Any], root: Path, journal: Journal | None, by: 
 
         from cogcli.contract.invoke import call_function
         from cogcli.contract.output import ToolOutputResult
-        from workspace_tools.shell.tree_changes import compare, scan
+        from workspace_tools.shell.tree_changes import scan
         from workspace_tools.workspace.envdirs import tracked_folders
 
         if not undo.active:
@@ -196,10 +228,10 @@ def with_command_undo(tool: Tool[Any], root: Path, journal: Journal | None, by: 
         tracked = await anyio.to_thread.run_sync(tracked_folders, undo.root)
         before = await anyio.to_thread.run_sync(lambda: scan(undo.root, tracked=tracked))
         taken = await anyio.to_thread.run_sync(undo.before, before)
-        result = await call_function(original.execute, (params, context)[: original.arity], original.is_async)
-        after = await anyio.to_thread.run_sync(lambda: scan(undo.root, tracked=tracked))
-        changes = await anyio.to_thread.run_sync(compare, before, after, undo.root)
-        recorded = await anyio.to_thread.run_sync(undo.after, taken, changes, before, after, by(params))
+        try:
+            result = await call_function(original.execute, (params, context)[: original.arity], original.is_async)
+        finally:  # also when the call is cancelled (an abort, a timeout): what it changed so far is recorded
+            recorded = (await undo.finish(taken, before, tracked, by(params)))[2]
         line = recorded.text()
         if not line or not isinstance(result, ToolOutputResult):
             return result

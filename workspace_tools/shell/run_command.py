@@ -143,7 +143,7 @@ def run_command_tool(
         from workspace_tools.host.processes import run_process_group
         from workspace_tools.sandbox.hints import needs_network
         from workspace_tools.sandbox.leftovers import removed_text, strip_after
-        from workspace_tools.shell.tree_changes import compare, scan
+        from workspace_tools.shell.tree_changes import scan
         from workspace_tools.workspace.envdirs import tracked_folders
 
         command = check(params)
@@ -195,13 +195,12 @@ def run_command_tool(
                     )
                 timed_out = deadline.cancelled_caught
                 tg.cancel_scope.cancel()
-        finally:  # also when the call is aborted: no setuid file stays behind (sandbox/leftovers.py)
+        finally:  # also when the call is aborted or timed out: no setuid file stays behind (sandbox/leftovers.py),
+            # and what the command changed so far is recorded for cog undo (shielded, as the sweep is)
             removed = await strip_after(workspace.root, _writable(passed_env, workspace.root), since_ns=since)
+            _, changes, recorded = await undo.finish(taken, before, tracked, f"command: {command}")
         live.close()
         duration_ms = (time.perf_counter() - started) * 1000
-        after = await anyio.to_thread.run_sync(functools.partial(scan, workspace.root, tracked=tracked))
-        changes = await anyio.to_thread.run_sync(compare, before, after, workspace.root)
-        recorded = await anyio.to_thread.run_sync(undo.after, taken, changes, before, after, f"command: {command}")
 
         changed = [{"path": p, "change": kind} for kind, part in (("created", changes.created), ("modified", changes.modified),
                                                                   ("deleted", changes.deleted)) for p in part]

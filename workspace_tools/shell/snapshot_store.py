@@ -17,9 +17,13 @@ as git's index does for ``write-tree``. Measured in ``benchmarks/undo_snapshot.p
 
 Left out, each named as not restorable: files git ignores (build output, caches: they are left out
 of a command's changes too), links, other non-regular files, and files over :data:`MAX_FILE` bytes
-(``too large``). Objects no index entry names are removed once older than :data:`PRUNE_AGE` (a
-command still running in another session may hold one); :func:`disk_use` is what ``cog thread
-list`` shows.
+(``too large``). A run's journal keeps its own copy of each file a command changed (the snapshot's
+bytes are copied into the record), so no journal record names an object: an object is kept while
+the index names it — the workspace as it last was — and removed, by the first snapshot of a session
+and hourly after, once no entry names it and it is older than :data:`PRUNE_AGE` (a command still
+running in another session may hold one). Runs falling off the journals (the newest
+:data:`~workspace_tools.files.journal.KEEP_RUNS` kept) take their copies with them; :func:`disk_use`
+is what ``cog thread list`` shows.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ MAX_FILE = 16 * 1024 * 1024
 IGNORED = "ignored by git"
 #: unreferenced objects older than this are removed (a day: no command runs that long)
 PRUNE_AGE = 86_400
+#: how often a session looks for them (when it takes a snapshot): its first, then hourly
+PRUNE_EVERY = 3_600
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
@@ -89,7 +95,7 @@ class SnapshotStore:
         #: keep the files git ignores too (else each is "ignored by git", never copied)
         self.ignored = ignored
         self._index: dict[str, list[object]] | None = None
-        self._pruned = False
+        self._next_prune = 0.0
         self._keys: dict[str, Key] = {}
         self._logged = 0
         self._lock = threading.Lock()
@@ -128,8 +134,8 @@ class SnapshotStore:
                         keys.pop(path, None)
                     self._save(base, [*fresh, *gone])
                 taken.entries = dict(index)
-                if not self._pruned:  # once a session: what earlier sessions left behind
-                    self._pruned = True
+                if time.monotonic() >= self._next_prune:  # a session's first, then hourly: what no index entry names
+                    self._next_prune = time.monotonic() + PRUNE_EVERY
                     objects = os.open("objects", _DIR_FLAGS, dir_fd=base)
                     try:
                         _prune(objects, {e[4] for e in index.values() if e[4]}, time.time() - PRUNE_AGE)  # type: ignore[misc]

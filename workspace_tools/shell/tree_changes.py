@@ -41,6 +41,8 @@ Key = tuple[int, int, int, int]  # size, mtime_ns, inode, mode
 class Snapshot:
     files: dict[str, Key] = field(default_factory=dict)
     complete: bool = True
+    #: the folders seen (environments too, not what is in them): undo removes a folder a command made
+    dirs: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -85,6 +87,7 @@ def scan(root: Path, limit: int = SCAN_LIMIT, *, tracked: frozenset[str] = froze
                 except OSError:
                     continue
                 if stat.S_ISDIR(info.st_mode):
+                    snap.dirs.add(path)
                     if not (rel == "" and entry.name in SKIPPED) and (path in tracked or env_kind(entry.path, entry.name) is None):
                         stack.append(path)
                     continue

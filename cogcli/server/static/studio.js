@@ -789,25 +789,58 @@
     });
   }
 
-  // Undo on a finished run: puts back the files it (and every later run not undone) changed;
-  // refused, with what differs, when a file changed since
+  // Undo on a finished run: puts back the files it (and every later run not undone) changed. A
+  // click first asks for the dry run and shows what would be put back — the tools' writes apart
+  // from what the runs' commands changed, as `cog undo --dry-run` lists them — with its notes;
+  // Confirm walks it back. Refused, with what differs, when a file changed since.
   function undoButton(threadId, messageId) {
+    const url = '/api/threads/' + encodeURIComponent(threadId) + '/undo';
+    const to = messageId ? { to: messageId } : {};
     const button = el('button', { class: 'btn deny undo', type: 'button', 'data-message-id': messageId || '',
-      title: 'Put back the files this run and any later run changed (a file changed since is refused, never overwritten)' }, 'Undo');
+      title: 'Show what undo puts back: the files this run and any later run changed (a file changed since is refused, never overwritten)' }, 'Undo');
     const problem = el('div', { class: 'error', hidden: true });
+    const preview = el('div', { class: 'undo-preview', hidden: true });
+    const fail = (err) => { setText(problem, err.message); problem.hidden = false; button.disabled = false; };
     button.addEventListener('click', async () => {
       button.disabled = true;
       problem.hidden = true;
+      preview.hidden = true;
       try {
-        await api('/api/threads/' + encodeURIComponent(threadId) + '/undo', { method: 'POST', body: JSON.stringify(messageId ? { to: messageId } : {}) });
-        location.href = withToken('/threads/' + encodeURIComponent(threadId));
-      } catch (err) {
-        setText(problem, err.message);
-        problem.hidden = false;
-        button.disabled = false;
-      }
+        const plan = await api(url, { method: 'POST', body: JSON.stringify({ ...to, dryRun: true }) });
+        showUndoPlan(preview, plan, async (confirm) => {
+          confirm.disabled = true;
+          try {
+            await api(url, { method: 'POST', body: JSON.stringify(to) });
+            location.href = withToken('/threads/' + encodeURIComponent(threadId));
+          } catch (err) { preview.hidden = true; fail(err); }
+        }, () => { preview.hidden = true; button.disabled = false; });
+      } catch (err) { fail(err); }
     });
-    return el('div', { class: 'undo-row' }, button, problem);
+    return el('div', { class: 'undo-row' }, button, problem, preview);
+  }
+
+  // the dry run's plan: its runs, the files the tools wrote, the files commands changed, its notes
+  function showUndoPlan(box, plan, onConfirm, onCancel) {
+    clear(box);
+    const named = (f) => el('li', { 'data-path': f.path }, el('code', {}, f.path),
+      f.deleted ? el('span', { class: 'badge' }, 'deleted') : f.created ? el('span', { class: 'badge' }, 'restored') : null);
+    const group = (kind, title, files) => files.length
+      ? el('div', { class: 'undo-files ' + kind }, el('h4', {}, title + ' (' + files.length + ')'), el('ul', {}, files.map(named))) : null;
+    const runs = (plan.runs || []).map((r) => 'run ' + r.number + ' (' + r.title + ')').join(', ');
+    const files = plan.files || [];
+    const folders = plan.folders || [];
+    const confirm = el('button', { class: 'btn deny undo-confirm', type: 'button' },
+      files.length || !folders.length ? 'Undo ' + files.length + ' file' + (files.length === 1 ? '' : 's') : 'Undo');
+    const cancel = el('button', { class: 'btn undo-cancel', type: 'button' }, 'Cancel');
+    confirm.addEventListener('click', () => onConfirm(confirm));
+    cancel.addEventListener('click', onCancel);
+    box.append(el('p', { class: 'undo-runs' }, 'walks back ' + runs),
+      group('tools', 'Tool writes', files.filter((f) => !f.byCommand)),
+      group('commands', 'Command changes', files.filter((f) => f.byCommand).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))),
+      group('folders', 'Folders commands made, removed if empty', folders.map((d) => ({ path: d + '/' }))),
+      (plan.notes || []).length ? el('ul', { class: 'undo-notes' }, plan.notes.map((n) => el('li', {}, n))) : null,
+      el('div', { class: 'undo-actions' }, confirm, cancel));
+    box.hidden = false;
   }
 
   async function threadPage(threadId) {
