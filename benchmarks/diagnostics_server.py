@@ -1,0 +1,128 @@
+"""A warm language server against a checker process per edit: on a generated TypeScript project
+(``--files`` modules importing each other, TypeScript from fixtures/ts_diagnostics/node_modules),
+``tsc --noEmit`` (and ``--incremental``) run after each edit, against one ``tsserver`` started once
+and asked about the edited file after each edit (:mod:`workspace_tools.diagnostics.tsserver`).
+Both without the sandbox (it adds the same few tens of ms to a process start, once to the server).
+For Python, ``pyright-langserver --stdio`` against ``pyright`` per edit only when pyright is in
+this environment (it is not a dependency of cog): otherwise said and skipped.
+
+    (cd fixtures/ts_diagnostics && npm ci)
+    python benchmarks/diagnostics_server.py [--files 200] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+from workspace_tools.diagnostics.tsserver import TsServer
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "ts_diagnostics"
+
+
+def make_project(root: Path, files: int) -> None:
+    """``files`` modules of about 60 lines (typed functions and an interface, each importing the one
+    before), strict tsconfig, node_modules linked from the fixture."""
+    (root / "src").mkdir(parents=True)
+    (root / "tsconfig.json").write_text('{"compilerOptions": {"target": "ES2020", "module": "commonjs", "strict": true, '
+                                        '"noEmit": true}, "include": ["src"]}\n')
+    (root / "node_modules").symlink_to(FIXTURE / "node_modules")
+    for m in range(files):
+        lines = [f'import {{ f{m - 1}_0, Item{m - 1} }} from "./mod{m - 1}";', ""] if m else []
+        lines += [f"export interface Item{m} {{", "  id: number;", "  name: string;", "  tags: string[];", "}", ""]
+        for f in range(8):
+            call = f"f{m - 1}_0(x)" if m and f == 0 else "x"
+            lines += [f"export function f{m}_{f}(x: number): number {{", f"  const y = {call} + {f};",
+                      "  return y > 10 ? y - 1 : y * 2;", "}", ""]
+        if m:
+            lines += [f"export function wrap{m}(i: Item{m - 1}): Item{m} {{", "  return { ...i, tags: [...i.tags] };", "}", ""]
+        (root / "src" / f"mod{m}.ts").write_text("\n".join(lines))
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
+def tsc_once(root: Path, incremental: bool) -> tuple[float, str]:
+    argv = [str(root / "node_modules" / ".bin" / "tsc"), "--noEmit", "--pretty", "false", "-p", str(root / "tsconfig.json")]
+    if incremental:
+        argv += ["--incremental", "--tsBuildInfoFile", str(root.parent / "build.tsbuildinfo")]
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=root, capture_output=True, text=True)
+    return time.perf_counter() - started, done.stdout
+
+
+def edit(path: Path, broken: bool) -> None:
+    text = path.read_text()
+    good, bad = "  return y > 10 ? y - 1 : y * 2;", '  return y > 10 ? "many" : y * 2;'
+    path.write_text(text.replace(good, bad, 1) if broken else text.replace(bad, good, 1))
+
+
+async def server_rounds(root: Path, target: Path, rounds: int) -> tuple[float, list[float], int]:
+    server = TsServer(["node", str(root / "node_modules" / "typescript" / "lib" / "tsserver.js")], cwd=root, env=os.environ)
+    config = root / "tsconfig.json"
+    try:
+        started = time.perf_counter()
+        await server.sync({str(target): target.read_text()}, root)
+        first = await server.diagnostics([str(target)], config)
+        cold = time.perf_counter() - started
+        assert first[str(target)] == [], first
+        times, errors = [], 0
+        for i in range(rounds * 2):
+            edit(target, broken=i % 2 == 0)
+            started = time.perf_counter()
+            await server.sync({str(target): target.read_text()}, root)
+            found = await server.diagnostics([str(target)], config)
+            times.append(time.perf_counter() - started)
+            errors += len(found[str(target)])
+        return cold, times, errors
+    finally:
+        server.close()
+
+
+def pyright_note() -> str:
+    venv_bin = Path(sys.prefix) / "bin"
+    if not (venv_bin / "pyright-langserver").exists() and shutil.which("pyright-langserver") is None:
+        return "pyright: not installed in this environment (not a dependency of cog): pyright-langserver not measured"
+    return "pyright: installed, but its language server is not measured by this script yet"
+
+
+def main(files: int, rounds: int) -> None:
+    if not (FIXTURE / "node_modules" / "typescript").is_dir():
+        sys.exit(f"run `npm ci` in {FIXTURE} first")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "proj"
+        make_project(root, files)
+        target = root / "src" / f"mod{files // 2}.ts"
+        print(f"project: {files} files, {sum(len(p.read_text().splitlines()) for p in (root / 'src').glob('*.ts'))} lines; "
+              f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; typescript "
+              f"{subprocess.run([str(root / 'node_modules/.bin/tsc'), '-v'], capture_output=True, text=True).stdout.strip()}")
+        process: dict[str, list[float]] = {"tsc --noEmit": [], "tsc --noEmit --incremental": []}
+        tsc_once(root, incremental=True)  # the build info written once
+        for i in range(rounds):
+            edit(target, broken=i % 2 == 0)
+            for name in process:
+                took, _ = tsc_once(root, incremental="incremental" in name)
+                process[name].append(took)
+        edit(target, broken=False)
+        cold, warm, errors = anyio.run(server_rounds, root, target, rounds)
+        for name, times in process.items():
+            print(f"{name:32s} per edit: median {statistics.median(times):6.2f} s  (min {min(times):.2f}, max {max(times):.2f})")
+        print(f"{'tsserver, warm':32s} per edit: median {statistics.median(warm):6.2f} s  (min {min(warm):.2f}, max {max(warm):.2f}); "
+              f"started and first answer {cold:.2f} s; {errors} errors over {len(warm)} edits (half broken)")
+        print(f"ratio tsc / warm tsserver: {statistics.median(process['tsc --noEmit']) / statistics.median(warm):.0f}x")
+        print(pyright_note())
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    main(args.files, args.rounds)
