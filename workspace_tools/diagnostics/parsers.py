@@ -168,8 +168,8 @@ def go_text(text: str, rel: Rel, source: str) -> list[Diagnostic]:
 
 
 def tsserver_items(found: dict[str, list[Any]], rel: Rel, source: str) -> list[Diagnostic]:
-    """tsserver's answers (per file: ``{start: {line, offset}, text, code, category}``) as ``tsc
-    --pretty false`` says them: ``TS2322``, the first line of the message, errors and warnings only."""
+    """tsserver's answers (per file: ``{start: {line, offset}, text, code, category}``) as tsc's plain
+    output says them: ``TS2322``, the first line of the message, errors and warnings only."""
     out = []
     for file, items in found.items():
         for item in items:

@@ -1,10 +1,10 @@
 """A client of TypeScript's own server, ``tsserver``, kept warm for a session: it loads the project
 once, and a check after an edit re-reads only the changed files (docs/diagnostics.md, measured in
-benchmarks/diagnostics_server.py: ~0.1–0.5 s an edit against several seconds for ``tsc --noEmit``).
+benchmarks/diagnostics_server.py: ~0.1–0.5 s an edit against several seconds for a whole tsc run).
 
 The protocol: one JSON request a line on stdin (``{"seq", "type": "request", "command",
 "arguments"}``); on stdout, messages framed by a ``Content-Length`` header: responses (with the
-request's ``request_seq``) and events, which are ignored (``--suppressDiagnosticEvents``).
+request's ``request_seq``) and events, which are ignored (and mostly suppressed: :data:`FLAGS`).
 A file is opened with its text (``updateOpen`` ``openFiles``), replaced whole after a change
 (``changedFiles``), closed when it is gone, and asked about with ``syntacticDiagnosticsSync`` and
 ``semanticDiagnosticsSync`` (the answers ``geterr`` sends as events, as plain responses).
