@@ -3,11 +3,13 @@
 ``tsc --noEmit`` (and ``--incremental``) run after each edit, against one ``tsserver`` started once
 and asked about the edited file after each edit (:mod:`workspace_tools.diagnostics.tsserver`).
 Both without the sandbox (it adds the same few tens of ms to a process start, once to the server).
+``--through-cog``: also ``edit_file`` with diagnostics in the sandbox, tsc as a process against the
+warm server (what an edit costs in a session, the check before the edit kept from the last one).
 For Python, ``pyright-langserver --stdio`` against ``pyright`` per edit only when pyright is in
 this environment (it is not a dependency of cog): otherwise said and skipped.
 
     (cd fixtures/ts_diagnostics && npm ci)
-    python benchmarks/diagnostics_server.py [--files 200] [--rounds 5]
+    python benchmarks/diagnostics_server.py [--files 200] [--rounds 5] [--through-cog]
 """
 
 from __future__ import annotations
@@ -86,6 +88,37 @@ async def server_rounds(root: Path, target: Path, rounds: int) -> tuple[float, l
         server.close()
 
 
+async def through_cog(root: Path, target: Path, rounds: int) -> dict[str, list[float]]:
+    """``edit_file`` checked by a session's checker (sandbox auto): tsc a process, and tsserver warm."""
+    from cogcli import invoke_tool
+    from workspace_tools import Workspace
+    from workspace_tools.diagnostics.after_change import with_diagnostics
+    from workspace_tools.diagnostics.checker import Checker
+    from workspace_tools.files.edit import edit_file_tool
+
+    rel = target.relative_to(root).as_posix()
+    good, bad = "  const y = x + 3;", "  const y: number = `${x + 3}`;"  # one place: edit_file needs it unique
+    kinds = {"edit_file + tsc process": Checker(Workspace(root)), "edit_file + warm tsserver": Checker(Workspace(root))}
+    kinds["edit_file + tsc process"].servers.served = frozenset()
+    tools = {name: with_diagnostics(edit_file_tool(Workspace(root)), checker) for name, checker in kinds.items()}
+    times: dict[str, list[float]] = {name: [] for name in kinds}
+    try:
+        for i in range(rounds + 1):  # the first round of each (the checks before, the server's start) left out
+            for name, tool in tools.items():
+                for old, new, said in ((good, bad, "new"), (bad, good, "fixed")):
+                    started = time.perf_counter()
+                    result = await invoke_tool(tool, {"path": rel, "old_text": old, "new_text": new})
+                    took = time.perf_counter() - started
+                    assert result.error is None, result.error
+                    assert len(result.details["diagnostics"][said]) == 1, (name, result.details["diagnostics"])
+                    if i:
+                        times[name].append(took)
+    finally:
+        for checker in kinds.values():
+            checker.close()
+    return times
+
+
 def pyright_note() -> str:
     venv_bin = Path(sys.prefix) / "bin"
     if not (venv_bin / "pyright-langserver").exists() and shutil.which("pyright-langserver") is None:
@@ -93,7 +126,7 @@ def pyright_note() -> str:
     return "pyright: installed, but its language server is not measured by this script yet"
 
 
-def main(files: int, rounds: int) -> None:
+def main(files: int, rounds: int, cog: bool) -> None:
     if not (FIXTURE / "node_modules" / "typescript").is_dir():
         sys.exit(f"run `npm ci` in {FIXTURE} first")
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,6 +150,9 @@ def main(files: int, rounds: int) -> None:
         print(f"{'tsserver, warm':32s} per edit: median {statistics.median(warm):6.2f} s  (min {min(warm):.2f}, max {max(warm):.2f}); "
               f"started and first answer {cold:.2f} s; {errors} errors over {len(warm)} edits (half broken)")
         print(f"ratio tsc / warm tsserver: {statistics.median(process['tsc --noEmit']) / statistics.median(warm):.0f}x")
+        if cog:
+            for name, times in anyio.run(through_cog, root, target, rounds).items():
+                print(f"{name:32s} per edit: median {statistics.median(times):6.2f} s  (min {min(times):.2f}, max {max(times):.2f})")
         print(pyright_note())
 
 
@@ -124,5 +160,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--through-cog", action="store_true")
     args = parser.parse_args()
-    main(args.files, args.rounds)
+    main(args.files, args.rounds, args.through_cog)
