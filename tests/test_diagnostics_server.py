@@ -132,7 +132,7 @@ async def test_the_server_runs_project_code_without_network_and_writes_only_the_
     for sandbox, reached in (("off", "connected"), ("auto", "no network")):
         outside = tmp_path / f"outside-{sandbox}.txt"
         root = plugin_project(tmp_path / sandbox, outside, port)
-        checker, edit_file, _ = checked(root, sandbox=sandbox)
+        checker, _, _ = checked(root, sandbox=sandbox)
         try:
             # without the sandbox nothing is run after a change: the attack is shown through the server itself
             checker.servers.sandbox = sandbox  # type: ignore[assignment]

@@ -31,7 +31,7 @@ from cogcli.contract.details import Diagnostic
 from workspace_tools.diagnostics import parsers
 from workspace_tools.diagnostics.sandboxed import Ran, sandboxed_command
 from workspace_tools.diagnostics.sources import Found, Source
-from workspace_tools.diagnostics.tsserver import ServerGone, TsServer
+from workspace_tools.diagnostics.tsserver import Refused, ServerGone, TsServer
 from workspace_tools.sandbox.bwrap import SandboxMode
 from workspace_tools.sandbox.environment import PassedEnv
 from workspace_tools.sandbox.leftovers import strip_after
@@ -69,8 +69,8 @@ class Servers:
 
     async def check(self, source: Source, found: Found, root: Path, files: list[Path], *, budget: float,
                     sandbox_only: bool, rel: parsers.Rel) -> Served | None:
-        """Ask the project's server about ``files`` within ``budget`` seconds; None: it died twice,
-        run the process instead."""
+        """Ask the project's server about ``files`` within ``budget`` seconds; None: run the process
+        instead (the server died twice, or refused a request)."""
         import anyio
 
         key = (source.name, root)
@@ -85,12 +85,20 @@ class Servers:
                 self._started_ns[key] = time.time_ns()
                 server = self.running[key] = TsServer(argv, cwd=root, env=self.passed.child_env(extra, bool(prefix)),
                                                                sandboxed=bool(prefix))
-            texts = {str(f): _text(f) for f in files}
+            # open: the files asked about, as they are now; closed: the others (the server reads them from
+            # disk again, so a file changed since by a command is not kept stale)
+            texts: dict[str, str | None] = {f: None for f in server.opened}
+            texts.update({str(f): _text(f) for f in files})
+            asked = [str(f) for f in files if texts[str(f)] is not None]
             answer = None
             try:
                 with anyio.move_on_after(max(0.0, budget - (time.perf_counter() - started))):
                     await server.sync(texts, root)
-                    answer = await server.diagnostics([f for f, t in texts.items() if t is not None], root / "tsconfig.json")
+                    answer = await server.diagnostics(asked, root / "tsconfig.json")
+            except Refused as exc:  # a request refused: the process answers this time, a fresh server the next
+                log.warning("tsserver in %s: %s; tsc runs as a process for this check", root, exc)
+                self._drop(key)
+                return None
             except ServerGone:
                 self._drop(key)
                 self._deaths[key] = self._deaths.get(key, 0) + 1

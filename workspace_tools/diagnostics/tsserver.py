@@ -36,6 +36,10 @@ class ServerGone(Exception):
     """The server exited (or was killed) before it answered."""
 
 
+class Refused(Exception):
+    """The server answered a request with a failure (``success: false``)."""
+
+
 def _end(text: str) -> dict[str, int]:
     """The position just after ``text``, as tsserver counts (1-based lines, UTF-16 offsets)."""
     lines = text.split("\n")
@@ -151,7 +155,7 @@ class TsServer:
                 message = self._answers.pop(seq, None)
             if message is not None:
                 if not message.get("success", False):
-                    raise RuntimeError(f"tsserver refused {message.get('command')}: {message.get('message', '')}"[:300])
+                    raise Refused(f"tsserver refused {message.get('command')}: {message.get('message', '')}"[:300])
                 return message.get("body")
             if not self.alive():
                 raise ServerGone(f"tsserver (pid {self.pid}) exited")
