@@ -153,3 +153,79 @@ def _job(checker: Checker, root: Path) -> tuple[Any, Any, Path, list[Path]]:
     jobs, _ = checker.jobs([root / "src" / "math.ts"], after_change=False)
     [job] = [j for j in jobs if j.source.name == "tsc"]
     return job.source, job.found, job.root, job.files
+
+
+def servers_in(root: Path) -> list[int]:
+    """The tsserver processes running in ``root`` (their cwd), inside the sandbox or not."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and os.readlink(proc / "cwd") == str(root) and b"tsserver" in (proc / "cmdline").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+async def none_left(root: Path) -> bool:
+    """No tsserver runs in ``root`` within 5 s (the one inside bwrap dies with bwrap, a moment later)."""
+    import anyio
+
+    for _ in range(100):
+        if not servers_in(root):
+            return True
+        await anyio.sleep(0.05)
+    return False
+
+
+async def test_the_sessions_tools_close_their_server_and_turned_off_starts_none(tmp_path: Path) -> None:
+    from workspace_tools import workspace_tools
+
+    need("node", "apt install nodejs")
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    off = {t.name: t for t in workspace_tools(root, diagnostics=True, diagnostics_off=["tsc"])}
+    quiet = await edit(off["edit_file"], BREAK)
+    assert quiet.new == [] and [(s.source, s.why) for s in quiet.skipped] == [("tsc", "turned off (diagnostics_off)")]
+    assert servers_in(root) == []
+    made = workspace_tools(root, diagnostics=True)
+    tools = {t.name: t for t in made}
+    assert [d.rule for d in (await edit(tools["edit_file"], FIX)).fixed] == ["TS2322"]
+    assert servers_in(root) != []
+    closes = {id(t.close): t.close for t in made if t.close is not None}  # as Session.close_tools does
+    for close in closes.values():
+        close()
+    assert await none_left(root)
+
+
+async def test_a_server_over_its_budget_is_ended_and_the_source_skipped_with_a_note(tmp_path: Path) -> None:
+    need("node", "apt install nodejs")
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    checker, edit_file, _ = checked(root, types_budget=0.05)  # no project loads in 50 ms
+    try:
+        found = await edit(edit_file, BREAK)
+        assert found.new == [] and [(s.source, s.why) for s in found.skipped] == [("tsc", "took longer than its 0.05 s budget; call diagnostics to run it")]
+        assert checker.servers.running == {} and await none_left(root)
+    finally:
+        checker.close()
+
+
+async def test_two_edits_at_once_share_the_server_and_each_gets_its_own_verdict(tmp_path: Path) -> None:
+    import anyio
+
+    need("node", "apt install nodejs")
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    checker, edit_file, _ = checked(root)
+    found: dict[str, DiagnosticsDetails] = {}
+
+    async def one(args: dict[str, Any]) -> None:
+        found[args["path"]] = await edit(edit_file, args)
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(one, BREAK)
+            group.start_soon(one, {"path": "src/old.ts", "old_text": '= "three";', "new_text": "= 3;"})
+        assert [(d.file, d.rule) for d in found["src/math.ts"].new] == [("src/math.ts", "TS2322")]
+        assert found["src/old.ts"].new == [] and [(d.file, d.rule) for d in found["src/old.ts"].fixed] == [("src/old.ts", "TS2322")]
+        assert len(checker.servers.running) == 1
+    finally:
+        checker.close()

@@ -61,6 +61,7 @@ class Servers:
         self.served = SERVED
         self._deaths: dict[tuple[str, Path], int] = {}
         self._started_ns: dict[tuple[str, Path], int] = {}
+        self._busy: set[tuple[str, Path]] = set()
 
     def serves(self, source: Source, found: Found, root: Path) -> bool:
         """Whether ``source`` in ``root`` is answered by a server (else a process runs)."""
@@ -74,6 +75,18 @@ class Servers:
         import anyio
 
         key = (source.name, root)
+        while key in self._busy:  # one check at a time a server (two edits in one turn): it opens and closes files
+            await anyio.sleep(0.01)
+        self._busy.add(key)
+        try:
+            return await self._check(key, source, found, root, files, budget=budget, sandbox_only=sandbox_only, rel=rel)
+        finally:
+            self._busy.discard(key)
+
+    async def _check(self, key: tuple[str, Path], source: Source, found: Found, root: Path, files: list[Path], *, budget: float,
+                     sandbox_only: bool, rel: parsers.Rel) -> Served | None:
+        import anyio
+
         started = time.perf_counter()
         while True:
             server = self.running.get(key)
