@@ -155,6 +155,8 @@ def main(files: int, rounds: int, cog: bool) -> None:
             for name, times in anyio.run(through_cog, root, target, rounds).items():
                 print(f"{name:32s} per edit: median {statistics.median(times):6.2f} s  (min {min(times):.2f}, max {max(times):.2f})")
         print(pyright_note())
+        if shutil.which("typescript-language-server") is None and not (FIXTURE / "node_modules/.bin/typescript-language-server").exists():
+            print("typescript-language-server: not installed (it wraps tsserver in LSP; tsserver is measured directly)")
 
 
 if __name__ == "__main__":
