@@ -127,7 +127,15 @@ async def test_the_server_runs_project_code_without_network_and_writes_only_the_
     need("node", "apt install nodejs")
     need_sandbox()
     listener = socket.create_server(("127.0.0.1", 0))
-    threading.Thread(target=lambda: [listener.accept() for _ in range(4)], daemon=True).start()
+
+    def accept() -> None:
+        try:
+            while True:
+                listener.accept()
+        except OSError:  # closed at the end of the test
+            pass
+
+    threading.Thread(target=accept, daemon=True).start()
     port = listener.getsockname()[1]
     for sandbox, reached in (("off", "connected"), ("auto", "no network")):
         outside = tmp_path / f"outside-{sandbox}.txt"
@@ -229,3 +237,22 @@ async def test_two_edits_at_once_share_the_server_and_each_gets_its_own_verdict(
         assert len(checker.servers.running) == 1
     finally:
         checker.close()
+
+
+async def test_a_written_file_is_in_the_project_and_a_moved_one_keeps_its_problem(tmp_path: Path) -> None:
+    from workspace_tools import workspace_tools
+
+    need("node", "apt install nodejs")
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    made = workspace_tools(root, diagnostics=True)
+    tools = {t.name: t for t in made}
+    try:
+        result = await invoke_tool(tools["write_file"], {"path": "src/fresh.ts", "content": "export const n: number = 'x';\n"})
+        written = DiagnosticsDetails.model_validate(result.details["diagnostics"])
+        assert [(d.file, d.line, d.rule) for d in written.new] == [("src/fresh.ts", 1, "TS2322")] and written.sources == ["tsc"]
+        result = await invoke_tool(tools["move_file"], {"path": "src/fresh.ts", "new_path": "src/moved.ts"})
+        moved = DiagnosticsDetails.model_validate(result.details["diagnostics"])
+        assert (moved.new, moved.fixed, moved.existing, moved.files) == ([], [], 1, ["src/moved.ts"])
+    finally:
+        for close in {id(t.close): t.close for t in made if t.close is not None}.values():
+            close()
