@@ -256,3 +256,17 @@ async def test_a_written_file_is_in_the_project_and_a_moved_one_keeps_its_proble
     finally:
         for close in {id(t.close): t.close for t in made if t.close is not None}.values():
             close()
+
+
+async def test_without_the_sandbox_no_server_starts_after_a_change(tmp_path: Path) -> None:
+    from workspace_tools.diagnostics.checker import NO_SANDBOX
+
+    need("node", "apt install nodejs")
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    checker, edit_file, _ = checked(root, sandbox="off")
+    try:
+        found = await edit(edit_file, BREAK)
+        assert found.new == [] and [(s.source, s.why) for s in found.skipped] == [("tsc", NO_SANDBOX)]
+        assert checker.servers.running == {} and servers_in(root) == []
+    finally:
+        checker.close()

@@ -12,6 +12,7 @@ A file is opened with its text (``updateOpen`` ``openFiles``), replaced whole af
 The process is read by a thread, not by an event loop: a server started in one event loop can be
 used from another (a session's tools may be called from several), and closed from synchronous code
 (``Tool.close``). Waiting for an answer polls, so a time budget (``anyio.move_on_after``) cancels it.
+If cog exits without closing it, the server ends by itself: its stdin reaches end of file.
 """
 
 from __future__ import annotations
