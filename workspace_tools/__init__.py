@@ -84,9 +84,12 @@ def workspace_tools(
         """A file tool whose changes are checked (one checker for all of them: it keeps what it saw)."""
         if not diagnostics:
             return made
+        import dataclasses
+
         from workspace_tools.diagnostics.after_change import with_diagnostics
 
-        return with_diagnostics(made, checker)  # made on the first call: listing the tools imports no checker
+        # made on the first call: listing the tools imports no checker; its warm servers end with the session
+        return dataclasses.replace(with_diagnostics(made, checker), close=close_checker)
 
     def checker() -> Any:
         if not checkers:
@@ -94,6 +97,10 @@ def workspace_tools(
 
             checkers.append(Checker(workspace, sandbox=sandbox, passed=test_env, off=diagnostics_off))
         return checkers[0]
+
+    def close_checker() -> None:
+        for made in checkers:
+            made.close()
 
     # each tool's module is imported only when that tool is made
     def read_file() -> Tool[Any]:
@@ -187,9 +194,11 @@ def workspace_tools(
                                  ignored=undo_ignored)
 
     def diagnostics_tool() -> Tool[Any]:
+        import dataclasses
+
         from workspace_tools.diagnostics.tool import diagnostics_tool as make
 
-        return make(checker)
+        return dataclasses.replace(make(checker), close=close_checker)
 
     makers = [read_file, list_files, search_text, edit_file, apply_patch, write_file, move_file, delete_file]
     if include_git:

@@ -29,6 +29,7 @@ from pathlib import Path
 from cogcli.contract.details import Diagnostic, DiagnosticsDetails, SkippedSource
 from workspace_tools.diagnostics.compare import LineMap, compare, line_map
 from workspace_tools.diagnostics.sandboxed import run_source
+from workspace_tools.diagnostics.servers import Servers
 from workspace_tools.diagnostics.sources import SOURCES, Found, Source, project_root
 from workspace_tools.sandbox.bwrap import SandboxMode
 from workspace_tools.sandbox.environment import PassedEnv
@@ -97,6 +98,12 @@ class Checker:
         #: checkers skipped after changes, and why
         self._slow: dict[str, str] = {}
         self._found: dict[tuple[str, Path], Found | None] = {}
+        #: warm language servers answering after changes instead of a process (tsserver for tsc)
+        self.servers = Servers(workspace, sandbox=sandbox, passed=self.passed)
+
+    def close(self) -> None:
+        """End the session's warm servers (``Tool.close`` of the tools over this checker)."""
+        self.servers.close()
 
     def checked_files(self) -> list[str]:
         """The files checked so far in this session, in the order they were first checked."""
@@ -161,8 +168,13 @@ class Checker:
         async def one(job: Job) -> None:
             limit = budget if budget is not None else (self.lint_budget if job.source.kind == "lint" else self.types_budget)
             texts = {self.rel(f): _read(f) for f in job.files}
-            ran = await run_source(self.workspace, job.source, job.found, job.root, job.files, sandbox=self.sandbox,
-                                   passed=self.passed, budget=limit, sandbox_only=after_change)
+            served = None
+            if after_change and self.servers.serves(job.source, job.found, job.root):  # a warm server (servers.py)
+                served = await self.servers.check(job.source, job.found, job.root, job.files, budget=limit, sandbox_only=True,
+                                                  rel=self._rel_of(job.root))
+            ran = served.ran if served is not None else await run_source(
+                self.workspace, job.source, job.found, job.root, job.files, sandbox=self.sandbox, passed=self.passed,
+                budget=limit, sandbox_only=after_change)
             verdict.sandboxed = verdict.sandboxed or ran.sandboxed
             verdict.removed += ran.removed
             name = job.source.name
@@ -175,7 +187,8 @@ class Checker:
                 if after_change:
                     self._slow[name] = f"skipped after changes: it once {why}"
                 return
-            found = list({_same(d): d for d in job.source.read(ran.output, self._rel_of(job.root), name) if d.file in wanted}.values())
+            said = served.problems if served is not None else job.source.read(ran.output, self._rel_of(job.root), name)
+            found = list({_same(d): d for d in said if d.file in wanted}.values())
             if not found and ran.exit_code not in (0, None) and not _clean_exit(job.source, ran.exit_code):
                 last = next((line for line in reversed(ran.output.strip().splitlines()) if line.strip()), "")
                 verdict.skipped[name] = f"could not check (exit {ran.exit_code}): {last[:200]}"

@@ -165,3 +165,20 @@ def go_text(text: str, rel: Rel, source: str) -> list[Diagnostic]:
             if d:
                 out.append(d)
     return out
+
+
+def tsserver_items(found: dict[str, list[Any]], rel: Rel, source: str) -> list[Diagnostic]:
+    """tsserver's answers (per file: ``{start: {line, offset}, text, code, category}``) as tsc's plain
+    output says them: ``TS2322``, the first line of the message, errors and warnings only."""
+    out = []
+    for file, items in found.items():
+        for item in items:
+            if not isinstance(item, dict) or item.get("category") not in ("error", "warning"):
+                continue
+            start = item.get("start") or {}
+            text = item.get("text")
+            d = _make(rel, source, file, start.get("line"), start.get("offset"), f"TS{item.get('code')}",
+                      text.split("\n", 1)[0] if isinstance(text, str) else None, item["category"])
+            if d:
+                out.append(d)
+    return out

@@ -46,19 +46,10 @@ async def run_source(workspace: Workspace, source: Source, found: Found, root: P
     setuid files. ``sandbox_only`` (after a change, which nobody was asked to run code for): with no
     sandbox here it is not run at all."""
     import anyio
-    import anyio.to_thread
 
+    prefix, extra = await sandboxed_command(workspace, source, found, root, sandbox=sandbox, passed=passed)
     inv = found.invocation
-    readable = [*inv.readable, *toolchain_homes(source.toolchain)] if sandbox != "off" else inv.readable
-    prefix = await anyio.to_thread.run_sync(functools.partial(
-        sandbox_prefix, sandbox, workspace.root, readable, environments=inv.environments, writable=passed.writable))
-    extra = {**inv.env}  # a Python checker's: the project's environment first on PATH, as for its tests
-    if prefix:
-        extra.update(inv.sandbox_env)
-        for host, _ in inv.writable:
-            host.mkdir(parents=True, exist_ok=True)
-        prefix = _sandbox_argv(prefix, root, inv.writable)
-    elif sandbox_only:
+    if not prefix and sandbox_only:
         return Ran(exit_code=None, output="", duration=0.0, sandboxed=False, refused=True)
     output = OutputTail(OUTPUT_BYTES)
     started, since = time.perf_counter(), time.time_ns()
@@ -71,3 +62,22 @@ async def run_source(workspace: Workspace, source: Source, found: Found, root: P
         removed = await strip_after(workspace.root, [h for h, _ in inv.writable], since_ns=since)
     return Ran(exit_code=exit_code, output=output.text(), duration=time.perf_counter() - started, sandboxed=bool(prefix),
                timed_out=exit_code is None, removed=removed)
+
+
+async def sandboxed_command(workspace: Workspace, source: Source, found: Found, root: Path, *, sandbox: SandboxMode,
+                            passed: PassedEnv) -> tuple[list[str], dict[str, str]]:
+    """The sandbox prefix a checker of the project in ``root`` runs behind (``[]``: none here) and the
+    variables it gets beyond the passed environment: a process per check, or a warm server."""
+    import anyio.to_thread
+
+    inv = found.invocation
+    readable = [*inv.readable, *toolchain_homes(source.toolchain)] if sandbox != "off" else inv.readable
+    prefix = await anyio.to_thread.run_sync(functools.partial(
+        sandbox_prefix, sandbox, workspace.root, readable, environments=inv.environments, writable=passed.writable))
+    extra = {**inv.env}  # a Python checker's: the project's environment first on PATH, as for its tests
+    if prefix:
+        extra.update(inv.sandbox_env)
+        for host, _ in inv.writable:
+            host.mkdir(parents=True, exist_ok=True)
+        prefix = _sandbox_argv(prefix, root, inv.writable)
+    return prefix, extra
