@@ -293,6 +293,10 @@ class Chat:
             _print(allowed_text(self.always, argument))
         elif name == "/diff":
             self.diff()
+        elif name == "/jobs":
+            from cogcli.chat.jobs_command import jobs_command
+
+            _print(jobs_command(self.session, argument))
         elif name == "/image":
             self.attach(argument)
         elif name == "/compact":
