@@ -11,11 +11,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 
 
 class JobRow(BaseModel):
-    """One background command as a front end lists it."""
+    """One background command as a front end lists it (Studio's JSON: camelCase)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     id: str
     command: str
@@ -37,7 +40,9 @@ class JobRow(BaseModel):
         return "killed" if self.killed else f"exited {self.exit_code}"
 
 
-def _jobs(session: Any) -> Any:
+def session_jobs(session: Any) -> Any:
+    """The session's :class:`~workspace_tools.shell.jobs.Jobs` (None before :meth:`Session.prepare`,
+    or with no ``run_command``). Keep it to list the jobs after the session closed (all killed then)."""
     from workspace_tools.shell.jobs import jobs_of
 
     return jobs_of(session.run_tools())
@@ -45,7 +50,11 @@ def _jobs(session: Any) -> Any:
 
 def job_rows(session: Any) -> list[JobRow]:
     """The session's background commands, oldest first (none before its first run)."""
-    jobs = _jobs(session)
+    return rows_of(session_jobs(session))
+
+
+def rows_of(jobs: Any) -> list[JobRow]:
+    """The rows of a :class:`~workspace_tools.shell.jobs.Jobs` (none for None), oldest first."""
     if jobs is None:
         return []
     now = time.monotonic()
@@ -66,7 +75,7 @@ def kill_job(session: Any, job_id: str) -> JobRow:
     :class:`~cogcli.contract.errors.ToolCallError` naming the known ids when there is no such job."""
     from cogcli.contract.errors import ErrorCode, ToolCallError
 
-    jobs = _jobs(session)
+    jobs = session_jobs(session)
     if jobs is None:
         raise ToolCallError("no background command in this session yet", code=ErrorCode.INVALID_ARGUMENTS)
     jobs.get(job_id).kill()
