@@ -1,0 +1,26 @@
+"""How many background commands (``run_command(background=true)``) run, as the terminal's live
+line says it: ``… Run tests  all · 3/10 · 3 passed · 1 in background``.
+
+Read from the wire events alone (the renderer's rule), so ``cog render`` of a saved stream says the
+same: each result of ``run_command``/``command_output``/``kill_command`` carries its job's state
+(:class:`cogcli.contract.details.BackgroundJobDetails`); the newest word on each job counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def read_background_job(details: Any) -> tuple[str, bool] | None:
+    """``(job id, running)`` when a result's details are a background command's state."""
+    if not isinstance(details, dict):
+        return None
+    job, running = details.get("job"), details.get("running")
+    if not isinstance(job, str) or not isinstance(running, bool) or "command" not in details:
+        return None
+    return job, running
+
+
+def background_tail(running: int) -> str:
+    """What the live line ends with: `` · 2 in background`` (nothing when none runs)."""
+    return f" · {running} in background" if running > 0 else ""
