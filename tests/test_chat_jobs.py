@@ -38,3 +38,36 @@ def test_jobs_lists_a_background_command_and_kills_it(tmp_path: Path) -> None:
         child.expect(r"unknown /jobs argument 'frob'")
         child.expect(PROMPT)
         assert leave(child) == 0
+
+
+def test_the_status_line_counts_the_background_commands_running(tmp_path: Path) -> None:
+    """On a terminal that answers where its cursor is, the line below the prompt ends with the
+    background commands running, and stops saying so once none is."""
+    repo = repo_with(tmp_path, {"a.py": "x = 1\n"})
+    start = ToolCall("c1", "run_command", {"command": "exec sleep 300", "background": True})
+    with OpenAIServer([Reply("", [start]), Reply("started")]) as server:
+        env = server_env(server, NO_COLOR="1")
+        del env["PROMPT_TOOLKIT_NO_CPR"]
+        with chat(repo, env) as child:
+            child.expect(r"\x1b\[6n")
+            child.send("\x1b[3;1R")
+            child.expect(r"0 in, 0 out")
+            send(child, "start it")
+            child.expect(APPROVAL)
+            answer(child, "y")
+            child.expect("started")
+            child.expect(r"\x1b\[6n")
+            child.send("\x1b[12;1R")
+            child.expect(r"out, \$[\d.]+ · 1 in background \(/jobs\)")
+            send(child, "/jobs kill job_1")
+            child.expect("job_1 killed")
+            child.expect(r"\x1b\[6n")
+            child.send("\x1b[14;1R")
+            child.expect(r"out, \$[\d.]+")  # the status line drawn again after the kill
+            send(child, "/thread")
+            child.expect("this session: ")
+            assert "in background" not in child.before
+            child.expect(r"\x1b\[6n")  # the next prompt asks where the cursor is: answered before leaving
+            child.send("\x1b[20;1R")
+            child.expect(r"out, \$[\d.]+")
+            assert leave(child) == 0
