@@ -8,17 +8,7 @@ same: each result of ``run_command``/``command_output``/``kill_command`` carries
 
 from __future__ import annotations
 
-from typing import Any
-
-
-def read_background_job(details: Any) -> tuple[str, bool] | None:
-    """``(job id, running)`` when a result's details are a background command's state."""
-    if not isinstance(details, dict):
-        return None
-    job, running = details.get("job"), details.get("running")
-    if not isinstance(job, str) or not isinstance(running, bool) or "command" not in details:
-        return None
-    return job, running
+from cogcli.contract.details_readers import read_background_job  # noqa: F401 (re-exported)
 
 
 def background_tail(running: int) -> str:

@@ -26,7 +26,7 @@ from cogcli.wire.events import (
 )
 from cogcli.wire.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE, run_exit_code  # noqa: F401 (re-exported)
 from cogcli.contract.presentation import ToolPresentation
-from cogcli.render.background_line import read_background_job
+from cogcli.contract.details_readers import read_background_job
 from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, file_argument, read_test_report, tests_not_run
 
 #: the word a run's last line starts with, by its exit code (:func:`run_exit_code`, the one rule):
