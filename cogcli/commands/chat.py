@@ -295,9 +295,9 @@ class Chat:
         elif name == "/diff":
             self.diff()
         elif name == "/jobs":
-            from cogcli.chat.jobs_command import jobs_command
+            from cogcli.session.background import jobs_reply
 
-            _print(jobs_command(self.session, argument))
+            _print(jobs_reply(self.session, argument))
         elif name == "/image":
             self.attach(argument)
         elif name == "/compact":

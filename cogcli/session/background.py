@@ -1,5 +1,5 @@
 """A session's background commands (``run_command(background=true)``) as the front ends show
-them to the person: chat's ``/jobs``, Studio's list, ``cog edit``'s live line.
+them to the person: ``/jobs`` in chat and ACP, Studio's list, the chat status line.
 
 The jobs themselves live in the session's tools (:class:`workspace_tools.shell.jobs.Jobs`, shared
 by ``run_command``, ``command_output`` and ``kill_command``); this reads them without taking any
@@ -93,5 +93,22 @@ def jobs_text(rows: list[JobRow]) -> str:
     widths = [max(len(c[i]) for c in cells) for i in range(4)]
     lines = ["  ".join(c[i].ljust(widths[i]) for i in range(4)) + "  " + c[4] for c in cells]
     running = sum(r.running for r in rows)
-    lines.append(f"{running} running; /jobs kill ID ends one. All are killed when the chat ends.")
+    lines.append(f"{running} running; /jobs kill ID ends one. All are killed when the session ends.")
     return "\n".join(lines)
+
+
+def jobs_reply(session: Any, argument: str) -> str:
+    """What ``/jobs ARGUMENT`` answers (chat and ACP): the list; ``kill ID`` ends one."""
+    from cogcli.contract.errors import CogError
+    from cogcli.shown.visible import visible
+
+    words = argument.split()
+    if not words:
+        return jobs_text(job_rows(session))
+    if words[0] == "kill" and len(words) == 2:
+        try:
+            row = kill_job(session, words[1])
+        except CogError as exc:
+            return visible(exc.message, one_line=True)
+        return f"{row.id} {row.state()}: {visible(row.command, one_line=True)}"
+    return f"unknown /jobs argument {visible(argument, one_line=True)!r}: /jobs lists them, /jobs kill ID ends one"
