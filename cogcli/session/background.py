@@ -66,8 +66,9 @@ def rows_of(jobs: Any) -> list[JobRow]:
 
 
 def running_jobs(session: Any) -> int:
-    """How many of the session's background commands run now."""
-    return sum(row.running for row in job_rows(session))
+    """How many of the session's background commands run now (cheap: the chat's status line asks at each redraw)."""
+    jobs = session_jobs(session)
+    return 0 if jobs is None else sum(job.running for job in jobs.listing())
 
 
 def kill_job(session: Any, job_id: str) -> JobRow:
