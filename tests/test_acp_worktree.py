@@ -42,5 +42,5 @@ async def test_a_session_in_a_worktree_edits_there_and_commits_each_turn(make_re
     assert "return a - b" in (repo / "calc" / "ops.py").read_text()  # the work tree is untouched
     shown = subprocess.run(["git", "-C", str(repo), "show", "--name-only", "--format=%s", "cog/fix-add"], capture_output=True, text=True, check=True)
     assert shown.stdout.split() == ["Fix", "add", "calc/ops.py"]
-    assert subprocess.run(["git", "-C", str(where), "status", "--porcelain"], capture_output=True, text=True).stdout == ""
+    assert subprocess.run(["git", "-C", str(where), "status", "--porcelain"], capture_output=True, text=True, check=True).stdout == ""
     assert "Traceback" not in (tmp_path / "err").read_text()
