@@ -9,7 +9,8 @@ from typing import Any
 from test_render_live import FakeTTY, a_test_run, draw
 
 from cogcli.contract.details import BackgroundJobDetails
-from cogcli.render.background_line import background_tail, read_background_job
+from cogcli.contract.details_readers import read_background_job
+from cogcli.render.live_line import background_tail
 from cogcli.render.summary import RunSummary
 from cogcli.wire.events import BaseEvent, ToolCallStartEvent, ToolResultEvent
 

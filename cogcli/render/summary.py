@@ -90,7 +90,7 @@ class RunSummary:
     errors: list[ErrorEvent] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
     last_text_id: str | None = None
-    #: each background command's job id → whether it ran at the newest word on it (:mod:`.background_line`)
+    #: each background command's job id → whether it ran at the newest word on it (the live line ends with the count)
     jobs: dict[str, bool] = field(default_factory=dict)
 
     def call(self, call_id: str, tool_name: str | None = None) -> Call:

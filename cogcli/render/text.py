@@ -74,9 +74,8 @@ from cogcli.render.details import (
     sandbox_note,
 )
 from cogcli.render.hook_line import hook_text
-from cogcli.render.background_line import background_tail
 from cogcli.render.live_output import OUTPUT_PREFIX, OutputTails, live_block
-from cogcli.render.live_line import cut_to, running_tests_line
+from cogcli.render.live_line import background_tail, cut_to, running_tests_line
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.words import (
     changes_view_lines,
