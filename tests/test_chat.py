@@ -100,7 +100,7 @@ def test_instructions_run_in_one_thread_with_approvals_then_diff_undo_and_ctrl_d
         send(child, "/diff")
         child.expect("This session changed no files")
         send(child, "/frobnicate")
-        child.expect(r"unknown command /frobnicate; the commands are /undo, /rewind, /allowed, /diff, /image, /model, /compact, /thread, /new, /plan, /go, /help, /exit")
+        child.expect(r"unknown command /frobnicate; the commands are /undo, /rewind, /allowed, /diff, /jobs, /image, /model, /compact, /thread, /new, /plan, /go, /help, /exit")
         child.expect(PROMPT)
         assert leave(child) == 0
     listed = run_cog(["thread", "list", "-C", str(repo)], repo)

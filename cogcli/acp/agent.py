@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -28,9 +26,11 @@ from acp.helpers import update_agent_message_text, update_tool_call
 from cogcli.acp.commands import announce, command_instruction
 from cogcli.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, NOT_FOUND, _error  # noqa: F401 (re-exported)
 from cogcli.acp.listing import ListingMixin
+from cogcli.acp.editor_mcp import mcp_commands  # noqa: F401 (re-exported)
 from cogcli.acp.mapping import EventMapper
 from cogcli.acp.modes import ASK, PLAN, ModesMixin, mode_state, plan_from_text, plan_of, plan_update
 from cogcli.acp.permissions import EditorApprover
+from cogcli.acp.worktree import InWorktree, commit_turn, enter_worktree, response_meta
 from cogcli.acp.prompt import instruction_of, prompt_images
 from cogcli.wire.coalesce import Coalescer
 from cogcli.contract.context import AbortSignal
@@ -57,29 +57,8 @@ class AcpOptions:
 
     #: the settings given as flags (:mod:`cogcli.settings.options`); ``--yes``: every call runs, nobody is asked
     flags: SettingFlags = field(default_factory=SettingFlags)
-
-
-def mcp_commands(servers: Sequence[Any] | None) -> tuple[list[str], dict[str, dict[str, str]]]:
-    """The editor's MCP servers as ``--mcp`` command lines, and the environment the editor gives
-    each (by command line), kept apart from it: a token the editor passes a server is in no argv
-    (``ps``), no log line and no error message. An HTTP server is its URL, its headers given
-    apart the same way (:func:`cogcli.mcp.client.is_url`); SSE servers are left out."""
-    commands: list[str] = []
-    env: dict[str, dict[str, str]] = {}
-    for server in servers or []:
-        if isinstance(server, acp_schema.McpServerHttp):  # Streamable HTTP: its headers kept apart as a stdio server's env
-            command, variables = server.url, {h.name: h.value for h in server.headers or []}
-        elif isinstance(server, acp_schema.McpServerStdio):
-            command, variables = shlex.join([server.command, *server.args]), {e.name: e.value for e in server.env or []}
-        else:
-            log.warning("MCP server %r is neither a stdio nor an HTTP server; cog connects to those only, so it is left out", getattr(server, "name", "?"))
-            continue
-        if command in env and env[command] != variables:
-            log.warning("two MCP servers run `%s` with different environments; cog starts it once, with the last one", command)
-        if command not in env:
-            commands.append(command)
-        env[command] = variables
-    return commands, env
+    #: makes a session's worktree when ``session/new`` asks for one (:mod:`cogcli.acp.worktree`); None: refused
+    worktree: Any = None
 
 
 class _Outbox:
@@ -132,11 +111,18 @@ class _Session:
     abort: AbortSignal | None = None
     #: the session mode (:mod:`cogcli.acp.modes`): ask, accept-edits or plan
     mode: str = ASK
+    #: the git worktree it runs in (``_meta.cog.worktree`` of session/new), its turns committed there
+    worktree: InWorktree | None = None
 
 
 async def _slash_command(opened: _Session, text: str) -> str | None:
-    """The reply to a prompt that is ``/undo [RUN]`` or ``/rewind [N [both|code|conversation]]``
+    """The reply to a prompt that is ``/jobs [kill ID]``, ``/undo [RUN]`` or ``/rewind [N [both|code|conversation]]``
     (:mod:`cogcli.threads.rewind`), walking the session's thread back; None for an instruction."""
+    word, _, rest = text.strip().partition(" ")
+    if word == "/jobs":  # the session's background commands (cogcli.session.background): listed, or one killed
+        from cogcli.session.background import jobs_reply
+
+        return jobs_reply(opened.session, rest)
     if not text.lstrip().startswith(("/undo", "/rewind")):
         return None
     import anyio
@@ -188,9 +174,11 @@ class CogAgent(ModesMixin, ListingMixin):
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **kwargs: Any) -> acp.NewSessionResponse:
         from cogcli.threads.store import new_thread_id
 
+        cwd, worktree = enter_worktree(self.options.worktree, cwd, kwargs)  # _meta.cog.worktree: a new git worktree
         opened = self._open(cwd, mcp_servers, new_thread_id())
+        opened.worktree = worktree
         announce(self.conn, opened.id, opened.root)  # the commands, once the editor knows the session
-        return acp.NewSessionResponse(session_id=opened.id, modes=mode_state(opened.mode))
+        return acp.NewSessionResponse(session_id=opened.id, modes=mode_state(opened.mode), field_meta=response_meta(worktree))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **kwargs: Any) -> acp.LoadSessionResponse:
         from cogcli.threads.store import UserEntry, events_from_entries
@@ -300,6 +288,7 @@ class CogAgent(ModesMixin, ListingMixin):
             return await self._turn(opened, instruction, abort, images)
         finally:
             opened.abort = None
+            await commit_turn(opened.worktree, instruction)
 
     async def _turn(self, opened: _Session, instruction: str, abort: AbortSignal, images: list[Any] | None = None) -> acp.PromptResponse:
         session = opened.session

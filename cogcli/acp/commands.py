@@ -41,6 +41,10 @@ BUILT_IN = [
         name="rewind", description="List this session's runs; with N, walk back to before run N (files and conversation)",
         input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="N [both|code|conversation]")),
     ),
+    acp_schema.AvailableCommand(
+        name="jobs", description="The session's background commands: id, state, age, output; kill ID ends one",
+        input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="kill ID (optional)")),
+    ),
 ]
 
 

@@ -89,8 +89,10 @@ class ChatState:
             return tokens
         return f"{tokens}, ${self.cost_usd:.4f}" if self.cost_usd < 0.01 else f"{tokens}, ${self.cost_usd:.2f}"
 
-    def status_line(self) -> str:
-        return f"{'plan mode (/go runs the plan) · ' if self.plan else ''}{self.model} · {self.context_text()} · {self.cost_text()}"
+    def status_line(self, background: int = 0) -> str:
+        """The line below the prompt; ``background``: the session's background commands running (``/jobs`` lists them)."""
+        jobs = f" · {background} in background (/jobs)" if background else ""
+        return f"{'plan mode (/go runs the plan) · ' if self.plan else ''}{self.model} · {self.context_text()} · {self.cost_text()}{jobs}"
 
     def thread_text(self) -> str:
         """What ``/thread`` says."""

@@ -47,6 +47,8 @@ def acp_command(
 
         say("cog acp speaks JSON-RPC on stdin and stdout: an editor starts it (Ctrl-D ends it)")
 
-    options = AcpOptions(flags=flags)
+    from cogcli.worktrees.enter import enter_session
+
+    options = AcpOptions(flags=flags, worktree=enter_session)  # session/new may ask for a worktree (_meta.cog.worktree)
     received = anyio.run(serve_stdio, options)
     raise typer.Exit(128 + received if received else 0)

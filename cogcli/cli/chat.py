@@ -27,7 +27,7 @@ def chat(
     Rows and approvals as with cog edit on a terminal. Enter sends; Alt-Enter or a trailing \\
     starts a new line. Ctrl-C stops a run (the thread is kept) or clears the line; twice on an
     empty line, or Ctrl-D, leaves. Lines typed are kept in your state folder (~/.local/state/cog).
-    Commands: /undo /rewind /allowed /diff /model /compact /thread /new /help /exit.
+    Commands: /undo /rewind /allowed /diff /jobs /model /compact /thread /new /help /exit.
     An [a]lways answer holds for the chat session (/allowed lists and drops them).
     Plain `cog` on a terminal opens the chat too."""
     from cogcli.commands.chat import ChatOptions, run_chat

@@ -200,6 +200,7 @@ class Chat:
         from prompt_toolkit.key_binding import KeyBindings
 
         from cogcli.chat.line_history import WorkspaceHistory
+        from cogcli.session.background import running_jobs
 
         keys = KeyBindings()
 
@@ -234,7 +235,7 @@ class Chat:
             completer=_slash_completer(self._custom()),
             complete_while_typing=True,
             key_bindings=keys,
-            bottom_toolbar=lambda: visible(self.state.status_line(), one_line=True),
+            bottom_toolbar=lambda: visible(self.state.status_line(running_jobs(self.session)), one_line=True),
             prompt_continuation=lambda width, line_number, wrap_count: "." * (width - 1) + " ",
             reserve_space_for_menu=min(len(COMMANDS) + len(self.commands), 16),
             enable_suspend=True,
@@ -293,6 +294,10 @@ class Chat:
             _print(allowed_text(self.always, argument))
         elif name == "/diff":
             self.diff()
+        elif name == "/jobs":
+            from cogcli.session.background import jobs_reply
+
+            _print(jobs_reply(self.session, argument))
         elif name == "/image":
             self.attach(argument)
         elif name == "/compact":

@@ -338,3 +338,15 @@ def subagent_step(details: Any) -> tuple[str, str, str] | None:
         return None
     found = tuple(details.get(k) for k in ("call_id", "title", "status"))
     return found if all(isinstance(v, str) for v in found) else None  # type: ignore[return-value]
+
+
+def read_background_job(details: Any) -> tuple[str, bool] | None:
+    """``(job id, running)`` when a result's details are a background command's state
+    (:class:`cogcli.contract.details.BackgroundJobDetails`: ``run_command(background=true)``,
+    ``command_output``, ``kill_command``)."""
+    if not isinstance(details, dict):
+        return None
+    job, running = details.get("job"), details.get("running")
+    if not isinstance(job, str) or not isinstance(running, bool) or "command" not in details:
+        return None
+    return job, running

@@ -1,5 +1,7 @@
 """A running test run's live line: ``Run tests  all · 248/2459 · 1 failed · 247 passed  ████░░░░``,
-cut to the terminal by columns."""
+cut to the terminal by columns; every live line ends with the background commands running
+(:func:`background_tail`: `` · 1 in background``, counted from the events by
+:attr:`cogcli.render.summary.RunSummary.jobs_running`, so ``cog render`` of a saved stream says the same)."""
 
 from __future__ import annotations
 
@@ -55,3 +57,8 @@ def running_tests_line(head: str, progress: TestProgress, width: int | None = No
         if columns(candidate) <= width:
             return candidate
     return cut_to(line, width)
+
+
+def background_tail(running: int) -> str:
+    """What the live line ends with while background commands run: `` · 2 in background`` (nothing when none does)."""
+    return f" · {running} in background" if running > 0 else ""

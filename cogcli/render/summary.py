@@ -26,6 +26,7 @@ from cogcli.wire.events import (
 )
 from cogcli.wire.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, EXIT_TERMINATED, EXIT_USAGE, run_exit_code  # noqa: F401 (re-exported)
 from cogcli.contract.presentation import ToolPresentation
+from cogcli.contract.details_readers import read_background_job
 from cogcli.render.details import TestReport, changes_view_diff, diff_stats, diff_text, file_argument, read_test_report, tests_not_run
 
 #: the word a run's last line starts with, by its exit code (:func:`run_exit_code`, the one rule):
@@ -89,6 +90,8 @@ class RunSummary:
     errors: list[ErrorEvent] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
     last_text_id: str | None = None
+    #: each background command's job id → whether it ran at the newest word on it (the live line ends with the count)
+    jobs: dict[str, bool] = field(default_factory=dict)
 
     def call(self, call_id: str, tool_name: str | None = None) -> Call:
         found = self.calls.get(call_id)
@@ -143,6 +146,14 @@ class RunSummary:
         report = read_test_report(event.details)
         if report is not None:
             self.tests = report
+        job = read_background_job(event.details)
+        if job is not None:
+            self.jobs[job[0]] = job[1]
+
+    @property
+    def jobs_running(self) -> int:
+        """How many background commands run, as far as the events said."""
+        return sum(self.jobs.values())
 
     # --- the outcome ---------------------------------------------------------------------
 

@@ -74,7 +74,7 @@ from cogcli.render.details import (
 )
 from cogcli.render.hook_line import hook_text
 from cogcli.render.live_output import OUTPUT_PREFIX, OutputTails, live_block
-from cogcli.render.live_line import cut_to, running_tests_line
+from cogcli.render.live_line import background_tail, cut_to, running_tests_line
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.words import (
     changes_view_lines,
@@ -418,18 +418,17 @@ class TextRenderer:
                 self._draw(*self._pending, self.clock())
 
     def _draw(self, text: str, tests: TestProgress | None, last: str | None, now: float) -> None:
-        """Redraw the live line: escaped first, then cut to one line of the terminal (by columns,
-        so no escape is cut in half and a wide character does not wrap it)."""
+        """Redraw the live line (ending with the background commands running): escaped, then cut to one terminal line by columns."""
         self._pending = None
         self._last_draw = now
         width = max(10, (self.width or shutil.get_terminal_size((100, 24)).columns) - 1)
-        room = width - len(UPDATE_PREFIX)
+        room = width - len(UPDATE_PREFIX) - columns(tail := background_tail(self.summary.jobs_running) if width > 40 else "")
         if tests is None and "\n" in text and self.color:  # a command's row and its last lines: each cut to a line
             head, *below = text.split("\n")
-            shown = "\n".join([UPDATE_PREFIX + cut_to(visible(head), room), *(cut_to(visible(line), width) for line in below)])
+            shown = "\n".join([UPDATE_PREFIX + cut_to(visible(head), room) + tail, *(cut_to(visible(line), width) for line in below)])
         else:
             words = visible(text.split("\n")[0])
-            shown = UPDATE_PREFIX + (running_tests_line(words, tests, room, last=last) if tests is not None else cut_to(words, room))
+            shown = UPDATE_PREFIX + (running_tests_line(words, tests, room, last=last) if tests is not None else cut_to(words, room)) + tail
         self._erase()
         self._write(self._style(shown, "dim"))
         self._live = shown

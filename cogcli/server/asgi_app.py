@@ -4,6 +4,7 @@
     GET  /api/runs                          runs in flight (and recently finished)
     GET  /api/runs/{runId}                  one run: status, pending approvals
     GET  /api/runs/{runId}/events           text/event-stream (Last-Event-ID resumes)
+    GET  /api/runs/{runId}/jobs             its background commands: id, command, running, exitCode, ageS, bytesTotal
     POST /api/runs/{runId}/approvals        {"toolCallId", "approved", "reason"?}
     POST /api/runs/{runId}/abort
     GET  /api/threads                       stored threads, newest first (``undone``: its last run was undone;
@@ -160,6 +161,12 @@ def create_app(
             raise RunError(400, "INVALID_REQUEST", "Last-Event-ID must be the seq (an integer) of the last event received") from None
         return EventSourceResponse(run_stream(run, after), ping=0, sep="\n", shutdown_grace_period=RUN_STOP_GRACE)
 
+    async def run_jobs(request: Request) -> Response:
+        from cogcli.session.background import rows_of
+
+        rows = rows_of(registry.get(request.path_params["run_id"]).jobs)
+        return JSONResponse([row.model_dump(mode="json", by_alias=True) for row in rows])
+
     async def answer(request: Request) -> Response:
         run = registry.get(request.path_params["run_id"])
         body = await _body(request, Answer)
@@ -210,6 +217,7 @@ def create_app(
         Route("/api/runs", route(list_runs), methods=["GET"]),
         Route("/api/runs/{run_id}", route(get_run), methods=["GET"]),
         Route("/api/runs/{run_id}/events", route(run_events), methods=["GET"]),
+        Route("/api/runs/{run_id}/jobs", route(run_jobs), methods=["GET"]),
         Route("/api/runs/{run_id}/approvals", route(answer), methods=["POST"]),
         Route("/api/runs/{run_id}/abort", route(abort), methods=["POST"]),
         Route("/api/threads", route(threads), methods=["GET"]),

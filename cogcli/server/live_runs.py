@@ -108,6 +108,9 @@ class ServedRun:
     started: anyio.Event = field(default_factory=anyio.Event)
     #: why the run could not start (nothing ran; no event was sent)
     start_error: str | None = None
+    #: the session's background commands (:class:`workspace_tools.shell.jobs.Jobs`), kept after
+    #: it closed so ``GET /api/runs/{id}/jobs`` still lists them (killed) once the run ended
+    jobs: Any = None
 
     # the run's on_event
     def handle(self, event: BaseEvent) -> None:
@@ -220,6 +223,9 @@ class RunRegistry:
         run = ServedRun(id=f"run_{uuid.uuid4().hex[:16]}", input=text, model=session.settings.model, approval=approval, continues=thread)
         if approval == "ask":
             run.approver = WebApprover(run.poke)
+        from cogcli.session.background import session_jobs
+
+        run.jobs = session_jobs(session)
         done = anyio.Event()
         self._tasks_done[run.id] = done
         self.runs[run.id] = run

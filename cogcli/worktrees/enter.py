@@ -4,7 +4,7 @@ git worktree before it starts, and its changes committed on the worktree's branc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,3 +58,13 @@ def finish(entered: Entered, message: str, paths: Sequence[str] | None) -> None:
         say(f"worktree {name}: nothing changed (cog worktree remove {name} removes it)")
     else:
         say(f"worktree {name}: committed {sha[:10]} on {place.branch} (bring it here: cog worktree merge {name})")
+
+
+def enter_session(root: Path, cwd: Path, name: str) -> tuple[Path, dict[str, str], Callable[[str], None]]:
+    """For a front end that opens sessions itself (``cog acp``'s ``session/new``): enter a new
+    worktree as :func:`enter` does; answers the session's folder there, what to tell the client
+    (name, path, branch), and what commits a turn's changes on the branch (its instruction the message)."""
+    entered = enter(root, cwd, name)
+    place = entered.place
+    info = {"name": place.name, "path": str(place.path), "branch": place.branch}
+    return entered.cwd, info, lambda message: finish(entered, message, None)

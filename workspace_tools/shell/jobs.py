@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,3 +214,13 @@ _LIVE: weakref.WeakSet[Jobs] = weakref.WeakSet()
 def _kill_all_at_exit() -> None:
     for jobs in list(_LIVE):
         jobs.close()
+
+
+def jobs_of(tools: Iterable[Any]) -> Jobs | None:
+    """The :class:`Jobs` a session's tools share (``run_command``'s ``close`` is that Jobs'
+    :meth:`Jobs.close`), for a front end listing them; None when no tool keeps background commands."""
+    for tool in tools:
+        owner = getattr(getattr(tool, "close", None), "__self__", None)
+        if isinstance(owner, Jobs):
+            return owner
+    return None

@@ -762,6 +762,42 @@
         fileChips(t.filesChanged), el('span', { class: 'when', title: t.updatedAt }, when(t.updatedAt))))));
   }
 
+  // The run's background commands (run_command background=true): listed under its head while any
+  // exists, refreshed after each tool result and every few seconds while the run goes on; the
+  // run's end kills them (its session closes), which the last refreshes show
+  function humanBytes(n) { return n < 1024 ? n + ' B' : n < 1048576 ? Math.round(n / 1024) + ' KB' : (n / 1048576).toFixed(1) + ' MB'; }
+  function jobState(job) { return job.running ? 'running' : job.killed ? 'killed' : 'exited ' + job.exitCode; }
+  function jobsPanel(runId) {
+    const node = el('div', { class: 'panel jobs', 'data-block': 'jobs', hidden: true });
+    let timer = null;
+    let pending = false;
+    async function refresh() {
+      if (pending) return;
+      pending = true;
+      let jobs = [];
+      try { jobs = await api('/api/runs/' + encodeURIComponent(runId) + '/jobs'); } catch (_) { /* a swept run: keep what is drawn */ return; } finally { pending = false; }
+      clear(node).hidden = !jobs.length;
+      if (!jobs.length) return;
+      const running = jobs.filter((j) => j.running).length;
+      node.append(el('div', { class: 'jobs-head' }, 'Background commands · ' + running + ' running'));
+      for (const job of jobs) {
+        const state = jobState(job);
+        node.append(el('div', { class: 'job', 'data-job-id': job.id, 'data-state': job.running ? 'running' : job.killed ? 'killed' : 'exited' },
+          el('span', { class: 'badge ' + (job.running ? 'running' : job.killed || job.exitCode ? 'error' : 'completed') }, state),
+          el('span', { class: 'job-id' }, job.id), el('code', { class: 'job-command', title: job.command }, job.command),
+          el('span', { class: 'when' }, humanBytes(job.bytesTotal) + ' · ' + Math.round(job.ageS) + ' s')));
+      }
+    }
+    function start() { if (timer === null) timer = setInterval(refresh, 3000); }
+    function stop() {  // the session closes after the finish: two last looks show the commands ended
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+      setTimeout(refresh, 500);
+      setTimeout(refresh, 2500);
+    }
+    return { node, refresh, start, stop };
+  }
+
   async function runPage(runId) {
     await loadWorkspace();
     let info;
@@ -773,17 +809,25 @@
     app.append(el('div', { class: 'runhead' },
       el('div', { class: 'spacer' }, el('h1', {}, info.input), el('div', { class: 'meta' }, badge, info.model ? el('span', {}, info.model) : null, el('span', {}, 'thread ', threadLink))),
       info.finished ? null : abort));
+    const jobs = jobsPanel(runId);
+    app.append(jobs.node);
+    jobs.refresh();
+    if (!info.finished) jobs.start();
     const view = new RunView(app, { live: true, runId });
     abort.addEventListener('click', async () => {
       abort.disabled = true;
       try { await api('/api/runs/' + encodeURIComponent(runId) + '/abort', { method: 'POST' }); } catch (err) { setText(abort, err.message); }
     });
     view.onFinish = (ev) => {
+      jobs.stop();
       setText(badge, ev.status); badge.className = 'badge ' + ev.status; abort.remove();
       if (info.threadId && (ev.filesChanged || []).length) app.append(undoButton(info.threadId, ev.messageId));
     };
     window.cogView = view;
-    await streamEvents('/api/runs/' + encodeURIComponent(runId) + '/events', (ev) => view.handle(ev), (state, err) => {
+    await streamEvents('/api/runs/' + encodeURIComponent(runId) + '/events', (ev) => {
+      view.handle(ev);
+      if (ev.type === 'tool-result') jobs.refresh();
+    }, (state, err) => {
       setConn(state);
       if (state === 'error') app.append(el('p', { class: 'notice bad' }, err.message));
     });

@@ -1,0 +1,115 @@
+"""A session's background commands (``run_command(background=true)``) as the front ends show
+them to the person: ``/jobs`` in chat and ACP, Studio's list, the chat status line.
+
+The jobs themselves live in the session's tools (:class:`workspace_tools.shell.jobs.Jobs`, shared
+by ``run_command``, ``command_output`` and ``kill_command``); this reads them without taking any
+output the model has not read yet, and kills one on the person's word.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+class JobRow(BaseModel):
+    """One background command as a front end lists it (Studio's JSON: camelCase)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    id: str
+    command: str
+    running: bool
+    #: its exit code once it ended (negative: ended by that signal)
+    exit_code: int | None = None
+    #: ended by ``kill_command``, ``/jobs kill`` or the session's end
+    killed: bool = False
+    #: seconds since it started, and how long it ran (until now while it runs)
+    age_s: float
+    duration_s: float
+    #: bytes it printed in all
+    bytes_total: int = 0
+
+    def state(self) -> str:
+        """``running``, ``exited 0``, ``killed``."""
+        if self.running:
+            return "running"
+        return "killed" if self.killed else f"exited {self.exit_code}"
+
+
+def session_jobs(session: Any) -> Any:
+    """The session's :class:`~workspace_tools.shell.jobs.Jobs` (None before :meth:`Session.prepare`,
+    or with no ``run_command``). Keep it to list the jobs after the session closed (all killed then)."""
+    from workspace_tools.shell.jobs import jobs_of
+
+    return jobs_of(session.run_tools())
+
+
+def job_rows(session: Any) -> list[JobRow]:
+    """The session's background commands, oldest first (none before its first run)."""
+    return rows_of(session_jobs(session))
+
+
+def rows_of(jobs: Any) -> list[JobRow]:
+    """The rows of a :class:`~workspace_tools.shell.jobs.Jobs` (none for None), oldest first."""
+    if jobs is None:
+        return []
+    now = time.monotonic()
+    return [
+        JobRow(id=j.id, command=j.command, running=j.running, exit_code=j.exit_code, killed=j.killed,
+               age_s=round(now - j.started, 1), duration_s=round(j.duration, 1), bytes_total=j.total)
+        for j in jobs.listing()
+    ]
+
+
+def running_jobs(session: Any) -> int:
+    """How many of the session's background commands run now (cheap: the chat's status line asks at each redraw)."""
+    jobs = session_jobs(session)
+    return 0 if jobs is None else sum(job.running for job in jobs.listing())
+
+
+def kill_job(session: Any, job_id: str) -> JobRow:
+    """End the background command ``job_id`` (its whole process group); raises
+    :class:`~cogcli.contract.errors.ToolCallError` naming the known ids when there is no such job."""
+    from cogcli.contract.errors import ErrorCode, ToolCallError
+
+    jobs = session_jobs(session)
+    if jobs is None:
+        raise ToolCallError("no background command in this session yet", code=ErrorCode.INVALID_ARGUMENTS)
+    jobs.get(job_id).kill()
+    return next(row for row in job_rows(session) if row.id == job_id)
+
+
+def jobs_text(rows: list[JobRow]) -> str:
+    """The rows as a small table for a terminal (``/jobs``), the command last (made visible)."""
+    from cogcli.shown.visible import visible
+    from workspace_tools.files.image import human_bytes
+
+    if not rows:
+        return "No background commands in this session (the model starts one with run_command background=true)."
+    cells = [(r.id, r.state(), f"{r.age_s:.0f} s ago", human_bytes(r.bytes_total), visible(r.command, one_line=True)) for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(4)]
+    lines = ["  ".join(c[i].ljust(widths[i]) for i in range(4)) + "  " + c[4] for c in cells]
+    running = sum(r.running for r in rows)
+    lines.append(f"{running} running; /jobs kill ID ends one. All are killed when the session ends.")
+    return "\n".join(lines)
+
+
+def jobs_reply(session: Any, argument: str) -> str:
+    """What ``/jobs ARGUMENT`` answers (chat and ACP): the list; ``kill ID`` ends one."""
+    from cogcli.contract.errors import CogError
+    from cogcli.shown.visible import visible
+
+    words = argument.split()
+    if not words:
+        return jobs_text(job_rows(session))
+    if words[0] == "kill" and len(words) == 2:
+        try:
+            row = kill_job(session, words[1])
+        except CogError as exc:
+            return visible(exc.message, one_line=True)
+        return f"{row.id} {row.state()}: {visible(row.command, one_line=True)}"
+    return f"unknown /jobs argument {visible(argument, one_line=True)!r}: /jobs lists them, /jobs kill ID ends one"

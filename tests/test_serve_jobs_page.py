@@ -1,0 +1,41 @@
+"""Studio (a real headless Chromium) lists the run's background commands under its head: running
+while the run goes on, killed once it ended (issue 50: background commands shown in every front end)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_helpers import browser, wait_for  # noqa: F401 (fixture)
+from serve_helpers import Served, write_cassette
+
+
+@pytest.mark.slow
+def test_studio_lists_the_runs_background_command_running_then_killed(make_repo: Any, tmp_path: Path, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    repo = make_repo("calc")
+    model = write_cassette(tmp_path / "jobs.jsonl", [
+        {"toolCalls": [{"id": "c1", "name": "run_command", "arguments": {"command": "echo serving; exec sleep 300", "background": True}}]},
+        {"toolCalls": [{"id": "c2", "name": "run_command", "arguments": {"command": "true"}}]},
+        {"text": "The server ran."},
+    ])
+    with Served(repo, model=model) as srv:
+        run = srv.start("start the server", approval="ask")
+        browser.get(f"{srv.base}/runs/{run['runId']}?token={srv.token}")
+
+        def approve(call: str) -> None:
+            button = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, f"section.call[data-call-id={call}] [data-block=approval] button.approve"),
+                              message=f"no question for {call}")
+            button.click()
+
+        approve("c1")
+        job = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-block=jobs] .job[data-job-id=job_1][data-state=running]"),
+                       message="the background command was not listed running")
+        assert "echo serving; exec sleep 300" in job.text and "8 B" in job.text
+        assert "1 running" in browser.find_element(By.CSS_SELECTOR, "[data-block=jobs] .jobs-head").text
+        approve("c2")
+        wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=finish]"), message="the run did not finish")
+        wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-block=jobs] .job[data-job-id=job_1][data-state=killed]"),
+                 message="the run's end did not show the command killed")
