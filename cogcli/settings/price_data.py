@@ -8,8 +8,11 @@ no key. cog asks it first and keeps its own table (:data:`cogcli.settings.prices
 its prices.
 
 The library is imported on the first lookup, never at start-up (``cog --help`` does not load it):
-the import and the first lookup take about 0.2 s together, each later lookup microseconds (the
-answers are kept for the process).
+the import and the first lookup take about 0.1–0.2 s together, each later lookup microseconds (the
+answers are kept for the process). A model's window is needed before a run's first request, so it
+is also kept across processes (:func:`maintained_window`: ``model-windows.json`` in the person's
+state folder, for the installed genai-prices data only): ``cog edit`` does not import the library
+before its first request (issue 53).
 
 A model is looked up under the provider its spec names, then under the other makers whose
 names cog's clients speak of (:data:`MAKERS`): ``openai:gemini-3-pro-preview`` through Google's
@@ -19,7 +22,9 @@ served by anyone else (a local vLLM, Ollama) is nobody's price here.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from functools import lru_cache
 from typing import Any
 
@@ -50,7 +55,72 @@ def maintained_model(provider: str, name: str) -> Any | None:
 
 
 def maintained_window(provider: str, name: str) -> int | None:
-    """The context window genai-prices gives ``name`` (tokens), None when it gives none."""
+    """The context window genai-prices gives ``name`` (tokens), None when it gives none: from the
+    cache of earlier answers when it holds one for the installed data, else looked up (and kept)."""
+    key = f"{provider.lower()}:{name.lower()}"
+    stamp = _data_stamp()
+    cache = _read_cache(stamp) if stamp else None
+    if cache is not None and key in cache:
+        window = cache[key]
+        return window if isinstance(window, int) and window > 0 else None
     model = maintained_model(provider.lower(), name.lower())
     window = getattr(model, "context_window", None)
-    return window if isinstance(window, int) and window > 0 else None
+    window = window if isinstance(window, int) and window > 0 else None
+    _write_cache(stamp, {**(cache or {}), key: window})
+    return window
+
+
+#: the file of windows already looked up, in the person's state folder
+WINDOWS_FILE = "model-windows.json"
+#: at most this many models kept (a person uses a handful)
+MAX_CACHED = 200
+
+
+def _data_stamp() -> str | None:
+    """What identifies the installed genai-prices data (its data file's path, size and time),
+    found without importing the library; None when it is not installed."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("genai_prices")
+        folder = next(iter(spec.submodule_search_locations or ())) if spec is not None else None
+        if folder is None:
+            return None
+        data = os.stat(os.path.join(folder, "data.py"))
+    except (ImportError, ValueError, OSError, StopIteration):
+        return None
+    return f"{folder}:{data.st_size}:{data.st_mtime_ns}"
+
+
+def _cache_path() -> str:
+    from cogcli.settings.person_state import state_home
+
+    return os.path.join(state_home(), WINDOWS_FILE)
+
+
+def _read_cache(stamp: str) -> dict[str, int | None] | None:
+    try:
+        with open(_cache_path(), encoding="utf-8") as file:
+            held = json.load(file)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(held, dict) or held.get("data") != stamp or not isinstance(held.get("windows"), dict):
+        return None
+    return {str(k): v if isinstance(v, int) else None for k, v in held["windows"].items()}
+
+
+def _write_cache(stamp: str | None, windows: dict[str, int | None]) -> None:
+    """Keep ``windows`` for the next process (0600, replaced whole; a failure only costs time)."""
+    if not stamp:
+        return
+    try:
+        path = _cache_path()
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        kept = dict(list(windows.items())[-MAX_CACHED:])
+        partial = f"{path}.{os.getpid()}"
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            json.dump({"data": stamp, "windows": kept}, file)
+        os.replace(partial, path)
+    except Exception:  # a read-only home, a state folder inside the workspace: looked up next time too
+        log.debug("could not keep the model windows", exc_info=True)
