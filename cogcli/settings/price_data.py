@@ -9,10 +9,12 @@ its prices.
 
 The library is imported on the first lookup, never at start-up (``cog --help`` does not load it):
 the import and the first lookup take about 0.1–0.2 s together, each later lookup microseconds (the
-answers are kept for the process). A model's window is needed before a run's first request, so it
-is also kept across processes (:func:`maintained_window`: ``model-windows.json`` in the person's
-state folder, for the installed genai-prices data only): ``cog edit`` does not import the library
-before its first request (issue 53).
+answers are kept for the process). A model's window (needed before a run's first request) and its
+price of the day are also kept across processes (:func:`remembered`: ``model-data.json`` in the
+person's state folder, for the installed genai-prices data only): a ``cog edit`` on a model looked
+up before does not import the library at all (issue 53). What the file holds only decides when
+history is compacted and what a run is said to cost; a budget (``--max-cost``) is checked with the
+prices it gets from here, as from the library.
 
 A model is looked up under the provider its spec names, then under the other makers whose
 names cog's clients speak of (:data:`MAKERS`): ``openai:gemini-3-pro-preview`` through Google's
@@ -25,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -55,25 +58,42 @@ def maintained_model(provider: str, name: str) -> Any | None:
 
 
 def maintained_window(provider: str, name: str) -> int | None:
-    """The context window genai-prices gives ``name`` (tokens), None when it gives none: from the
-    cache of earlier answers when it holds one for the installed data, else looked up (and kept)."""
-    key = f"{provider.lower()}:{name.lower()}"
-    stamp = _data_stamp()
-    cache = _read_cache(stamp) if stamp else None
-    if cache is not None and key in cache:
-        window = cache[key]
+    """The context window genai-prices gives ``name`` (tokens), None when it gives none (kept
+    across processes: :func:`remembered`)."""
+
+    def look_up() -> int | None:
+        window = getattr(maintained_model(provider.lower(), name.lower()), "context_window", None)
         return window if isinstance(window, int) and window > 0 else None
-    model = maintained_model(provider.lower(), name.lower())
-    window = getattr(model, "context_window", None)
-    window = window if isinstance(window, int) and window > 0 else None
-    _write_cache(stamp, {**(cache or {}), key: window})
-    return window
+
+    window = remembered(provider, name, "window", look_up)
+    return window if isinstance(window, int) and window > 0 else None
 
 
-#: the file of windows already looked up, in the person's state folder
-WINDOWS_FILE = "model-windows.json"
+def remembered(provider: str, name: str, what: str, look_up: Callable[[], Any]) -> Any:
+    """``what`` of a model (a JSON value), as the installed genai-prices data gives it: from
+    ``model-data.json`` in the person's state folder when an earlier process looked it up in the
+    same data, else ``look_up()`` (which imports the library), kept for the next. Without
+    genai-prices, or when the file cannot be read or written, ``look_up()`` answers every time."""
+    stamp = _data_stamp()
+    if stamp is None:
+        return look_up()
+    key = f"{provider.lower()}:{name.lower()}"
+    held = _read_cache(stamp)
+    entry = held.get(key)
+    if isinstance(entry, dict) and what in entry:
+        return entry[what]
+    value = look_up()
+    kind = what.split(" ")[0]  # "price DAY": yesterday's price is dropped
+    entry = {**{k: v for k, v in (entry if isinstance(entry, dict) else {}).items() if k.split(" ")[0] != kind}, what: value}
+    held.pop(key, None)
+    _write_cache(stamp, {**held, key: entry})
+    return value
+
+
+#: the file of what was looked up, in the person's state folder
+CACHE_FILE = "model-data.json"
 #: at most this many models kept (a person uses a handful)
-MAX_CACHED = 200
+MAX_CACHED = 100
 
 
 def _data_stamp() -> str | None:
@@ -95,32 +115,30 @@ def _data_stamp() -> str | None:
 def _cache_path() -> str:
     from cogcli.settings.person_state import state_home
 
-    return os.path.join(state_home(), WINDOWS_FILE)
+    return os.path.join(state_home(), CACHE_FILE)
 
 
-def _read_cache(stamp: str) -> dict[str, int | None] | None:
+def _read_cache(stamp: str) -> dict[str, Any]:
     try:
         with open(_cache_path(), encoding="utf-8") as file:
             held = json.load(file)
     except (OSError, ValueError):
-        return None
-    if not isinstance(held, dict) or held.get("data") != stamp or not isinstance(held.get("windows"), dict):
-        return None
-    return {str(k): v if isinstance(v, int) else None for k, v in held["windows"].items()}
+        return {}
+    if not isinstance(held, dict) or held.get("data") != stamp or not isinstance(held.get("models"), dict):
+        return {}
+    return dict(held["models"])
 
 
-def _write_cache(stamp: str | None, windows: dict[str, int | None]) -> None:
-    """Keep ``windows`` for the next process (0600, replaced whole; a failure only costs time)."""
-    if not stamp:
-        return
+def _write_cache(stamp: str, models: dict[str, Any]) -> None:
+    """Keep ``models`` for the next process (0600, replaced whole; a failure only costs time)."""
     try:
         path = _cache_path()
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        kept = dict(list(windows.items())[-MAX_CACHED:])
+        kept = dict(list(models.items())[-MAX_CACHED:])
         partial = f"{path}.{os.getpid()}"
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as file:
-            json.dump({"data": stamp, "windows": kept}, file)
+            json.dump({"data": stamp, "models": kept}, file)
         os.replace(partial, path)
     except Exception:  # a read-only home, a state folder inside the workspace: looked up next time too
-        log.debug("could not keep the model windows", exc_info=True)
+        log.debug("could not keep what genai-prices said of the models", exc_info=True)
