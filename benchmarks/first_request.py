@@ -51,18 +51,22 @@ def make_cert(folder: Path) -> tuple[Path, Path]:
 
 
 def serve_tls(server: OpenAIServer, cert: Path, key: Path, delay: float) -> None:
-    """Wrap the server's socket in TLS, each handshake held ``delay`` seconds (a far provider)."""
+    """Serve over TLS, each connection's handshake held ``delay`` seconds first (a far provider),
+    in the connection's own thread (so a connection that sends nothing holds no other)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     httpd = server._httpd  # type: ignore[attr-defined]
-    original = httpd.get_request
+    finish = httpd.finish_request
 
-    def get_request():  # type: ignore[no-untyped-def]
-        sock, addr = original()
+    def finish_request(sock, address):  # type: ignore[no-untyped-def]
         time.sleep(delay)
-        return context.wrap_socket(sock, server_side=True), addr
+        try:
+            wrapped = context.wrap_socket(sock, server_side=True)
+        except (ssl.SSLError, OSError):  # the local-server check: connected, sent nothing, closed
+            return
+        finish(wrapped, address)
 
-    httpd.get_request = get_request
+    httpd.finish_request = finish_request
 
 
 def main() -> None:

@@ -225,8 +225,9 @@ async def post_sse(
     ``MODEL_CONFIG_ERROR`` (``auth_hint`` says what to check); any other status raises
     :class:`ModelError`; ``label`` (the model's name) starts those messages. No message ever
     contains a secret."""
-    httpx = import_httpx()
+    from cogcli.models.http_client import import_httpx
 
+    httpx = import_httpx()
     secrets = tuple(secrets)
     try:
         payload = {"Content-Type": "application/json", **headers}
@@ -254,56 +255,6 @@ async def post_sse(
         ) from None
     except httpx.TransportError as exc:
         raise RetryableError(f"{type(exc).__name__} talking to {url}: {hide_known_secrets(str(exc), secrets)}") from None
-
-
-def import_httpx() -> Any:
-    """httpx, imported without two things a model request never uses (about 0.1 s of CPU of
-    ``cog edit``'s start, issue 53): httpx's own command-line client (``httpx._main``, which
-    imports click, rich and pygments when they are installed; ``httpx.main`` is then httpx's
-    stub saying what to install) and, under asyncio, trio, which httpcore imports at once in case
-    it runs under trio. httpcore then gets a stand-in that imports trio on first use, so a later
-    run under trio in the same process still works. Once httpx is imported, this returns it."""
-    import sys
-
-    if (httpx := sys.modules.get("httpx")) is not None:
-        return httpx
-    blocked = ["httpx._main"]
-    if "trio" not in sys.modules and _under_asyncio():
-        blocked.append("trio")
-    for name in blocked:
-        sys.modules[name] = None  # type: ignore[assignment]  # "import NAME" raises ImportError
-    try:
-        import httpx
-        import httpcore._synchronization as sync
-    finally:
-        for name in blocked:
-            if sys.modules.get(name, False) is None:
-                del sys.modules[name]
-    if sync.trio is None and "trio" in blocked:
-        sync.trio = _LazyModule("trio")
-    return httpx
-
-
-def _under_asyncio() -> bool:
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no asyncio loop runs here (a synchronous caller, trio)
-        return False
-    return True
-
-
-class _LazyModule:
-    """A module imported on its first attribute read."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attribute: str) -> Any:
-        import importlib
-
-        return getattr(importlib.import_module(self._name), attribute)
 
 
 class HttpModel:
@@ -335,10 +286,17 @@ class HttpModel:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            httpx = import_httpx()
+            from cogcli.models.http_client import new_client
 
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 15.0)))
+            self._client = new_client(self.timeout)
         return self._client
+
+    async def connect_early(self) -> None:
+        """Open the connection (TCP, and TLS for https) the first request will use, while the run
+        is still being set up (:func:`cogcli.models.http_client.connect_early`); never raises."""
+        from cogcli.models.http_client import connect_early
+
+        await connect_early(self._http(), self.url, min(self.timeout, 15.0))
 
     async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
         async for event in self._stream_body(self.request_body(messages, tools)):
@@ -351,5 +309,8 @@ class HttpModel:
 
     async def aclose(self) -> None:
         if self._client is not None:
+            from cogcli.models.http_client import close_early
+
+            await close_early(self._client)
             await self._client.aclose()
             self._client = None
