@@ -254,10 +254,13 @@ class ThreadStore:
         threads = self.list_threads(limit=1)
         return self.get_thread(threads[0].id) if threads else None
 
-    def entries(self, thread_id: str) -> list[StoredEntry]:
+    def entries(self, thread_id: str, kinds: Sequence[str] = ()) -> list[StoredEntry]:
+        """The thread's entries in order; with ``kinds`` only those of these kinds (``("user",
+        "undo")``: a thread's runs without reading its 2,000 calls)."""
+        only = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
         with self._lock:
             rows = self._db.execute(
-                "SELECT seq, data, created_at FROM entries WHERE thread_id = ? ORDER BY seq", (thread_id,)
+                f"SELECT seq, data, created_at FROM entries WHERE thread_id = ?{only} ORDER BY seq", (thread_id, *kinds)
             ).fetchall()
         out: list[StoredEntry] = []
         for r in rows:
