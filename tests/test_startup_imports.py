@@ -5,6 +5,7 @@ server, with the modules loaded written down at the moment the model's connectio
 
 from __future__ import annotations
 
+import datetime
 import json
 import subprocess
 import sys
@@ -99,3 +100,32 @@ def test_genai_prices_answers_are_kept_only_for_the_data_that_gave_them(tmp_path
     monkeypatch.setattr(price_data, "_data_stamp", lambda: "another release")
     assert price_data.maintained_window("openai", "gpt-4o") == 128_000
     maintained_price.cache_clear()
+
+
+def test_a_state_folder_inside_the_workspace_never_sets_the_prices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cogcli.settings import price_data
+    from cogcli.settings.prices import looked_up_price, maintained_price
+
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    planted = workspace / "state" / "cog" / price_data.CACHE_FILE
+    planted.parent.mkdir(parents=True)
+    stamp = price_data._data_stamp()
+    assert stamp is not None
+    day = datetime.datetime.now(datetime.UTC).date().isoformat()
+    free = {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0, "cache_write_1h": None, "tiers": []}
+    planted.write_text(json.dumps({"data": stamp, "models": {"openai:gpt-4o": {f"price {day}": free, "window": 1}}}), encoding="utf-8")
+    monkeypatch.setenv("XDG_STATE_HOME", str(workspace / "state"))  # what a test in the workspace could write
+    monkeypatch.setenv("HOME", str(home))
+    maintained_price.cache_clear()
+    try:
+        # without a workspace named, the folder is the person's choice: the file is read
+        monkeypatch.setattr(price_data, "_workspace", None)
+        assert maintained_price("openai", "gpt-4o").input == 0.0  # type: ignore[union-attr]
+        maintained_price.cache_clear()
+        # a session names its workspace: the folder inside it gives way to the default
+        price_data.use_workspace(workspace)
+        assert maintained_price("openai", "gpt-4o") == looked_up_price("openai", "gpt-4o")
+        assert price_data.maintained_window("openai", "gpt-4o") == 128_000
+        assert (home / ".local" / "state" / "cog" / price_data.CACHE_FILE).exists()
+    finally:
+        maintained_price.cache_clear()

@@ -112,17 +112,31 @@ def _data_stamp() -> str | None:
     return f"{folder}:{data.st_size}:{data.st_mtime_ns}"
 
 
+#: the workspace cog runs in (:func:`use_workspace`): a state folder inside it is not the person's
+_workspace: str | None = None
+
+
+def use_workspace(root: Any) -> None:
+    """Keep the file in a state folder outside ``root`` (the workspace a session runs in): an
+    ``$XDG_STATE_HOME`` inside the workspace gives way to the default, as for the undo key — what
+    a test or a tool there writes never sets the prices a cost budget counts with."""
+    global _workspace
+    _workspace = str(root)
+
+
 def _cache_path() -> str:
+    from pathlib import Path
+
     from cogcli.settings.person_state import state_home
 
-    return os.path.join(state_home(), CACHE_FILE)
+    return os.path.join(state_home(Path(_workspace) if _workspace else None), CACHE_FILE)
 
 
 def _read_cache(stamp: str) -> dict[str, Any]:
     try:
         with open(_cache_path(), encoding="utf-8") as file:
             held = json.load(file)
-    except (OSError, ValueError):
+    except Exception:  # none yet, unreadable, or no state folder outside the workspace
         return {}
     if not isinstance(held, dict) or held.get("data") != stamp or not isinstance(held.get("models"), dict):
         return {}
