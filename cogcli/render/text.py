@@ -146,8 +146,6 @@ class TextRenderer:
         #: set once the reader of ``out`` went away; nothing more is written
         self.broken = False
         self._printed_texts: set[str] = set()
-        #: the texts dict, and how many of its first texts are all printed
-        self._texts_done: tuple[object, int] = (None, 0)
         self._lock = threading.RLock()
         self._live: str | None = None  # what the in-place row shows now (a command's: lines below it too)
         self._tails = OutputTails()
@@ -249,16 +247,9 @@ class TextRenderer:
             for line in text.splitlines():
                 self._line(line.rstrip())
 
-    def _print_texts(self) -> None:
-        """Print the texts not printed yet: those after the ones all printed before (only texts
-        are added; a long thread's redraw calls this once per row, so it never walks them all)."""
-        from itertools import islice
-
-        texts = self.summary.texts
-        done = self._texts_done if self._texts_done[0] is texts else (texts, 0)
-        for text_id in list(islice(texts, done[1], None)):
+    def _print_texts(self) -> None:  # only when one is left (checked in C: redrawing 2,000 rows must not walk them all)
+        for text_id in list(self.summary.texts) if self.summary.texts.keys() - self._printed_texts else ():
             self._print_text(text_id)
-        self._texts_done = (texts, len(texts))
 
     def _result(self, call: Call) -> None:
         self._pending = None
