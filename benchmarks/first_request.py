@@ -10,8 +10,9 @@ run, and the same against ``python -c pass``. ``--tls-delay S`` serves over TLS 
 certificate made for the run, trusted through ``SSL_CERT_FILE``) and holds every handshake S
 seconds, to show what connecting early saves. ``--before DIR``: an older ``cogcli`` and
 ``workspace_tools`` (``git archive BASE cogcli workspace_tools | tar -x -C DIR``) run on
-``PYTHONPATH`` in the same rounds, interleaved. The child's CPU time to the end is printed too (load
-disturbs it less than wall time). Not a test: times depend on the machine and its load.
+``PYTHONPATH`` in the same rounds, interleaved. The child's CPU time at its model connection and to
+its end are printed too (load disturbs them less than wall time; cog runs under a small probe,
+``runpy`` of ``cogcli``, that notes the CPU time when it connects). Not a test: times depend on the machine and its load.
 """
 
 from __future__ import annotations
@@ -32,6 +33,22 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from model_servers import OpenAIServer, RecordedRequest, Reply  # noqa: E402
+
+
+#: cog run with its CPU time noted at each connection to the model server (the last: the request)
+PROBE = """
+import runpy, socket, sys, time
+port, out = int(sys.argv[1]), sys.argv[2]
+connect = socket.socket.connect
+def noted(self, address):
+    if isinstance(address, tuple) and address[1] == port:
+        with open(out, "a") as file:
+            file.write(f"{time.process_time()}\\n")
+    return connect(self, address)
+socket.socket.connect = noted
+sys.argv = ["cog", *sys.argv[3:]]
+runpy.run_module("cogcli", run_name="__main__")
+"""
 
 
 def cog_command() -> list[str]:
@@ -107,6 +124,7 @@ def main() -> None:
             first: dict[str, list[float]] = {k: [] for k in trees}
             whole: dict[str, list[float]] = {k: [] for k in trees}
             cpu: dict[str, list[float]] = {k: [] for k in trees}
+            cpu_first: dict[str, list[float]] = {k: [] for k in trees}
             bare: list[float] = []
             for i in range(options.runs + 1):
                 started = time.perf_counter()
@@ -117,7 +135,9 @@ def main() -> None:
                     arrivals.clear()
                     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
                     started = time.perf_counter()
-                    done = subprocess.run([*cog, "edit", options.instruction, "--model", "openai:gpt-4o"],
+                    noted = Path(tmp) / f"cpu-{name}-{i}"
+                    port = base_url.rsplit(":", 1)[1].split("/")[0]
+                    done = subprocess.run([sys.executable, "-c", PROBE, port, str(noted), "edit", options.instruction, "--model", "openai:gpt-4o"],
                                           cwd=repo, env=tree_env, capture_output=True, text=True)
                     ended = time.perf_counter() - started
                     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -128,17 +148,20 @@ def main() -> None:
                     first[name].append(arrivals[0] - started)
                     whole[name].append(ended)
                     cpu[name].append(after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime)
+                    cpu_first[name].append(float(noted.read_text().split()[-1]))
                 if i:
                     bare.append(python)
     py = statistics.median(bare)
     print(f"python -c pass: {py * 1000:.0f} ms")
-    print(f"{'tree':<8} {'first request':>14} {'over python':>12} {'whole run':>10} {'CPU':>8}")
+    print(f"{'tree':<8} {'first request':>14} {'over python':>12} {'whole run':>10} {'CPU to request':>15} {'CPU, run':>9}")
     for name in first:
         fr = statistics.median(first[name])
         print(f"{name:<8} {fr * 1000:11.0f} ms {(fr - py) * 1000:9.0f} ms {statistics.median(whole[name]) * 1000:7.0f} ms "
-              f"{statistics.median(cpu[name]) * 1000:5.0f} ms   each: " + " ".join(f"{x * 1000:.0f}" for x in first[name]))
+              f"{statistics.median(cpu_first[name]) * 1000:12.0f} ms {statistics.median(cpu[name]) * 1000:6.0f} ms   each: "
+              + " ".join(f"{x * 1000:.0f}" for x in first[name]))
     if "before" in first:
-        print(f"first request after/before: {statistics.median(first['after']) / statistics.median(first['before']):.2f}")
+        print(f"after/before: first request {statistics.median(first['after']) / statistics.median(first['before']):.2f}, "
+              f"CPU to it {statistics.median(cpu_first['after']) / statistics.median(cpu_first['before']):.2f}")
     print("target: first request ≤ 200 ms after start")
 
 
