@@ -171,3 +171,30 @@ async def test_through_a_proxy_nothing_is_opened_early(plain_server: CountingSer
         assert plain_server.accepted == 0
     finally:
         await client.aclose()
+
+
+@pytest.mark.anyio
+async def test_once_the_pool_connected_nothing_more_is_opened_early(plain_server: CountingServer) -> None:
+    client = new_client(30.0)
+    try:
+        await connect_early(client, plain_server.url, 5.0)
+        await client.post(plain_server.url, content=b"{}")
+        assert plain_server.accepted == 1
+        await connect_early(client, plain_server.url, 5.0)  # a second run of a chat: the pool keeps its own
+        assert plain_server.accepted == 1
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.anyio
+async def test_an_early_connection_held_too_long_is_not_taken(plain_server: CountingServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cogcli.models import http_client
+
+    client = new_client(30.0)
+    try:
+        await connect_early(client, plain_server.url, 5.0)
+        monkeypatch.setattr(http_client, "MAX_EARLY_AGE", 0.0)  # as if the set-up had waited longer than a server keeps it
+        response = await client.post(plain_server.url, content=b"{}")
+        assert response.status_code == 200 and plain_server.accepted == 2  # a fresh connection carried it
+    finally:
+        await client.aclose()

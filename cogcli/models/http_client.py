@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -25,6 +26,9 @@ log = logging.getLogger("cogcli.models")
 
 T = TypeVar("T")
 
+#: seconds an early connection may wait for its request (servers close idle ones; a run's set-up
+#: that waited on a person, an approval of the workspace's commands, is longer)
+MAX_EARLY_AGE = 20.0
 #: the environment variables that route httpx's requests through a proxy
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")
 
@@ -152,6 +156,7 @@ class _Early:
 
         self.done = anyio.Event()
         self.stream: Any = None
+        self.opened = time.monotonic()
 
 
 class EarlyConnections:
@@ -163,9 +168,11 @@ class EarlyConnections:
         self._inner = inner
         self._ssl_context = ssl_context
         self._early: dict[tuple[str, int], _Early] = {}
+        #: the pool connected once: it keeps its connections alive, so nothing more is opened early
+        self._connected = False
 
     async def open(self, host: str, port: int, *, tls: bool, timeout: float) -> None:
-        if (host, port) in self._early:
+        if self._connected or (host, port) in self._early:
             return
         early = self._early[(host, port)] = _Early()
         try:
@@ -181,11 +188,14 @@ class EarlyConnections:
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                           socket_options: Any = None) -> Any:
+        self._connected = True
         early = self._early.pop((host, port), None) if local_address is None and not socket_options else None
         if early is not None:
             await early.done.wait()
-            if early.stream is not None:
+            if early.stream is not None and time.monotonic() - early.opened < MAX_EARLY_AGE:
                 return early.stream
+            if early.stream is not None:  # held too long: the server may have closed it
+                await early.stream.aclose()
         return await self._inner.connect_tcp(host, port, timeout=timeout, local_address=local_address, socket_options=socket_options)
 
     async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
