@@ -51,11 +51,6 @@ runpy.run_module("cogcli", run_name="__main__")
 """
 
 
-def cog_command() -> list[str]:
-    script = Path(sys.executable).with_name("cog")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "cogcli"]
-
-
 def make_cert(folder: Path) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 (the openssl command line)."""
     cert, key = folder / "cert.pem", folder / "key.pem"
@@ -94,7 +89,6 @@ def main() -> None:
     parser.add_argument("--before", type=Path, metavar="DIR", help="an older tree, run in the same rounds")
     options = parser.parse_args()
     print(f"load {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs, {options.runs} runs (medians)")
-    cog = cog_command()
     arrivals: list[float] = []
 
     def answer(request: RecordedRequest) -> Reply:
