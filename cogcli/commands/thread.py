@@ -51,7 +51,7 @@ def list_command(root: Path, as_json: bool) -> int:
 
 
 def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
-    from cogcli.threads.store import default_store_path, default_store
+    from cogcli.threads.store import default_store_path, default_store, events_from_entries
     from cogcli.shown.visible import visible
     from cogcli.threads.undo import thread_runs
 
@@ -59,9 +59,9 @@ def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
         return _fail(f"no thread {thread_id!r}: {root} has no stored threads yet")
     try:
         with default_store(root) as store:
-            events = store.thread_events(thread_id)
-            found = store.resolve_id(thread_id)
-            entries = store.entries(found) if found else []
+            found = store.require_id(thread_id)
+            entries = store.entries(found)  # read once: the events and the runs' headings are made from them
+            events = events_from_entries(found, entries)
             runs = thread_runs(entries)
     except ConfigError as exc:
         return _fail(exc.message)

@@ -16,6 +16,7 @@ it can). The system prompt, the tools and the first user message are never rewri
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,9 @@ class ContextBudget:
     _specs_tokens: int | None = None
     #: id(message) -> (message, its estimate): each message is estimated once per run, not per request
     _sizes: dict[int, tuple[Message, int]] = field(default_factory=dict)
+    #: the last history totalled and its total: a history that extends it adds only its new
+    #: messages (per step the budget's work does not grow with the thread, issue 53)
+    _totalled: tuple[list[Message], int] = field(default_factory=lambda: ([], 0))
 
     # --- counting -------------------------------------------------------------------------
 
@@ -85,7 +89,17 @@ class ContextBudget:
     def raw(self, history: Sequence[Message]) -> int:
         if self._specs_tokens is None:
             self._specs_tokens = estimate_specs(self.specs)
-        return self._messages(history) + self._specs_tokens
+        return self._total(history) + self._specs_tokens
+
+    def _total(self, history: Sequence[Message]) -> int:
+        """:meth:`_messages` of ``history``, from the last total when ``history`` extends it."""
+        before, total = self._totalled
+        if len(history) >= len(before) and _extends(history, before):
+            total += self._messages(history[len(before) :])
+        else:
+            total = self._messages(history)
+        self._totalled = (list(history), total)
+        return total
 
     def _messages(self, messages: Sequence[Message]) -> int:
         total = 0
@@ -101,7 +115,7 @@ class ContextBudget:
         """Tokens a request with ``history`` will take: the last report plus the text added since
         when ``history`` extends what was sent, else the estimate scaled by what reports taught."""
         sent = self._counted
-        if self._reported is not None and len(history) >= len(sent) and all(a is b for a, b in zip(sent, history)):
+        if self._reported is not None and len(history) >= len(sent) and _extends(history, sent):
             added = self._messages(history[len(sent) :])
             return self._reported + int(added * max(1.0, self.ratio))
         return int(self.raw(history) * self.ratio)
@@ -109,8 +123,9 @@ class ContextBudget:
     def sent(self, history: Sequence[Message]) -> None:
         """``history`` is what goes out with the next request."""
         self._sent = list(history)
-        keep = set(map(id, self._sent)) | set(map(id, self._counted))  # forget messages compaction replaced
-        self._sizes = {k: v for k, v in self._sizes.items() if k in keep}
+        if len(self._sizes) > 2 * (len(self._sent) + len(self._counted)) + 64:  # forget messages compaction replaced (now and then)
+            keep = set(map(id, self._sent)) | set(map(id, self._counted))
+            self._sizes = {k: v for k, v in self._sizes.items() if k in keep}
 
     def observe(self, usage: UsageReport) -> None:
         """A provider's usage report for the request last :meth:`sent`."""
@@ -228,3 +243,9 @@ class ContextBudget:
             log.warning("asking the model for a summary failed (%s); a list of the calls made stands in", exc)
             return mechanical_summary(replaced, self.describe)
         return text if isinstance(text, str) and text.strip() else mechanical_summary(replaced, self.describe)
+
+
+def _extends(history: Sequence[Message], prefix: Sequence[Message]) -> bool:
+    """Whether ``history`` starts with the very messages of ``prefix`` (compared in C: the check
+    runs before every request, over the whole thread)."""
+    return all(map(operator.is_, history, prefix))

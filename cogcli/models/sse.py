@@ -225,8 +225,9 @@ async def post_sse(
     ``MODEL_CONFIG_ERROR`` (``auth_hint`` says what to check); any other status raises
     :class:`ModelError`; ``label`` (the model's name) starts those messages. No message ever
     contains a secret."""
-    import httpx
+    from cogcli.models.http_client import import_httpx
 
+    httpx = import_httpx()
     secrets = tuple(secrets)
     try:
         payload = {"Content-Type": "application/json", **headers}
@@ -285,10 +286,17 @@ class HttpModel:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            import httpx
+            from cogcli.models.http_client import new_client
 
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 15.0)))
+            self._client = new_client(self.timeout)
         return self._client
+
+    async def connect_early(self) -> None:
+        """Open the connection (TCP, and TLS for https) the first request will use, while the run
+        is still being set up (:func:`cogcli.models.http_client.connect_early`); never raises."""
+        from cogcli.models.http_client import connect_early
+
+        await connect_early(self._http(), self.url, min(self.timeout, 15.0))
 
     async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ModelStreamEvent]:
         async for event in self._stream_body(self.request_body(messages, tools)):
@@ -301,5 +309,8 @@ class HttpModel:
 
     async def aclose(self) -> None:
         if self._client is not None:
+            from cogcli.models.http_client import close_early
+
+            await close_early(self._client)
             await self._client.aclose()
             self._client = None

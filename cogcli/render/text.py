@@ -246,8 +246,8 @@ class TextRenderer:
             for line in text.splitlines():
                 self._line(line.rstrip())
 
-    def _print_texts(self) -> None:
-        for text_id in list(self.summary.texts):
+    def _print_texts(self) -> None:  # only when one is left (checked in C: redrawing 2,000 rows must not walk them all)
+        for text_id in list(self.summary.texts) if self.summary.texts.keys() - self._printed_texts else ():
             self._print_text(text_id)
 
     def _result(self, call: Call) -> None:

@@ -19,6 +19,7 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 from cogcli.secrets.formats import REDACTED
@@ -83,13 +84,34 @@ def run_secrets_version() -> int:
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The secret values of ``environ`` (default: cog's own, and then this run's secrets too):
-    secret-looking variables' values and every URL credential in any value, longest first."""
-    env = os.environ if environ is None else environ
+    secret-looking variables' values and every URL credential in any value, longest first.
+    For cog's own environment the answer is kept while the environment (compared whole, as the
+    bytes the process holds) and this run's secrets are unchanged: it is asked several times a
+    step, and reading every variable each time was most of a step's own time (issue 53)."""
+    global _env_values
+    if environ is None:
+        raw = getattr(os.environ, "_data", None)  # os.environ's bytes, compared without decoding each
+        if isinstance(raw, dict):
+            key = (tuple(raw.items()), _run_version)
+            kept = _env_values
+            if kept is not None and kept[0] == key:
+                return kept[1]
+            values = _secret_values(os.environ, own=True)
+            _env_values = (key, values)
+            return values
+    return _secret_values(os.environ if environ is None else environ, own=environ is None)
+
+
+#: cog's own environment (as a key) and its secret values, from the last time they were read
+_env_values: tuple[Any, tuple[str, ...]] | None = None
+
+
+def _secret_values(env: Mapping[str, str], *, own: bool) -> tuple[str, ...]:
     values = {v.strip() for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v.strip()) >= MIN_ENV_VALUE}
     for v in env.values():
         if "://" in v:
             values |= {c for c in url_credentials(v) if len(c) >= MIN_ENV_VALUE}
-    if environ is None and _run_secrets:
+    if own and _run_secrets:
         with _run_lock:
             values |= _run_secrets
     return tuple(sorted(values, key=lambda v: (-len(v), v)))

@@ -102,6 +102,9 @@ def run_limits(settings: Settings) -> tuple[Any, Any]:
     """The run's :class:`~cogcli.loop.budgets.Budget` (None without one) and
     :class:`~cogcli.loop.output_schema.OutputSchema` (None without one); a ConfigError names a bad value,
     a schema file that is not one, or a cost budget for a model whose price cog does not know."""
+    from cogcli.settings.price_data import use_workspace
+
+    use_workspace(settings.root)  # what genai-prices said of models is kept outside the workspace
     budget = schema = None
     if settings.max_tokens is not None or settings.max_cost is not None:
         from cogcli.loop.budgets import Budget, check_cost_budget

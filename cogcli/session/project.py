@@ -50,8 +50,9 @@ async def project_context(settings: Settings, cwd: Path | None, model: Any) -> P
     ``--context-window`` / ``COG_CONTEXT_WINDOW`` / ``[tool.cog] context_window``, else the window a
     replayed cassette recorded, else the table of common models, else what an OpenAI-compatible
     server reports."""
+    import sys
+
     from cogcli.models.context import known_window, reported_window
-    from cogcli.models.record import RecordingModel
 
     budget = settings.instruction_budget
     names = instruction_names(settings.instruction_files)
@@ -62,7 +63,8 @@ async def project_context(settings: Settings, cwd: Path | None, model: Any) -> P
     window = settings.context_window or getattr(model, "context_window", None) or known_window(settings.model)
     if window is None:
         window = await reported_window(getattr(model, "inner", model))
-    if isinstance(model, RecordingModel):  # the cassette keeps the window for its replays
+    record = sys.modules.get("cogcli.models.record")  # not imported: no recording (its cassette models cost start-up)
+    if record is not None and isinstance(model, record.RecordingModel):  # the cassette keeps the window for its replays
         model.context_window = window
     # the start event names the files left out too (each saying why), after those the model got
     files = [*project.files, *project.left_out]

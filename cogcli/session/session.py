@@ -250,26 +250,33 @@ class Session:
 
             await check_local_server(self.model)
             self._server_checked = True
-        tools = [*(self._run_tools or []), *await self._started_mcp_tools()]
-        store = self.store()
-        thread_id = thread_to_continue(store, thread, last)
-        project = await project_context(self.settings, self.cwd, self.model)  # AGENTS.md files, the context window
-        for note in [*project.notes, *(self.skills.notes if self.skills is not None else [])]:  # instruction files, skills left out
-            self.on_note(note)
+        from cogcli.models.http_client import while_connecting
+
+        async def set_up() -> tuple[Any, Any, Agent]:  # while the first request's connection opens
+            tools = [*(self._run_tools or []), *await self._started_mcp_tools()]
+            store = self.store()
+            thread_id = thread_to_continue(store, thread, last)
+            project = await project_context(self.settings, self.cwd, self.model)  # AGENTS.md files, the context window
+            for note in [*project.notes, *(self.skills.notes if self.skills is not None else [])]:  # instruction files, skills left out
+                self.on_note(note)
+            settings = self.settings
+            prompt = coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command)
+            agent = Agent(
+                name="cog",
+                instructions=run_instructions(prompt, project.section, self.skills, plan, tools),
+                model=self.model,
+                tools=tools,
+                max_steps=settings.max_steps,
+                instruction_files=project.files,
+                nearby_instructions=project.nearby,
+                context_window=project.window,
+                budget=self.budget,
+                output_schema=self.output_schema,
+            )
+            return store, thread_id, agent
+
+        store, thread_id, agent = await while_connecting(self.model, set_up)
         settings = self.settings
-        prompt = coding_agent_prompt(settings.root.name, [t.name for t in tools], settings.test_command)
-        agent = Agent(
-            name="cog",
-            instructions=run_instructions(prompt, project.section, self.skills, plan, tools),
-            model=self.model,
-            tools=tools,
-            max_steps=settings.max_steps,
-            instruction_files=project.files,
-            nearby_instructions=project.nearby,
-            context_window=project.window,
-            budget=self.budget,
-            output_schema=self.output_schema,
-        )
         journal = self.journal
         spans = self.telemetry.run_spans(settings.model) if self.telemetry is not None else None
 
@@ -427,3 +434,4 @@ def store_problem(root: Path, exc: BaseException) -> str:
     why = getattr(exc, "strerror", None) or str(exc)
     fix = "free some disk space and run again" if "full" in why.lower() or getattr(exc, "errno", None) == 28 else "check that it is a writable folder"
     return f"cannot write the thread store {default_store_path(root)} ({why}); nothing was run: {fix}"
+

@@ -132,6 +132,37 @@ _FIELDS = {
 
 @lru_cache(maxsize=512)
 def maintained_price(provider: str, name: str) -> Price | None:
+    """:func:`looked_up_price`, kept across processes for the day (UTC) it was looked up
+    (:func:`cogcli.settings.price_data.remembered`: the library is not imported to price a run on
+    a model priced before)."""
+    from cogcli.settings.price_data import remembered
+
+    day = datetime.now(tz=UTC).date().isoformat()
+    held = remembered(provider, name, f"price {day}", lambda: _as_json(looked_up_price(provider, name)))
+    try:
+        return _from_json(held)
+    except (TypeError, ValueError, KeyError):  # a file edited by hand: ask the library
+        return looked_up_price(provider, name)
+
+
+def _as_json(price: Price | None) -> dict[str, Any] | None:
+    if price is None:
+        return None
+    fields = {k: getattr(price, k) for k in ("input", "output", "cache_read", "cache_write", "cache_write_1h")}
+    return {**fields, "tiers": [[start, _as_json(tier)] for start, tier in price.tiers]}
+
+
+def _from_json(held: Any) -> Price | None:
+    if held is None:
+        return None
+    tiers = tuple((int(start), _from_json(tier)) for start, tier in held.get("tiers", ()))
+    one_hour = held.get("cache_write_1h")
+    return Price(input=float(held["input"]), output=float(held["output"]), cache_read=float(held["cache_read"]),
+                 cache_write=float(held["cache_write"]), cache_write_1h=None if one_hour is None else float(one_hour),
+                 tiers=tiers)  # type: ignore[arg-type]
+
+
+def looked_up_price(provider: str, name: str) -> Price | None:
     """The price genai-prices gives ``name`` today, as a :class:`Price`: cache reads at the
     provider's cache price (the input price where it has none), cache writes at the 5-minute and
     1-hour prices Anthropic bills (OpenAI's writes cost the input price), and a long-context tier

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cogcli.threads.entries import CompactionEntry, UndoEntry
-from cogcli.threads.store import AssistantEntry, StoredEntry, ToolResultEntry, UserEntry
+from cogcli.threads.store import AssistantEntry, StoredEntry, ToolResultEntry, UserEntry, collector_paused
 from cogcli.models.base import Message
 
 #: what the model reads for a call whose result was never recorded (the process was killed)
@@ -25,6 +25,11 @@ MISSING_RESULT = "Error: no result was recorded for this call (the run was inter
 
 def build_history(instructions: str, entries: Iterable[StoredEntry]) -> list[Message]:
     """``instructions`` as the system message, then the thread's conversation in order."""
+    with collector_paused():  # a long thread: thousands of messages made at once
+        return _history(instructions, entries)
+
+
+def _history(instructions: str, entries: Iterable[StoredEntry]) -> list[Message]:
     messages: list[Message] = [Message(role="system", content=instructions)] if instructions else []
     pending: list[Message] = []  # the calls of the last assistant turn still waiting for a result
     entries = list(entries)

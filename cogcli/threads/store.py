@@ -19,6 +19,7 @@ draws a stored thread with the same rows the live run drew.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -254,17 +255,20 @@ class ThreadStore:
         threads = self.list_threads(limit=1)
         return self.get_thread(threads[0].id) if threads else None
 
-    def entries(self, thread_id: str) -> list[StoredEntry]:
+    def entries(self, thread_id: str, kinds: Sequence[str] = ()) -> list[StoredEntry]:
+        """The thread's entries in order; with ``kinds`` only those (its runs without its 2,000 calls)."""
+        only = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
         with self._lock:
             rows = self._db.execute(
-                "SELECT seq, data, created_at FROM entries WHERE thread_id = ? ORDER BY seq", (thread_id,)
+                f"SELECT seq, data, created_at FROM entries WHERE thread_id = ?{only} ORDER BY seq", (thread_id, *kinds)
             ).fetchall()
         out: list[StoredEntry] = []
-        for r in rows:
-            data = json.loads(r["data"])
-            if data.get("kind") not in ("user", "assistant", "tool_result", "run_end", "undo", "compaction"):
-                continue  # written by a newer cog
-            out.append(StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=_ENTRY.validate_python(data)))
+        with collector_paused():
+            for r in rows:
+                data = json.loads(r["data"])
+                if data.get("kind") not in ("user", "assistant", "tool_result", "run_end", "undo", "compaction"):
+                    continue  # written by a newer cog
+                out.append(StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=_ENTRY.validate_python(data)))
         return out
 
     def runs_written(self) -> list[tuple[str, StoredEntry]]:
@@ -283,6 +287,19 @@ class ThreadStore:
         presentation and details the live run had), an ``error`` if it failed and its ``finish``."""
         found = self.require_id(thread_id)
         return events_from_entries(found, self.entries(found))
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic collection while a thread's thousands of entries are read or rebuilt (walking them
+    again and again was a third of continuing a 2,000-step thread); then as it was."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[BaseEvent]:

@@ -64,13 +64,13 @@ def runs_of(store: ThreadStore, thread_id: str | None) -> tuple[list[RunRef], st
     (its id or a unique prefix), or without one the workspace's across its threads (the thread of
     the newest). Raises :class:`NothingToUndo` for no such thread, or no run."""
     if thread_id:
-        thread = store.get_thread(thread_id)
-        if thread is None:
+        found = store.resolve_id(thread_id)
+        if found is None:
             raise NothingToUndo(f"no thread {thread_id!r} (list them with `cog thread list`)")
-        runs = thread_runs(thread.entries)
+        runs = thread_runs(store.entries(found, kinds=("user", "undo")))  # what runs are made of, not the calls
         if not runs:
-            raise NothingToUndo(f"nothing to undo: thread {thread.id} has no run")
-        return runs, thread.id
+            raise NothingToUndo(f"nothing to undo: thread {found} has no run")
+        return runs, found
     runs = workspace_runs(store.runs_written())
     if not runs:
         raise NothingToUndo("nothing to undo: no run in this workspace yet")

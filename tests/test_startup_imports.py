@@ -1,0 +1,131 @@
+"""What `cog edit` imports before its first model request (issue 53): only what that request needs.
+
+Compares module sets, never times: a fresh `cog edit "say ok"` against a loopback OpenAI-compatible
+server, with the modules loaded written down at the moment the model's connection opens."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import cog_env
+from model_servers import OpenAIServer, Reply
+
+#: opened by the connection to the model: sys.modules at that moment, for each connection to ``port``
+PROBE = """
+import json, runpy, socket, sys
+port, out = int(sys.argv[1]), sys.argv[2]
+connect = socket.socket.connect
+def watched(self, address):
+    if isinstance(address, tuple) and address[1] == port:
+        with open(out, "a") as file:
+            file.write(json.dumps(sorted(sys.modules)) + "\\n")
+    return connect(self, address)
+socket.socket.connect = watched
+sys.argv = ["cog", *sys.argv[3:]]
+runpy.run_module("cogcli", run_name="__main__")
+"""
+
+#: never needed by a run's first request: other front ends, git's library, MCP, the web stack,
+#: httpx's command-line client (rich, pygments), trio, genai-prices (its answers are kept)
+NOT_BEFORE_FIRST_REQUEST = (
+    "git", "mcp", "starlette", "uvicorn", "sse_starlette", "fastapi", "websockets",
+    "cogcli.server", "cogcli.acp", "cogcli.batch", "cogcli.adapters", "cogcli.mcp", "cogcli.chat",
+    "cogcli.models.anthropic", "cogcli.models.openai_responses", "cogcli.threads.undo", "cogcli.threads.rewind",
+    "httpx._main", "rich", "pygments", "click", "trio", "httpx2", "genai_prices",
+    "openai", "anthropic", "pydantic_ai", "agents",
+)
+
+
+def modules_at_first_request(repo: Path, state: Path, server: OpenAIServer) -> list[str]:
+    """The modules a fresh `cog edit "say ok"` has loaded when it connects to ``server`` for the
+    model request (the last connection: the first is the check that a local server listens)."""
+    out = repo.parent / f"modules-{len(server.requests)}.jsonl"
+    env = cog_env({"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url, "XDG_STATE_HOME": str(state)})
+    port = server.base_url.split(":")[2].split("/")[0]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, port, str(out), "edit", "say ok", "-m", "openai:gpt-4o"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) >= 1
+    loaded: list[str] = json.loads(lines[-1])
+    return loaded
+
+
+def matching(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+@pytest.mark.slow
+def test_cog_edit_imports_only_what_its_first_request_needs(make_repo: Any, tmp_path: Path) -> None:
+    repo = make_repo("calc")
+    state = tmp_path / "state"
+    with OpenAIServer([Reply("ok"), Reply("ok")]) as server:
+        first = modules_at_first_request(repo, state, server)  # looks the model up in genai-prices once
+        again = modules_at_first_request(repo, state, server)
+        assert len(server.requests) == 2
+
+    # the probe saw the request's own needs: the HTTP client and the model's client
+    assert {"httpx", "httpcore", "cogcli.models.openai", "cogcli.loop.run"} <= set(again)
+    assert matching(again, NOT_BEFORE_FIRST_REQUEST) == []
+    # the first run imported genai-prices for the model's window; the second read what it kept
+    assert "genai_prices" in first
+
+
+def test_genai_prices_answers_are_kept_only_for_the_data_that_gave_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cogcli.settings import price_data
+    from cogcli.settings.prices import looked_up_price, maintained_price
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    maintained_price.cache_clear()
+    window = price_data.maintained_window("openai", "gpt-4o")
+    price = maintained_price("openai", "gpt-4o")
+    assert window == 128_000 and price == looked_up_price("openai", "gpt-4o") and price is not None
+    kept = json.loads((tmp_path / "cog" / price_data.CACHE_FILE).read_text(encoding="utf-8"))
+    assert (tmp_path / "cog" / price_data.CACHE_FILE).stat().st_mode & 0o077 == 0
+    assert kept["models"]["openai:gpt-4o"]["window"] == 128_000
+
+    # what is kept answers (a changed file shows it is read, not the library) ...
+    kept["models"]["openai:gpt-4o"]["window"] = 4_096
+    (tmp_path / "cog" / price_data.CACHE_FILE).write_text(json.dumps(kept), encoding="utf-8")
+    assert price_data.maintained_window("openai", "gpt-4o") == 4_096
+    # ... only for the same installed data: another genai-prices release looks it up again
+    monkeypatch.setattr(price_data, "_data_stamp", lambda: "another release")
+    assert price_data.maintained_window("openai", "gpt-4o") == 128_000
+    maintained_price.cache_clear()
+
+
+def test_a_state_folder_inside_the_workspace_never_sets_the_prices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cogcli.settings import price_data
+    from cogcli.settings.prices import looked_up_price, maintained_price
+
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    planted = workspace / "state" / "cog" / price_data.CACHE_FILE
+    planted.parent.mkdir(parents=True)
+    stamp = price_data._data_stamp()
+    assert stamp is not None
+    day = datetime.datetime.now(datetime.UTC).date().isoformat()
+    free = {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0, "cache_write_1h": None, "tiers": []}
+    planted.write_text(json.dumps({"data": stamp, "models": {"openai:gpt-4o": {f"price {day}": free, "window": 1}}}), encoding="utf-8")
+    monkeypatch.setenv("XDG_STATE_HOME", str(workspace / "state"))  # what a test in the workspace could write
+    monkeypatch.setenv("HOME", str(home))
+    maintained_price.cache_clear()
+    try:
+        # without a workspace named, the folder is the person's choice: the file is read
+        monkeypatch.setattr(price_data, "_workspace", None)
+        assert maintained_price("openai", "gpt-4o").input == 0.0  # type: ignore[union-attr]
+        maintained_price.cache_clear()
+        # a session names its workspace: the folder inside it gives way to the default
+        price_data.use_workspace(workspace)
+        assert maintained_price("openai", "gpt-4o") == looked_up_price("openai", "gpt-4o")
+        assert price_data.maintained_window("openai", "gpt-4o") == 128_000
+        assert (home / ".local" / "state" / "cog" / price_data.CACHE_FILE).exists()
+    finally:
+        maintained_price.cache_clear()
