@@ -166,8 +166,11 @@ def test_cog_edit_in_a_worktree_commits_there_and_leaves_the_work_tree_alone(mak
     bad = run_cog(["edit", "--model", REPLAY, "--worktree-name", "../x", "Fix add"], cwd=calc)
     assert bad.returncode == 2 and "is not a worktree name" in bad.stderr and "Traceback" not in bad.stderr
     assert not (calc / ".cog" / "x").exists() and not (calc.parent / "x").exists()
-    refused = run_cog(["worktree", "merge", "nope"], cwd=calc)
-    assert refused.returncode == 1 and "no worktree 'nope'" in refused.stderr
+    for verb in ("merge", "remove"):  # bad input: exit 2, as cog undo for no such run
+        refused = run_cog(["worktree", verb, "nope"], cwd=calc)
+        assert refused.returncode == 2 and "no worktree 'nope'" in refused.stderr, refused.stderr
+        hostile = run_cog(["worktree", verb, "../x"], cwd=calc)
+        assert hostile.returncode == 2 and "is not a worktree name" in hostile.stderr and "Traceback" not in hostile.stderr
 
 
 def test_a_linked_cog_folder_is_refused_and_nothing_is_made_through_it(repo: Path, tmp_path: Path) -> None:

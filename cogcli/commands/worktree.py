@@ -52,10 +52,26 @@ def list_command(root: Path, *, as_json: bool = False) -> int:
     return EXIT_OK
 
 
+def _unknown(root: Path, name: str, refused: str) -> bool:
+    """True (said) when ``name`` is no worktree name or no worktree of this repository: bad input,
+    exit 2 like ``cog undo`` for no such run; a refusal of a real worktree stays exit 1."""
+    from cogcli.worktrees.git_ops import find
+    from cogcli.worktrees.place import WorktreeError
+
+    try:
+        find(root, name)
+    except WorktreeError as exc:
+        say(f"{refused}: {exc.message}")
+        return True
+    return False
+
+
 def merge_command(root: Path, name: str) -> int:
     from cogcli.worktrees.merge import merge
     from cogcli.worktrees.place import WorktreeError
 
+    if _unknown(root, name, "merge refused"):
+        return EXIT_USAGE
     try:
         done = merge(root, name)
     except WorktreeError as exc:
@@ -73,6 +89,8 @@ def remove_command(root: Path, name: str, *, force: bool = False) -> int:
     from cogcli.worktrees.git_ops import remove
     from cogcli.worktrees.place import WorktreeError
 
+    if _unknown(root, name, "not removed"):
+        return EXIT_USAGE
     try:
         where, unmerged = remove(root, name, force=force)
     except WorktreeError as exc:
