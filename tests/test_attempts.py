@@ -101,8 +101,11 @@ def test_pick_order_tests_then_lines_then_cost_and_a_failed_run_only_last() -> N
 @pytest.mark.slow
 def test_cog_edit_attempts_json_lines_are_tagged_and_end_with_the_comparison(make_repo) -> None:  # type: ignore[no-untyped-def]
     calc = make_repo("calc")
+    (calc / "node_modules" / "left").mkdir(parents=True)  # ignored: the attempts start without it, and are told so
+    (calc / ".git" / "info" / "exclude").write_text("node_modules/\n")
     done = run_cog(["edit", "--json", "--attempts", "2", "--model", REPLAY, "Fix add"], cwd=calc, env=GIT_ENV)
     assert done.returncode == 0, done.stderr
+    assert "git ignores node_modules/, so the attempts' worktrees start without it" in done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     tagged = [line for line in lines if line.get("type") != "attempts"]
     assert {line["attempt"] for line in tagged} == {1, 2}

@@ -244,3 +244,20 @@ def test_the_repository_s_hooks_and_filters_never_run_when_cog_makes_merges_or_r
     merge(repo, "safe")
     git_ops.remove(repo, "safe")
     assert not marker.exists()
+
+
+def test_an_ignored_environment_folder_a_worktree_starts_without_is_named_unless_worktreeinclude_copies_it(repo: Path) -> None:
+    from cogcli.worktrees.include import environments_left_out
+
+    assert environments_left_out(repo) == []
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / ".venv" / "bin" / "python").write_text("")
+    (repo / "node_modules" / "x").mkdir(parents=True)
+    (repo / "node_modules" / "x" / "index.js").write_text("")
+    assert environments_left_out(repo) == []  # not ignored: committed, a worktree has them
+    (repo / ".gitignore").write_text((repo / ".gitignore").read_text() + ".venv/\nnode_modules/\n")
+    assert environments_left_out(repo) == [".venv", "node_modules"]
+    (repo / ".worktreeinclude").write_text("node_modules/\n")
+    assert environments_left_out(repo) == [".venv"]
+    where = git_ops.create(repo, "envs")
+    assert (where.path / "node_modules" / "x" / "index.js").exists() and not (where.path / ".venv").exists()

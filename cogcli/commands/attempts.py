@@ -111,6 +111,12 @@ def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
     try:
         if dirty(opts.root):
             say("note: the attempts start from the last commit; your uncommitted changes are not in them")
+        from cogcli.worktrees.include import environments_left_out
+
+        for name in environments_left_out(opts.root):
+            say(f"note: git ignores {name}/, so the attempts' worktrees start without it and their tests run without the "
+                f"project's environment; list {name}/ in .worktreeinclude to copy it (an editable install in a copied "
+                "virtualenv still imports this work tree's code)")
     except WorktreeError as exc:
         say(exc.message)
         return EXIT_USAGE

@@ -117,3 +117,25 @@ def _copy_one(top: Path, dest: Path, rel: str) -> str | None:
         return exc.strerror or str(exc)
     finally:
         os.close(src_dir)
+
+
+#: a project's own environment folders, which git usually ignores
+ENVIRONMENTS = (".venv", "venv", "node_modules")
+
+
+def environments_left_out(top: Path) -> list[str]:
+    """The environment folders (``.venv``, ``venv``, ``node_modules``) of the main work tree that
+    git ignores and ``.worktreeinclude`` does not name: a new worktree starts without them, so its
+    tests run without the project's environment (cog's own Python, no node_modules)."""
+    from cogcli.worktrees.place import git
+
+    here = [name for name in ENVIRONMENTS if (top / name).is_dir() and not (top / name).is_symlink()]
+    if not here:
+        return []
+    ignored = set(git(top, "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z", "--", *here).split("\0"))
+    left = [name for name in here if f"{name}/" in ignored]
+    wanted = patterns(top)
+    if not left or not wanted:
+        return left
+    excludes = [arg for p in wanted for arg in ("-x", p)]
+    return [name for name in left if not git(top, "ls-files", "--others", "--ignored", "-z", *excludes, "--", f"{name}/").strip("\0")]
