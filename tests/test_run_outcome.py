@@ -77,3 +77,16 @@ async def test_a_go_build_failure_fails_the_run(tmp_path: Path) -> None:
     assert ran.details["outcome"] == "build-failed"
     assert result.tests_error is not None and "did not build" in result.tests_error
     assert summary.exit_code() == EXIT_TASK_FAILED
+
+
+def test_files_a_command_changed_have_no_line_counts_and_the_summary_does_not_make_them_zero() -> None:
+    from cogcli.wire.events import FileChange, FinishEvent
+
+    def line(*changes: FileChange) -> str:
+        summary = _summary([FinishEvent(message_id="m", thread_id="t", status="completed", steps=2, files_changed=list(changes))])
+        return summary.line()
+
+    assert line(FileChange(path="a.py", added=2, removed=1)) == "Done · 2 steps · 1 file changed (+2 -1)"
+    by_command = FileChange(path="fmt.py")  # run_command's changed_files: paths, no diff
+    assert line(by_command, FileChange(path="b.txt")) == "Done · 2 steps · 2 files changed"
+    assert line(FileChange(path="a.py", added=2, removed=1), by_command) == "Done · 2 steps · 2 files changed (+2 -1 in 1)"

@@ -225,9 +225,7 @@ class RunSummary:
         parts.append(_plural(steps, "step"))
         files = self.file_stats()
         if files:
-            added = sum(f.added for f in files.values())
-            removed = sum(f.removed for f in files.values())
-            parts.append(f"{_plural(len(files), 'file')} changed (+{added} -{removed})")
+            parts.append(_files_changed(files))
         counts = self.test_counts()
         if self.tests_errored:
             not_run = self.finish is not None and tests_not_run(self.finish.tests_error)
@@ -282,3 +280,17 @@ def _tokens(usage: Usage, *, unknown_cost: bool = False) -> str:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _files_changed(files: dict[str, FileStat]) -> str:
+    """``2 files changed (+3 -1)``. A file a command changed has no line counts (it carries no
+    diff: 0 and 0), so they are not summed as if they were known: ``3 files changed (+3 -1 in 1)``,
+    and no counts at all when no file has any, rather than a false ``(+0 -0)``."""
+    counted = [f for f in files.values() if f.added or f.removed]
+    said = f"{_plural(len(files), 'file')} changed"
+    if not counted:
+        return said
+    added = sum(f.added for f in counted)
+    removed = sum(f.removed for f in counted)
+    return f"{said} (+{added} -{removed}{'' if len(counted) == len(files) else f' in {len(counted)}'})"
+
