@@ -115,6 +115,7 @@ async def test_a_checker_over_its_budget_is_skipped_with_a_note_and_runs_with_th
     checked = await call(made["diagnostics"], {"paths": ["shop"]})
     assert [(d.file, d.rule) for d in DiagnosticsDetails.model_validate(checked.details).problems] == [("shop/prices.py", "return-value")]
     assert checked.result.splitlines()[0] == "1 problem in 2 files (ruff, mypy)"
+    assert checked.presentation is not None and checked.presentation.detail == "shop · 1 problem"  # the row, not "1 problems"
 
 
 async def test_turned_off_per_source_and_missing_checkers_are_no_errors(tmp_path: Path) -> None:

@@ -111,7 +111,7 @@ def diagnostics_tool(checker: Checker | Callable[[], Checker], *, timeout: float
             from workspace_tools.sandbox.leftovers import removed_text
 
             lines.append(removed_text(verdict.removed))
-        detail = f"{' '.join(params.paths or [])} · {len(problems)} problems".strip(" ·")
+        detail = f"{' '.join(params.paths or [])} · {len(problems)} problem{'s' if len(problems) != 1 else ''}".strip(" ·")
         return tool_output("\n".join(lines), details=details, presentation={"label": LABEL, "icon": ICON, "detail": detail})
 
     def presentation(params: DiagnosticsParams) -> dict[str, Any]:
