@@ -105,7 +105,7 @@ def test_cog_edit_attempts_json_lines_are_tagged_and_end_with_the_comparison(mak
     (calc / ".git" / "info" / "exclude").write_text("node_modules/\n")
     done = run_cog(["edit", "--json", "--attempts", "2", "--model", REPLAY, "Fix add"], cwd=calc, env=GIT_ENV)
     assert done.returncode == 0, done.stderr
-    assert "git ignores node_modules/, so the attempts' worktrees start without it" in done.stderr
+    assert "git ignores node_modules/, so each attempt's worktree starts without it" in done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     tagged = [line for line in lines if line.get("type") != "attempts"]
     assert {line["attempt"] for line in tagged} == {1, 2}

@@ -148,8 +148,11 @@ def test_a_linked_worktreeinclude_is_not_read(repo: Path, tmp_path: Path) -> Non
 @pytest.mark.slow
 def test_cog_edit_in_a_worktree_commits_there_and_leaves_the_work_tree_alone(make_repo) -> None:  # type: ignore[no-untyped-def]
     calc = make_repo("calc")
+    (calc / "node_modules").mkdir()  # ignored: the worktree starts without it, and cog says so
+    (calc / ".git" / "info" / "exclude").write_text("node_modules/\n")
     done = run_cog(["edit", "--model", REPLAY, "--worktree-name", "fix", "Fix add"], cwd=calc, env=GIT_ENV)
     assert done.returncode == 0, done.stderr
+    assert "git ignores node_modules/, so the worktree starts without it" in done.stderr
     where = calc / ".cog" / "worktrees" / "fix"
     assert f"worktree fix: {where} (branch cog/fix)" in done.stderr
     assert "committed" in done.stderr and "cog worktree merge fix" in done.stderr

@@ -111,12 +111,10 @@ def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
     try:
         if dirty(opts.root):
             say("note: the attempts start from the last commit; your uncommitted changes are not in them")
-        from cogcli.worktrees.include import environments_left_out
+        from cogcli.worktrees.include import environment_notes
 
-        for name in environments_left_out(opts.root):
-            say(f"note: git ignores {name}/, so the attempts' worktrees start without it and their tests run without the "
-                f"project's environment; list {name}/ in .worktreeinclude to copy it (an editable install in a copied "
-                "virtualenv still imports this work tree's code)")
+        for note in environment_notes(opts.root, "each attempt's worktree"):
+            say(note)
     except WorktreeError as exc:
         say(exc.message)
         return EXIT_USAGE

@@ -36,6 +36,10 @@ def enter(root: Path, cwd: Path | None, name: str | None) -> Entered:
     here = (cwd or root).resolve()
     new_cwd = made.path / here.relative_to(made.top) if here.is_relative_to(made.top) else new_root
     say(f"worktree {made.name}: {made.path} (branch {made.branch})")
+    from cogcli.worktrees.include import environment_notes
+
+    for note in environment_notes(made.top):
+        say(note)
     return Entered(made, new_root, new_cwd if new_cwd.is_dir() else new_root)
 
 

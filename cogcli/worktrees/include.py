@@ -139,3 +139,10 @@ def environments_left_out(top: Path) -> list[str]:
         return left
     excludes = [arg for p in wanted for arg in ("-x", p)]
     return [name for name in left if not git(top, "ls-files", "--others", "--ignored", "-z", *excludes, "--", f"{name}/").strip("\0")]
+
+
+def environment_notes(top: Path, whose: str = "the worktree") -> list[str]:
+    """A note for each of :func:`environments_left_out`: what it means and the fix."""
+    return [f"note: git ignores {name}/, so {whose} starts without it and its tests run without the project's "
+            f"environment; list {name}/ in .worktreeinclude to copy it (an editable install in a copied virtualenv "
+            "still imports this work tree's code)" for name in environments_left_out(top)]
