@@ -145,3 +145,33 @@ def test_a_long_session_prunes_again_hourly(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(store, "_next_prune", time.monotonic() - 1)  # an hour later
     store.take(scan(repo))
     assert not (objects / old).exists()
+
+
+@pytest.mark.anyio
+async def test_a_link_out_a_command_made_is_named_and_left_and_the_rest_of_the_run_is_still_undone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found trying a real project: `ln -s /elsewhere d/out` in a run made `cog undo` refuse the whole
+    # run ("d/out is a symlink ... outside the workspace") though a link is documented as left alone.
+    repo = _repo(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": f"mkdir d && ln -s {outside} d/out; echo three > b.txt"})]), Turn("done")])
+    async with _session(load_settings(repo, sandbox="off"), model, monkeypatch) as session:
+        await session.run("go", approve=_yes, on_event=lambda e: None)
+        plan = session.undo()
+    assert (repo / "b.txt").read_text() == "two\n"  # the rest of the run is put back
+    assert (repo / "d" / "out").is_symlink() and list(outside.iterdir()) == []  # the link left, nothing written through it
+    assert any("d/out was not put back" in n and "a link" in n for n in plan.notes), plan.notes
+
+
+@pytest.mark.anyio
+async def test_a_run_whose_only_change_cog_could_not_keep_says_so_rather_than_put_back_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cogcli.threads.undo_types import NothingToUndo
+
+    repo = _repo(tmp_path)
+    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": f"ln -s {tmp_path} out"})]), Turn("done")])
+    async with _session(load_settings(repo, sandbox="off"), model, monkeypatch) as session:
+        await session.run("go", approve=_yes, on_event=lambda e: None)
+        with pytest.raises(NothingToUndo) as refused:
+            session.undo()
+    said = refused.value.message
+    assert "nothing cog can undo in" in said and "out was not put back" in said and "put back by hand?" not in said, said

@@ -264,7 +264,9 @@ def plan_runs(root: str | Path, runs: Sequence[RunRef], thread_id: str, *, to: s
     if code:
         walked = [(r, changes_of(r)) for r in chosen if not r.code_undone]
         made: set[str] = set()
+        noted = len(notes)
         plan.files = _walk_back(workspace, walked, notes, made)
+        left = notes[noted:]  # the files cog could not keep, left as they are
         plan.folders = sorted(made | {d for f in plan.files for d in f.folders})
         if plan.folders:
             notes.append(f"the folders the runs' commands made are removed if empty then: {', '.join(d + '/' for d in plan.folders)}")
@@ -274,19 +276,22 @@ def plan_runs(root: str | Path, runs: Sequence[RunRef], thread_id: str, *, to: s
         plan.touched = {r.message_id: {c.path for c in changes} for r, changes in walked}
         if not plan.files and not plan.folders and to is None and not conversation:
             before = next((r for r in reversed(runs) if r.number < chosen[0].number and not r.code_undone and changes_of(r)), None)
-            raise NothingToUndo(_already_back(chosen[0], thread_id, before))
+            raise NothingToUndo(_already_back(chosen[0], thread_id, before, left))
         if not plan.files and not plan.folders and any(changes_of(r) for r in chosen):
             notes.append("the files were already as they were before " + ("that run" if len(chosen) == 1 else "those runs"))
     plan.notes = notes
     return plan
 
 
-def _already_back(run: RunRef, thread_id: str, before: RunRef | None) -> str:
+def _already_back(run: RunRef, thread_id: str, before: RunRef | None, left: Sequence[str] = ()) -> str:
     """Why ``run``, the newest not undone, has nothing to undo: its files are as they were (put back
-    by hand); the run before it to walk back to with ``--to``, when one is left."""
+    by hand), or cog could not keep them (``left``: a link, a file too big); the run before it to
+    walk back to with ``--to``, when one is left."""
     head = f"nothing to undo: the files of {run.named(thread_id)} are as they were before it"
+    if left:
+        head = f"nothing cog can undo in {run.named(thread_id)}: {'; '.join(left)}; put those back by hand (git restore for tracked files)"
     if before is None:
-        return head + " (put back by hand?), and no run before it changed files that are not undone yet"
+        return head + ("" if left else " (put back by hand?)") + ", and no run before it changed files that are not undone yet"
     return head + f" (walk further back with --to {before.number}: run {before.number} ({before.title}) too)"
 
 
@@ -306,6 +311,11 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list
     refused: dict[str, str] = {}
     for run, changes in runs:
         for change in reversed(changes):
+            if change.path in left:
+                continue
+            if change.unrestorable and not change.folder:  # never resolved: a link it left may lead out
+                left[change.path] = f"{change.path} was not put back: {change.by or 'a command'} changed it and cog could not keep it ({change.unrestorable})"
+                continue
             try:
                 path = workspace.resolve(change.path, for_write=True)
             except CogError as exc:
@@ -316,9 +326,6 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list
                     folders.add(rel)
                 continue
             if rel in refused or rel in left:
-                continue
-            if change.unrestorable:
-                left[rel] = f"{rel} was not put back: {change.by or 'a command'} changed it and cog could not keep it ({change.unrestorable})"
                 continue
             if rel not in now:
                 now[rel] = state[rel] = _read(rel, path)
