@@ -154,13 +154,16 @@ async def test_a_link_out_a_command_made_is_named_and_left_and_the_rest_of_the_r
     repo = _repo(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
-    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": f"mkdir d && ln -s {outside} d/out; echo three > b.txt"})]), Turn("done")])
+    command = f"mkdir d && ln -s {outside} d/out; rm a.txt && ln -s {outside}/a a.txt; echo three > b.txt"
+    model = ScriptedModel([Turn("", [Call("c1", "run_command", {"command": command})]), Turn("done")])
     async with _session(load_settings(repo, sandbox="off"), model, monkeypatch) as session:
         await session.run("go", approve=_yes, on_event=lambda e: None)
         plan = session.undo()
     assert (repo / "b.txt").read_text() == "two\n"  # the rest of the run is put back
     assert (repo / "d" / "out").is_symlink() and list(outside.iterdir()) == []  # the link left, nothing written through it
     assert any("d/out was not put back" in n and "a link" in n for n in plan.notes), plan.notes
+    # a file it replaced by a link: its record is cog's own (once set aside as "planted or altered")
+    assert any("a.txt was not put back" in n for n in plan.notes) and not any("set aside" in n for n in plan.notes), plan.notes
 
 
 @pytest.mark.anyio

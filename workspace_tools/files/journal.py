@@ -175,7 +175,8 @@ class Journal:
             if folder:
                 meta["folder"] = True
             assert self.message_id is not None
-            meta["mac"] = sign(self._key, _signed(self.root, self.message_id, meta, before))
+            # signed as read back: bytes not kept (``unrestorable``) are not in the record
+            meta["mac"] = sign(self._key, _signed(self.root, self.message_id, meta, before if unrestorable is None else None))
             name = f"{seq:06d}"
             try:
                 if before is not None and unrestorable is None:
