@@ -414,3 +414,12 @@ async def test_a_subagent_stop_block_sends_the_child_back_to_work_and_its_matche
     assert result.tool_calls[0].result == "Looked at calc/ops.py."
     again = model.children["Look"].requests[1]
     assert again[-1].role == "user" and "[SubagentStop hook] say which file" in str(again[-1].content)
+
+
+@pytest.mark.anyio
+async def test_the_task_row_counts_one_call_in_the_singular(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo("calc")
+    model = ByThread([Turn("", [task("t1", "Fix add in calc/ops.py")]), Turn("ok")], {"Fix add": [Turn("", [FIX]), Turn("Fixed.")]})
+    result, _, _ = await run_with_children(repo, model)
+    [call] = result.tool_calls
+    assert call.presentation is not None and call.presentation.detail.endswith("completed, 1 call"), call.presentation

@@ -141,7 +141,8 @@ class Subagents:
         content = output or "(the subagent gave no final answer)"
         if end.status != RunStatus.COMPLETED:
             content = f"The subagent stopped ({end.status}{': ' + end.error if end.error else ''}). Its last words:\n{content}"
-        shown = f"{params.description} · {end.status}, {len(child.results)} calls"
+        calls = len(child.results)
+        shown = f"{params.description} · {end.status}, {calls} call{'' if calls == 1 else 's'}"
         return tool_output(content, details=details.model_dump(exclude_none=True), presentation={"label": "Task", "icon": "bot", "detail": shown})
 
 
