@@ -166,3 +166,17 @@ def test_a_file_changed_by_hand_is_not_for_cog_undo_and_cog_tool_says_so(make_re
     assert "cog undo does not put back what cog tool changes" in out.stderr, out.stderr
     assert run_cog(["undo"], repo).returncode == 2  # indeed: nothing to undo
     assert run_cog(["tool", "read_file", "path=calc/ops.py"], repo).stderr == ""  # reading says nothing
+
+
+def test_cog_tool_says_a_command_s_changes_are_not_for_undo_and_a_background_job_ends_with_it(make_repo) -> None:
+    # Found trying it by hand: the result said "read its output with command_output(id='job_1')",
+    # which a later `cog tool` cannot do, and run_command's changes got no undo note (docs/undo.md says they do).
+    repo = make_repo("calc")
+    out = run_cog(["tool", "run_command", "command=echo x > made.txt"], repo)
+    assert out.returncode == 0 and (repo / "made.txt").exists()
+    assert "cog undo does not put back what cog tool changes" in out.stderr, out.stderr
+    started = run_cog(["tool", "run_command", "command=sleep 30", "background=true"], repo)
+    assert started.returncode == 0 and "job_1 ended with this cog tool call" in started.stderr, started.stderr
+    assert "cog undo does not put back" not in started.stderr
+    later = run_cog(["tool", "command_output", "id=job_1"], repo)
+    assert later.returncode == 2 and "no background command 'job_1'" in later.stdout + later.stderr

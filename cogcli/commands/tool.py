@@ -42,11 +42,17 @@ def call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: 
     result, received = anyio.run(run)
     emit(ToolResultEvent.of(result))
     renderer.close()
-    if name in JOURNALED_IN_RUNS and result.error is None:
+    details = result.details if isinstance(result.details, dict) else {}
+    if result.error is None and (name in JOURNALED_IN_RUNS or details.get("changed_files")):
         from cogcli.shown.visible import say
 
         say("cog undo does not put back what cog tool changes (only a run's changes are recorded); "
             "git restore/git checkout does for files git tracks")
+    if result.error is None and details.get("job") and details.get("running"):
+        from cogcli.shown.visible import say
+
+        say(f"{details['job']} ended with this cog tool call: a background command lives as long as its session "
+            "(a run of cog edit or cog chat), so a later cog tool command_output or kill_command does not find it")
     if received:
         return 128 + received[0]  # 130 for SIGINT, 143 for SIGTERM
     return call_exit_status(result)  # what the call's end means is the session's to say
