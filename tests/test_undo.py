@@ -107,6 +107,7 @@ def test_a_file_changed_since_the_run_is_refused_by_name_and_left_alone(calc: Pa
         out = run_cog(args, calc)
         assert out.returncode == 1, out.stderr
         assert "undo refused: calc/ops.py changed since the run" in out.stderr and out.stdout == ""
+        assert "to undo it: put the file back as the run left it" in out.stderr  # the cause and the fix
         assert snapshot(calc) == edited
 
 
