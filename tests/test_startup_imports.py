@@ -39,6 +39,8 @@ NOT_BEFORE_FIRST_REQUEST = (
     "cogcli.models.anthropic", "cogcli.models.openai_responses", "cogcli.threads.undo", "cogcli.threads.rewind",
     "httpx._main", "rich", "pygments", "click", "trio", "httpx2", "genai_prices",
     "openai", "anthropic", "pydantic_ai", "agents",
+    # only `cog edit`'s own command is declared (typer builds the declared commands' parameters)
+    "cogcli.cli.chat", "cogcli.cli.batch", "cogcli.cli.thread", "cogcli.cli.serve", "cogcli.cli.mcp_app", "cogcli.cli.acp",
 )
 
 
@@ -129,3 +131,52 @@ def test_a_state_folder_inside_the_workspace_never_sets_the_prices(tmp_path: Pat
         assert (home / ".local" / "state" / "cog" / price_data.CACHE_FILE).exists()
     finally:
         maintained_price.cache_clear()
+
+
+#: ``sys.modules`` when a fresh ``cog ARGS…`` ends (printed on stderr at exit)
+AT_EXIT = """
+import atexit, json, runpy, sys
+atexit.register(lambda: sys.stderr.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n"))
+sys.argv = ["cog", *sys.argv[1:]]
+runpy.run_module("cogcli", run_name="__main__")
+"""
+
+#: the modules of cogcli.cli that declare the other commands, and what only a run needs
+NOT_FOR_COG_TOOLS = (
+    "cogcli.cli.edit", "cogcli.cli.chat", "cogcli.cli.batch", "cogcli.cli.thread", "cogcli.cli.serve",
+    "cogcli.cli.mcp_app", "cogcli.cli.acp", "cogcli.cli.settings", "cogcli.cli.worktree",
+    "cogcli.loop", "cogcli.models", "cogcli.threads", "cogcli.render",
+    "httpx", "httpcore", "anyio", "git", "mcp", "starlette", "uvicorn", "genai_prices", "rich", "click",
+)
+
+
+def modules_of_cog(args: list[str], cwd: Path) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", AT_EXIT, *args], cwd=cwd, env=cog_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = next(line for line in done.stderr.splitlines() if line.startswith("MODULES "))
+    loaded: list[str] = json.loads(line.removeprefix("MODULES "))
+    return loaded
+
+
+def test_cog_tools_declares_and_imports_only_its_own_command(make_repo: Any) -> None:
+    """typer builds every declared command's parameters at start: `cog tools` declares only its
+    own module of cogcli.cli (issue 53), and `cog --help` still declares (and lists) them all."""
+    repo = make_repo("calc")
+    tools = modules_of_cog(["tools"], repo)
+    assert "cogcli.cli.tool" in tools and "workspace_tools.runners" in tools  # it did list the tools
+    assert matching(tools, NOT_FOR_COG_TOOLS) == []
+    assert matching(modules_of_cog(["-v", "tools"], repo), NOT_FOR_COG_TOOLS) == []  # cog's own flag first
+
+    every = modules_of_cog(["--help"], repo)
+    assert {"cogcli.cli.edit", "cogcli.cli.batch", "cogcli.cli.worktree", "cogcli.cli.thread"} <= set(every)
+
+
+def test_the_command_line_names_the_module_to_declare() -> None:
+    from cogcli.cli import invoked
+
+    assert invoked(["tools", "--json"]) == "tool"
+    assert invoked(["-v", "thread", "show", "x"]) == "thread"
+    assert invoked(["batch", "run"]) == "batch"
+    # no command, a help or version flag first, or a name cog does not know: every command declared
+    assert invoked([]) is None and invoked(["--help", "tools"]) is None and invoked(["--version"]) is None
+    assert invoked(["tols"]) is None

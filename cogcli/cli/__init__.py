@@ -12,14 +12,73 @@
 - :mod:`cogcli.cli.settings` — ``cog config``;
 - :mod:`cogcli.cli.worktree` — ``cog worktree list|merge|remove``.
 
-Each module declares its commands on :data:`app` when imported; they are imported here in the
-order ``cog --help`` lists them. The bodies of the commands live in :mod:`cogcli.commands`.
+Each module declares its commands on the typer app when imported (:func:`declare`, in the order
+``cog --help`` lists them). :data:`app` (``from cogcli.cli import app``) is the app with every
+command declared. :func:`main`, the console script, declares only the module of the command on its
+command line when it names one (``cog tools``, ``cog edit …``): typer builds the parameters of
+every declared command at start, and a one-off command should not pay for the others (issue 53).
+Anything else (``cog``, ``cog --help``, a mistyped name) gets every command. The bodies of the
+commands live in :mod:`cogcli.commands`.
 """
 
-from cogcli.cli.typer_app import app, main
-from cogcli.cli.batch import batch_app  # noqa: E402 (`cog batch`, after `cog thread`: declared in its own module)
+import sys
+from typing import Any
 
-app.add_typer(batch_app, name="batch")
-from cogcli.cli import edit, chat, tool, thread, serve, mcp_app, acp, settings, worktree  # noqa: F401,E402 (declare the commands, in this order)
+#: the first word of a command line -> the module of cogcli.cli that declares it
+MODULE_OF = {
+    "batch": "batch", "edit": "edit", "chat": "chat", "tool": "tool", "tools": "tool",
+    "render": "thread", "schema": "thread", "thread": "thread", "undo": "thread",
+    "trust": "serve", "serve": "serve", "mcp": "mcp_app", "acp": "acp", "config": "settings",
+    "worktree": "worktree",
+}
+#: ``cog``'s own options, before the command's name (the eager ones print and end: every command)
+_FLAGS = {"-v", "--verbose"}
+_declared: set[str] = set()
 
-__all__ = ["app", "main"]
+
+def declare(names: set[str] | None = None) -> None:
+    """Import the modules of cogcli.cli that declare ``names`` (the modules' names; None: all),
+    in ``cog --help``'s order. Each is declared once."""
+    from cogcli.cli.typer_app import app
+
+    order = ("batch", "edit", "chat", "tool", "thread", "serve", "mcp_app", "acp", "settings", "worktree")
+    for name in order:
+        if name in _declared or (names is not None and name not in names):
+            continue
+        _declared.add(name)
+        if name == "batch":
+            from cogcli.cli.batch import batch_app
+
+            app.add_typer(batch_app, name="batch")  # after `cog thread` in the help: declared in its own module
+        else:
+            __import__(f"cogcli.cli.{name}")
+
+
+def invoked(argv: list[str]) -> str | None:
+    """The module declaring the command ``argv`` names (``cog -v tools``: ``tool``), or None."""
+    for word in argv:
+        if word in _FLAGS:
+            continue
+        return MODULE_OF.get(word)
+    return None
+
+
+def main() -> None:
+    """The console script ``cog``: only the invoked command declared (see the module's doc)."""
+    from cogcli.cli import typer_app
+
+    module = invoked(sys.argv[1:])
+    declare(None if module is None else {module})
+    typer_app.main()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # every command declared
+        from cogcli.cli.typer_app import app
+
+        declare()
+        return app
+    raise AttributeError(name)
+
+
+__all__ = ["app", "main", "declare"]

@@ -73,13 +73,16 @@ def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
     origin = origin_of(entries)
     if origin is not None and isinstance(renderer, TextRenderer):  # where an imported thread came from
         renderer.out.write(visible(origin_line(origin), one_line=True) + "\n")
+    from cogcli.threads.store import collector_paused
+
     headed = iter(runs)
-    for event in events:
-        if isinstance(renderer, TextRenderer) and getattr(event, "type", None) == "start":
-            run = next(headed, None)
-            if run is not None:  # the number cog undo --to (and chat's /rewind) take
-                renderer.out.write(visible(run_heading(run), one_line=True) + "\n")
-        renderer.handle(event)
+    with collector_paused():  # drawing 20,000 events makes many objects and frees them: no cycles to find
+        for event in events:
+            if isinstance(renderer, TextRenderer) and getattr(event, "type", None) == "start":
+                run = next(headed, None)
+                if run is not None:  # the number cog undo --to (and chat's /rewind) take
+                    renderer.out.write(visible(run_heading(run), one_line=True) + "\n")
+            renderer.handle(event)
     renderer.close()
     return EXIT_OK
 

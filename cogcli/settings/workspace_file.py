@@ -80,7 +80,7 @@ _FIXES: dict[str, str] = {
 class PriceSetting(BaseModel):
     """One model's prices in a workspace's ``prices`` table (USD per million tokens)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)  # built when a cog.toml sets prices, not at start-up
 
     input: float = Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)
     output: float = Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)
@@ -127,7 +127,7 @@ class CogConfig(BaseModel):
     keys are warned about (a newer cog may know them). Strict: TOML has types, so ``max_steps =
     true`` or ``timeout = "10"`` is an error rather than a guess."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)  # built when a config is read, not at start-up
 
     # list defaults are plain ``[]`` (pydantic copies them for each instance): ``default_factory=list``
     # has pydantic read ``list``'s text signature, which compiles tokenize's regex (~2.5 ms) at import
