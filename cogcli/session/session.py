@@ -252,8 +252,11 @@ class Session:
             self._server_checked = True
         from cogcli.models.http_client import while_connecting
 
+        # the MCP servers first, outside the connecting task group: their clients' cancel scopes
+        # live as long as the session, so they must not be entered inside a scope that ends sooner
+        tools = [*(self._run_tools or []), *await self._started_mcp_tools()]
+
         async def set_up() -> tuple[Any, Any, Agent]:  # while the first request's connection opens
-            tools = [*(self._run_tools or []), *await self._started_mcp_tools()]
             store = self.store()
             thread_id = thread_to_continue(store, thread, last)
             project = await project_context(self.settings, self.cwd, self.model)  # AGENTS.md files, the context window

@@ -101,10 +101,10 @@ def test_an_edit_whose_record_cannot_be_written_is_refused_and_the_file_left(cal
     journal.begin("thr_x", "msg_diskfull")
     real = journal_module._write_file
 
-    def full_disk(dir_fd: int, name: str, data: bytes) -> None:
+    def full_disk(dir_fd: int, name: str, data: bytes, **options: Any) -> None:
         if name.endswith((".before", ".json")) and name != "run.json":
             raise OSError(errno.ENOSPC, "No space left on device")
-        real(dir_fd, name, data)
+        real(dir_fd, name, data, **options)
 
     monkeypatch.setattr(journal_module, "_write_file", full_disk)
     result = _edit(calc, journal)
