@@ -9,14 +9,17 @@ from typing import Any
 
 from serve_helpers import Served, write_cassette
 
+#: a run that starts a background command, runs one more, and ends (the job still running)
+JOB_TURNS = [
+    {"toolCalls": [{"id": "c1", "name": "run_command", "arguments": {"command": "echo serving; exec sleep 300", "background": True}}]},
+    {"toolCalls": [{"id": "c2", "name": "run_command", "arguments": {"command": "true"}}]},
+    {"text": "The server ran."},
+]
+
 
 def test_the_runs_background_commands_are_listed_running_then_killed(make_repo, tmp_path: Path) -> None:
     repo = make_repo("calc")
-    model = write_cassette(tmp_path / "jobs.jsonl", [
-        {"toolCalls": [{"id": "c1", "name": "run_command", "arguments": {"command": "echo serving; exec sleep 300", "background": True}}]},
-        {"toolCalls": [{"id": "c2", "name": "run_command", "arguments": {"command": "true"}}]},
-        {"text": "The server ran."},
-    ])
+    model = write_cassette(tmp_path / "jobs.jsonl", JOB_TURNS)
     with Served(repo, model=model) as srv:
         run = srv.start("start the server", approval="ask")
         path = f"/api/runs/{run['runId']}"

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from browser_helpers import browser, wait_for  # noqa: F401 (fixture)
 from serve_helpers import Served, write_cassette
+from test_serve_jobs import JOB_TURNS
 
 
 @pytest.mark.slow
@@ -16,11 +17,7 @@ def test_studio_lists_the_runs_background_command_running_then_killed(make_repo:
     from selenium.webdriver.common.by import By
 
     repo = make_repo("calc")
-    model = write_cassette(tmp_path / "jobs.jsonl", [
-        {"toolCalls": [{"id": "c1", "name": "run_command", "arguments": {"command": "echo serving; exec sleep 300", "background": True}}]},
-        {"toolCalls": [{"id": "c2", "name": "run_command", "arguments": {"command": "true"}}]},
-        {"text": "The server ran."},
-    ])
+    model = write_cassette(tmp_path / "jobs.jsonl", JOB_TURNS)
     with Served(repo, model=model) as srv:
         run = srv.start("start the server", approval="ask")
         browser.get(f"{srv.base}/runs/{run['runId']}?token={srv.token}")

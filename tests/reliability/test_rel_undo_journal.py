@@ -99,14 +99,14 @@ def test_an_edit_whose_record_cannot_be_written_is_refused_and_the_file_left(cal
     before = (calc / OPS).read_bytes()
     journal = Journal(calc)
     journal.begin("thr_x", "msg_diskfull")
-    real = journal_module._write_file
+    real = journal_module.write_at
 
     def full_disk(dir_fd: int, name: str, data: bytes, **options: Any) -> None:
         if name.endswith((".before", ".json")) and name != "run.json":
             raise OSError(errno.ENOSPC, "No space left on device")
         real(dir_fd, name, data, **options)
 
-    monkeypatch.setattr(journal_module, "_write_file", full_disk)
+    monkeypatch.setattr(journal_module, "write_at", full_disk)
     result = _edit(calc, journal)
     assert not result.ok and "No space left on device" in (result.error or "") and "left as it was" in (result.error or "")
     assert (calc / OPS).read_bytes() == before

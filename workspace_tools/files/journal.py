@@ -42,6 +42,7 @@ from pathlib import Path
 
 from cogcli.contract.errors import ErrorCode, ToolCallError
 from workspace_tools.host import files as hostfiles
+from workspace_tools.host.files import write_at
 from workspace_tools.files.journal_key import KeyUnusable, journal_key, sign, verify
 
 JOURNAL_DIR = (".cog", "journal")
@@ -120,7 +121,7 @@ class Journal:
                     self._seq = 0
                 finally:
                     os.close(base)
-                _write_file(self._run_fd, "run.json", json.dumps({"threadId": thread_id, "messageId": message_id}).encode())
+                write_at(self._run_fd, "run.json", json.dumps({"threadId": thread_id, "messageId": message_id}).encode())
                 self.error = None
             except (OSError, JournalError, KeyUnusable) as exc:
                 self.error = _why(exc)
@@ -180,10 +181,10 @@ class Journal:
             name = f"{seq:06d}"
             try:
                 if before is not None and unrestorable is None:
-                    _write_file(self._run_fd, f"{name}.before", before, sync=durable)
+                    write_at(self._run_fd, f"{name}.before", before, sync=durable)
                 if after is not None:
-                    _write_file(self._run_fd, f"{name}.after", after, sync=durable)
-                _write_file(self._run_fd, f"{name}.json", json.dumps(meta).encode(), sync=durable)
+                    write_at(self._run_fd, f"{name}.after", after, sync=durable)
+                write_at(self._run_fd, f"{name}.json", json.dumps(meta).encode(), sync=durable)
             except OSError as exc:
                 for leftover in (f"{name}.before", f"{name}.after", f"{name}.json"):
                     try:
@@ -317,30 +318,6 @@ def _open_dirs(root: Path, parts: tuple[str, ...], *, create: bool) -> int:
     except NotADirectoryError:
         where = next((parts[: i + 1] for i in range(len(parts)) if root.joinpath(*parts[: i + 1]).is_file()), parts)
         raise JournalError(f"{'/'.join(where)} is not a folder") from None
-
-
-def _write_file(dir_fd: int, name: str, data: bytes, *, sync: bool = True) -> None:
-    """``name`` in ``dir_fd`` holding ``data``, fsync'd (unless not ``sync``), appearing whole or not at all."""
-    tmp = f".{name}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        if sync:
-            os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
-        raise
-    os.close(fd)
-    os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    if sync:
-        os.fsync(dir_fd)
 
 
 def _read_file(dir_fd: int, name: str) -> bytes:

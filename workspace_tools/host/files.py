@@ -180,6 +180,31 @@ def open_at(dir_fd: int, name: str, flags: int, mode: int = 0o666, *, where: str
         raise
 
 
+def write_at(dir_fd: int, name: str, data: bytes, *, sync: bool = True) -> None:
+    """``name`` in ``dir_fd`` holding ``data``, fsync'd (unless not ``sync``), appearing whole or not at
+    all: written to a temporary name of this process (never through a link) and renamed over it."""
+    tmp = f".{name}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if sync:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+    os.close(fd)
+    os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    if sync:
+        os.fsync(dir_fd)
+
+
 def refuse_link(dir_fd: int, name: str, *, where: str | None = None) -> None:
     """Raise :class:`LinkRefused` when ``name`` in ``dir_fd`` is a symbolic link. For what is
     opened by path (SQLite opens its database and the ``-wal``/``-journal`` beside it by name),

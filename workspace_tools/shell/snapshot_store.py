@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workspace_tools.host.files import write_at
 from workspace_tools.shell.tree_changes import Key, Snapshot
 
 #: the store's folder in the workspace's state folder
@@ -164,7 +165,7 @@ class SnapshotStore:
         try:
             os.stat(sha, dir_fd=objects, follow_symlinks=False)
         except FileNotFoundError:
-            _write(objects, sha, data, sync=False)
+            write_at(objects, sha, data, sync=False)
         taken.copied += 1
         return [sha, None]
 
@@ -270,7 +271,7 @@ class SnapshotStore:
         index = self._index
         assert index is not None
         if self._logged + len(paths) > max(1000, len(index) // 4):
-            _write(base, "index.json", json.dumps(index, separators=(",", ":")).encode(), sync=False)
+            write_at(base, "index.json", json.dumps(index, separators=(",", ":")).encode(), sync=False)
             try:
                 os.unlink("index.log", dir_fd=base)
             except FileNotFoundError:
@@ -335,19 +336,6 @@ def _ignored(root: Path, paths: list[str]) -> set[str]:
 
     return ask_git(root, paths, []) if paths else set()
 
-
-def _write(dir_fd: int, name: str, data: bytes, *, sync: bool = True) -> None:
-    tmp = f".{name}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
 def _read(dir_fd: int, name: str) -> bytes:
