@@ -4,6 +4,7 @@ updates arrive while the runner still runs."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -21,17 +22,28 @@ def need(program: str, install: str) -> None:
         pytest.skip(f"NOT TESTED: {program} is not installed here ({install}; .ci/run installs it)")
 
 
-def copy_project(name: str, dest: Path) -> Path:
+def copy_project(name: str, dest: Path, *, modules: str = "link") -> Path:
     """``fixtures/NAME`` copied to ``dest/NAME``; its ``node_modules`` (installed by ``npm ci``,
-    which .ci/run runs) is linked. Skips loudly when a Node fixture's install is missing."""
+    which .ci/run runs) is linked, or with ``modules="copy"`` copied (hard links where they can be):
+    the sandbox shows no link out of the workspace whose target it hides (a checkout under /tmp).
+    Skips loudly when a Node fixture's install is missing."""
     source = FIXTURES / name
     if (source / "package-lock.json").exists() and not (source / "node_modules").is_dir():
         pytest.skip(f"NOT TESTED: fixtures/{name}/node_modules is missing: run `npm ci` in fixtures/{name} (.ci/run does)")
     target = dest / name
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("node_modules", "target", "Cargo.lock", "__pycache__"))
-    if (source / "node_modules").is_dir():
+    if (source / "node_modules").is_dir() and modules == "copy":
+        shutil.copytree(source / "node_modules", target / "node_modules", symlinks=True, copy_function=_link_or_copy)
+    elif (source / "node_modules").is_dir():
         (target / "node_modules").symlink_to(source / "node_modules")
     return target
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system
+        shutil.copy2(source, target)
 
 
 def gate(folder: Path, seen: list[str]) -> Any:

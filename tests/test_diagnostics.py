@@ -153,7 +153,7 @@ async def test_go_vet_reports_a_new_printf_mistake_and_a_syntax_error(tmp_path: 
 
 async def test_tsc_reports_a_new_type_error_and_not_the_projects_old_one(tmp_path: Path) -> None:
     need("node", "apt install nodejs")
-    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path, modules="copy"))
     result = await call(tools(root)["edit_file"], {"path": "src/math.ts", "old_text": "return a + b;", "new_text": "return `${a + b}`;"})
     found = verdict(result)
     assert [(d.file, d.line, d.rule) for d in found.new] == [("src/math.ts", 2, "TS2322")]

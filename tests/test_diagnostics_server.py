@@ -55,7 +55,7 @@ def server_pid(checker: Checker) -> int:
 async def test_a_new_type_error_then_its_fix_from_one_warm_sandboxed_server(tmp_path: Path) -> None:
     need("node", "apt install nodejs")
     need_sandbox()
-    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path, modules="copy"))
     checker, edit_file, diagnostics = checked(root)
     try:
         broken = await edit(edit_file, BREAK)
@@ -80,7 +80,7 @@ async def test_a_new_type_error_then_its_fix_from_one_warm_sandboxed_server(tmp_
 
 async def test_a_killed_server_is_started_again_and_still_answers(tmp_path: Path) -> None:
     need("node", "apt install nodejs")
-    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path, modules="copy"))
     checker, edit_file, _ = checked(root)
     try:
         assert [d.rule for d in (await edit(edit_file, BREAK)).new] == ["TS2322"]
@@ -190,7 +190,7 @@ async def test_the_sessions_tools_close_their_server_and_turned_off_starts_none(
     from workspace_tools import workspace_tools
 
     need("node", "apt install nodejs")
-    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path, modules="copy"))
     off = {t.name: t for t in workspace_tools(root, diagnostics=True, diagnostics_off=["tsc"])}
     quiet = await edit(off["edit_file"], BREAK)
     assert quiet.new == [] and [(s.source, s.why) for s in quiet.skipped] == [("tsc", "turned off (diagnostics_off)")]
@@ -207,7 +207,7 @@ async def test_the_sessions_tools_close_their_server_and_turned_off_starts_none(
 
 async def test_a_server_over_its_budget_is_ended_and_the_source_skipped_with_a_note(tmp_path: Path) -> None:
     need("node", "apt install nodejs")
-    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path, modules="copy"))
     checker, edit_file, _ = checked(root, types_budget=0.05)  # no project loads in 50 ms
     try:
         found = await edit(edit_file, BREAK)
@@ -221,7 +221,7 @@ async def test_two_edits_at_once_share_the_server_and_each_gets_its_own_verdict(
     import anyio
 
     need("node", "apt install nodejs")
-    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path, modules="copy"))
     checker, edit_file, _ = checked(root)
     found: dict[str, DiagnosticsDetails] = {}
 
@@ -243,7 +243,7 @@ async def test_a_written_file_is_in_the_project_and_a_moved_one_keeps_its_proble
     from workspace_tools import workspace_tools
 
     need("node", "apt install nodejs")
-    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path, modules="copy"))
     made = workspace_tools(root, diagnostics=True)
     tools = {t.name: t for t in made}
     try:
@@ -262,7 +262,7 @@ async def test_without_the_sandbox_no_server_starts_after_a_change(tmp_path: Pat
     from workspace_tools.diagnostics.checker import NO_SANDBOX
 
     need("node", "apt install nodejs")
-    root = init_git_repo(copy_project("ts_diagnostics", tmp_path))
+    root = init_git_repo(copy_project("ts_diagnostics", tmp_path, modules="copy"))
     checker, edit_file, _ = checked(root, sandbox="off")
     try:
         found = await edit(edit_file, BREAK)
