@@ -10,7 +10,6 @@ carry every problem.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from collections.abc import Callable
@@ -30,7 +29,6 @@ MAX_FILES = 500
 MAX_PROBLEMS = 1000
 #: problems the model reads at most (the rest counted)
 MODEL_PROBLEMS = 20
-_SKIP = {"node_modules", "target", "vendor", "__pycache__", "dist", "build", "site-packages"}
 LABEL, ICON = "Diagnostics", "stethoscope"
 
 
@@ -53,6 +51,10 @@ def _suffixes() -> tuple[str, ...]:
 
 
 def _files(checker: Checker, paths: list[str]) -> list[Path]:
+    """The source files ``paths`` name: a file itself, a folder's as list_files lists them
+    (environments, caches and ignored files left out), links left out (one may point out)."""
+    from workspace_tools.workspace.listing import workspace_files
+
     suffixes = _suffixes()
     out: list[Path] = []
     for given in paths:
@@ -60,15 +62,12 @@ def _files(checker: Checker, paths: list[str]) -> list[Path]:
         if full.is_file():
             out.append(full)
         elif full.is_dir():
-            for folder, dirs, names in os.walk(full):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP
-                                 and not (Path(folder) / d / "pyvenv.cfg").exists())
-                out += [Path(folder) / n for n in sorted(names)
-                        if n.endswith(suffixes) and not (Path(folder) / n).is_symlink()]  # a link may point out
-                if len(out) >= MAX_FILES:
-                    break
+            listed = (checker.workspace.root / rel for rel in workspace_files(checker.workspace, full).files)
+            out += [f for f in listed if f.name.endswith(suffixes) and not f.is_symlink()]
         else:
             raise ToolCallError(f"path {given!r} does not exist in the workspace", code=ErrorCode.FILE_NOT_FOUND)
+        if len(out) >= MAX_FILES:
+            break
     return out[:MAX_FILES]
 
 
