@@ -226,3 +226,26 @@ def test_keep_jobs_is_the_persons_never_the_workspaces(tmp_path: Path, monkeypat
     assert load_settings(repo).keep_jobs is False
     monkeypatch.setenv("COG_KEEP_JOBS", "1")
     assert load_settings(repo).keep_jobs is True
+
+
+@needs_sandbox
+def test_a_sandboxed_job_outlives_the_thread_that_started_it(tmp_path: Path) -> None:
+    """bwrap's --die-with-parent fires when the *thread* that started it ends (an anyio worker idles
+    out after 10 s): the keeper, not a thread of cog, is the sandbox's parent, so the job runs on."""
+    import threading
+
+    from workspace_tools.shell.jobs import Jobs
+
+    repo = _repo(tmp_path)
+    jobs = Jobs(workspace=repo)
+    started: list[Any] = []
+    argv = [*bwrap.sandbox_prefix("on", repo), "bash", "-c", "exec sleep 300"]
+    thread = threading.Thread(target=lambda: started.append(jobs.start("sleep", argv, cwd=repo, env=dict(os.environ), sandboxed=True)))
+    thread.start()
+    thread.join()
+    try:
+        time.sleep(1.0)
+        assert started[0].running, f"the job died with its starting thread (exit code {started[0].exit_code})"
+    finally:
+        jobs.close()
+    assert not started[0].running
