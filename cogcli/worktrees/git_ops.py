@@ -37,7 +37,8 @@ def branch_exists(root: Path, branch: str) -> bool:
 
 def create(root: Path, name: str | None = None, *, base: str = "HEAD") -> Place:
     """A new worktree on a new branch ``cog/NAME`` from ``base`` (default: the current commit) at
-    ``<top>/.cog/worktrees/NAME``; ``.worktreeinclude``'s files copied in. Raises
+    ``<top>/.cog/worktrees/NAME``; ``.worktreeinclude``'s files copied in, the person's approvals of the
+    workspace's commands carried where the content is identical (:mod:`cogcli.worktrees.approvals`). Raises
     :class:`WorktreeError` (the name taken, no commit yet, a link in ``.cog/``)."""
     from workspace_tools.host.files import LinkRefused, exclude_from_git, open_dir
 
@@ -60,6 +61,9 @@ def create(root: Path, name: str | None = None, *, base: str = "HEAD") -> Place:
     from cogcli.worktrees.include import copy_included
 
     copy_included(top, where.path)
+    from cogcli.worktrees.approvals import carry_approvals
+
+    carry_approvals(top, where.path)  # the person's approvals, where the worktree holds the same bytes
     return where
 
 
