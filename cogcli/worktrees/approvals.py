@@ -36,7 +36,13 @@ def carry_approvals(top: Path, worktree: Path) -> list[str]:
     ``worktree`` where the content is identical (see the module's doc); answers the settings carried
     (``mcp_servers: python srv.py``). Never raises: an approval not carried is asked for later."""
     from cogcli.contract.errors import ConfigError
-    from cogcli.settings.trust import approve, command_files, differences, load_store, save_store
+    from cogcli.settings.trust import (
+        approve,
+        command_files,
+        differences,
+        load_store,
+        save_store,
+    )
 
     top, worktree = top.resolve(), worktree.resolve()
     try:

@@ -4,6 +4,7 @@ repository (or a worktree's files) name runs."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import stat
@@ -21,6 +22,8 @@ from cogcli.worktrees.place import (
     main_top,
     new_name,
 )
+
+log = logging.getLogger("cogcli")
 
 #: who commits in a worktree when git knows nobody (no user.name/user.email anywhere)
 FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "cog", "GIT_AUTHOR_EMAIL": "cog@localhost",
@@ -60,7 +63,11 @@ def create(root: Path, name: str | None = None, *, base: str = "HEAD") -> Place:
     git(top, "worktree", "add", "--quiet", "-b", where.branch, "--", str(where.path), base_commit)
     from cogcli.worktrees.include import copy_included
 
-    copy_included(top, where.path)
+    copied, _ = copy_included(top, where.path)
+    from cogcli.worktrees.venvs import own_virtualenvs
+
+    for note in own_virtualenvs(top, where.path, copied):  # a copied .venv's editable installs: the worktree's code
+        log.warning("%s", note)
     from cogcli.worktrees.approvals import carry_approvals
 
     carry_approvals(top, where.path)  # the person's approvals, where the worktree holds the same bytes
