@@ -41,7 +41,7 @@ def branch_exists(root: Path, branch: str) -> bool:
 def create(root: Path, name: str | None = None, *, base: str = "HEAD") -> Place:
     """A new worktree on a new branch ``cog/NAME`` from ``base`` (default: the current commit) at
     ``<top>/.cog/worktrees/NAME``; ``.worktreeinclude``'s files copied in, the person's approvals of the
-    workspace's commands carried where the content is identical (:mod:`cogcli.worktrees.approvals`). Raises
+    workspace's commands carried where the content is identical (:mod:`cogcli.worktrees.carried_trust`). Raises
     :class:`WorktreeError` (the name taken, no commit yet, a link in ``.cog/``)."""
     from workspace_tools.host.files import LinkRefused, exclude_from_git, open_dir
 
@@ -68,7 +68,7 @@ def create(root: Path, name: str | None = None, *, base: str = "HEAD") -> Place:
 
     for note in own_virtualenvs(top, where.path, copied):  # a copied .venv's editable installs: the worktree's code
         log.warning("%s", note)
-    from cogcli.worktrees.approvals import carry_approvals
+    from cogcli.worktrees.carried_trust import carry_approvals
 
     carry_approvals(top, where.path)  # the person's approvals, where the worktree holds the same bytes
     return where

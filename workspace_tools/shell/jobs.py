@@ -43,6 +43,8 @@ READ_LIMIT = 16 * 1024
 MAX_RUNNING = 8
 #: seconds between SIGTERM and SIGKILL
 TERM_GRACE = 2.0
+#: after the keeper exits, how long its last output may take to be read before the job counts as ended
+DRAIN_WAIT = 2.0
 
 
 @dataclass
@@ -215,8 +217,9 @@ class Jobs:
                   shared_network=shared_network)
         if sweep is not None:
             job.sweep = lambda: sweep(job.started_ns)
-        threading.Thread(target=_drain, args=(job,), name=f"cog-{job_id}-out", daemon=True).start()
-        threading.Thread(target=_reap, args=(job,), name=f"cog-{job_id}-wait", daemon=True).start()
+        drain = threading.Thread(target=_drain, args=(job,), name=f"cog-{job_id}-out", daemon=True)
+        drain.start()
+        threading.Thread(target=_reap, args=(job, drain), name=f"cog-{job_id}-wait", daemon=True).start()
         with self._lock:
             self._jobs[job_id] = job
         return job
@@ -272,8 +275,10 @@ def _drain(job: Job) -> None:
     stream.close()
 
 
-def _reap(job: Job) -> None:
-    job._finish(job.process.wait())
+def _reap(job: Job, drain: threading.Thread) -> None:
+    code = job.process.wait()
+    drain.join(DRAIN_WAIT)  # ended means all it printed is in (the keeper's stdout closes as it exits)
+    job._finish(code)
 
 
 #: every open Jobs, killed at exit when the session did not close them (a crash, Ctrl-C)
