@@ -117,3 +117,15 @@ def test_cog_edit_attempts_json_lines_are_tagged_and_end_with_the_comparison(mak
 
     text = run_cog(["edit", "--attempts", "2", "--worktree", "--model", REPLAY, "Fix add"], cwd=calc)
     assert text.returncode == 2 and "goes without --worktree" in text.stderr
+
+
+def test_attempts_1_is_a_usage_error_naming_the_fix_not_a_quiet_plain_run(make_repo) -> None:  # type: ignore[no-untyped-def]
+    calc = make_repo("calc")
+    before = (calc / "calc" / "ops.py").read_text()
+    done = run_cog(["edit", "--attempts", "1", "--model", REPLAY, "Fix add"], cwd=calc, env=GIT_ENV)
+    assert done.returncode == 2, done.stderr
+    assert "--attempts 1 is one attempt, not best-of-N: give --attempts 2 to 8 (or leave --attempts out for a plain run)" in done.stderr
+    assert (calc / "calc" / "ops.py").read_text() == before  # nothing ran
+    assert not (calc / ".cog" / "worktrees").exists()
+    over = run_cog(["edit", "--attempts", "9", "--model", REPLAY, "Fix add"], cwd=calc, env=GIT_ENV)
+    assert over.returncode == 2 and "--attempts" in over.stderr

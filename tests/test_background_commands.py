@@ -147,7 +147,9 @@ async def test_a_chatty_command_stays_bounded_in_memory_and_in_what_the_model_re
     try:
         await invoke_tool(tools["run_command"], {"command": "head -c 5000000 /dev/zero | tr '\\0' x; echo; echo END",
                                                  "background": True})
-        out = await _until(lambda: _ended(tools))
+        job = jobs_module.jobs_of(tools.values()).get("job_1")  # waited for without reading: one read at the end
+        await _until(lambda: anyio.to_thread.run_sync(lambda: not job.running))
+        out = await _ended(tools)
         assert out.details["bytes_total"] == 5_000_005 and out.details["output"].endswith("END\n")
         assert len(out.details["output"]) <= jobs_module.READ_LIMIT and out.details["dropped"] > 0
         assert "earlier bytes not shown" in out.result

@@ -43,6 +43,7 @@ def workspace_tools(
     command_timeout: float | None = None,
     test_env: PassedEnv | None = None,
     jobs: Jobs | None = None,
+    keep_jobs: bool = False,
     diagnostics: bool = False,
     diagnostics_off: Sequence[str] = (),
     undo_ignored: bool = False,
@@ -67,7 +68,8 @@ def workspace_tools(
     ``test_env`` (:class:`workspace_tools.sandbox.environment.PassedEnv`): what the tests get beyond the
     allow-list, for this workspace only. ``jobs`` (:class:`workspace_tools.shell.jobs.Jobs`) keeps
     ``run_command``'s background commands, read by ``command_output`` and ended by ``kill_command``
-    (made here when not given; ``run_command``'s ``close`` kills what is still running).
+    (made here when not given; ``run_command``'s ``close`` kills what is still running, but with
+    ``keep_jobs`` — the person's ``--keep-jobs`` — keeps it past the session's end).
     allow-list, for this workspace only. ``diagnostics=True`` checks every change edit_file, write_file,
     apply_patch and move_file make with the project's checkers, in the tests' sandbox, and adds the
     ``diagnostics`` tool (:mod:`workspace_tools.diagnostics`); ``diagnostics_off`` names checkers left out.
@@ -149,7 +151,7 @@ def workspace_tools(
         if not kept:
             from workspace_tools.shell.jobs import Jobs
 
-            kept.append(Jobs())
+            kept.append(Jobs(keep_all=keep_jobs, workspace=workspace.root))
         return kept[0]
 
     def run_command() -> Tool[Any]:

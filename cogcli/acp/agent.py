@@ -116,7 +116,7 @@ class _Session:
 
 
 async def _slash_command(opened: _Session, text: str) -> str | None:
-    """The reply to a prompt that is ``/jobs [kill ID]``, ``/undo [RUN]`` or ``/rewind [N [both|code|conversation]]``
+    """The reply to a prompt that is ``/jobs [kill ID | keep ID]``, ``/undo [RUN]`` or ``/rewind [N [both|code|conversation]]``
     (:mod:`cogcli.threads.rewind`), walking the session's thread back; None for an instruction."""
     word, _, rest = text.strip().partition(" ")
     if word == "/jobs":  # the session's background commands (cogcli.session.background): listed, or one killed

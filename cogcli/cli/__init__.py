@@ -10,7 +10,8 @@
 - :mod:`cogcli.cli.mcp_app` — ``cog mcp`` (serving) and its servers: ``add``, ``list``, ``remove``, ``login``, ``logout``;
 - :mod:`cogcli.cli.acp` — ``cog acp``;
 - :mod:`cogcli.cli.settings` — ``cog config``;
-- :mod:`cogcli.cli.worktree` — ``cog worktree list|merge|remove``.
+- :mod:`cogcli.cli.worktree` — ``cog worktree list|merge|remove``;
+- :mod:`cogcli.cli.jobs` — ``cog jobs [kill PID]``: background commands kept past their session.
 
 Each module declares its commands on the typer app when imported (:func:`declare`, in the order
 ``cog --help`` lists them). :data:`app` (``from cogcli.cli import app``) is the app with every
@@ -29,7 +30,7 @@ MODULE_OF = {
     "batch": "batch", "edit": "edit", "chat": "chat", "tool": "tool", "tools": "tool",
     "render": "thread", "schema": "thread", "thread": "thread", "undo": "thread",
     "trust": "serve", "serve": "serve", "mcp": "mcp_app", "acp": "acp", "config": "settings",
-    "worktree": "worktree",
+    "worktree": "worktree", "jobs": "jobs",
 }
 #: ``cog``'s own options, before the command's name (the eager ones print and end: every command)
 _FLAGS = {"-v", "--verbose"}
@@ -41,7 +42,7 @@ def declare(names: set[str] | None = None) -> None:
     in ``cog --help``'s order. Each is declared once."""
     from cogcli.cli.typer_app import app
 
-    order = ("batch", "edit", "chat", "tool", "thread", "serve", "mcp_app", "acp", "settings", "worktree")
+    order = ("batch", "edit", "chat", "tool", "thread", "serve", "mcp_app", "acp", "settings", "worktree", "jobs")
     for name in order:
         if name in _declared or (names is not None and name not in names):
             continue

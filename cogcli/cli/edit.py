@@ -39,7 +39,7 @@ def edit(
     output_schema: OutputSchemaOption = None,
     worktree: WorktreeOption = False,
     worktree_name: WorktreeNameOption = None,
-    attempts: Annotated[Optional[int], typer.Option("--attempts", metavar="N", min=1, max=8, help="Best-of-N: N attempts side by side, each in its own worktree; the one whose tests pass most (then the fewest changed lines, then the cost) is applied here (cog undo takes it back); the others stay as branches (docs/worktrees.md).", show_default=False)] = None,
+    attempts: Annotated[Optional[int], typer.Option("--attempts", metavar="N", min=1, max=8, help="Best-of-N: N attempts (2 to 8) side by side, each in its own worktree; the one whose tests pass most (then the fewest changed lines, then the cost) is applied here (cog undo takes it back); the others stay as branches (docs/worktrees.md).", show_default=False)] = None,
     image: Annotated[Optional[list[Path]], typer.Option("--image", metavar="PATH", help="An image (PNG, JPEG, GIF, WebP) the model sees with the instruction; again for more.", show_default=False)] = None,
     *,
     flags: SettingFlags,

@@ -97,8 +97,11 @@ def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
     from cogcli.worktrees.pick import table
     from cogcli.worktrees.place import WorktreeError
 
-    if settings.model is None or opts.attempts > MAX_ATTEMPTS or opts.worktree is not None or opts.commit or opts.thread or opts.last or opts.plan:
-        why = (f"--attempts takes 2 to {MAX_ATTEMPTS}" if opts.attempts > MAX_ATTEMPTS else
+    outside = not 2 <= opts.attempts <= MAX_ATTEMPTS
+    if settings.model is None or outside or opts.worktree is not None or opts.commit or opts.thread or opts.last or opts.plan:
+        why = (f"--attempts {opts.attempts} is one attempt, not best-of-N: give --attempts 2 to {MAX_ATTEMPTS} "
+               "(or leave --attempts out for a plain run)" if opts.attempts == 1 else
+               f"--attempts takes 2 to {MAX_ATTEMPTS}" if outside else
                "no model: give --model (or set COG_MODEL)" if settings.model is None else
                "--attempts makes its own worktrees and threads: it goes without --worktree, --commit, --thread, --last and --plan")
         say(why)

@@ -124,7 +124,7 @@ def run_edit(opts: EditOptions) -> int:
         attached = attached_images(opts.images, opts.cwd or Path.cwd())
     except ValueError as exc:
         return _failed_before_run(opts.format, str(exc), "USAGE")
-    if opts.attempts is not None and opts.attempts > 1:
+    if opts.attempts is not None:  # --attempts 1 too: refused there, naming the fix (not quietly a plain run)
         from cogcli.commands.attempts import run_attempts_command
 
         return run_attempts_command(opts, settings, attached)

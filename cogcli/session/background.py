@@ -3,7 +3,8 @@ them to the person: ``/jobs`` in chat and ACP, Studio's list, the chat status li
 
 The jobs themselves live in the session's tools (:class:`workspace_tools.shell.jobs.Jobs`, shared
 by ``run_command``, ``command_output`` and ``kill_command``); this reads them without taking any
-output the model has not read yet, and kills one on the person's word.
+output the model has not read yet, and kills or keeps one on the person's word (``/jobs keep ID``:
+it outlives the session, see :mod:`workspace_tools.shell.kept`; the model has no way to keep one).
 """
 
 from __future__ import annotations
@@ -32,11 +33,14 @@ class JobRow(BaseModel):
     duration_s: float
     #: bytes it printed in all
     bytes_total: int = 0
+    #: kept past the session's end by the person: its pid and log (``cog jobs`` lists it later)
+    kept_pid: int | None = None
+    kept_log: str | None = None
 
     def state(self) -> str:
         """``running``, ``exited 0``, ``killed``."""
         if self.running:
-            return "running"
+            return "running, kept" if self.kept_pid else "running"
         return "killed" if self.killed else f"exited {self.exit_code}"
 
 
@@ -60,7 +64,8 @@ def rows_of(jobs: Any) -> list[JobRow]:
     now = time.monotonic()
     return [
         JobRow(id=j.id, command=j.command, running=j.running, exit_code=j.exit_code, killed=j.killed,
-               age_s=round(now - j.started, 1), duration_s=round(j.duration, 1), bytes_total=j.total)
+               age_s=round(now - j.started, 1), duration_s=round(j.duration, 1), bytes_total=j.total,
+               kept_pid=j.kept.pid if j.kept is not None else None, kept_log=j.kept.log if j.kept is not None else None)
         for j in jobs.listing()
     ]
 
@@ -83,6 +88,18 @@ def kill_job(session: Any, job_id: str) -> JobRow:
     return next(row for row in job_rows(session) if row.id == job_id)
 
 
+def keep_job(session: Any, job_id: str) -> JobRow:
+    """Keep the background command ``job_id`` past the session's end (the person's word); raises
+    :class:`~cogcli.contract.errors.ToolCallError` when there is no such job or it ended."""
+    from cogcli.contract.errors import ErrorCode, ToolCallError
+
+    jobs = session_jobs(session)
+    if jobs is None:
+        raise ToolCallError("no background command in this session yet", code=ErrorCode.INVALID_ARGUMENTS)
+    jobs.get(job_id).keep(jobs.workspace)
+    return next(row for row in job_rows(session) if row.id == job_id)
+
+
 def jobs_text(rows: list[JobRow]) -> str:
     """The rows as a small table for a terminal (``/jobs``), the command last (made visible)."""
     from cogcli.shown.visible import visible
@@ -94,12 +111,13 @@ def jobs_text(rows: list[JobRow]) -> str:
     widths = [max(len(c[i]) for c in cells) for i in range(4)]
     lines = ["  ".join(c[i].ljust(widths[i]) for i in range(4)) + "  " + c[4] for c in cells]
     running = sum(r.running for r in rows)
-    lines.append(f"{running} running; /jobs kill ID ends one. All are killed when the session ends.")
+    lines.append(f"{running} running; /jobs kill ID ends one. All are killed when the session ends but those kept "
+                 "with /jobs keep ID (then `cog jobs` lists them; what they change after the session is beyond undo).")
     return "\n".join(lines)
 
 
 def jobs_reply(session: Any, argument: str) -> str:
-    """What ``/jobs ARGUMENT`` answers (chat and ACP): the list; ``kill ID`` ends one."""
+    """What ``/jobs ARGUMENT`` answers (chat and ACP): the list; ``kill ID`` ends one, ``keep ID`` keeps one."""
     from cogcli.contract.errors import CogError
     from cogcli.shown.visible import visible
 
@@ -112,4 +130,34 @@ def jobs_reply(session: Any, argument: str) -> str:
         except CogError as exc:
             return visible(exc.message, one_line=True)
         return f"{row.id} {row.state()}: {visible(row.command, one_line=True)}"
-    return f"unknown /jobs argument {visible(argument, one_line=True)!r}: /jobs lists them, /jobs kill ID ends one"
+    if words[0] == "keep" and len(words) == 2:
+        try:
+            row = keep_job(session, words[1])
+        except CogError as exc:
+            return visible(exc.message, one_line=True)
+        return (f"{row.id} kept (pid {row.kept_pid}): it runs on after this session, its output in {visible(row.kept_log or '')}; "
+                f"`cog jobs` lists it, `cog jobs kill {row.kept_pid}` ends it. What it changes after the session is beyond undo.")
+    return (f"unknown /jobs argument {visible(argument, one_line=True)!r}: /jobs lists them, /jobs kill ID ends one, "
+            "/jobs keep ID keeps one past the session's end")
+
+
+def kept_text(records: list[Any]) -> str:
+    """``cog jobs``: the kept background commands (:class:`workspace_tools.shell.kept.KeptJob`), each
+    with its pid, state, command, log and how to reach a server it runs; the ended ones are forgotten
+    once listed (their logs stay)."""
+    from cogcli.shown.visible import visible
+    from workspace_tools.shell.kept import forget
+
+    if not records:
+        return "No kept background commands (chat's /jobs keep ID or cog edit --keep-jobs keeps them past a session)."
+    lines = []
+    for record in records:
+        state = "running" if record.running else "ended"
+        lines.append(f"{record.id}  {state}  {visible(record.command, one_line=True)}")
+        lines.append(f"    workspace {visible(record.workspace)} · log {visible(record.log)}")
+        if record.running and record.net_pid is not None:
+            lines.append(f"    its loopback is the session's own: {record.reach()}")
+        if not record.running:
+            forget(record)
+    lines.append("cog jobs kill PID ends one (its whole process group). What they change is beyond cog undo.")
+    return "\n".join(lines)

@@ -50,6 +50,8 @@ def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str]
     options.update(diagnostics=settings.diagnostics, diagnostics_off=settings.diagnostics_off)
     if settings.undo_ignored:
         options["undo_ignored"] = True
+    if settings.keep_jobs:
+        options["keep_jobs"] = True
     tools = workspace_tools(settings.root, **options)
     if settings.timeout:
         tools = [dataclasses.replace(t, timeout=settings.timeout) for t in tools]

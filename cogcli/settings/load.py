@@ -159,8 +159,7 @@ class Settings:
     sources: Mapping[str, str] = field(default_factory=dict)
     #: whether ``mcp_servers`` are the person's (``--mcp`` or their config file), not the workspace's
     mcp_personal: bool = False
-    #: ask | auto | stdin from ``--approval``/``--yes``, ``COG_APPROVAL`` or the person's config
-    #: (None: the front end's default)
+    #: ask | auto | stdin from ``--approval``/``--yes``, ``COG_APPROVAL`` or the person's config (None: the front end's default)
     approval: str | None = None
     #: provider → base URL from the person's config (below the provider's variable, e.g. OPENAI_BASE_URL)
     base_urls: Mapping[str, str] = field(default_factory=dict)
@@ -188,6 +187,7 @@ class Settings:
     #: the person gives run_tests' tests the host's network in the sandbox (``--test-network``,
     #: ``COG_TEST_NETWORK=1``, ``test_network = true`` in their config.toml; never the workspace's)
     test_network: bool = False
+    keep_jobs: bool = False  #: the person's ``--keep-jobs`` (never the workspace's): :mod:`workspace_tools.shell.kept`
     #: the snapshots before commands keep the files git ignores too (``COG_UNDO_IGNORED=1``, ``undo_ignored = true``)
     undo_ignored: bool = False
     #: check file changes with the project's checkers, and the ones left out (docs/diagnostics.md)

@@ -277,6 +277,13 @@ SETTINGS: tuple[Setting, ...] = (
         flags=("--command-network/--no-command-network",), env="COG_COMMAND_NETWORK", commands=TOOLS - {BATCH},
     ),
     Setting(
+        "keep_jobs", "bool", "Keep the model's background commands running after the session ends instead of killing them "
+        "(a dev server to use afterwards): each is listed with its pid and log when cog exits, `cog jobs` lists them, "
+        "`cog jobs kill PID` ends one; what they change afterwards is beyond cog undo (COG_KEEP_JOBS=1; the person's "
+        "choice, never the workspace's).",
+        flags=("--keep-jobs/--no-keep-jobs",), env="COG_KEEP_JOBS", commands=frozenset({EDIT, CHAT, CONFIG}),
+    ),
+    Setting(
         "undo_ignored", "bool", "Keep the files git ignores in the snapshots taken before commands too, so cog undo puts back "
         "what a command changed among them (build output, caches; default: left out; COG_UNDO_IGNORED=1).",
         env="COG_UNDO_IGNORED", commands=TOOLS - {BATCH},

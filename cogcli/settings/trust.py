@@ -319,10 +319,13 @@ def review(store: TrustStore, workspace: Path, setting: str, command: str) -> Re
     entry = _entry(store, workspace, setting, command)
     if entry is None:
         return Review(command, now, approved=False)
-    before = entry.files if entry.files is not None else {}
-    # a name newly covered (or no longer) as absent is no change on disk: the source that imports it is
-    changed = tuple(sorted(k for k in {*before, *now} if before.get(k) != now.get(k) and {before.get(k), now.get(k)} != {None, ABSENT}))
+    changed = differences(entry.files if entry.files is not None else {}, now)
     return Review(command, now, approved=not changed, changed=changed)
+
+
+def differences(before: dict[str, str], now: dict[str, str]) -> tuple[str, ...]:
+    """The files whose fingerprints differ between an approval and now (newly covered as absent: no change)."""
+    return tuple(sorted(k for k in {*before, *now} if before.get(k) != now.get(k) and {before.get(k), now.get(k)} != {None, ABSENT}))
 
 
 def is_trusted(store: TrustStore, workspace: Path, setting: str, command: str) -> bool:
@@ -439,10 +442,8 @@ def require_trusted(
             raise ConfigError(f"not starting {checked.command!r} from [tool.cog] {setting}: not approved "
                               f"(approve it with `cog trust`, or remove it from {source})")
         if command_files(workspace, checked.command) != checked.files:  # changed while the person read the question
-            raise ConfigError(
-                f"not starting {checked.command!r} from [tool.cog] {setting}: the files it runs changed while you "
-                "were asked; run `cog trust` to review them again"
-            )
+            raise ConfigError(f"not starting {checked.command!r} from [tool.cog] {setting}: the files it runs changed while "
+                              "you were asked; run `cog trust` to review them again")
         approve(store, workspace, setting, checked.command, checked.files)
         save_store(store)
     return approved

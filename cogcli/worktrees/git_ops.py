@@ -4,6 +4,7 @@ repository (or a worktree's files) name runs."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import stat
@@ -22,6 +23,8 @@ from cogcli.worktrees.place import (
     new_name,
 )
 
+log = logging.getLogger("cogcli")
+
 #: who commits in a worktree when git knows nobody (no user.name/user.email anywhere)
 FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "cog", "GIT_AUTHOR_EMAIL": "cog@localhost",
                      "GIT_COMMITTER_NAME": "cog", "GIT_COMMITTER_EMAIL": "cog@localhost"}
@@ -37,7 +40,8 @@ def branch_exists(root: Path, branch: str) -> bool:
 
 def create(root: Path, name: str | None = None, *, base: str = "HEAD") -> Place:
     """A new worktree on a new branch ``cog/NAME`` from ``base`` (default: the current commit) at
-    ``<top>/.cog/worktrees/NAME``; ``.worktreeinclude``'s files copied in. Raises
+    ``<top>/.cog/worktrees/NAME``; ``.worktreeinclude``'s files copied in, the person's approvals of the
+    workspace's commands carried where the content is identical (:mod:`cogcli.worktrees.carried_trust`). Raises
     :class:`WorktreeError` (the name taken, no commit yet, a link in ``.cog/``)."""
     from workspace_tools.host.files import LinkRefused, exclude_from_git, open_dir
 
@@ -59,7 +63,14 @@ def create(root: Path, name: str | None = None, *, base: str = "HEAD") -> Place:
     git(top, "worktree", "add", "--quiet", "-b", where.branch, "--", str(where.path), base_commit)
     from cogcli.worktrees.include import copy_included
 
-    copy_included(top, where.path)
+    copied, _ = copy_included(top, where.path)
+    from cogcli.worktrees.venvs import own_virtualenvs
+
+    for note in own_virtualenvs(top, where.path, copied):  # a copied .venv's editable installs: the worktree's code
+        log.warning("%s", note)
+    from cogcli.worktrees.carried_trust import carry_approvals
+
+    carry_approvals(top, where.path)  # the person's approvals, where the worktree holds the same bytes
     return where
 
 

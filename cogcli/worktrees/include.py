@@ -9,8 +9,9 @@ Nothing leads out of the repository: ``.worktreeinclude`` itself must be a regul
 refused, never read through); the folders on the way to a file are opened without following links;
 a file that is a symbolic link is copied as that link only when it is relative and stays inside the
 repository, otherwise it is skipped and said (``log.warning``). Nothing under ``.cog/`` is copied.
-A virtualenv is copied file by file like anything else (a big one takes a while; many are not
-relocatable — listing ``.venv/`` is the person's choice).
+A virtualenv is copied file by file like anything else (a big one takes a while; listing ``.venv/``
+is the person's choice), then made the worktree's own (:mod:`cogcli.worktrees.venvs`: its
+interpreter links made again, its editable installs pointed at the worktree's source).
 """
 
 from __future__ import annotations
@@ -74,8 +75,16 @@ def copy_included(top: Path, dest: Path) -> tuple[list[str], list[str]]:
             copied.append(rel)
         else:
             skipped.append(rel)
-            log.warning("%s: %s not copied into the worktree: %s", INCLUDE_FILE, rel, why)
+            if not _interpreter_link(top, rel):  # a virtualenv's: made again (cogcli.worktrees.venvs)
+                log.warning("%s: %s not copied into the worktree: %s", INCLUDE_FILE, rel, why)
     return copied, skipped
+
+
+def _interpreter_link(top: Path, rel: str) -> bool:
+    from cogcli.worktrees.venvs import INTERPRETER
+
+    path = top / rel
+    return path.parent.name == "bin" and bool(INTERPRETER.match(path.name)) and (path.parent.parent / "pyvenv.cfg").is_file()
 
 
 def _copy_one(top: Path, dest: Path, rel: str) -> str | None:
@@ -144,5 +153,5 @@ def environments_left_out(top: Path) -> list[str]:
 def environment_notes(top: Path, whose: str = "the worktree") -> list[str]:
     """A note for each of :func:`environments_left_out`: what it means and the fix."""
     return [f"note: git ignores {name}/, so {whose} starts without it and its tests run without the project's "
-            f"environment; list {name}/ in .worktreeinclude to copy it (an editable install in a copied virtualenv "
-            "still imports this work tree's code)" for name in environments_left_out(top)]
+            f"environment; list {name}/ in .worktreeinclude to copy it (a copied virtualenv is made the worktree's: "
+            "its editable installs import the worktree's code)" for name in environments_left_out(top)]

@@ -7,11 +7,17 @@ chatty server never grows memory. ``command_output`` reads what came since the l
 ``kill_command`` ends the group (SIGTERM, then SIGKILL). :meth:`Jobs.close` kills every job still
 running — the session calls it when it closes, and an ``atexit`` hook calls it if the process ends
 first — and stops the session's shared network (:mod:`workspace_tools.sandbox.shared_net`).
+
+Each job runs under a keeper (:mod:`workspace_tools.shell.keeper`) that ends it when cog goes,
+however cog goes, unless the person kept it (:meth:`Job.keep`: chat's ``/jobs keep ID``, or
+``keep_all`` from ``cog edit --keep-jobs``): a kept job outlives the session, its output in a
+bounded log in the person's state folder, recorded for ``cog jobs`` (:mod:`workspace_tools.shell.kept`).
 """
 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import signal
 import subprocess
@@ -27,6 +33,8 @@ from cogcli.contract.errors import ErrorCode, ToolCallError
 from workspace_tools.host.processes import kill_group
 from workspace_tools.sandbox.shared_net import SharedNetwork
 
+log = logging.getLogger("cogcli")
+
 #: the most output a job keeps (its newest bytes)
 BUFFER = 256 * 1024
 #: the most one read returns (the newest of what came since the last read)
@@ -35,6 +43,8 @@ READ_LIMIT = 16 * 1024
 MAX_RUNNING = 8
 #: seconds between SIGTERM and SIGKILL
 TERM_GRACE = 2.0
+#: after the keeper exits, how long its last output may take to be read before the job counts as ended
+DRAIN_WAIT = 2.0
 
 
 @dataclass
@@ -47,9 +57,15 @@ class Job:
     started: float = field(default_factory=time.monotonic)
     started_ns: int = field(default_factory=time.time_ns)
     sandboxed: bool = True
+    #: it runs in the session's shared loopback network (:mod:`workspace_tools.sandbox.shared_net`)
+    shared_network: bool = False
     exit_code: int | None = None
     ended: float | None = None
     killed: bool = False
+    #: the person kept it past the session's end: its record (:class:`workspace_tools.shell.kept.KeptJob`)
+    kept: Any = None
+    #: where its output goes once kept (decided when it starts)
+    log_path: str = ""
     #: bytes received in all, and the offset the model has read up to
     total: int = 0
     read_to: int = 0
@@ -126,12 +142,43 @@ class Job:
             kill_group(self.process.pid, signal.SIGKILL)
             self.process.wait()
         self._finish(self.process.returncode)  # whichever of this and the waiter thread comes first
+        if self.kept is not None:
+            from workspace_tools.shell.kept import forget
+
+            forget(self.kept)
+
+    def keep(self, workspace: Path | None = None) -> Any:
+        """Keep the job past the session's end (the person's word, never the model's): its keeper
+        writes its output to :attr:`log_path` from now on and no longer ends it with cog. Returns its
+        record (:class:`workspace_tools.shell.kept.KeptJob`); a job that ended cannot be kept."""
+        from workspace_tools.shell import kept
+
+        if self.kept is not None:
+            return self.kept
+        if not self.running or self.process.stdin is None:
+            raise ToolCallError(f"{self.id} has ended; only a running background command can be kept",
+                                code=ErrorCode.INVALID_ARGUMENTS)
+        ticks = kept.start_ticks(self.process.pid)
+        if ticks is None:
+            raise ToolCallError(f"{self.id} has ended; only a running background command can be kept",
+                                code=ErrorCode.INVALID_ARGUMENTS)
+        self.process.stdin.write(b"keep\n")
+        self.process.stdin.flush()
+        record = kept.KeptJob(id=str(self.process.pid), pid=self.process.pid, start_ticks=ticks, command=self.command,
+                              log=self.log_path, workspace=str(workspace or ""), job=self.id, started=self.started_ns / 1e9,
+                              net_pid=kept.first_child(self.process.pid) if self.shared_network else None)
+        kept.save(record)
+        self.kept = record
+        return record
 
 
 class Jobs:
     """A session's background commands."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_all: bool = False, workspace: Path | None = None) -> None:
+        #: the person's ``--keep-jobs``: every job still running when the session closes is kept
+        self.keep_all = keep_all
+        self.workspace = workspace
         self._jobs: dict[str, Job] = {}
         self._count = 0
         self._lock = threading.Lock()
@@ -139,7 +186,7 @@ class Jobs:
         _LIVE.add(self)
 
     def start(self, command: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], sandboxed: bool,
-              sweep: Callable[[int], list[Any]] | None = None) -> Job:
+              sweep: Callable[[int], list[Any]] | None = None, shared_network: bool = False) -> Job:
         """Start ``argv`` (the sandbox prefix, then ``bash -c command``) as a new job; ``sweep(since_ns)`` runs once it ended."""
         with self._lock:
             running = [j.id for j in self._jobs.values() if j.running]
@@ -152,16 +199,27 @@ class Jobs:
             self._count += 1
             job_id = f"job_{self._count}"
         since = time.time_ns()
-        try:
-            process = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, start_new_session=True)
+        from workspace_tools.host.programs import trusted_python
+        from workspace_tools.shell.keeper import keeper_argv
+        from workspace_tools.shell.kept import jobs_folder
+
+        python = trusted_python()
+        if not python:
+            raise ToolCallError("cannot start a background command: no Python outside the workspace to keep it",
+                                code=ErrorCode.TOOL_ERROR)
+        log_path = str(jobs_folder(self.workspace) / f"{job_id}-{since}.log")
+        try:  # the keeper's stdin is the lifeline (see keeper.py), never written but to keep the job
+            process = subprocess.Popen(keeper_argv(python, log_path, argv), cwd=cwd, env=dict(env), stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             raise ToolCallError(f"cannot start the command: {exc.strerror}", code=ErrorCode.TOOL_ERROR) from None
-        job = Job(id=job_id, command=command, process=process, sandboxed=sandboxed, started_ns=since)
+        job = Job(id=job_id, command=command, process=process, sandboxed=sandboxed, started_ns=since, log_path=log_path,
+                  shared_network=shared_network)
         if sweep is not None:
             job.sweep = lambda: sweep(job.started_ns)
-        threading.Thread(target=_drain, args=(job,), name=f"cog-{job_id}-out", daemon=True).start()
-        threading.Thread(target=_reap, args=(job,), name=f"cog-{job_id}-wait", daemon=True).start()
+        drain = threading.Thread(target=_drain, args=(job,), name=f"cog-{job_id}-out", daemon=True)
+        drain.start()
+        threading.Thread(target=_reap, args=(job, drain), name=f"cog-{job_id}-wait", daemon=True).start()
         with self._lock:
             self._jobs[job_id] = job
         return job
@@ -180,9 +238,24 @@ class Jobs:
             return list(self._jobs.values())
 
     def close(self) -> None:
-        """Kill every job still running, then the shared network."""
+        """Kill every job still running but the kept ones (all with :attr:`keep_all`), then the shared
+        network (a kept job's processes hold their network on). Each kept job is said (its PID, command,
+        log) and what it changed so far recorded for undo: what it does from now on is beyond undo's reach."""
         for job in self.listing():
-            job.kill()
+            if self.keep_all and job.running and job.kept is None:
+                try:
+                    job.keep(self.workspace)
+                except ToolCallError:
+                    pass
+            if job.kept is None or not job.running:
+                job.kill()
+                continue
+            job._after_end()  # what it changed until now, in the journal of the run going on
+            if job.process.stdin is not None and not job.process.stdin.closed:
+                job.process.stdin.close()
+            log.warning("kept %s running after the session (pid %s): %s — its output goes to %s; `cog jobs` lists it, "
+                        "`cog jobs kill %s` ends it. What it changes from now on is beyond cog undo.",
+                        job.id, job.kept.pid, job.command, job.kept.log, job.kept.id)
         self.network.close()
         _LIVE.discard(self)
 
@@ -202,8 +275,10 @@ def _drain(job: Job) -> None:
     stream.close()
 
 
-def _reap(job: Job) -> None:
-    job._finish(job.process.wait())
+def _reap(job: Job, drain: threading.Thread) -> None:
+    code = job.process.wait()
+    drain.join(DRAIN_WAIT)  # ended means all it printed is in (the keeper's stdout closes as it exits)
+    job._finish(code)
 
 
 #: every open Jobs, killed at exit when the session did not close them (a crash, Ctrl-C)

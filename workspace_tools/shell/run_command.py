@@ -318,7 +318,8 @@ async def _start_background(params: RunCommandParams, root: Path, sandbox: Sandb
         return removed
 
     job = await anyio.to_thread.run_sync(lambda: jobs.start(
-        command, [*prefix, _bash(), "-c", command], cwd=root, env=env, sandboxed=bool(prefix), sweep=sweep))
+        command, [*prefix, _bash(), "-c", command], cwd=root, env=env, sandboxed=bool(prefix), sweep=sweep,
+        shared_network=bool(shared is not None and shared.active)))
     await anyio.to_thread.run_sync(job.wait_for_news, FIRST_LOOK_S)
     early, dropped = job.take_new()
     state = "running" if job.running else f"ended at once (exit code {job.exit_code})"
