@@ -7,6 +7,7 @@ local path's (:func:`cogcli.commands.attempts.finish`, called by the command).""
 from __future__ import annotations
 
 import logging
+import signal
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,8 @@ def run_ray_attempts(
             except WorktreeError as exc:
                 log.warning("could not remove the worktree %s: %s", place.name, exc.message)
         raise
+    # SIGTERM stops the attempts as Ctrl-C does; set after ray.init, which puts a handler of its own there
+    before = signal.signal(signal.SIGTERM, _terminated)
     try:
         data_ref, secrets_ref = ray.put(data), ray.put(secrets)  # once each, in the object store (never a log)
         remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(attempt_on_node)
@@ -104,8 +107,13 @@ def run_ray_attempts(
 
         interrupted = gather(ray, refs, ready)
     finally:
+        signal.signal(signal.SIGTERM, before)
         ray.shutdown()
     return Attempts(base, rows, pick(rows), places), interrupted
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _collect(ray: Any, ref: Any, row: AttemptRow, place: Any, base: str, instruction: str, stopping: bool,
@@ -157,8 +165,6 @@ def run_on_ray(opts: Any, settings: Any, out: Any, images: Sequence[Any] = ()) -
     """``cog edit --attempts N --ray``: the checks, then the attempts on Ray, their events and
     rows shown through ``out`` (the command's output); (the attempts, interrupted), or the exit
     code 2 without Ray, for an approval that would ask, or when Ray cannot start."""
-    import signal
-
     from cogcli.contract.errors import ConfigError
     from cogcli.shown.visible import say
     from cogcli.wire.exit_codes import EXIT_USAGE
@@ -187,11 +193,6 @@ def run_on_ray(opts: Any, settings: Any, out: Any, images: Sequence[Any] = ()) -
     except (ConfigError, WorktreeError) as exc:
         say(exc.message)
         return EXIT_USAGE
-
-    def terminated(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    before = signal.signal(signal.SIGTERM, terminated)  # SIGTERM stops the attempts as Ctrl-C does
     try:
         return run_ray_attempts(
             opts.root, opts.instruction, opts.flags, opts.attempts, address=None if opts.ray == "local" else opts.ray,
@@ -199,5 +200,3 @@ def run_on_ray(opts: Any, settings: Any, out: Any, images: Sequence[Any] = ()) -
     except (ConfigError, WorktreeError) as exc:
         say(exc.message)
         return EXIT_USAGE
-    finally:
-        signal.signal(signal.SIGTERM, before)
