@@ -41,7 +41,7 @@ def snapshot(root: Path) -> str:
     (child of HEAD, on no branch) of the work tree as ``git status`` sees it (see the module)."""
     from cogcli.worktrees.git_ops import commit, dirty, head
 
-    top = main_top(root)
+    top = work_tree_top(root)  # the work tree the person is in (a linked worktree is its own)
     base = head(top)
     if not dirty(top):
         return base
@@ -64,6 +64,11 @@ def snapshot(root: Path) -> str:
         git(top, "worktree", "remove", "--force", "--", str(where), ok=(0, 128))
         shutil.rmtree(scratch, ignore_errors=True)
     return made or base
+
+
+def work_tree_top(root: Path) -> Path:
+    """The top folder of the work tree holding ``root`` (``git rev-parse --show-toplevel``)."""
+    return Path(git(root, "rev-parse", "--show-toplevel").strip())
 
 
 def bundle(root: Path, base: str) -> bytes:

@@ -69,15 +69,15 @@ def run_ray_attempts(
     from cogcli.worktrees.attempts import make_places
     from cogcli.worktrees.git_ops import remove
     from cogcli.worktrees.pick import pick
-    from cogcli.worktrees.place import WorktreeError, main_top
-    from cogcli.worktrees.ship import bundle, snapshot
+    from cogcli.worktrees.place import WorktreeError
+    from cogcli.worktrees.ship import bundle, snapshot, work_tree_top
 
     root = Path(root).resolve()
     base = snapshot(root)
     data = bundle(root, base)
     places = make_places(root, count, base)
     rows = [AttemptRow(attempt=i + 1, name=p.name, branch=p.branch, path=str(p.path)) for i, p in enumerate(places)]
-    inside = root.relative_to(main_top(root)).as_posix()
+    inside = root.relative_to(work_tree_top(root)).as_posix()  # the workspace's folder in the snapshot
     env_vars, secrets = split_secrets(runtime_env_vars(()))
     try:
         ray = start_ray(address, count, env_vars)
