@@ -22,8 +22,10 @@ import contextlib
 import io
 import logging
 import os
+import signal
 import socket
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -143,11 +145,14 @@ def start_ray(address: str | None, cpus: int, env_vars: dict[str, str]) -> Any:
     else:
         reachable(address)
         options["address"] = address
+    term = signal.getsignal(signal.SIGTERM)
     try:
         ray.init(**options)
     except Exception as exc:  # no cluster at that address, a Ray that cannot start here
         where = f"the Ray cluster at {address}" if address else "a local Ray"
         raise ConfigError(f"cannot start or reach {where}: {type(exc).__name__}: {str(exc).strip()[:500]}") from None
+    if term is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, term)  # ray.init put its own there (it ends the process at once): the caller's again
     return ray
 
 
