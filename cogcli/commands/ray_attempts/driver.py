@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,8 @@ def run_ray_attempts(
                 log.warning("could not remove the worktree %s: %s", place.name, exc.message)
         raise
     # SIGTERM stops the attempts as Ctrl-C does; set after ray.init, which puts a handler of its own there
-    before = signal.signal(signal.SIGTERM, _terminated)
+    main = threading.current_thread() is threading.main_thread()  # (a handler is set there only)
+    before = signal.signal(signal.SIGTERM, _terminated) if main else None
     try:
         data_ref, secrets_ref = ray.put(data), ray.put(secrets)  # once each, in the object store (never a log)
         remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(attempt_on_node)
@@ -107,7 +109,8 @@ def run_ray_attempts(
 
         interrupted = gather(ray, refs, ready)
     finally:
-        signal.signal(signal.SIGTERM, before)
+        if main:
+            signal.signal(signal.SIGTERM, before)
         ray.shutdown()
     return Attempts(base, rows, pick(rows), places), interrupted
 
