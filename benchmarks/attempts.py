@@ -3,11 +3,13 @@
 calc fixture — so what is measured is cog's own work: worktrees, sessions, the sandboxed test
 runs (the model's two and the picking one), the commit and the apply.
 
-    python benchmarks/attempts.py [--rounds 3]
+    python benchmarks/attempts.py [--rounds 3] [--ray]
 
 Alternating rounds, a fresh copy of the fixture each time: `cog edit` (one attempt in the work
 tree), `cog edit --worktree` (one attempt in a new worktree, committed there), `cog edit
---attempts 3`. Medians, and the ratio of --attempts 3 to one attempt.
+--attempts 3`; with ``--ray`` also `cog edit --attempts 3 --ray` (each attempt a Ray task on a local
+Ray the command starts: Ray's start, the bundle, a clone per attempt, the patches onto branches).
+Medians, and the ratio of --attempts 3 (and --ray) to one attempt.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ CASES = {
     "--attempts 3": ["--attempts", "3"],
 }
 
+RAY_CASE = "--attempts 3 --ray (local Ray)"
+
 
 def env() -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith(("COG_", "OPENAI_", "ANTHROPIC_"))}
@@ -52,16 +56,19 @@ def fresh(base: Path, n: int) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--ray", action="store_true", help="also --attempts 3 --ray (a local Ray per command)")
     args = parser.parse_args()
-    times: dict[str, list[float]] = {name: [] for name in CASES}
+    cases = {**CASES, **({RAY_CASE: ["--attempts", "3", "--ray"]} if args.ray else {})}
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    ray_dir = tempfile.mkdtemp(prefix="cogray", dir="/tmp")  # Ray's sockets need a short path
     with tempfile.TemporaryDirectory() as tmp:
         n = 0
         for _ in range(args.rounds):
-            for name, extra in CASES.items():
+            for name, extra in cases.items():
                 n += 1
                 repo = fresh(Path(tmp), n)
                 start = time.perf_counter()
-                done = subprocess.run([*COG, "edit", "--model", REPLAY, *extra, "Fix add"], cwd=repo, env=env(), capture_output=True, text=True, check=False)
+                done = subprocess.run([*COG, "edit", "--model", REPLAY, *extra, "Fix add"], cwd=repo, env={**env(), "RAY_TMPDIR": ray_dir}, capture_output=True, text=True, check=False)
                 times[name].append(time.perf_counter() - start)
                 if done.returncode != 0:
                     sys.exit(f"{name} failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -71,6 +78,10 @@ def main() -> None:
     one = statistics.median(times["one attempt (cog edit)"])
     three = statistics.median(times["--attempts 3"])
     print(f"  --attempts 3 / one attempt: {three / one:.2f}x")
+    if args.ray:
+        on_ray = statistics.median(times[RAY_CASE])
+        print(f"  --attempts 3 --ray / one attempt: {on_ray / one:.2f}x;  --attempts 3 --ray / --attempts 3: {on_ray / three:.2f}x")
+    shutil.rmtree(ray_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

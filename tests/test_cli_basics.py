@@ -15,7 +15,7 @@ from cogcli.settings.load import DEFAULT_MAX_STEPS, find_workspace, load_setting
 from cogcli.contract.errors import ConfigError
 from cogcli.wire.events import events_json_schema, parse_event
 
-EAGER_FORBIDDEN = ("httpx", "git", "mcp", "cogcli.models.openai", "cogcli.models.anthropic", "workspace_tools", "rich", "genai_prices")
+EAGER_FORBIDDEN = ("httpx", "git", "mcp", "cogcli.models.openai", "cogcli.models.anthropic", "workspace_tools", "rich", "genai_prices", "ray")
 
 
 def test_help_imports_no_model_client_http_git_or_mcp() -> None:

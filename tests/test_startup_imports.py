@@ -39,6 +39,7 @@ NOT_BEFORE_FIRST_REQUEST = (
     "cogcli.models.anthropic", "cogcli.models.openai_responses", "cogcli.threads.undo", "cogcli.threads.rewind",
     "httpx._main", "rich", "pygments", "click", "trio", "httpx2", "genai_prices",
     "openai", "anthropic", "pydantic_ai", "agents",
+    "ray", "cogcli.commands.ray_attempts", "cogcli.worktrees.ship",  # only with cog edit --attempts N --ray
     # only `cog edit`'s own command is declared (typer builds the declared commands' parameters)
     "cogcli.cli.chat", "cogcli.cli.batch", "cogcli.cli.thread", "cogcli.cli.serve", "cogcli.cli.mcp_app", "cogcli.cli.acp",
 )

@@ -22,8 +22,10 @@ import contextlib
 import io
 import logging
 import os
+import signal
 import socket
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,7 +63,7 @@ def split_secrets(variables: dict[str, str]) -> tuple[dict[str, str], dict[str, 
 
 
 @contextlib.contextmanager
-def _environment(secrets: dict[str, str]) -> Iterator[None]:
+def secrets_set(secrets: dict[str, str]) -> Iterator[None]:
     """``secrets`` in this worker's environment for the task, and as they were after it (a Ray
     worker runs task after task: the keys do not stay for the next one). A run adds nothing to the
     environment (its tests' settings are passed to them explicitly), so only these are put back."""
@@ -79,7 +81,7 @@ def _environment(secrets: dict[str, str]) -> Iterator[None]:
 
 def ray_task(task_json: str, options: BatchOptions, local_work: str | None, attempt: int, secrets: dict[str, str]) -> dict[str, Any]:
     """The body of one Ray task: run it, hand back its result, patch and events."""
-    with _environment(secrets):
+    with secrets_set(secrets):
         return _ray_task(Task.model_validate_json(task_json), options, local_work, attempt)
 
 
@@ -121,6 +123,57 @@ def reachable(address: str, timeout: float = 5.0) -> None:
                           "with Ray's own `ray start` on its head node, or check --ray ADDRESS") from None
 
 
+def start_ray(address: str | None, cpus: int, env_vars: dict[str, str]) -> Any:
+    """Ray, started here with ``cpus`` CPUs (``address`` None) or connected to the cluster at
+    ``address``, its workers getting ``env_vars`` (never credentials: see the module). Raises
+    :class:`~cogcli.contract.errors.ConfigError` without Ray, or when it cannot start or be reached."""
+    from cogcli.contract.errors import ConfigError
+
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("--ray needs Ray: pip install 'cogcli[ray]' (on every node of the cluster too)") from None
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "logging_level": logging.WARNING,
+        "configure_logging": True,
+        "runtime_env": {"env_vars": env_vars},
+    }
+    if address is None:
+        options["num_cpus"] = max(1, cpus)
+    else:
+        reachable(address)
+        options["address"] = address
+    term = signal.getsignal(signal.SIGTERM)
+    try:
+        ray.init(**options)
+    except Exception as exc:  # no cluster at that address, a Ray that cannot start here
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise ConfigError(f"cannot start or reach {where}: {type(exc).__name__}: {str(exc).strip()[:500]}") from None
+    if term is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, term)  # ray.init put its own there (it ends the process at once): the caller's again
+    return ray
+
+
+def gather(ray: Any, refs: dict[Any, Any], on_ready: Callable[[Any, Any, bool], None]) -> bool:
+    """Wait for the Ray tasks ``refs`` (ref → what it runs), handing each to ``on_ready(ref, job,
+    stopping)`` as it ends; emptied. Ctrl-C cancels those still running (a KeyboardInterrupt in
+    the task: its run ends aborted), a second one kills them. True when interrupted."""
+    interrupted = False
+    while refs:
+        try:
+            ready, _ = ray.wait(list(refs), num_returns=1, timeout=0.5)
+        except KeyboardInterrupt:
+            for ref in refs:
+                ray.cancel(ref, force=interrupted)
+            interrupted = True
+            continue
+        for ref in ready:
+            on_ready(ref, refs.pop(ref), interrupted)
+    return interrupted
+
+
 class RayExecutor:
     """Runs tasks as Ray tasks; see the module."""
 
@@ -133,32 +186,9 @@ class RayExecutor:
         self._refs: dict[Any, tuple[Task, int]] = {}
 
     def _init(self, tasks: Sequence[Task]) -> tuple[Any, dict[str, str]]:
-        from cogcli.contract.errors import ConfigError
-
-        try:
-            import ray
-        except ImportError:
-            raise ConfigError("--ray needs Ray: pip install 'cogcli[ray]' (on every node of the cluster too)") from None
-
         env_vars, secrets = split_secrets(runtime_env_vars(tasks, allowed=self.options.pass_env))
-        options: dict[str, Any] = {
-            "include_dashboard": False,
-            "log_to_driver": False,
-            "logging_level": logging.WARNING,
-            "configure_logging": True,
-            "runtime_env": {"env_vars": env_vars},
-        }
-        if self.address is None:  # a Ray of our own, as big as --workers tasks
-            options["num_cpus"] = max(1, int(self.workers * self.cpus_per_task + 0.999))
-        else:
-            reachable(self.address)
-            options["address"] = self.address
-        try:
-            ray.init(**options)
-        except Exception as exc:  # no cluster at that address, a Ray that cannot start here
-            where = f"the Ray cluster at {self.address}" if self.address else "a local Ray"
-            raise ConfigError(f"cannot start or reach {where}: {type(exc).__name__}: {str(exc).strip()[:500]}") from None
-        return ray, secrets
+        cpus = max(1, int(self.workers * self.cpus_per_task + 0.999))  # a Ray of our own, as big as --workers tasks
+        return start_ray(self.address, cpus, env_vars), secrets
 
     def run(
         self,
@@ -167,7 +197,6 @@ class RayExecutor:
         on_start: Callable[[Task], None] | None = None,
     ) -> bool:
         ray, secrets = self._init([t for t, _ in tasks])
-        interrupted = False
         try:
             secrets_ref = ray.put(secrets)  # in the object store, not in a log
             remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=MAX_RETRIES, retry_exceptions=False)(ray_task)
@@ -177,21 +206,7 @@ class RayExecutor:
                 self._refs[ref] = (task, attempt)
                 if on_start is not None:
                     on_start(task)
-            while self._refs:
-                try:
-                    ready, _ = ray.wait(list(self._refs), num_returns=1, timeout=0.5)
-                except KeyboardInterrupt:
-                    if not interrupted:
-                        interrupted = True
-                        for ref in self._refs:
-                            ray.cancel(ref)  # a KeyboardInterrupt in the task: its run ends aborted
-                    else:
-                        for ref in self._refs:
-                            ray.cancel(ref, force=True)
-                    continue
-                for ref in ready:
-                    task, attempt = self._refs.pop(ref)
-                    on_result(self._collect(ray, ref, task, attempt, stopping=interrupted))
+            interrupted = gather(ray, self._refs, lambda ref, job, stopping: on_result(self._collect(ray, ref, *job, stopping=stopping)))
         finally:
             ray.shutdown()
         return not interrupted

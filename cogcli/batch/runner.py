@@ -246,7 +246,7 @@ async def _run(session: Any, instruction: str, on_event: Callable[[Any], None], 
         if watch_signals:
             tg.start_soon(_abort_on_signals, abort)
         else:
-            tg.start_soon(_tick)
+            tg.start_soon(keep_waking)
         try:
             async with session:
                 return await session.run(instruction, approve=None, on_event=on_event, signal=abort)
@@ -254,7 +254,7 @@ async def _run(session: Any, instruction: str, on_event: Callable[[Any], None], 
             tg.cancel_scope.cancel()
 
 
-async def _tick() -> None:
+async def keep_waking() -> None:
     """Wake the event loop a few times a second. A Ray task is cancelled by an exception Ray
     raises in its thread, which Python delivers only when it runs code: not while the loop
     sleeps waiting for a test run."""
@@ -264,7 +264,7 @@ async def _tick() -> None:
         await anyio.sleep(TICK)
 
 
-#: how often :func:`_tick` wakes the loop (seconds)
+#: how often :func:`keep_waking` wakes the loop (seconds)
 TICK = 0.25
 
 

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 from typer.core import TyperGroup
 
+from cogcli.cli.ray_option import ray_address
 from cogcli.cli.setting_flags import with_settings
 from cogcli.settings.options import BATCH, SettingFlags
 
@@ -55,31 +55,7 @@ class _BatchGroup(TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
             args = ["run", *args]
-        return super().parse_args(ctx, _ray_address(args))
-
-
-def _ray_address(args: list[str]) -> list[str]:
-    """``--ray`` takes an optional ADDRESS: the next word is it when it looks like one (``auto``,
-    ``local``, ``ray://…``, ``host:port``); else ``--ray`` alone means a local Ray."""
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word == "--":
-            out += args[i:]
-            break
-        if word == "--ray":
-            following = args[i + 1] if i + 1 < len(args) else None
-            if following is not None and (following in ("auto", "local") or "://" in following
-                                          or re.fullmatch(r"[\w.-]+:\d+", following)):
-                out.append(f"--ray={following}")
-                i += 2
-                continue
-            out.append("--ray=local")
-        else:
-            out.append(word)
-        i += 1
-    return out
+        return super().parse_args(ctx, ray_address(args))
 
 
 batch_app = typer.Typer(cls=_BatchGroup, help=BATCH_HELP, rich_markup_mode=None, no_args_is_help=True,

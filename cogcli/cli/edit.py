@@ -17,11 +17,21 @@ from cogcli.cli.typer_app import (
     app,
     workspace,
 )
+from typer.core import TyperCommand
+
+from cogcli.cli.ray_option import ray_address
 from cogcli.cli.setting_flags import with_settings
 from cogcli.settings.options import EDIT, SettingFlags
 
 
-@app.command(epilog=EXIT_CODES)
+class _EditCommand(TyperCommand):
+    """``--ray`` with or without its ADDRESS (``cog edit --attempts 3 --ray "Fix add"``)."""
+
+    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
+        return super().parse_args(ctx, ray_address(args))
+
+
+@app.command(cls=_EditCommand, epilog=EXIT_CODES)
 @with_settings(EDIT)
 def edit(
     instruction: Annotated[Optional[str], typer.Argument(metavar="INSTRUCTION", help="What to do, in plain words; - reads it from stdin.", show_default=False)] = None,
@@ -40,6 +50,7 @@ def edit(
     worktree: WorktreeOption = False,
     worktree_name: WorktreeNameOption = None,
     attempts: Annotated[Optional[int], typer.Option("--attempts", metavar="N", min=1, max=8, help="Best-of-N: N attempts (2 to 8) side by side, each in its own worktree; the one whose tests pass most (then the fewest changed lines, then the cost) is applied here (cog undo takes it back); the others stay as branches (docs/worktrees.md).", show_default=False)] = None,
+    ray: Annotated[Optional[str], typer.Option("--ray", metavar="[ADDRESS]", help="With --attempts: run the attempts as Ray tasks: alone, on a local Ray started for them; with ADDRESS (auto, ray://head:10001), on that cluster (docs/worktrees.md).", show_default=False)] = None,
     image: Annotated[Optional[list[Path]], typer.Option("--image", metavar="PATH", help="An image (PNG, JPEG, GIF, WebP) the model sees with the instruction; again for more.", show_default=False)] = None,
     *,
     flags: SettingFlags,
@@ -72,6 +83,7 @@ def edit(
             images=list(image or []),
             worktree=(worktree_name or "") if worktree or worktree_name else None,
             attempts=attempts,
+            ray=ray,
         )
     )
     raise typer.Exit(code)

@@ -48,7 +48,7 @@ def _files(n: int) -> str:
     return f"{n} file" if n == 1 else f"{n} files"
 
 
-class _Output:
+class AttemptsOutput:
     """Where the attempts' events go: tagged JSON lines, or one line per attempt as it ends."""
 
     def __init__(self, fmt: str) -> None:
@@ -66,6 +66,17 @@ class _Output:
 
         line = event_bytes(event)
         self.write(b'{"attempt":%d,' % attempt + line[1:] + b"\n")
+
+    def line(self, attempt: int, line: bytes) -> None:
+        """An event already on the wire (a Ray attempt's), as :meth:`event` shows it."""
+        if self.jsonl:
+            self.write(b'{"attempt":%d,' % attempt + line[1:] + b"\n")
+            return
+        event = json.loads(line)
+        if event.get("type") == "tool-result":
+            shown = event.get("presentation") or {}
+            label = " · ".join(part for part in (shown.get("label"), shown.get("detail")) if part) or event.get("toolName")
+            say(f"attempt {attempt}: {label}{' (failed)' if event.get('error') else ''}")
 
     def write(self, data: bytes) -> None:
         try:
@@ -91,10 +102,8 @@ def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
     from cogcli.commands.common import abort_on_signals
     from cogcli.contract.context import AbortSignal
     from cogcli.contract.errors import ConfigError
-    from cogcli.worktrees.apply import apply_winner
     from cogcli.worktrees.attempts import MAX_ATTEMPTS, run_attempts
     from cogcli.worktrees.git_ops import dirty
-    from cogcli.worktrees.pick import table
     from cogcli.worktrees.place import WorktreeError
 
     outside = not 2 <= opts.attempts <= MAX_ATTEMPTS
@@ -106,6 +115,12 @@ def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
                "--attempts makes its own worktrees and threads: it goes without --worktree, --commit, --thread, --last and --plan")
         say(why)
         return EXIT_USAGE
+    if opts.ray is not None:  # the attempts as Ray tasks, then the same ending
+        from cogcli.commands.ray_attempts.driver import run_on_ray
+
+        out = AttemptsOutput(opts.format)
+        ran = run_on_ray(opts, settings, out, images)
+        return ran if isinstance(ran, int) else finish(opts, settings, out, *ran)
     try:
         approve_for = _serialized(make_approver(settings.approval))
     except ConfigError as exc:
@@ -121,7 +136,7 @@ def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
     except WorktreeError as exc:
         say(exc.message)
         return EXIT_USAGE
-    out = _Output(opts.format)
+    out = AttemptsOutput(opts.format)
 
     async def go() -> tuple[Any, list[int]]:
         abort = AbortSignal()
@@ -135,6 +150,15 @@ def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
     except (WorktreeError, ValueError) as exc:
         say(getattr(exc, "message", None) or str(exc))
         return EXIT_USAGE
+    return finish(opts, settings, out, done, bool(received))
+
+
+def finish(opts: Any, settings: Any, out: AttemptsOutput, done: Any, received: bool) -> int:
+    """The winner applied, the table (or the ``attempts`` line), the exit code; for local and Ray attempts."""
+    from cogcli.worktrees.apply import apply_winner
+    from cogcli.worktrees.pick import table
+    from cogcli.worktrees.place import WorktreeError
+
     winner = done.winner
     applied = None
     problem = None

@@ -61,6 +61,8 @@ class EditOptions:
     worktree: str | None = None
     #: --attempts N: best-of-N in worktrees, picked by the tests (:mod:`cogcli.worktrees.attempts`)
     attempts: int | None = None
+    #: --ray [ADDRESS]: the attempts as Ray tasks ("local": a Ray started for them; :mod:`cogcli.commands.attempts_ray`)
+    ray: str | None = None
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -124,6 +126,9 @@ def run_edit(opts: EditOptions) -> int:
         attached = attached_images(opts.images, opts.cwd or Path.cwd())
     except ValueError as exc:
         return _failed_before_run(opts.format, str(exc), "USAGE")
+    if opts.ray is not None and opts.attempts is None:
+        return _failed_before_run(opts.format, "--ray runs best-of-N attempts on Ray: it goes with --attempts N (2 or more); "
+                                  "for a file of tasks use cog batch TASKS.jsonl --ray", "USAGE")
     if opts.attempts is not None:  # --attempts 1 too: refused there, naming the fix (not quietly a plain run)
         from cogcli.commands.attempts import run_attempts_command
 

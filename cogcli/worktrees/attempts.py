@@ -92,7 +92,7 @@ async def run_attempts(
     async def one(row: AttemptRow, place: Place) -> None:
         model = models[row.attempt - 1] if models and row.attempt <= len(models) else None
         try:
-            await _attempt(row, place, place.path / inside, instruction, flags.replace(model=model) if model else flags,
+            await run_one(row, place.path, place.path / inside, instruction, flags.replace(model=model) if model else flags,
                            base, on_event, approve_for(row.attempt) if approve_for else approve, signal, output_schema, images)
         except Exception as exc:  # one attempt failing never ends the others
             log.debug("attempt %d failed", row.attempt, exc_info=True)
@@ -106,9 +106,12 @@ async def run_attempts(
     return Attempts(base, rows, pick(rows), places)
 
 
-async def _attempt(row: AttemptRow, place: Place, root: Path, instruction: str, flags: Any, base: str,
-                   on_event: Callable[[int, Any], None] | None, approve: Any, signal: Any, output_schema: Path | None,
-                   images: Sequence[Any] = ()) -> None:
+async def run_one(row: AttemptRow, top: Path, root: Path, instruction: str, flags: Any, base: str,
+                  on_event: Callable[[int, Any], None] | None, approve: Any, signal: Any, output_schema: Any,
+                  images: Sequence[Any] = ()) -> None:
+    """One attempt in the checkout ``top`` (at ``base``; the workspace ``root`` in it): the run, its
+    change committed there, the picking test run; ``row`` filled in. Also what a Ray attempt runs
+    on its node (:mod:`cogcli.commands.attempts_ray`)."""
     from cogcli.contract.details_readers import read_test_report
     from cogcli.contract.errors import CogError
     from cogcli.session import Session, make_tools
@@ -130,12 +133,12 @@ async def _attempt(row: AttemptRow, place: Place, root: Path, instruction: str, 
         row.tokens = result.usage.input_tokens + result.usage.output_tokens
         row.cost_usd = getattr(result.usage, "cost_usd", None)
         row.error = result.error
-        prefix = root.relative_to(place.path)
+        prefix = root.relative_to(top)
         paths = [(prefix / f.path).as_posix() for f in result.files_changed]
         message = f"{' '.join(instruction.split())[:72]}\n\nAttempt {row.attempt} by cog (thread {result.thread_id})."
-        row.commit = await anyio.to_thread.run_sync(commit, place.path, message, paths)
+        row.commit = await anyio.to_thread.run_sync(commit, top, message, paths)
         if row.commit is not None:
-            row.files, row.added, row.removed = await anyio.to_thread.run_sync(diff_stats, place.path, base, row.commit)
+            row.files, row.added, row.removed = await anyio.to_thread.run_sync(diff_stats, top, base, row.commit)
         if signal is not None and getattr(signal, "aborted", False):
             return
         tests = await session.invoke_tool("run_tests", {}, signal=signal)
