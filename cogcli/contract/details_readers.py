@@ -315,6 +315,17 @@ class DiagnosticsView:
             shown.append(f"… and {len(self.new) - limit} more")
         return shown
 
+    def unable(self) -> list[tuple[str, str]]:
+        """The checkers that could not run here, with why (:func:`could_not_run`)."""
+        return [(name, why) for name, why in self.skipped if could_not_run(why)]
+
+
+def could_not_run(why: str) -> bool:
+    """Whether a checker's reason for being skipped (``skipped[].why``) is that it could not run here
+    (it failed to start in the sandbox, exited with an error, there is no sandbox), rather than the
+    person's choice (``turned off``) or its time budget (said when it ran over)."""
+    return not why.startswith(("turned off", "took longer", "skipped after changes"))
+
 
 def read_diagnostics(details: Any) -> DiagnosticsView | None:
     """The diagnostics a file change's details carry (``details.diagnostics``), or the
