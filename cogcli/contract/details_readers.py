@@ -273,6 +273,16 @@ def read_output_lines(details: Any, content: Any) -> list[str] | None:
     return content.split("\n")
 
 
+def read_job_output(details: Any) -> list[str] | None:
+    """The output lines a background command's details carry (``run_command(background=true)``,
+    ``command_output``, ``kill_command``: :class:`~cogcli.contract.details.BackgroundJobDetails`'s
+    ``job`` and ``output``), or None for other details or none printed."""
+    if not isinstance(details, dict) or not isinstance(details.get("job"), str) or not isinstance(details.get("output"), str):
+        return None
+    text = details["output"].rstrip("\n")
+    return text.split("\n") if text.strip() else None
+
+
 #: how a run's ``tests_error`` starts when its test calls never ran (refused, cut, bad arguments)
 TESTS_NOT_RUN = "the tests did not run"
 
@@ -296,6 +306,8 @@ class DiagnosticsView:
     existing: int
     sources: list[str]
     skipped: list[tuple[str, str]]
+    #: a file change's verdict (``details.diagnostics``), not the ``diagnostics`` tool's own details
+    of_change: bool = False
 
     def headline(self) -> str:
         """``2 new errors``, ``1 new error, 1 new warning, 1 fixed``, ``no new problems``."""
@@ -340,7 +352,7 @@ def read_diagnostics(details: Any) -> DiagnosticsView | None:
     skipped = [(str(s.get("source")), str(s.get("why"))) for s in found.get("skipped") or [] if isinstance(s, dict)]
     sources = [str(s) for s in found.get("sources") or []]
     return DiagnosticsView(new=new, fixed=len(fixed) if isinstance(fixed, list) else 0, existing=int(found["existing"]),
-                           sources=sources, skipped=skipped)
+                           sources=sources, skipped=skipped, of_change=found is not details)
 
 
 def subagent_step(details: Any) -> tuple[str, str, str] | None:

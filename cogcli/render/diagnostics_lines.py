@@ -29,7 +29,7 @@ class DiagnosticsLines:
         if found.new or found.fixed:
             out.append((found.headline(), "red" if found.new else "green"))
             out += [("  " + line, None) for line in found.lines(DIAGNOSTICS_SHOWN)]
-        if isinstance(details, dict) and isinstance(details.get("diagnostics"), dict):  # a change's (the tool says its own)
+        if found.of_change:  # a change's (the diagnostics tool says its own in its content)
             for name, why in found.unable():
                 if name not in self._said:
                     self._said.add(name)

@@ -73,7 +73,7 @@ from cogcli.render.details import (
 )
 from cogcli.render.diagnostics_lines import DiagnosticsLines
 from cogcli.render.hook_line import hook_text
-from cogcli.render.live_output import OUTPUT_PREFIX, OutputTails, live_block
+from cogcli.render.live_output import OUTPUT_PREFIX, OutputTails, job_tail, live_block
 from cogcli.render.live_line import background_tail, cut_to, running_tests_line
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.words import (
@@ -293,6 +293,8 @@ class TextRenderer:
         if content:
             for line in content_text(result.result).rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + line)
+        for line in () if content else job_tail(result.details):  # a background command's newest lines
+            self._line(self._style(line, "dim"))
 
     def _output(self, event: ToolUpdateEvent, call: Call, lines: list[str]) -> None:
         if not self.tty:  # a log: each line once, in order
