@@ -44,12 +44,16 @@ def changes_view_diff(details: Any) -> str | None:
     return None
 
 
-def changed_paths(details: Any) -> list[str]:
-    """The workspace files a command changed (:attr:`ShellCommandDetails.changed_files`), in order."""
+def changed_lines(details: Any) -> list[tuple[str, int, int, str | None]]:
+    """The workspace files a command changed with their lines: ``(path, added, removed, why not
+    counted)`` (0, 0 and None where ``changed_files`` says nothing of them: outside a run)."""
     files = details.get("changed_files") if isinstance(details, dict) else None
-    if not isinstance(files, list):
-        return []
-    return [f["path"] for f in files if isinstance(f, dict) and isinstance(f.get("path"), str) and f["path"]]
+    out: list[tuple[str, int, int, str | None]] = []
+    for f in files if isinstance(files, list) else ():
+        if isinstance(f, dict) and isinstance(f.get("path"), str) and f["path"]:
+            why = f.get("lines_not_counted")
+            out.append((f["path"], _int(f.get("added")) or 0, _int(f.get("removed")) or 0, why if isinstance(why, str) else None))
+    return out
 
 
 def sandbox_note(details: Any) -> str | None:
