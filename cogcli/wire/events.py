@@ -353,8 +353,7 @@ class FileChange(WireModel):
     path: str
     added: int = 0
     removed: int = 0
-    #: why its lines are not in ``added``/``removed``: a command changed it and it is binary or over
-    #: the size lines are counted to (``over 1 MB``), or undo could not keep it
+    #: why ``added``/``removed`` do not count its lines (a command's binary file, ``over 1 MB``, not kept)
     lines_not_counted: str | None = None
 
 
