@@ -46,3 +46,24 @@ def test_cog_edit_says_it_on_stderr_before_any_task_call(make_repo: Callable[...
     out = run_cog(["edit", "--yes", "--sandbox", "off", "--model", model, "look"], repo, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
     assert out.returncode == 0, out.stderr
     assert "warning: .agents/agents/reviewer.md: its tools name 'reed_file', which is no tool here (did you mean read_file?)" in out.stderr
+
+
+def test_cog_config_lists_the_agents_with_the_same_warning(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    import json
+
+    repo = make_repo("calc")
+    agents(repo)
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    out = run_cog(["config"], repo, env=env)
+    assert out.returncode == 0, out.stderr
+    listed = out.stdout.split("agents (task's agent=NAME; docs/subagents.md):\n", 1)[1].splitlines()
+    assert listed[:2] == ["  fixer  .agents/agents/fixer.md  Fixes code", "  reviewer  .agents/agents/reviewer.md  Reviews code"]
+    assert any("its tools name 'reed_file', which is no tool here (did you mean read_file?)" in line for line in listed[2:])
+    data = json.loads(run_cog(["config", "--json"], repo, env=env).stdout)
+    assert [a["name"] for a in data["agents"]] == ["fixer", "reviewer"] and data["agents"][1]["tools"] == ["reed_file", "search_text", "frobnicate"]
+    assert len([n for n in data["agent_notes"] if n.startswith("warning: .agents/agents/reviewer.md")]) == 2
+
+
+def test_cog_config_without_agents_says_none(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    out = run_cog(["config"], make_repo("calc"), env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    assert out.returncode == 0 and "agents: none (.agents/agents/NAME.md, docs/subagents.md)" in out.stdout
