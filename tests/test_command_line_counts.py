@@ -1,8 +1,9 @@
 """A command's changed files carry line counts like a tool write's (issue 52's gap): a run's
 ``run_command`` that rewrote, created and deleted text files says how many lines each gained and
 lost — in its ``details.changed_files`` and in ``finish.filesChanged`` of ``--json`` — counted as
-their unified diff counts them, from the bytes undo keeps. A binary file or one over 1 MB is not
-counted, and says so (``lines_not_counted``), so counting stays bounded."""
+their unified diff counts them, from the bytes undo keeps. A binary file, one over 1 MB, or the files
+past 4 MB counted for one command are not counted, and say so (``lines_not_counted``), so counting
+stays bounded."""
 
 from __future__ import annotations
 
@@ -56,3 +57,20 @@ def test_a_commands_changes_carry_line_counts_in_its_details_and_the_runs_finish
 ])
 def test_line_stat_counts_like_a_diff_and_bounds_its_cost(before: bytes | None, after: bytes | None, counted: object) -> None:
     assert line_stat(before, after) == counted
+
+
+def test_a_commands_files_are_counted_up_to_a_total() -> None:
+    assert line_stat(b"a\n", b"b\n", room=3) == "over 4 MB counted for this command"
+    assert line_stat(b"a\n", b"b\n", room=4) == (1, 1)
+
+
+def test_the_files_past_the_commands_total_are_not_counted_and_say_so(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo("calc")
+    command = "for i in 1 2 3 4 5; do yes line | head -c 900000 > f$i.txt; done"  # 4.5 MB of new text
+    model = write_cassette(tmp_path / "c.jsonl", [{"toolCalls": [{"id": "r1", "name": "run_command", "arguments": {"command": command}}]},
+                                                  {"text": "Done."}])
+    out = run_cog(["edit", "--json", "--yes", "--sandbox", "off", "--model", model, "make files"], repo)
+    assert out.returncode == 0, out.stderr
+    finish = [json.loads(line) for line in out.stdout.splitlines()][-1]
+    assert {f["path"]: (f["added"], f.get("linesNotCounted")) for f in finish["filesChanged"]} == {
+        **{f"f{i}.txt": (180_000, None) for i in range(1, 5)}, "f5.txt": (0, "over 4 MB counted for this command")}

@@ -52,6 +52,8 @@ NOTES = 10
 FOLDERS = 100
 #: a file larger than this (before or after the command) gets no line counts: counting costs its size
 COUNT_BYTES = 1_000_000
+#: the most bytes (before and after) whose lines one command's record counts; the files past it are not counted
+COUNT_TOTAL = 4_000_000
 
 
 @dataclass
@@ -134,6 +136,7 @@ class CommandUndo:
             done.notes.append(f"cog undo cannot put back what it changed: {taken}")
             return done
         by = by if len(by) <= BY_CHARS else by[: BY_CHARS - 1] + "…"
+        budget = COUNT_TOTAL  # bytes whose lines may still be counted
         for folder in sorted(empty):
             try:
                 self.journal.record(folder, before=None, after=None, mode=None, by=by, durable=False, folder=True)
@@ -167,11 +170,12 @@ class CommandUndo:
                 continue
             if why is None:
                 done.count += 1
-                counted = line_stat(data_before, data_after)
+                counted = line_stat(data_before, data_after, room=budget)
                 if isinstance(counted, str):
                     done.uncounted[path] = counted
                 else:
                     done.lines[path] = counted
+                    budget -= len(data_before or b"") + len(data_after or b"")
             else:
                 done.notes.append(f"cog undo cannot put back {path}: {why}")
                 done.uncounted[path] = why
@@ -225,9 +229,10 @@ class CommandUndo:
         return (None, data) if data is not None else ("it could not be read after the command", None)
 
 
-def line_stat(before: bytes | None, after: bytes | None) -> tuple[int, int] | str:
+def line_stat(before: bytes | None, after: bytes | None, *, room: int = COUNT_TOTAL) -> tuple[int, int] | str:
     """(lines added, lines removed) from ``before`` to ``after`` (None: no file), or why they are
-    not counted: a binary file, or one over :data:`COUNT_BYTES`."""
+    not counted: a binary file, one over :data:`COUNT_BYTES`, or more bytes than ``room`` (what is
+    left of :data:`COUNT_TOTAL` for the command's files counted before it)."""
     from workspace_tools.text.diffs import line_counts
 
     sides = [d for d in (before, after) if d is not None]
@@ -235,6 +240,8 @@ def line_stat(before: bytes | None, after: bytes | None) -> tuple[int, int] | st
         return f"over {COUNT_BYTES // 1_000_000} MB"
     if any(b"\0" in d for d in sides):
         return "binary"
+    if sum(map(len, sides)) > room:
+        return f"over {COUNT_TOTAL // 1_000_000} MB counted for this command"
     return line_counts(*(None if d is None else d.decode("utf-8", "replace") for d in (before, after)))
 
 
