@@ -17,8 +17,10 @@ from browser_helpers import browser  # noqa: F401 (fixture)
 from conftest import init_git_repo
 from render_helpers import event_line, render_events
 from workspace_tools import workspace_tools
+from workspace_tools.sandbox import bwrap
 
 pytestmark = pytest.mark.anyio
+needs_bwrap = pytest.mark.skipif(bwrap.bwrap_executable() is None, reason="bubblewrap is not usable here")
 
 
 async def edited(tmp_path: Path) -> tuple[Path, Any]:
@@ -77,3 +79,53 @@ def test_studio_shows_them_in_the_edits_card(make_repo: Any, tmp_path: Path, bro
         wait_for(browser, lambda d: d.execute_script("return document.querySelectorAll('[data-block=diagnostics]').length === 1"))
         shown = browser.execute_script("return document.querySelector('[data-block=diagnostics]').innerText")
     assert shown.splitlines() == ["1 new error", "calc/ops.py:13: F821: Undefined name `c`"]
+
+
+def hidden_ruff(tmp_path: Path) -> Path:
+    """A project whose ``.venv/bin/ruff`` links to a folder the sandbox does not show (as a
+    ``node_modules`` linked to a checkout elsewhere does): the checker cannot start in it."""
+    import sys
+
+    root = tmp_path / "app"
+    (root / "app").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "0"\n')
+    (root / "app" / "main.py").write_text("x = 1\n")
+    venv = root / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\nversion = 3.11\n")
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    elsewhere = tmp_path / "elsewhere"  # under /tmp, outside the workspace: hidden in the sandbox
+    elsewhere.mkdir()
+    (elsewhere / "ruff").write_text("#!/bin/sh\necho '[]'\n")
+    (elsewhere / "ruff").chmod(0o755)
+    (venv / "bin" / "ruff").symlink_to(elsewhere / "ruff")
+    (root / ".gitignore").write_text(".venv/\n")
+    return init_git_repo(root)
+
+
+@needs_bwrap
+async def test_a_checker_that_cannot_start_in_the_sandbox_is_told_once_a_session_and_drawn_once(tmp_path: Path) -> None:
+    root = hidden_ruff(tmp_path)
+    edits = [{"path": "app/main.py", "old_text": f"x = {n}", "new_text": f"x = {n + 1}"} for n in (1, 2)]
+
+    async def session() -> list[Any]:
+        tools = {t.name: t for t in workspace_tools(root, diagnostics=True, sandbox="on")}
+        return [await invoke_tool(tools["edit_file"], args, call_id=f"c{n}") for n, args in enumerate(edits)]
+
+    first, second = await session()
+    said = first.result["diagnostics"]
+    assert said.startswith("diagnostics: ruff not run: could not check (exit 127)") and "cannot start" in said
+    assert len(said.splitlines()) == 1
+    assert "diagnostics" not in second.result  # once a session, not on every edit
+    assert [s["source"] for s in second.details["diagnostics"]["skipped"]] == ["ruff"]  # the details still say it
+    out = io.StringIO()
+    render_events([e for n, r in enumerate((first, second)) for e in (
+        ToolCallStartEvent(id=f"c{n}", tool_name="edit_file"),
+        ToolCallEndEvent(id=f"c{n}", tool_name="edit_file", arguments=r.arguments), ToolResultEvent.of(r))], out)
+    lines = out.getvalue().splitlines()
+    drawn = [i for i, line in enumerate(lines) if "ruff not run: could not check (exit 127)" in line]
+    rows = [i for i, line in enumerate(lines) if line.startswith("Edit file")]
+    assert len(drawn) == 1 and rows[0] < drawn[0] < rows[1], lines  # under the first edit's row (after its diff), once
+    (root / "app" / "main.py").write_text("x = 1\n")
+    again, _ = await session()  # a new session: told again
+    assert again.result["diagnostics"].startswith("diagnostics: ruff not run")

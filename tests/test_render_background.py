@@ -4,7 +4,11 @@ counts, a job read as ended or killed no longer does; off a terminal nothing cha
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from test_render_live import FakeTTY, a_test_run, draw
 
@@ -66,3 +70,39 @@ def test_reading_a_jobs_state_from_details() -> None:
         summary.add(event)
     assert summary.jobs_running == 1
     assert background_tail(0) == "" and background_tail(3) == " · 3 in background"
+
+
+@pytest.mark.anyio
+async def test_command_outputs_row_draws_the_last_lines_it_read_on_a_terminal_and_in_a_log(tmp_path: Path) -> None:
+    """command_output's result carries what the job printed since the last read: its last lines are
+    drawn under the row as a running command's are (``  │ ``), after a line counting the earlier ones."""
+    from test_background_commands import _repo, _tools
+
+    from cogcli.contract.invoke import invoke_tool
+    from cogcli.render.live_output import TAIL_LINES
+
+    tools = _tools(_repo(tmp_path))
+    try:
+        printed = "".join(f"line {i}\\n" for i in range(1, 10)) + "\\033[31mred\\n"  # after the start looked (0.5 s)
+        await invoke_tool(tools["run_command"], {"command": f"sleep 2; printf '{printed}'", "background": True}, call_id="c1")
+        await invoke_tool(tools["run_command"], {"command": "sleep 4"})  # it printed all and ended meanwhile
+        read = await invoke_tool(tools["command_output"], {"id": "job_1"}, call_id="c2")
+        assert read.details["output"].startswith("line 1\n") and read.details["output"].endswith("red\n"), read.details
+    finally:
+        tools["run_command"].close()
+    events = [ToolCallStartEvent(id="c2", tool_name="command_output"), ToolResultEvent.of(read)]
+    for out in (FakeTTY(), io.StringIO()):
+        draw(events, out, color=False, width=100)
+        lines = out.getvalue().replace("\r", "\n").splitlines()
+        row = next(i for i, line in enumerate(lines) if line.startswith("Output  job_1"))
+        below = lines[row + 1 : row + 2 + TAIL_LINES]
+        assert below[0] == f"  │ … {10 - TAIL_LINES} earlier lines", lines
+        assert below[1:] == [f"  │ line {i}" for i in range(10 - TAIL_LINES + 1, 10)] + ["  │ \\x1b[31mred"], lines  # escaped, never a colour
+
+
+def test_a_read_with_nothing_new_draws_no_lines() -> None:
+    details = BackgroundJobDetails(job="job_1", command="x", running=True).model_dump(mode="json")
+    out = io.StringIO()
+    draw([ToolCallStartEvent(id="o1", tool_name="command_output"),
+          ToolResultEvent(id="o1", tool_call_id="o1", tool_name="command_output", result="…", details=details)], out, color=False, width=100)
+    assert "│" not in out.getvalue()

@@ -36,3 +36,23 @@ def test_studio_lists_the_runs_background_command_running_then_killed(make_repo:
         wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=finish]"), message="the run did not finish")
         wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-block=jobs] .job[data-job-id=job_1][data-state=killed]"),
                  message="the run's end did not show the command killed")
+
+
+@pytest.mark.slow
+def test_studio_draws_what_command_output_read_as_a_terminal_under_its_row(make_repo: Any, tmp_path: Path, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    printed = "".join(f"line {i}\\n" for i in range(1, 31))
+    turns = [{"toolCalls": [{"id": "c1", "name": "run_command", "arguments": {"command": f"sleep 2; printf '{printed}'", "background": True}}]},
+             {"toolCalls": [{"id": "w1", "name": "run_command", "arguments": {"command": "sleep 4"}}]},  # it printed all meanwhile
+             {"toolCalls": [{"id": "c2", "name": "command_output", "arguments": {"id": "job_1"}}]},
+             {"text": "Read it."}]
+    with Served(make_repo("calc"), model=write_cassette(tmp_path / "read.jsonl", turns)) as srv:
+        run = srv.start("read the output", approval="auto")
+        [read] = [e for e in srv.events(run["runId"]) if e["type"] == "tool-result" and e.get("toolCallId") == "c2"]
+        browser.get(f"{srv.base}/runs/{run['runId']}?token={srv.token}")
+        term = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "section.call[data-call-id=c2] [data-block=terminal]"),
+                        message="command_output's row drew no output")
+        shown = term.get_attribute("textContent").splitlines()
+    output = read["details"]["output"].splitlines()
+    assert output == [f"line {i}" for i in range(1, 31)] and shown == output[-20:], (shown, output)  # its last 20 lines, as text

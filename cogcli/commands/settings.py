@@ -75,6 +75,38 @@ def _hook_lines(hooks: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def agent_rows(settings: Settings) -> tuple[list[dict[str, Any]], list[str]]:
+    """The named agents a ``task`` call may run as (docs/subagents.md), and the notes and warnings
+    said when a session loads them (a file left out; ``tools`` naming no tool here, with a guess)."""
+    import dataclasses
+
+    from cogcli.project.named_agents import load_named_agents
+
+    loaded = load_named_agents(settings.root)
+    agents = [{"name": a.name, "file": a.shown, "source": a.source, "description": a.description,
+               "tools": list(a.tools) if a.tools is not None else None} for a in loaded.agents.values()]
+    if not agents:  # the tools are made (to check agents' tools against) only when there is an agent
+        return agents, loaded.notes
+    said: list[str] = []
+    from cogcli.session.extras import agent_tools
+    from cogcli.session.factory import make_tools
+
+    tools = make_tools(dataclasses.replace(settings, sandbox="off"))  # listed, never run: no sandbox needed
+    try:
+        agent_tools(settings, said.append, [t.name for t in tools])  # what a session's start says of them
+    finally:
+        for t in tools:
+            if t.close is not None:
+                t.close()
+    return agents, said
+
+
+def _agent_lines(agents: list[dict[str, Any]], said: list[str]) -> list[str]:
+    lines = ["", "agents (task's agent=NAME; docs/subagents.md):" if agents else "agents: none (.agents/agents/NAME.md, docs/subagents.md)"]
+    lines += [f"  {a['name']}  {a['file']}  {a['description'][:80]}" for a in agents]
+    return lines + [f"  {line}" for line in said]
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return list(value)
@@ -99,6 +131,7 @@ def show_settings(root: Path, flags: SettingFlags, *, as_json: bool = False) -> 
             "settings": {name: {"value": value, "from": source} for name, value, source in table},
             "hooks": hook_rows(settings),
         }
+        data["agents"], data["agent_notes"] = agent_rows(settings)
         sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
     lines = [
@@ -111,5 +144,6 @@ def show_settings(root: Path, flags: SettingFlags, *, as_json: bool = False) -> 
         shown = "-" if value is None or value == [] or value == {} else json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
         lines.append(f"{name:<{width}}  {shown:<28}  {source}")
     lines += _hook_lines(hook_rows(settings))
+    lines += _agent_lines(*agent_rows(settings))
     sys.stdout.write(visible("\n".join(lines)) + "\n")
     return EXIT_OK

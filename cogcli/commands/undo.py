@@ -31,8 +31,9 @@ def undo_command(root: Path, thread_id: str | None, *, to: str | None = None, dr
     except UndoRefused as exc:
         _say(f"undo refused: {exc.message}")
         if "changed since the run" in exc.message:  # the fix docs/undo.md gives, said where it is needed
-            _say("to undo it: put the file back as the run left it (the diff above), then cog undo again; "
-                 "or keep your change and leave the run as it is")
+            several = " files changed since the run, so they " in exc.message
+            _say(f"to undo it: put {'each file' if several else 'the file'} back as the run left it (the diff above), then cog undo again; "
+                 f"or keep your {'changes' if several else 'change'} and leave the run as it is")
         return EXIT_TASK_FAILED
     except ConfigError as exc:
         _say(exc.message)

@@ -130,8 +130,10 @@ class ShellCommandDetails(_Details):
     sandbox: str = "none"
     #: whether the command had the host's network (the person's ``--command-network``)
     network: bool = False
-    #: workspace files the command created, modified or deleted (git-ignored ones left out), at most 200
-    changed_files: list[dict[str, str]] = []
+    #: workspace files the command created, modified or deleted (git-ignored ones left out), at most 200:
+    #: ``path``, ``change``, and in a run ``added``/``removed`` lines of a text file (as a tool write's
+    #: diff counts them) or ``lines_not_counted`` (why: ``binary``, ``over 1 MB``, past 4 MB a command, not kept)
+    changed_files: list[dict[str, str | int]] = []
     #: how many there were in all, and whether the scan saw the whole tree
     changed_total: int = 0
     changes_complete: bool = True

@@ -44,12 +44,16 @@ def changes_view_diff(details: Any) -> str | None:
     return None
 
 
-def changed_paths(details: Any) -> list[str]:
-    """The workspace files a command changed (:attr:`ShellCommandDetails.changed_files`), in order."""
+def changed_lines(details: Any) -> list[tuple[str, int, int, str | None]]:
+    """The workspace files a command changed with their lines: ``(path, added, removed, why not
+    counted)`` (0, 0 and None where ``changed_files`` says nothing of them: outside a run)."""
     files = details.get("changed_files") if isinstance(details, dict) else None
-    if not isinstance(files, list):
-        return []
-    return [f["path"] for f in files if isinstance(f, dict) and isinstance(f.get("path"), str) and f["path"]]
+    out: list[tuple[str, int, int, str | None]] = []
+    for f in files if isinstance(files, list) else ():
+        if isinstance(f, dict) and isinstance(f.get("path"), str) and f["path"]:
+            why = f.get("lines_not_counted")
+            out.append((f["path"], _int(f.get("added")) or 0, _int(f.get("removed")) or 0, why if isinstance(why, str) else None))
+    return out
 
 
 def sandbox_note(details: Any) -> str | None:
@@ -273,6 +277,16 @@ def read_output_lines(details: Any, content: Any) -> list[str] | None:
     return content.split("\n")
 
 
+def read_job_output(details: Any) -> list[str] | None:
+    """The output lines a background command's details carry (``run_command(background=true)``,
+    ``command_output``, ``kill_command``: :class:`~cogcli.contract.details.BackgroundJobDetails`'s
+    ``job`` and ``output``), or None for other details or none printed."""
+    if not isinstance(details, dict) or not isinstance(details.get("job"), str) or not isinstance(details.get("output"), str):
+        return None
+    text = details["output"].rstrip("\n")
+    return text.split("\n") if text.strip() else None
+
+
 #: how a run's ``tests_error`` starts when its test calls never ran (refused, cut, bad arguments)
 TESTS_NOT_RUN = "the tests did not run"
 
@@ -296,6 +310,8 @@ class DiagnosticsView:
     existing: int
     sources: list[str]
     skipped: list[tuple[str, str]]
+    #: a file change's verdict (``details.diagnostics``), not the ``diagnostics`` tool's own details
+    of_change: bool = False
 
     def headline(self) -> str:
         """``2 new errors``, ``1 new error, 1 new warning, 1 fixed``, ``no new problems``."""
@@ -315,6 +331,17 @@ class DiagnosticsView:
             shown.append(f"… and {len(self.new) - limit} more")
         return shown
 
+    def unable(self) -> list[tuple[str, str]]:
+        """The checkers that could not run here, with why (:func:`could_not_run`)."""
+        return [(name, why) for name, why in self.skipped if could_not_run(why)]
+
+
+def could_not_run(why: str) -> bool:
+    """Whether a checker's reason for being skipped (``skipped[].why``) is that it could not run here
+    (it failed to start in the sandbox, exited with an error, there is no sandbox), rather than the
+    person's choice (``turned off``) or its time budget (said when it ran over)."""
+    return not why.startswith(("turned off", "took longer", "skipped after changes"))
+
 
 def read_diagnostics(details: Any) -> DiagnosticsView | None:
     """The diagnostics a file change's details carry (``details.diagnostics``), or the
@@ -329,7 +356,7 @@ def read_diagnostics(details: Any) -> DiagnosticsView | None:
     skipped = [(str(s.get("source")), str(s.get("why"))) for s in found.get("skipped") or [] if isinstance(s, dict)]
     sources = [str(s) for s in found.get("sources") or []]
     return DiagnosticsView(new=new, fixed=len(fixed) if isinstance(fixed, list) else 0, existing=int(found["existing"]),
-                           sources=sources, skipped=skipped)
+                           sources=sources, skipped=skipped, of_change=found is not details)
 
 
 def subagent_step(details: Any) -> tuple[str, str, str] | None:

@@ -23,7 +23,7 @@ agent of a name wins over the workspace's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +59,25 @@ class NamedAgents:
 
     def names(self) -> str:
         return ", ".join(self.agents) or "none (add one as .agents/agents/NAME.md or ~/.config/cog/agents/NAME.md)"
+
+    def tool_warnings(self, known: Collection[str], *, mcp: bool = False) -> list[str]:
+        """A warning for each agent whose ``tools`` name one the session does not have (``known``),
+        naming its file and the tool, with a did-you-mean: said when the agents are loaded, not only
+        when a ``task`` call runs as the agent and fails. ``mcp``: MCP servers are configured, whose
+        tools are known only once they connect."""
+        from cogcli.contract.prepare import did_you_mean
+
+        choices = sorted(known)
+        out = []
+        for agent in self.agents.values():
+            for name in agent.tools or ():
+                if name in known:
+                    continue
+                guess = did_you_mean(name, choices).strip()
+                out.append(f"warning: {agent.shown}: its tools name {name!r}, which is no tool here"
+                           + (f" ({guess})" if guess else "") + (" unless an MCP server gives it" if mcp else "")
+                           + f"; a task run as {agent.name} fails until it is fixed")
+        return out
 
     def prompt_lines(self) -> str:
         """The agents ``task`` may run as, for its description ("" for none)."""

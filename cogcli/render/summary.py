@@ -283,9 +283,9 @@ def _plural(n: int, word: str) -> str:
 
 
 def _files_changed(files: dict[str, FileStat]) -> str:
-    """``2 files changed (+3 -1)``. A file a command changed has no line counts (it carries no
-    diff: 0 and 0), so they are not summed as if they were known: ``3 files changed (+3 -1 in 1)``,
-    and no counts at all when no file has any, rather than a false ``(+0 -0)``."""
+    """``2 files changed (+3 -1)``. A file whose lines were not counted (a command's binary or large
+    file, or one changed outside a run: 0 and 0) is not summed as if they were known: ``3 files
+    changed (+3 -1 in 1)``, and no counts at all when no file has any, rather than a false ``(+0 -0)``."""
     counted = [f for f in files.values() if f.added or f.removed]
     said = f"{_plural(len(files), 'file')} changed"
     if not counted:

@@ -64,7 +64,6 @@ from cogcli.render.details import (
     diff_text,
     environment_note,
     first_line,
-    read_diagnostics,
     read_output_lines,
     read_test_progress,
     read_test_report,
@@ -72,8 +71,9 @@ from cogcli.render.details import (
     run_outcome,
     sandbox_note,
 )
+from cogcli.render.diagnostics_lines import DiagnosticsLines
 from cogcli.render.hook_line import hook_text
-from cogcli.render.live_output import OUTPUT_PREFIX, OutputTails, live_block
+from cogcli.render.live_output import OUTPUT_PREFIX, OutputTails, job_tail, live_block
 from cogcli.render.live_line import background_tail, cut_to, running_tests_line
 from cogcli.render.summary import Call, RunSummary
 from cogcli.render.words import (
@@ -101,7 +101,6 @@ _RESET = "\x1b[0m"
 _STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b[32m", "cyan": "\x1b[36m"}
 #: the only control sequences written as they are (colours, on a terminal): see :func:`visible`
 _OWN_CODES = (_RESET, *_STYLES.values())
-DIAGNOSTICS_SHOWN = 10  # new problems drawn under a file change's row (the rest counted)
 
 
 def wants_color(stream: TextIO) -> bool:
@@ -145,6 +144,7 @@ class TextRenderer:
         self.broken = False  # the reader of ``out`` went away: nothing more is written
         self._printed_texts: set[str] = set()
         self._notes_said: set[str] = set()  # a note the same for every test run (cog's Python ran them): once
+        self._diagnostics = DiagnosticsLines()  # a change's new problems; a checker that could not run, once
         self._lock = threading.RLock()
         self._live: str | None = None  # what the in-place row shows now (a command's: lines below it too)
         self._tails = OutputTails()
@@ -270,10 +270,8 @@ class TextRenderer:
         elif diff is not None:
             for line in diff.rstrip("\n").split("\n"):  # only \n ends a line of a diff
                 self._line(DETAIL_INDENT + self._diff_style(line))
-        found = read_diagnostics(result.details)
-        if found is not None and (found.new or found.fixed) and result.error is None:  # what the change introduced, under its row
-            for n, line in enumerate([found.headline(), *found.lines(DIAGNOSTICS_SHOWN)]):
-                self._line(DETAIL_INDENT + ("  " + line if n else self._style(line, "red" if found.new else "green")))
+        for text, style in self._diagnostics.lines(result.details, failed=result.error is not None):  # under its row
+            self._line(DETAIL_INDENT + (self._style(text, style) if style else text))
         report = read_test_report(result.details)
         note = sandbox_note(result.details)
         # failures that look like the sandbox; and when the run gave no verdict on the tests (an error,
@@ -295,6 +293,8 @@ class TextRenderer:
         if content:
             for line in content_text(result.result).rstrip("\n").splitlines():
                 self._line(DETAIL_INDENT + line)
+        for line in () if content else job_tail(result.details):  # a background command's newest lines
+            self._line(self._style(line, "dim"))
 
     def _output(self, event: ToolUpdateEvent, call: Call, lines: list[str]) -> None:
         if not self.tty:  # a log: each line once, in order

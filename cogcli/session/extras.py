@@ -4,7 +4,7 @@ section for a run in plan mode."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -15,11 +15,13 @@ if TYPE_CHECKING:
     from cogcli.contract.tool import Tool
 
 
-def agent_tools(settings: Settings, on_note: Callable[[str], None] | None = None) -> tuple[list[Tool[Any]], Skills]:
-    """The agent's own tools (``task``: subagents, :mod:`cogcli.loop.subagent`) and the skills they load (the person's and the workspace's)."""
+def agent_tools(settings: Settings, on_note: Callable[[str], None] | None = None,
+                known: Collection[str] = ()) -> tuple[list[Tool[Any]], Skills]:
+    """The agent's own tools (``task``: subagents, :mod:`cogcli.loop.subagent`) and the skills they load (the person's and the workspace's).
+    ``known``: the session's other tools, which a named agent's ``tools`` are checked against now."""
     from cogcli.agent_tools.update_plan import update_plan_tool
     from cogcli.agent_tools.load_skill import load_skill_tool
-    from cogcli.agent_tools.delegate_task import task_tool
+    from cogcli.agent_tools.delegate_task import TASK_TOOL, task_tool
     from cogcli.loop.subagent import Subagents
     from cogcli.project.named_agents import load_named_agents
     from cogcli.project.skills import load_skills
@@ -33,6 +35,9 @@ def agent_tools(settings: Settings, on_note: Callable[[str], None] | None = None
         tools.append(load_skill_tool(skills))
     subagents = Subagents(agents=agents, limit=settings.max_subagents, model_for=partial(_agent_model, settings))
     tools.append(task_tool(subagents, agents.prompt_lines()))
+    mcp = bool(settings.mcp_servers or settings.remote_servers or settings.workspace_remote_servers)
+    for warning in agents.tool_warnings({*known, *(t.name for t in tools)} - {TASK_TOOL}, mcp=mcp) if known else ():
+        (on_note or (lambda _: None))(warning)
     return tools, skills
 
 

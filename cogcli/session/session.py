@@ -167,8 +167,9 @@ class Session:
         try:
             from cogcli.session.extras import agent_tools
 
-            own, self.skills = agent_tools(settings, self.on_note)  # update_plan, load_skill, task
-            self._run_tools = [*self.make_tools(settings, journal=self.journal), *own]
+            workspace = self.make_tools(settings, journal=self.journal)
+            own, self.skills = agent_tools(settings, self.on_note, [t.name for t in workspace])  # update_plan, load_skill, task
+            self._run_tools = [*workspace, *own]
         except BaseException:
             self.journal.close()
             raise

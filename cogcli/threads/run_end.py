@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import Field
 
-from cogcli.contract.details_readers import TESTS_NOT_RUN, changed_paths, diff_text, file_argument, read_test_report, run_outcome
+from cogcli.contract.details_readers import TESTS_NOT_RUN, changed_lines, diff_text, file_argument, read_test_report, run_outcome
 from cogcli.contract.diffstat import diff_stats
 from cogcli.contract.errors import ErrorCode
 from cogcli.threads.entries import RunEndEntry, RunEndFields
@@ -58,15 +58,19 @@ def files_changed(
     """Lines added and removed per path, summed over the successful calls that changed files: those
     whose details carry a diff, of tools that declare they write files (a tool that only shows a
     diff, like git_diff, changed nothing). A result of a tool not in ``tools`` counts when it carries a diff.
-    The files a command changed (``changed_files``: no diff, so no line counts) count as paths."""
+    The files a command changed (``changed_files``) count with the lines its record counted (in a
+    run: a text file's, as a diff counts them), or say why there are none (``lines_not_counted``)."""
     index = tools if isinstance(tools, Mapping) else {t.name: t for t in tools}
     totals: dict[str, FileChange] = {}
     for r in results:
         tool = index.get(r.name)
         if r.error is not None or (tool is not None and not tool.writes_files):
             continue
-        for path in changed_paths(r.details) if tool is not None else ():
-            totals.setdefault(path, FileChange(path=path))
+        for path, added, removed, why in changed_lines(r.details) if tool is not None else ():
+            change = totals.setdefault(path, FileChange(path=path))
+            change.added += added
+            change.removed += removed
+            change.lines_not_counted = why or change.lines_not_counted
         diff = diff_text(r.details) if isinstance(r.details, dict) else None
         if diff is None:
             continue

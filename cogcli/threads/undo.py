@@ -39,6 +39,7 @@ from cogcli.threads.undo_types import (
     RunRef,
     UndoRefused,
     changed_since,
+    refused_text,
 )
 
 #: lines of "what differs" shown per refused file
@@ -354,7 +355,7 @@ def _walk_back(workspace: Any, runs: list[tuple[RunRef, list[Any]]], notes: list
             elif held != change.before:
                 refused[rel] = _refusal(rel, run, change, held)
     if refused:
-        raise UndoRefused("\n".join(refused.values()))
+        raise UndoRefused(refused_text(refused))
     notes.extend(left.values())
     out: list[FileRevert] = []
     for rel, current in now.items():

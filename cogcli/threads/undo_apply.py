@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cogcli.contract.errors import CogError
-from cogcli.threads.undo_types import FileRevert, UndoRefused, changed_since
+from cogcli.threads.undo_types import FileRevert, UndoRefused, changed_since, refused_text
 
 
 class UndoPlan(Protocol):
@@ -33,6 +33,7 @@ def apply_undo(plan: UndoPlan) -> None:
 
 
 def _apply(plan: UndoPlan, atomic_write: Any) -> None:
+    moved: dict[str, str] = {}
     for f in plan.files:
         try:
             now: bytes | None = (plan.root / f.path).read_bytes()
@@ -41,7 +42,9 @@ def _apply(plan: UndoPlan, atomic_write: Any) -> None:
         except OSError:
             now = b"" if f.current is None else None
         if now != f.current:
-            raise UndoRefused(changed_since(f.path, "changed while undoing"))
+            moved[f.path] = changed_since(f.path, "changed while undoing")
+    if moved:
+        raise UndoRefused(refused_text(moved, "changed while undoing"))
     done: list[tuple[FileRevert, int | None]] = []
     try:
         for f in plan.files:

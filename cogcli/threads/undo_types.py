@@ -76,3 +76,23 @@ class FileRevert:
 
 def changed_since(rel: str, how: str = "changed") -> str:
     return f"{rel} {how} since the run, so it cannot be put back as it was; nothing was changed"
+
+
+#: files named in a refusal's first line, and files whose difference is shown below it (the rest counted)
+NAMES_SHOWN = 10
+DIFFS_SHOWN = 3
+
+
+def refused_text(refused: dict[str, str], how: str = "changed") -> str:
+    """An undo refused for every file in ``refused`` (path -> its own refusal, what differs included):
+    one file's refusal as it is; several named all in the first line (the first :data:`NAMES_SHOWN`
+    and ``and K more``), then the first :data:`DIFFS_SHOWN` refusals with what differs."""
+    if len(refused) == 1:
+        return next(iter(refused.values()))
+    names = sorted(refused)
+    listed = ", ".join(names[:NAMES_SHOWN]) + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
+    lines = [f"{len(names)} files {how} since the run, so they cannot be put back as they were; nothing was changed: {listed}",
+             *(refused[n] for n in names[:DIFFS_SHOWN])]
+    if len(names) > DIFFS_SHOWN:
+        lines.append(f"… and {len(names) - DIFFS_SHOWN} more files {how} since the run (named above)")
+    return "\n".join(lines)

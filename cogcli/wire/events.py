@@ -353,6 +353,8 @@ class FileChange(WireModel):
     path: str
     added: int = 0
     removed: int = 0
+    #: why ``added``/``removed`` do not count its lines (a command's binary file, ``over 1 MB``, not kept)
+    lines_not_counted: str | None = None
 
 
 class FinishEvent(BaseEvent):

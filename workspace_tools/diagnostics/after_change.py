@@ -6,7 +6,8 @@ them again, and adds what the change introduced to its result.
   ``new``, ``fixed``, ``existing``, the checkers that ran and the ones skipped);
 - the model's ``content``: one line, ``diagnostics: 2 new errors`` and the first few new problems as
   ``file:line: rule: message`` (a ``diagnostics`` key for a JSON result), only when something is new
-  or fixed, or a checker ran over its budget;
+  or fixed, or a checker ran over its budget; a checker that could not run (it failed to start in the
+  sandbox, there is none) is said once a session: ``diagnostics: tsc not run: could not check …``;
 - the ``presentation``'s detail: ``src/a.py · 2 new errors``.
 
 The files come from the call's own arguments (``path``, ``new_path``, the patch's file lines),
@@ -20,7 +21,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -29,7 +30,7 @@ from cogcli.contract.tool import Tool
 from workspace_tools.workspace.paths import Workspace
 
 if TYPE_CHECKING:  # imported when a call runs: listing the tools (cog tools) needs none of it
-    from cogcli.contract.details import DiagnosticsDetails
+    from cogcli.contract.details import DiagnosticsDetails, SkippedSource
     from cogcli.contract.output import ToolOutputResult
     from workspace_tools.diagnostics.checker import Checker
 
@@ -104,14 +105,15 @@ def with_diagnostics(tool: Tool[Any], checker: Checker | Callable[[], Checker]) 
         except Exception:
             log.warning("diagnostics after %s failed", original.name, exc_info=True)
             return result
-        return with_verdict(result, found)
+        return with_verdict(result, found, told=checker.first_told(found.skipped))
 
     return dataclasses.replace(tool, execute=execute)
 
 
-def model_line(found: DiagnosticsDetails, *, always: bool = False) -> str | None:
+def model_line(found: DiagnosticsDetails, *, always: bool = False, told: Sequence[SkippedSource] = ()) -> str | None:
     """What the model reads of a verdict: ``diagnostics: 2 new errors`` and the first new problems,
-    a note for a checker over its budget; None when nothing changed (unless ``always``)."""
+    a note for a checker over its budget, one line for each checker in ``told`` that could not run
+    (``diagnostics: tsc not run: …``); None when there is nothing to say (unless ``always``)."""
     from cogcli.contract.details_readers import read_diagnostics
 
     view = read_diagnostics(found.model_dump())
@@ -120,22 +122,29 @@ def model_line(found: DiagnosticsDetails, *, always: bool = False) -> str | None
 
     slow = [f"{name} {why}" for name, why in view.skipped if why.startswith("took longer")]
     removed = removed_text([Removed(r["path"], r["removed"], r["action"]) for r in found.privileges_removed])
+    unable = [f"diagnostics: {s.source} not run: {_cut(s.why)}" for s in told]
     if not view.new and not view.fixed and not slow and not removed and not always:
-        return None
+        return "\n".join(unable) or None
     lines = [f"diagnostics: {view.headline()}" + (f" ({view.existing} older ones not listed)" if always and view.existing else ""),
-             *view.lines(MODEL_LINES), *slow, *([removed] if removed else [])]
+             *view.lines(MODEL_LINES), *slow, *([removed] if removed else []), *unable]
     return "\n".join(lines)
 
 
-def with_verdict(result: ToolOutputResult[Any], found: DiagnosticsDetails) -> ToolOutputResult[Any]:
-    """``result`` with the verdict in its details, content and presentation."""
+def _cut(why: str, limit: int = 300) -> str:
+    return why if len(why) <= limit else why[: limit - 1] + "…"
+
+
+def with_verdict(result: ToolOutputResult[Any], found: DiagnosticsDetails,
+                 told: Sequence[SkippedSource] = ()) -> ToolOutputResult[Any]:
+    """``result`` with the verdict in its details, content and presentation (``told``: the checkers
+    that could not run, said to the model this once)."""
     from cogcli.contract.details_readers import read_diagnostics
     from cogcli.contract.output import ToolOutputResult
 
     details = result.details.model_dump() if isinstance(result.details, BaseModel) else result.details
     details = {**details, "diagnostics": found.model_dump()} if isinstance(details, dict) else {"diagnostics": found.model_dump()}
     content = result.content
-    line = model_line(found)
+    line = model_line(found, told=told)
     if line is not None:
         if isinstance(content, dict):
             content = {**content, "diagnostics": line}

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogcli.contract.details import Diagnostic, DiagnosticsDetails, SkippedSource
+from cogcli.contract.details_readers import could_not_run
 from workspace_tools.diagnostics.compare import LineMap, compare, line_map
 from workspace_tools.diagnostics.sandboxed import run_source
 from workspace_tools.diagnostics.servers import Servers
@@ -98,6 +99,8 @@ class Checker:
         #: checkers skipped after changes, and why
         self._slow: dict[str, str] = {}
         self._found: dict[tuple[str, Path], Found | None] = {}
+        #: checkers whose "could not run" the model has been told of (once a session each)
+        self._told: set[str] = set()
         #: warm language servers answering after changes instead of a process (tsserver for tsc)
         self.servers = Servers(workspace, sandbox=sandbox, passed=self.passed)
 
@@ -117,6 +120,13 @@ class Checker:
                 if rel == self.rel(f):
                     out.setdefault(name, []).extend(problems)
         return out
+
+    def first_told(self, skipped: Iterable[SkippedSource]) -> list[SkippedSource]:
+        """The checkers in ``skipped`` that could not run (not turned off, not over budget: that one
+        is said when it happens) and that the model was not told of yet; each is told once a session."""
+        fresh = [s for s in skipped if could_not_run(s.why) and s.source not in self._told]
+        self._told.update(s.source for s in fresh)
+        return fresh
 
     def rel(self, path: Path) -> str:
         return self.workspace.relative(path)

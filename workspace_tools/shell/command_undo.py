@@ -50,6 +50,10 @@ BY_CHARS = 200
 NOTES = 10
 #: the most folders with no file in them a command made that are recorded (``mkdir -p build/x``)
 FOLDERS = 100
+#: a file larger than this (before or after the command) gets no line counts: counting costs its size
+COUNT_BYTES = 1_000_000
+#: the most bytes (before and after) whose lines one command's record counts; the files past it are not counted
+COUNT_TOTAL = 4_000_000
 
 
 @dataclass
@@ -58,6 +62,17 @@ class Recorded:
 
     count: int = 0
     notes: list[str] = field(default_factory=list)
+    #: lines (added, removed) per text file it changed, as a tool write's diff counts them; why not for the others
+    lines: dict[str, tuple[int, int]] = field(default_factory=dict)
+    uncounted: dict[str, str] = field(default_factory=dict)
+
+    def line_fields(self, path: str) -> dict[str, int | str]:
+        """What ``changed_files`` says of ``path``'s lines: ``added`` and ``removed``, or
+        ``lines_not_counted`` and why (nothing when it was not recorded: no run)."""
+        if path in self.lines:
+            added, removed = self.lines[path]
+            return {"added": added, "removed": removed}
+        return {"lines_not_counted": self.uncounted[path]} if path in self.uncounted else {}
 
     def text(self) -> str:
         """The line the model (and the person) read under the changed files."""
@@ -121,6 +136,7 @@ class CommandUndo:
             done.notes.append(f"cog undo cannot put back what it changed: {taken}")
             return done
         by = by if len(by) <= BY_CHARS else by[: BY_CHARS - 1] + "…"
+        budget = COUNT_TOTAL  # bytes whose lines may still be counted
         for folder in sorted(empty):
             try:
                 self.journal.record(folder, before=None, after=None, mode=None, by=by, durable=False, folder=True)
@@ -154,8 +170,15 @@ class CommandUndo:
                 continue
             if why is None:
                 done.count += 1
+                counted = line_stat(data_before, data_after, room=budget)
+                if isinstance(counted, str):
+                    done.uncounted[path] = counted
+                else:
+                    done.lines[path] = counted
+                    budget -= len(data_before or b"") + len(data_after or b"")
             else:
                 done.notes.append(f"cog undo cannot put back {path}: {why}")
+                done.uncounted[path] = why
         self.journal.sync()
         if len(done.notes) > NOTES:  # what the model reads stays short; each record names its file
             done.notes[NOTES:] = [f"… and {len(done.notes) - NOTES} more files cog undo cannot put back"]
@@ -204,6 +227,22 @@ class CommandUndo:
             return f"too large (over {self.store.max_file // (1024 * 1024)} MB)", None
         data = read_workspace_file(self.root, path)
         return (None, data) if data is not None else ("it could not be read after the command", None)
+
+
+def line_stat(before: bytes | None, after: bytes | None, *, room: int = COUNT_TOTAL) -> tuple[int, int] | str:
+    """(lines added, lines removed) from ``before`` to ``after`` (None: no file), or why they are
+    not counted: a binary file, one over :data:`COUNT_BYTES`, or more bytes than ``room`` (what is
+    left of :data:`COUNT_TOTAL` for the command's files counted before it)."""
+    from workspace_tools.text.diffs import line_counts
+
+    sides = [d for d in (before, after) if d is not None]
+    if any(len(d) > COUNT_BYTES for d in sides):
+        return f"over {COUNT_BYTES // 1_000_000} MB"
+    if any(b"\0" in d for d in sides):
+        return "binary"
+    if sum(map(len, sides)) > room:
+        return f"over {COUNT_TOTAL // 1_000_000} MB counted for this command"
+    return line_counts(*(None if d is None else d.decode("utf-8", "replace") for d in (before, after)))
 
 
 def with_command_undo(tool: Tool[Any], root: Path, journal: Journal | None, by: Callable[[Any], str], *, ignored: bool = False) -> Tool[Any]:

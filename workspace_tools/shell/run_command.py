@@ -202,7 +202,7 @@ def run_command_tool(
         live.close()
         duration_ms = (time.perf_counter() - started) * 1000
 
-        changed = [{"path": p, "change": kind} for kind, part in (("created", changes.created), ("modified", changes.modified),
+        changed = [{"path": p, "change": kind, **recorded.line_fields(p)} for kind, part in (("created", changes.created), ("modified", changes.modified),
                                                                   ("deleted", changes.deleted)) for p in part]
         changed.sort(key=lambda c: c["path"])
         details = ShellCommandDetails(

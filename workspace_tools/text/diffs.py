@@ -276,3 +276,19 @@ def _common_suffix(a: str, b: str, *, limit: int) -> int:
         else:
             hi = mid - 1
     return lo
+
+
+def line_counts(old_text: str | None, new_text: str | None) -> tuple[int, int]:
+    """(lines added, lines removed) from ``old_text`` to ``new_text`` (None: no file), counted as
+    their unified diff counts them (:func:`text_blocks`): what a tool write's diff carries."""
+    if old_text is None or new_text is None:
+        text = new_text if old_text is None else old_text
+        lines = len(split_lines(text or ""))
+        return (lines, 0) if old_text is None else (0, lines)
+    added = removed = 0
+    for block in text_blocks(old_text, new_text, context=0):
+        for tag, i1, i2, j1, j2 in block.opcodes():
+            if tag != "equal":
+                removed += i2 - i1
+                added += j2 - j1
+    return added, removed

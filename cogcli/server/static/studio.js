@@ -312,6 +312,10 @@
     if (diff) return diffBlock(diff);
     const report = reportOf(details);
     if (report) return testBlock(report);
+    // a background command's output (command_output, its start, kill_command): its last lines, as the running row showed them
+    if (typeof details.job === 'string' && typeof details.output === 'string' && details.output.trim()) {
+      return el('div', {}, el('pre', { class: 'terminal', 'data-block': 'terminal' }, details.output.replace(/\n+$/, '').split('\n').slice(-20).join('\n')), jsonBlock(details));
+    }
     return jsonBlock(details);
   }
 
