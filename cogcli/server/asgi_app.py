@@ -1,6 +1,7 @@
 """The routes of ``cog serve``: the JSON/SSE API under ``/api/`` and the Studio page.
 
-    POST /api/runs                          {"input", "model"?, "thread"?, "approval"?} → {"runId", "threadId"}
+    POST /api/runs                          {"input", "model"?, "thread"?, "approval"?, "attempts"?} → {"runId", "threadId"}
+                                            (``attempts`` N: best-of-N, :mod:`cogcli.server.attempt_runs`)
     GET  /api/runs                          runs in flight (and recently finished)
     GET  /api/runs/{runId}                  one run: status, pending approvals
     GET  /api/runs/{runId}/events           text/event-stream (Last-Event-ID resumes)
@@ -67,6 +68,8 @@ class StartRun(_Body):
     model: str | None = None
     thread: str | None = None
     approval: Literal["ask", "auto"] = "ask"
+    #: best-of-N: this many attempts side by side, the winner applied (2 to 8; None: one run)
+    attempts: Any = None
 
 
 class UndoRequest(_Body):
@@ -81,6 +84,8 @@ class Answer(_Body):
     tool_call_id: str
     approved: bool
     reason: str | None = None
+    #: a best-of-N run's attempt the call belongs to (refused when another one is asking)
+    attempt: int | None = None
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -144,6 +149,12 @@ def create_app(
 
     async def start_run(request: Request) -> Response:
         body = await _body(request, StartRun)
+        if body.attempts is not None:
+            from cogcli.server.attempt_runs import check_attempts, start_attempts
+
+            check_attempts(body.attempts, body.thread)
+            run = await start_attempts(registry, body.input, model=body.model, approval=body.approval, count=body.attempts)
+            return JSONResponse({"runId": run.id, "threadId": None, "attempts": run.attempts}, status_code=201)
         run = await registry.start(body.input, model=body.model, thread=body.thread, approval=body.approval)
         return JSONResponse({"runId": run.id, "threadId": run.thread_id}, status_code=201)
 
@@ -172,6 +183,8 @@ def create_app(
         body = await _body(request, Answer)
         if run.approver is None:
             raise RunError(409, "NO_SUCH_APPROVAL", f"run {run.id} was started with approval auto: it asks for none")
+        if body.attempt is not None and body.attempt != run.asking_attempt:
+            raise RunError(409, "NO_SUCH_APPROVAL", f"attempt {body.attempt} of run {run.id} is not asking now (asking: {run.asking_attempt or 'none'})")
         waiting = run.approver.answer(body.tool_call_id, body.approved, body.reason)
         return JSONResponse({"toolCallId": body.tool_call_id, "approved": body.approved, "pending": waiting})
 

@@ -111,6 +111,11 @@ class ServedRun:
     #: the session's background commands (:class:`workspace_tools.shell.jobs.Jobs`), kept after
     #: it closed so ``GET /api/runs/{id}/jobs`` still lists them (killed) once the run ended
     jobs: Any = None
+    #: best-of-N (:mod:`cogcli.server.attempt_runs`): how many attempts, the one asking now, and the
+    #: ``attempts`` line once they ended (None for a run of one)
+    attempts: int | None = None
+    asking_attempt: int | None = None
+    outcome: dict[str, Any] | None = None
 
     # the run's on_event
     def handle(self, event: BaseEvent) -> None:
@@ -155,6 +160,7 @@ class ServedRun:
             "startedAt": _iso(self.started_at),
             "endedAt": _iso(self.ended_at) if self.ended_at else None,
             "pendingApprovals": self.pending_approvals(),
+            **({"attempts": self.attempts, "askingAttempt": self.asking_attempt, "outcome": self.outcome} if self.attempts else {}),
         }
 
 

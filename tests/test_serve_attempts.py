@@ -1,0 +1,104 @@
+"""Best-of-N over cog serve's HTTP API (issue 50): ``POST /api/runs`` with ``attempts`` runs N
+attempts through the same code as ``cog edit --attempts`` (real worktrees, the real tests in each,
+sandboxed), streams each attempt's events tagged ``"attempt": K`` then the ``attempts`` line; the
+winner is applied and ``POST /api/threads/{id}/undo`` takes it back. Approvals are asked one
+attempt at a time, and an answer naming another attempt is refused (call ids repeat)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from cli_helpers import REPLAY
+from conftest import GIT_ENV
+from serve_helpers import Served
+
+pytestmark = pytest.mark.slow  # a real server, real worktrees and real test runs
+
+
+def test_attempts_out_of_range_or_with_a_thread_are_a_clear_400(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("calc")
+    with Served(repo, model=REPLAY) as srv:
+        for bad in (1, 9, "3", True, 0):
+            answer = srv.post("/api/runs", {"input": "Fix add", "attempts": bad})
+            assert answer.status_code == 400, (bad, answer.text)
+            assert answer.json()["code"] == "INVALID_REQUEST" and "attempts takes 2 to 8" in answer.json()["error"]
+        with_thread = srv.post("/api/runs", {"input": "Fix add", "attempts": 2, "thread": "th_x"})
+        assert with_thread.status_code == 400 and "goes without thread" in with_thread.json()["error"]
+        assert srv.client.get("/api/runs").json() == []  # nothing started
+    assert not (repo / ".cog" / "worktrees").exists()
+
+
+def test_two_attempts_stream_tagged_then_the_winner_is_applied_and_undone(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("calc")
+    ops = repo / "calc" / "ops.py"
+    before = ops.read_text()
+    with Served(repo, model=REPLAY, env=GIT_ENV) as srv:
+        run = srv.start("Fix add", attempts=2, approval="auto")
+        assert run["attempts"] == 2 and run["threadId"] is None
+        events = srv.events(run["runId"])
+        tagged = [e for e in events if e["type"] != "attempts"]
+        assert {e["attempt"] for e in tagged} == {1, 2}
+        for k in (1, 2):
+            kinds = [e["type"] for e in tagged if e["attempt"] == k]
+            assert kinds[0] == "start" and kinds[-1] == "finish" and "tool-result" in kinds
+        last = events[-1]
+        assert last["type"] == "attempts" and last["winner"] == 1 and last["applied"]["files"] == ["calc/ops.py"]
+        assert [(r["attempt"], r["passed"], r["failed"]) for r in last["attempts"]] == [(1, 3, 0), (2, 3, 0)]
+        assert "applied attempt 1" in last["said"]
+        assert "return a + b" in ops.read_text()
+        # resuming with Last-Event-ID uses the run's own count (each attempt numbers from 0)
+        rest = srv.events(run["runId"], last_event_id=len(events) - 2)
+        assert [e["type"] for e in rest] == ["attempts"]
+        summary = srv.client.get(f"/api/runs/{run['runId']}").json()
+        assert summary["status"] == "completed" and summary["outcome"]["winner"] == 1
+
+        undo = srv.post(f"/api/threads/{last['applied']['threadId']}/undo", {})
+        assert undo.status_code == 200, undo.text
+        assert [f["path"] for f in undo.json()["files"]] == ["calc/ops.py"]
+    assert ops.read_text() == before
+
+
+def test_attempts_ask_one_at_a_time_and_an_answer_for_another_attempt_is_refused(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("calc")
+    with Served(repo, model=REPLAY, env=GIT_ENV) as srv:
+        run = srv.start("Fix add", attempts=2, approval="ask")
+        url = f"/api/runs/{run['runId']}"
+        answered = {1: 0, 2: 0}
+        refused = False
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            info = srv.client.get(url).json()
+            if info["finished"]:
+                break
+            asking, pending = info["askingAttempt"], info["pendingApprovals"]
+            if asking is None or not pending:
+                time.sleep(0.05)
+                continue
+            call = pending[0]["toolCallId"]
+            if not refused:
+                other = srv.post(f"{url}/approvals", {"toolCallId": call, "approved": True, "attempt": 3 - asking})
+                assert other.status_code == 409 and f"attempt {3 - asking} of run" in other.json()["error"]
+                refused = True
+            ok = srv.post(f"{url}/approvals", {"toolCallId": call, "approved": True, "attempt": asking})
+            if ok.status_code == 200:
+                answered[asking] += 1
+        else:
+            raise AssertionError("the attempts did not finish")
+        assert refused and answered[1] >= 2 and answered[2] >= 2  # a test run and the edit, each attempt
+        events = srv.events(run["runId"])
+        asked = [e for e in events if e["type"] == "approval-required"]
+        assert {e["attempt"] for e in asked} == {1, 2}
+        assert events[-1]["type"] == "attempts" and events[-1]["applied"] is not None
+    assert "return a + b" in (repo / "calc" / "ops.py").read_text()
+
+
+def test_a_workspace_without_a_commit_is_refused_before_anything_starts(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    repo = make_repo("calc", git=False)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    with Served(repo, model=REPLAY) as srv:
+        answer = srv.post("/api/runs", {"input": "Fix add", "attempts": 2})
+        assert answer.status_code == 400 and "a git repository with a commit" in answer.json()["error"]
