@@ -60,36 +60,43 @@ def test_two_attempts_stream_tagged_then_the_winner_is_applied_and_undone(make_r
     assert ops.read_text() == before
 
 
-def test_attempts_ask_one_at_a_time_and_an_answer_for_another_attempt_is_refused(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_each_attempt_asks_its_own_and_a_call_id_in_two_attempts_needs_the_attempt_named(make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo("calc")
     with Served(repo, model=REPLAY, env=GIT_ENV) as srv:
         run = srv.start("Fix add", attempts=2, approval="ask")
         url = f"/api/runs/{run['runId']}"
+
+        def pending() -> list[dict]:
+            return srv.client.get(url).json()["pendingApprovals"]
+
+        deadline = time.monotonic() + 120
+        while len(pending()) < 2:  # both attempts wait for their first test run, the same call id
+            assert time.monotonic() < deadline, "the attempts did not both ask"
+            time.sleep(0.05)
+        both = pending()
+        assert sorted(p["attempt"] for p in both) == [1, 2] and both[0]["toolCallId"] == both[1]["toolCallId"] == "call_2"
+        unnamed = srv.post(f"{url}/approvals", {"toolCallId": "call_2", "approved": True})
+        assert unnamed.status_code == 409 and unnamed.json()["code"] == "WHICH_ATTEMPT" and "attempts 1 and 2" in unnamed.json()["error"]
+        unknown = srv.post(f"{url}/approvals", {"toolCallId": "call_2", "approved": True, "attempt": 3})
+        assert unknown.status_code == 409 and "in attempt 3" in unknown.json()["error"]
+
         answered = {1: 0, 2: 0}
-        refused = False
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             info = srv.client.get(url).json()
             if info["finished"]:
                 break
-            asking, pending = info["askingAttempt"], info["pendingApprovals"]
-            if asking is None or not pending:
-                time.sleep(0.05)
-                continue
-            call = pending[0]["toolCallId"]
-            if not refused:
-                other = srv.post(f"{url}/approvals", {"toolCallId": call, "approved": True, "attempt": 3 - asking})
-                assert other.status_code == 409 and f"attempt {3 - asking} of run" in other.json()["error"]
-                refused = True
-            ok = srv.post(f"{url}/approvals", {"toolCallId": call, "approved": True, "attempt": asking})
-            if ok.status_code == 200:
-                answered[asking] += 1
+            for p in info["pendingApprovals"]:
+                ok = srv.post(f"{url}/approvals", {"toolCallId": p["toolCallId"], "approved": True, "attempt": p["attempt"]})
+                if ok.status_code == 200:
+                    answered[p["attempt"]] += 1
+            time.sleep(0.05)
         else:
             raise AssertionError("the attempts did not finish")
-        assert refused and answered[1] >= 2 and answered[2] >= 2  # a test run and the edit, each attempt
+        assert answered == {1: 3, 2: 3}  # two test runs and the edit, each attempt
         events = srv.events(run["runId"])
         asked = [e for e in events if e["type"] == "approval-required"]
-        assert {e["attempt"] for e in asked} == {1, 2}
+        assert sorted(e["attempt"] for e in asked) == [1, 1, 1, 2, 2, 2]
         assert events[-1]["type"] == "attempts" and events[-1]["applied"] is not None
     assert "return a + b" in (repo / "calc" / "ops.py").read_text()
 

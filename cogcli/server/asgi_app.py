@@ -84,7 +84,7 @@ class Answer(_Body):
     tool_call_id: str
     approved: bool
     reason: str | None = None
-    #: a best-of-N run's attempt the call belongs to (refused when another one is asking)
+    #: a best-of-N run's attempt the call belongs to (needed when its call id waits in two)
     attempt: int | None = None
 
 
@@ -183,9 +183,10 @@ def create_app(
         body = await _body(request, Answer)
         if run.approver is None:
             raise RunError(409, "NO_SUCH_APPROVAL", f"run {run.id} was started with approval auto: it asks for none")
-        if body.attempt is not None and body.attempt != run.asking_attempt:
-            raise RunError(409, "NO_SUCH_APPROVAL", f"attempt {body.attempt} of run {run.id} is not asking now (asking: {run.asking_attempt or 'none'})")
-        waiting = run.approver.answer(body.tool_call_id, body.approved, body.reason)
+        if run.attempts:  # best-of-N: the attempt may be named (cogcli.server.attempt_runs)
+            waiting = run.approver.answer(body.tool_call_id, body.approved, body.reason, body.attempt)  # type: ignore[call-arg]
+        else:
+            waiting = run.approver.answer(body.tool_call_id, body.approved, body.reason)
         return JSONResponse({"toolCallId": body.tool_call_id, "approved": body.approved, "pending": waiting})
 
     async def abort(request: Request) -> Response:

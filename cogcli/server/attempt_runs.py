@@ -6,9 +6,9 @@ Its event stream is that command's output: every attempt's event with ``"attempt
 attempt has its own ``start`` … ``finish`` and its own thread), then one last event of type
 ``attempts`` (the rows, the winner, what was applied: its ``threadId`` and ``messageId``, which
 ``POST /api/threads/{id}/undo`` walks back). The SSE ids are the run's own count, since each
-attempt numbers its events from 0. Approvals are asked one attempt at a time; while one is asked,
-the run's summary names the attempt (``askingAttempt``), and an answer that names another
-``attempt`` is refused (tool call ids repeat across attempts).
+attempt numbers its events from 0. A page holds many questions at once, so each attempt asks its
+own (:class:`AttemptApprovers`); the run's ``pendingApprovals`` name their ``attempt``, and an
+answer names it too when the same call id waits in two attempts (their models may repeat ids).
 """
 
 from __future__ import annotations
@@ -41,6 +41,40 @@ def check_attempts(count: Any, thread: str | None) -> None:
         raise RunError(400, "INVALID_REQUEST", "attempts makes its own worktrees and threads: it goes without thread")
 
 
+class AttemptApprovers:
+    """The approvals of a run of attempts: a :class:`WebApprover` per attempt, answered by call id
+    and, when that is not enough, the attempt."""
+
+    def __init__(self, poke: Any) -> None:
+        self.poke = poke
+        self.each: dict[int, WebApprover] = {}
+
+    def for_attempt(self, attempt: int) -> WebApprover:
+        return self.each.setdefault(attempt, WebApprover(self.poke))
+
+    def answer(self, call_id: str, approved: bool, reason: str | None, attempt: int | None = None) -> list[str]:
+        if attempt is None:
+            owners = [k for k, a in sorted(self.each.items()) if call_id in a.pending]
+            if len(owners) > 1:
+                named = " and ".join(map(str, owners))
+                raise RunError(409, "WHICH_ATTEMPT", f"toolCallId {call_id!r} waits in attempts {named}: name the attempt (\"attempt\": K)")
+            attempt = owners[0] if owners else None
+        if attempt is None or attempt not in self.each:
+            which = "" if attempt is None else f" in attempt {attempt}"
+            raise RunError(409, "NO_SUCH_APPROVAL", f"no approval is pending for toolCallId {call_id!r}{which} (pending: {self.listed()})")
+        self.each[attempt].answer(call_id, approved, reason)
+        return self.waiting()
+
+    def waiting(self) -> list[str]:
+        return [c for _, a in sorted(self.each.items()) for c in a.waiting()]
+
+    def listed(self) -> str:
+        return ", ".join(f"{c} (attempt {k})" for k, a in sorted(self.each.items()) for c in a.waiting()) or "none"
+
+    def pending_approvals(self) -> list[dict[str, Any]]:
+        return [{**a.pending[c].to_wire(), "attempt": k} for k, a in sorted(self.each.items()) for c in a.waiting()]
+
+
 def _add(run: ServedRun, data: bytes) -> None:
     run.events.append((len(run.events), data))
     run.poke()
@@ -70,7 +104,7 @@ async def start_attempts(registry: RunRegistry, text: str, *, model: str | None,
         raise RunError(400, "CONFIG", f"{exc.message} (best-of-N needs a git repository with a commit)" if isinstance(exc, WorktreeError) else exc.message) from None
     run = ServedRun(id=f"run_{uuid.uuid4().hex[:16]}", input=text, model=chosen, approval=approval, attempts=count, status="running")
     if approval == "ask":
-        run.approver = WebApprover(run.poke)
+        run.approver = AttemptApprovers(run.poke)  # type: ignore[assignment]
     run.started.set()
     done = anyio.Event()
     registry._tasks_done[run.id] = done
@@ -80,22 +114,13 @@ async def start_attempts(registry: RunRegistry, text: str, *, model: str | None,
 
 
 async def _execute(registry: RunRegistry, run: ServedRun, flags: Any, model: str | None, done: anyio.Event) -> None:
-    from cogcli.worktrees.best_of import best_of, one_at_a_time, tagged
+    from cogcli.worktrees.best_of import best_of, tagged
 
-    def asking(attempt: int) -> None:
-        run.asking_attempt = attempt
-
-    async def ask(approvals: Any) -> Any:
-        assert run.approver is not None
-        try:
-            return await run.approver(approvals)
-        finally:
-            run.asking_attempt = None
-
+    approvers = run.approver
     try:
         outcome = await best_of(registry.root, run.input, flags, run.attempts or 2, model=model,
                                 on_event=lambda k, event: _add(run, tagged(k, event)),
-                                approve_for=one_at_a_time(ask if run.approver is not None else None, before=asking), signal=run.signal)
+                                approve_for=approvers.for_attempt if isinstance(approvers, AttemptApprovers) else None, signal=run.signal)
         run.outcome = outcome.line()
         run.status = "aborted" if outcome.interrupted else "completed" if outcome.applied is not None else "error"
         _add(run, json.dumps({**run.outcome, "said": outcome.said()}, ensure_ascii=False).encode())

@@ -111,10 +111,9 @@ class ServedRun:
     #: the session's background commands (:class:`workspace_tools.shell.jobs.Jobs`), kept after
     #: it closed so ``GET /api/runs/{id}/jobs`` still lists them (killed) once the run ended
     jobs: Any = None
-    #: best-of-N (:mod:`cogcli.server.attempt_runs`): how many attempts, the one asking now, and the
-    #: ``attempts`` line once they ended (None for a run of one)
+    #: best-of-N (:mod:`cogcli.server.attempt_runs`): how many attempts, and the ``attempts``
+    #: line once they ended (None for a run of one)
     attempts: int | None = None
-    asking_attempt: int | None = None
     outcome: dict[str, Any] | None = None
 
     # the run's on_event
@@ -145,6 +144,8 @@ class ServedRun:
     def pending_approvals(self) -> list[dict[str, Any]]:
         if self.approver is None:
             return []
+        if self.attempts:  # each with its attempt (cogcli.server.attempt_runs.AttemptApprovers)
+            return self.approver.pending_approvals()  # type: ignore[attr-defined, no-any-return]
         return [self.approver.pending[c].to_wire() for c in self.approver.waiting()]
 
     def summary(self) -> dict[str, Any]:
@@ -160,7 +161,7 @@ class ServedRun:
             "startedAt": _iso(self.started_at),
             "endedAt": _iso(self.ended_at) if self.ended_at else None,
             "pendingApprovals": self.pending_approvals(),
-            **({"attempts": self.attempts, "askingAttempt": self.asking_attempt, "outcome": self.outcome} if self.attempts else {}),
+            **({"attempts": self.attempts, "outcome": self.outcome} if self.attempts else {}),
         }
 
 
