@@ -23,6 +23,7 @@ import acp
 from acp import schema as acp_schema
 from acp.helpers import update_agent_message_text, update_tool_call
 
+from cogcli.acp.attempts import attempts_turn, requested_attempts
 from cogcli.acp.commands import announce, command_instruction
 from cogcli.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, NOT_FOUND, _error  # noqa: F401 (re-exported)
 from cogcli.acp.listing import ListingMixin
@@ -279,12 +280,16 @@ class CogAgent(ModesMixin, ListingMixin):
         if reply is not None:
             await self.conn.session_update(opened.id, update_agent_message_text(reply))
             return acp.PromptResponse(stop_reason="end_turn")
-        instruction = await command_instruction(self, opened, instruction)  # /plan, /go, custom commands
+        count, instruction = requested_attempts(kwargs, instruction)  # best-of-N: _meta.cog.attempts, /attempts N …
+        if count is None:
+            instruction = await command_instruction(self, opened, instruction)  # /plan, /go, custom commands
         if instruction is None:  # a mode switch alone
             return acp.PromptResponse(stop_reason="end_turn")
         abort = AbortSignal()
         opened.abort = abort
         try:
+            if count is not None:
+                return await attempts_turn(self, opened, instruction, count, abort, images, _Outbox(self.conn, opened.id))
             return await self._turn(opened, instruction, abort, images)
         finally:
             opened.abort = None

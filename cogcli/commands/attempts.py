@@ -22,10 +22,6 @@ from cogcli.wire.exit_codes import (
 )
 
 
-def _files(n: int) -> str:
-    return f"{n} file" if n == 1 else f"{n} files"
-
-
 class _Output:
     """Where the attempts' events go: tagged JSON lines, or one line per attempt as it ends."""
 
@@ -54,9 +50,9 @@ class _Output:
     def done(self, row: Any) -> None:
         if self.jsonl:
             return
-        tests = "tests not run" if row.passed is None else f"{row.passed} passed, {(row.failed or 0) + (row.errors or 0)} failed"
-        what = row.error or f"{_files(row.files)} (+{row.added} -{row.removed}), {tests}"
-        say(f"attempt {row.attempt} ({row.branch}): {row.status}: {what}")
+        from cogcli.worktrees.pick import said
+
+        say(said(row))
 
 
 def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
