@@ -60,6 +60,8 @@ class AcpOptions:
     flags: SettingFlags = field(default_factory=SettingFlags)
     #: makes a session's worktree when ``session/new`` asks for one (:mod:`cogcli.acp.worktree`); None: refused
     worktree: Any = None
+    #: runs a prompt's attempts (:mod:`cogcli.worktrees.best_of`, :mod:`cogcli.acp.attempts`); None: refused
+    attempts: Any = None
 
 
 class _Outbox:
@@ -280,7 +282,7 @@ class CogAgent(ModesMixin, ListingMixin):
         if reply is not None:
             await self.conn.session_update(opened.id, update_agent_message_text(reply))
             return acp.PromptResponse(stop_reason="end_turn")
-        count, instruction = requested_attempts(kwargs, instruction)  # best-of-N: _meta.cog.attempts, /attempts N …
+        count, instruction = requested_attempts(self.options.attempts, kwargs, instruction)  # best-of-N: _meta.cog.attempts, /attempts N …
         if count is None:
             instruction = await command_instruction(self, opened, instruction)  # /plan, /go, custom commands
         if instruction is None:  # a mode switch alone

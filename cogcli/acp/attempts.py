@@ -1,7 +1,8 @@
 """Best-of-N over ACP: a ``session/prompt`` with ``_meta: {"cog": {"attempts": N}}``, or a prompt
 ``/attempts N instruction`` (advertised in ``available_commands``), runs N attempts of the
 instruction side by side in git worktrees and applies the winner to the session's work tree —
-through :func:`cogcli.worktrees.best_of.best_of`, as ``cog edit --attempts N`` does.
+through :func:`cogcli.worktrees.best_of.best_of` (handed in by ``cog acp`` as ``AcpOptions.attempts``),
+as ``cog edit --attempts N`` does.
 
 In the editor each attempt's tool calls are tool calls titled ``attempt K: …`` (their ids
 ``attempt-K:ID``, unique across attempts); a permission request names the attempt the same way and
@@ -25,11 +26,10 @@ from cogcli.acp.mapping import EventMapper
 from cogcli.acp.permissions import EditorApprover
 
 
-def requested_attempts(meta: Mapping[str, Any], text: str) -> tuple[int | None, str]:
+def requested_attempts(kit: Any, meta: Mapping[str, Any], text: str) -> tuple[int | None, str]:
     """(N, the instruction) when the prompt asks for attempts, else (None, ``text`` as it is); a
-    count that is not 2 to 8 is refused naming the range."""
-    from cogcli.worktrees.best_of import count_problem
-
+    count that is not 2 to 8 is refused naming the range. ``kit``: :mod:`cogcli.worktrees.best_of`
+    as ``cog acp`` hands it in (None: attempts are refused)."""
     ours = meta.get("cog")
     count: Any = ours.get("attempts") if isinstance(ours, Mapping) else None
     word, _, rest = text.strip().partition(" ")
@@ -40,7 +40,9 @@ def requested_attempts(meta: Mapping[str, Any], text: str) -> tuple[int | None, 
             raise _error(INVALID_PARAMS, "/attempts takes a number and an instruction: /attempts 3 Fix the failing test")
     if count is None:
         return None, text
-    problem = count_problem(count)
+    if kit is None:
+        raise _error(INVALID_PARAMS, "this agent runs no attempts (started without cog acp's best-of-N support)")
+    problem = kit.count_problem(count)
     if problem is not None:
         raise _error(INVALID_PARAMS, f"{problem}: /attempts N instruction, or _meta.cog.attempts N on session/prompt")
     return count, text.strip()
@@ -59,9 +61,7 @@ async def attempts_turn(agent: Any, opened: Any, instruction: str, count: int, a
     from cogcli.acp.modes import PLAN
     from cogcli.contract.errors import CogError
     from cogcli.shown.visible import visible
-    from cogcli.worktrees.best_of import best_of, one_at_a_time
-    from cogcli.worktrees.pick import said, table
-
+    kit = agent.options.attempts
     if opened.mode == PLAN:
         await outbox.close()
         raise _error(INVALID_PARAMS, "attempts go without plan mode: leave it first (/go or the mode picker)")
@@ -82,7 +82,7 @@ async def attempts_turn(agent: Any, opened: Any, instruction: str, count: int, a
             outbox.put(update_tool_call(f"attempt-{k}:{event.id}", status="in_progress"))
 
     def on_done(row: Any) -> None:
-        outbox.put(update_agent_message_text(visible(said(row), one_line=True) + "\n"))
+        outbox.put(update_agent_message_text(visible(kit.said(row), one_line=True) + "\n"))
 
     def approver_for(k: int) -> EditorApprover:
         async def request(tool_call: Any, options: list[Any]) -> Any:
@@ -96,13 +96,13 @@ async def attempts_turn(agent: Any, opened: Any, instruction: str, count: int, a
         return one
 
     try:
-        outcome = await best_of(opened.root, instruction, agent.options.flags.replace(model=session.settings.model), count,
+        outcome = await kit.best_of(opened.root, instruction, agent.options.flags.replace(model=session.settings.model), count,
                                 model=session.settings.model, on_event=on_event, on_done=on_done, signal=abort, images=images or (),
-                                approve_for=one_at_a_time(per_attempt=approver_for) if base is not None else None)
+                                approve_for=kit.one_at_a_time(per_attempt=approver_for) if base is not None else None)
     except CogError as exc:  # the worktrees could not be made
         await outbox.close()
         raise _error(INVALID_PARAMS, exc.message, errorCode=exc.code) from None
-    lines = "\n".join(visible(line, one_line=True) for line in table(outcome.done.rows, outcome.winner))
+    lines = "\n".join(visible(line, one_line=True) for line in kit.table(outcome.done.rows, outcome.winner))
     outbox.put(update_agent_message_text(f"\n```\n{lines}\n```\n\n{visible(outcome.said())}\n"))
     await outbox.close()
     return acp.PromptResponse(stop_reason="cancelled" if outcome.interrupted else "end_turn", field_meta={"cog": {"attempts": outcome.line()}})

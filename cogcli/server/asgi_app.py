@@ -114,13 +114,15 @@ async def _body(request: Request, model: type[_Body]) -> Any:
 
 def create_app(
     root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None, limits: dict[str, Any] | None = None,
-    flags: SettingFlags | None = None,
+    flags: SettingFlags | None = None, attempts: Any = None,
 ) -> ASGIApp:
     """The ASGI app serving ``root``: every ``/api/`` request needs ``Authorization: Bearer token``;
     ``flags``: the settings of every run (``cog serve``'s; ``default_model`` and ``limits``, the
-    budgets ``max_tokens`` and ``max_cost``, over them)."""
+    budgets ``max_tokens`` and ``max_cost``, over them); ``attempts``: :mod:`cogcli.worktrees.best_of`
+    for runs with ``attempts`` (None: those are refused)."""
     flags = (flags or SettingFlags()).replace(**{"model": default_model, **(limits or {})})
     registry = RunRegistry(root, flags=flags)
+    registry.attempts_kit = attempts
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -152,7 +154,7 @@ def create_app(
         if body.attempts is not None:
             from cogcli.server.attempt_runs import check_attempts, start_attempts
 
-            check_attempts(body.attempts, body.thread)
+            check_attempts(registry.attempts_kit, body.attempts, body.thread)
             run = await start_attempts(registry, body.input, model=body.model, approval=body.approval, count=body.attempts)
             return JSONResponse({"runId": run.id, "threadId": None, "attempts": run.attempts}, status_code=201)
         run = await registry.start(body.input, model=body.model, thread=body.thread, approval=body.approval)

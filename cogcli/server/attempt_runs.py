@@ -1,6 +1,7 @@
 """Best-of-N in ``cog serve``: ``POST /api/runs`` with ``"attempts": N`` starts one served run that
 is N attempts side by side (docs/worktrees.md), run, picked and applied by
-:func:`cogcli.worktrees.best_of.best_of` — exactly what ``cog edit --attempts N --json`` does.
+:func:`cogcli.worktrees.best_of.best_of` (handed in by ``cog serve`` as ``create_app(attempts=…)``) —
+exactly what ``cog edit --attempts N --json`` does.
 
 Its event stream is that command's output: every attempt's event with ``"attempt": K`` added (each
 attempt has its own ``start`` … ``finish`` and its own thread), then one last event of type
@@ -30,11 +31,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("cogcli")
 
 
-def check_attempts(count: Any, thread: str | None) -> None:
-    """A 400 naming the problem when ``count`` is no number of attempts, or comes with a thread."""
-    from cogcli.worktrees.best_of import count_problem
-
-    problem = count_problem(count)
+def check_attempts(kit: Any, count: Any, thread: str | None) -> None:
+    """A 400 naming the problem when ``count`` is no number of attempts, or comes with a thread;
+    ``kit``: :mod:`cogcli.worktrees.best_of`, handed in by ``cog serve`` (None: no attempts here)."""
+    if kit is None:
+        raise RunError(400, "INVALID_REQUEST", "this server runs no attempts (started without cog serve's best-of-N support)")
+    problem = kit.count_problem(count)
     if problem is not None:
         raise RunError(400, "INVALID_REQUEST", f"{problem}; leave attempts out for one run")
     if thread:
@@ -84,8 +86,6 @@ async def start_attempts(registry: RunRegistry, text: str, *, model: str | None,
     """Start ``count`` attempts of ``text`` on the registry's workspace as one served run; returns at
     once (its events say the rest). Raises :class:`RunError` when they cannot start."""
     from cogcli.settings.load import NO_MODEL_MESSAGE, load_settings
-    from cogcli.worktrees.git_ops import head
-    from cogcli.worktrees.place import WorktreeError
 
     if registry.task_group is None:
         raise RunError(503, "STOPPING", "the server is stopping; no new runs")
@@ -95,13 +95,16 @@ async def start_attempts(registry: RunRegistry, text: str, *, model: str | None,
         settings = load_settings(registry.root, flags)
         if settings.model is None:
             raise ConfigError(NO_MODEL_MESSAGE.replace("cog edit --model", 'POST /api/runs {"model": …} or cog serve --model'))
-        head(registry.root)  # no commit yet: the attempts have nothing to start from
+        try:
+            registry.attempts_kit.base_commit(registry.root)  # no commit yet: nothing to start from
+        except CogError as exc:
+            raise ConfigError(f"{exc.message} (best-of-N needs a git repository with a commit)") from None
         return settings.model
 
     try:
         chosen = await anyio.to_thread.run_sync(prepare)
-    except (ConfigError, WorktreeError) as exc:
-        raise RunError(400, "CONFIG", f"{exc.message} (best-of-N needs a git repository with a commit)" if isinstance(exc, WorktreeError) else exc.message) from None
+    except ConfigError as exc:
+        raise RunError(400, "CONFIG", exc.message) from None
     run = ServedRun(id=f"run_{uuid.uuid4().hex[:16]}", input=text, model=chosen, approval=approval, attempts=count, status="running")
     if approval == "ask":
         run.approver = AttemptApprovers(run.poke)  # type: ignore[assignment]
@@ -114,12 +117,11 @@ async def start_attempts(registry: RunRegistry, text: str, *, model: str | None,
 
 
 async def _execute(registry: RunRegistry, run: ServedRun, flags: Any, model: str | None, done: anyio.Event) -> None:
-    from cogcli.worktrees.best_of import best_of, tagged
-
+    kit = registry.attempts_kit
     approvers = run.approver
     try:
-        outcome = await best_of(registry.root, run.input, flags, run.attempts or 2, model=model,
-                                on_event=lambda k, event: _add(run, tagged(k, event)),
+        outcome = await kit.best_of(registry.root, run.input, flags, run.attempts or 2, model=model,
+                                on_event=lambda k, event: _add(run, kit.tagged(k, event)),
                                 approve_for=approvers.for_attempt if isinstance(approvers, AttemptApprovers) else None, signal=run.signal)
         run.outcome = outcome.line()
         run.status = "aborted" if outcome.interrupted else "completed" if outcome.applied is not None else "error"

@@ -184,6 +184,8 @@ class RunRegistry:
         self.flags = flags or SettingFlags()
         self.runs: dict[str, ServedRun] = {}
         self.task_group: anyio.abc.TaskGroup | None = None
+        #: best-of-N (:mod:`cogcli.worktrees.best_of`, handed in by ``cog serve``); None: no attempts
+        self.attempts_kit: Any = None
         self._tasks_done: dict[str, anyio.Event] = {}
 
     def get(self, run_id: str) -> ServedRun:

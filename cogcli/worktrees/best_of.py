@@ -8,7 +8,10 @@ through :func:`best_of` — the attempts run (:mod:`cogcli.worktrees.attempts`),
 
 A front end only says what it sees: each event arrives with its attempt's number (:func:`tagged`
 makes the ``--json`` line of it), and approvals are asked one attempt at a time
-(:func:`one_at_a_time`), each question knowing its attempt.
+(:func:`one_at_a_time`), each question knowing its attempt. The front ends beside this package
+(``cogcli.acp``, ``cogcli.server``) get this module handed in by their commands (``cog acp``,
+``cog serve``), as the import layers ask: everything they use is here (:func:`said`, :func:`table`,
+:func:`base_commit` too).
 """
 
 from __future__ import annotations
@@ -20,6 +23,17 @@ from typing import Any
 
 from cogcli.worktrees.apply import Applied
 from cogcli.worktrees.attempts import MAX_ATTEMPTS, Attempts
+from cogcli.worktrees.pick import said, table
+
+__all__ = ["MAX_ATTEMPTS", "Outcome", "base_commit", "best_of", "count_problem", "one_at_a_time", "said", "table", "tagged"]
+
+
+def base_commit(root: Path) -> str:
+    """The commit the attempts would start from; a :class:`~cogcli.worktrees.place.WorktreeError`
+    (a :class:`~cogcli.contract.errors.CogError`) when there is none (no repository, no commit)."""
+    from cogcli.worktrees.git_ops import head
+
+    return head(root)
 
 
 def count_problem(count: Any) -> str | None:
