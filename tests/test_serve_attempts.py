@@ -7,6 +7,8 @@ attempt at a time, and an answer naming another attempt is refused (call ids rep
 from __future__ import annotations
 
 import time
+
+import httpx
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,6 @@ from cli_helpers import REPLAY
 from conftest import GIT_ENV
 from serve_helpers import Served
 
-pytestmark = pytest.mark.slow  # a real server, real worktrees and real test runs
 
 
 def test_attempts_out_of_range_or_with_a_thread_are_a_clear_400(make_repo) -> None:  # type: ignore[no-untyped-def]
@@ -30,6 +31,7 @@ def test_attempts_out_of_range_or_with_a_thread_are_a_clear_400(make_repo) -> No
     assert not (repo / ".cog" / "worktrees").exists()
 
 
+@pytest.mark.slow  # a real server, real worktrees and real test runs
 def test_two_attempts_stream_tagged_then_the_winner_is_applied_and_undone(make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo("calc")
     ops = repo / "calc" / "ops.py"
@@ -60,6 +62,7 @@ def test_two_attempts_stream_tagged_then_the_winner_is_applied_and_undone(make_r
     assert ops.read_text() == before
 
 
+@pytest.mark.slow  # a real server, real worktrees and real test runs
 def test_each_attempt_asks_its_own_and_a_call_id_in_two_attempts_needs_the_attempt_named(make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo("calc")
     with Served(repo, model=REPLAY, env=GIT_ENV) as srv:
@@ -109,3 +112,13 @@ def test_a_workspace_without_a_commit_is_refused_before_anything_starts(make_rep
     with Served(repo, model=REPLAY) as srv:
         answer = srv.post("/api/runs", {"input": "Fix add", "attempts": 2})
         assert answer.status_code == 400 and "a git repository with a commit" in answer.json()["error"]
+
+
+@pytest.mark.anyio
+async def test_an_app_not_handed_best_of_n_refuses_attempts_clearly(tmp_path: Path) -> None:
+    from cogcli.server.asgi_app import create_app
+
+    bare = create_app(tmp_path, token="t0k").app  # type: ignore[attr-defined]  # cog serve hands it cogcli.worktrees.best_of
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=bare), base_url="http://127.0.0.1") as client:
+        answer = await client.post("/api/runs", json={"input": "Fix add", "attempts": 2}, headers={"Authorization": "Bearer t0k"})
+    assert answer.status_code == 400 and "runs no attempts" in answer.json()["error"]
