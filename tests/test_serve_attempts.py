@@ -114,6 +114,28 @@ def test_a_workspace_without_a_commit_is_refused_before_anything_starts(make_rep
         assert answer.status_code == 400 and "a git repository with a commit" in answer.json()["error"]
 
 
+@pytest.mark.slow  # a real server, real worktrees
+def test_aborting_a_run_of_attempts_applies_nothing_and_keeps_the_branches(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("calc")
+    before = (repo / "calc" / "ops.py").read_text()
+    with Served(repo, model=REPLAY, env=GIT_ENV) as srv:
+        run = srv.start("Fix add", attempts=2, approval="ask")
+        url = f"/api/runs/{run['runId']}"
+        deadline = time.monotonic() + 120
+        while not srv.client.get(url).json()["pendingApprovals"]:
+            assert time.monotonic() < deadline, "no attempt asked"
+            time.sleep(0.05)
+        assert srv.post(f"{url}/abort").status_code == 202
+        events = srv.events(run["runId"])
+        last = events[-1]
+        assert last["type"] == "attempts" and last["status"] == "aborted" and last["applied"] is None
+        assert last["said"].startswith("interrupted: nothing was applied")
+        assert sorted(e["status"] for e in events if e["type"] == "finish") == ["aborted", "aborted"]
+        assert srv.client.get(url).json()["status"] == "aborted"
+    assert (repo / "calc" / "ops.py").read_text() == before
+    assert len(list((repo / ".cog" / "worktrees").iterdir())) == 2
+
+
 @pytest.mark.anyio
 async def test_an_app_not_handed_best_of_n_refuses_attempts_clearly(tmp_path: Path) -> None:
     from cogcli.server.asgi_app import create_app

@@ -6,7 +6,8 @@ exactly what ``cog edit --attempts N --json`` does.
 Its event stream is that command's output: every attempt's event with ``"attempt": K`` added (each
 attempt has its own ``start`` … ``finish`` and its own thread), then one last event of type
 ``attempts`` (the rows, the winner, what was applied: its ``threadId`` and ``messageId``, which
-``POST /api/threads/{id}/undo`` walks back). The SSE ids are the run's own count, since each
+``POST /api/threads/{id}/undo`` walks back; the run's ``status`` — ``completed`` when the winner
+was applied, ``aborted``, else ``error`` — and ``said``, the sentence the terminal ends with). The SSE ids are the run's own count, since each
 attempt numbers its events from 0. A page holds many questions at once, so each attempt asks its
 own (:class:`AttemptApprovers`); the run's ``pendingApprovals`` name their ``attempt``, and an
 answer names it too when the same call id waits in two attempts (their models may repeat ids).
@@ -125,7 +126,7 @@ async def _execute(registry: RunRegistry, run: ServedRun, flags: Any, model: str
                                 approve_for=approvers.for_attempt if isinstance(approvers, AttemptApprovers) else None, signal=run.signal)
         run.outcome = outcome.line()
         run.status = "aborted" if outcome.interrupted else "completed" if outcome.applied is not None else "error"
-        _add(run, json.dumps({**run.outcome, "said": outcome.said()}, ensure_ascii=False).encode())
+        _add(run, json.dumps({**run.outcome, "status": run.status, "said": outcome.said()}, ensure_ascii=False).encode())
     except CogError as exc:  # the worktrees could not be made
         run.status = "error"
         _add(run, json.dumps({"type": "error", "code": "ATTEMPTS", "message": exc.message}).encode())

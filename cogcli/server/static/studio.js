@@ -918,7 +918,7 @@
         c.view.handle(ev);
       } else if (ev.type === 'attempts') {
         for (const x of columns) x.col.classList.toggle('winner', Number(x.col.dataset.attempt) === ev.winner);
-        const status = ev.applied ? 'completed' : 'error';
+        const status = ev.status || (ev.applied ? 'completed' : 'error');
         setText(badge, status); badge.className = 'badge ' + status; abort.remove();
         app.append(attemptsOutcome(ev));
       } else if (ev.type === 'error') {
