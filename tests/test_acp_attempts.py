@@ -84,3 +84,33 @@ async def test_the_attempts_slash_command_is_offered_and_runs_best_of_n(make_rep
     assert "/attempts takes a number and an instruction" in str(bare.value)
     assert response.field_meta["cog"]["attempts"]["applied"]["files"] == ["calc/ops.py"] and not editor.permissions
     assert "return a + b" in (repo / "calc" / "ops.py").read_text()
+
+
+async def test_cancelling_the_attempts_turn_applies_nothing(make_repo: Any, tmp_path: Path) -> None:
+    import anyio
+
+    repo = make_repo("calc")
+    before = (repo / "calc" / "ops.py").read_text()
+    cassette = write_cassette(tmp_path / "edit.jsonl", [EDIT, {"text": "Fixed add."}])
+    editor = Editor("never")  # the first question is never answered: only the cancel ends the turn
+    result: list[Any] = []
+    with (tmp_path / "err").open("w") as err:
+        async with _spawn(editor, repo, cassette, err) as (conn, _):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session_id = (await conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+
+            async def turn() -> None:
+                result.append(await conn.prompt(session_id=session_id, prompt=[text_block("/attempts 2 Fix add")]))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(turn)
+                with anyio.fail_after(120):
+                    await editor.seen.wait()
+                await conn.cancel(session_id=session_id)
+    (response,) = result
+    assert response.stop_reason == "cancelled"
+    line = response.field_meta["cog"]["attempts"]
+    assert line["applied"] is None and {r["status"] for r in line["attempts"]} == {"aborted"}
+    assert len(editor.permissions) == 1  # the other attempt was never asked: the turn was cancelled first
+    assert "interrupted: nothing was applied" in editor.text()
+    assert (repo / "calc" / "ops.py").read_text() == before
