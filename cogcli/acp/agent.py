@@ -23,7 +23,7 @@ import acp
 from acp import schema as acp_schema
 from acp.helpers import update_agent_message_text, update_tool_call
 
-from cogcli.acp.attempts import attempts_turn, requested_attempts
+from cogcli.acp.attempts import attempts_turn, requested_attempts, undo_target
 from cogcli.acp.commands import announce, command_instruction
 from cogcli.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, NOT_FOUND, _error  # noqa: F401 (re-exported)
 from cogcli.acp.listing import ListingMixin
@@ -116,6 +116,8 @@ class _Session:
     mode: str = ASK
     #: the git worktree it runs in (``_meta.cog.worktree`` of session/new), its turns committed there
     worktree: InWorktree | None = None
+    #: the thread of the winner the last turn applied (best-of-N): the next /undo takes it back
+    applied_thread: str | None = None
 
 
 async def _slash_command(opened: _Session, text: str) -> str | None:
@@ -133,7 +135,7 @@ async def _slash_command(opened: _Session, text: str) -> str | None:
     from cogcli.threads.rewind import slash_reply
 
     store_has = opened.session.has_threads() and opened.session.store().resolve_id(opened.id) == opened.id
-    return await anyio.to_thread.run_sync(slash_reply, opened.session, opened.id if store_has else None, text)
+    return await anyio.to_thread.run_sync(slash_reply, opened.session, undo_target(opened, text) or (opened.id if store_has else None), text)
 
 
 class CogAgent(ModesMixin, ListingMixin):
@@ -289,6 +291,7 @@ class CogAgent(ModesMixin, ListingMixin):
             return acp.PromptResponse(stop_reason="end_turn")
         abort = AbortSignal()
         opened.abort = abort
+        opened.applied_thread = None  # /undo walks the session's own turns again (cogcli.acp.attempts)
         try:
             if count is not None:
                 return await attempts_turn(self, opened, instruction, count, abort, images, _Outbox(self.conn, opened.id))

@@ -10,7 +10,9 @@ is asked one attempt at a time ("always" answers hold for every attempt and the 
 attempt's end is a line of the agent's message, then the comparison table, the winner and what was
 applied; the prompt's response ``_meta.cog.attempts`` is ``cog edit --attempts --json``'s last line.
 The attempts' own words (their text and reasoning) are not streamed: N answers at once would
-interleave; each attempt's thread keeps them (``session/load`` of its ``threadId``).
+interleave; each attempt's thread keeps them (``session/load`` of its ``threadId``). The winner is
+a run of its own thread (``apply attempt K``); the session's next ``/undo`` takes it back
+(:func:`undo_target`), as ``cog undo`` and Studio's Undo do.
 """
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ def requested_attempts(kit: Any, meta: Mapping[str, Any], text: str) -> tuple[in
     if problem is not None:
         raise _error(INVALID_PARAMS, f"{problem}: /attempts N instruction, or _meta.cog.attempts N on session/prompt")
     return count, text.strip()
+
+
+def undo_target(opened: Any, text: str) -> str | None:
+    """The thread ``/undo`` walks back when the session's last turn applied a winner (once: then the
+    session's own thread again); None otherwise."""
+    if not text.strip().startswith("/undo") or opened.applied_thread is None:
+        return None
+    target, opened.applied_thread = opened.applied_thread, None
+    return str(target)
 
 
 def _relabel(attempt: int, update: Any) -> Any:
@@ -102,6 +113,7 @@ async def attempts_turn(agent: Any, opened: Any, instruction: str, count: int, a
     except CogError as exc:  # the worktrees could not be made
         await outbox.close()
         raise _error(INVALID_PARAMS, exc.message, errorCode=exc.code) from None
+    opened.applied_thread = outcome.applied.thread_id if outcome.applied is not None else None
     lines = "\n".join(visible(line, one_line=True) for line in kit.table(outcome.done.rows, outcome.winner))
     outbox.put(update_agent_message_text(f"\n```\n{lines}\n```\n\n{visible(outcome.said())}\n"))
     await outbox.close()
