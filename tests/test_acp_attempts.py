@@ -14,7 +14,6 @@ from typing import Any
 import acp
 import pytest
 from acp.helpers import text_block
-
 from cli_helpers import cog_argv, cog_env
 from conftest import GIT_ENV
 from test_acp import EDIT, Editor, write_cassette

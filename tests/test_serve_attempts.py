@@ -1,21 +1,20 @@
 """Best-of-N over cog serve's HTTP API (issue 50): ``POST /api/runs`` with ``attempts`` runs N
 attempts through the same code as ``cog edit --attempts`` (real worktrees, the real tests in each,
 sandboxed), streams each attempt's events tagged ``"attempt": K`` then the ``attempts`` line; the
-winner is applied and ``POST /api/threads/{id}/undo`` takes it back. Approvals are asked one
-attempt at a time, and an answer naming another attempt is refused (call ids repeat)."""
+winner is applied and ``POST /api/threads/{id}/undo`` takes it back. Each attempt asks its own
+approvals; an answer must name the attempt when the same call id waits in two. A count out of
+range, a thread, a workspace without a commit, or an app not handed best-of-N are refused clearly."""
 
 from __future__ import annotations
 
 import time
-
-import httpx
 from pathlib import Path
 
+import httpx
 import pytest
 from cli_helpers import REPLAY
 from conftest import GIT_ENV
 from serve_helpers import Served
-
 
 
 def test_attempts_out_of_range_or_with_a_thread_are_a_clear_400(make_repo) -> None:  # type: ignore[no-untyped-def]

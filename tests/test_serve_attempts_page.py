@@ -70,7 +70,7 @@ def test_studio_starts_attempts_draws_them_side_by_side_and_undoes_the_applied_w
             if attempt is not None:
                 asked.append(attempt)
                 css = f'section.attempt[data-attempt="{attempt}"] .approval button.approve'
-                wait_for(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, css), timeout=30, message=f"attempt {attempt}'s question stayed")
+                wait_for(browser, lambda d, css=css: not d.find_elements(By.CSS_SELECTOR, css), timeout=30, message=f"attempt {attempt}'s question stayed")
             wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=attempts]") or d.find_elements(By.CSS_SELECTOR, "section.attempt .approval button.approve:enabled"),
                      timeout=120, message="neither another question nor the comparison came")
         assert sorted(asked) == ["1", "2"]  # one edit per attempt, each asked in its own column

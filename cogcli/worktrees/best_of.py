@@ -148,9 +148,10 @@ async def best_of(
                               approve=approve, approve_for=approve_for, signal=signal, images=images, output_schema=output_schema)
     interrupted = bool(signal is not None and getattr(signal, "aborted", False))
     applied = problem = None
-    if done.winner is not None and not interrupted:
+    winner = done.winner
+    if winner is not None and not interrupted:
         try:
-            applied = await anyio.to_thread.run_sync(lambda: apply_winner(root, done.base, done.winner, instruction, model=model))
+            applied = await anyio.to_thread.run_sync(lambda: apply_winner(root, done.base, winner, instruction, model=model))
         except WorktreeError as exc:
             problem = exc.message
     return Outcome(done, applied, problem, interrupted)
