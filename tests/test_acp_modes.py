@@ -102,8 +102,8 @@ async def test_commands_are_offered_and_plan_and_custom_commands_run_from_the_pr
             session = await conn.new_session(cwd=str(repo), mcp_servers=[])
             await editor.seen.wait()
             offered = editor.of("available_commands_update")[0].available_commands
-            assert [c.name for c in offered] == ["plan", "go", "undo", "rewind", "jobs", "review"]
-            assert offered[5].description == "Review $1" and offered[5].input.root.hint == "PATH"
+            assert [c.name for c in offered] == ["plan", "go", "undo", "rewind", "jobs", "attempts", "review"]
+            assert offered[6].description == "Review $1" and offered[6].input.root.hint == "PATH"
 
             await conn.prompt(session_id=session.session_id, prompt=[text_block("/plan tidy calc")])
             assert [u.current_mode_id for u in editor.of("current_mode_update")] == ["plan"]

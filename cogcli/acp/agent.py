@@ -23,6 +23,7 @@ import acp
 from acp import schema as acp_schema
 from acp.helpers import update_agent_message_text, update_tool_call
 
+from cogcli.acp.attempts import attempts_turn, requested_attempts, undo_target
 from cogcli.acp.commands import announce, command_instruction
 from cogcli.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, NOT_FOUND, _error  # noqa: F401 (re-exported)
 from cogcli.acp.listing import ListingMixin
@@ -59,6 +60,8 @@ class AcpOptions:
     flags: SettingFlags = field(default_factory=SettingFlags)
     #: makes a session's worktree when ``session/new`` asks for one (:mod:`cogcli.acp.worktree`); None: refused
     worktree: Any = None
+    #: runs a prompt's attempts (:mod:`cogcli.worktrees.best_of`, :mod:`cogcli.acp.attempts`); None: refused
+    attempts: Any = None
 
 
 class _Outbox:
@@ -113,6 +116,8 @@ class _Session:
     mode: str = ASK
     #: the git worktree it runs in (``_meta.cog.worktree`` of session/new), its turns committed there
     worktree: InWorktree | None = None
+    #: the thread of the winner the last turn applied (best-of-N): the next /undo takes it back
+    applied_thread: str | None = None
 
 
 async def _slash_command(opened: _Session, text: str) -> str | None:
@@ -130,7 +135,7 @@ async def _slash_command(opened: _Session, text: str) -> str | None:
     from cogcli.threads.rewind import slash_reply
 
     store_has = opened.session.has_threads() and opened.session.store().resolve_id(opened.id) == opened.id
-    return await anyio.to_thread.run_sync(slash_reply, opened.session, opened.id if store_has else None, text)
+    return await anyio.to_thread.run_sync(slash_reply, opened.session, undo_target(opened, text) or (opened.id if store_has else None), text)
 
 
 class CogAgent(ModesMixin, ListingMixin):
@@ -279,12 +284,17 @@ class CogAgent(ModesMixin, ListingMixin):
         if reply is not None:
             await self.conn.session_update(opened.id, update_agent_message_text(reply))
             return acp.PromptResponse(stop_reason="end_turn")
-        instruction = await command_instruction(self, opened, instruction)  # /plan, /go, custom commands
+        count, instruction = requested_attempts(self.options.attempts, kwargs, instruction)  # best-of-N: _meta.cog.attempts, /attempts N …
+        if count is None:
+            instruction = await command_instruction(self, opened, instruction)  # /plan, /go, custom commands
         if instruction is None:  # a mode switch alone
             return acp.PromptResponse(stop_reason="end_turn")
         abort = AbortSignal()
         opened.abort = abort
+        opened.applied_thread = None  # /undo walks the session's own turns again (cogcli.acp.attempts)
         try:
+            if count is not None:
+                return await attempts_turn(self, opened, instruction, count, abort, images, _Outbox(self.conn, opened.id))
             return await self._turn(opened, instruction, abort, images)
         finally:
             opened.abort = None

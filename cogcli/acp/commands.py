@@ -45,6 +45,10 @@ BUILT_IN = [
         name="jobs", description="The session's background commands: id, state, age, output; kill ID ends one",
         input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="kill ID (optional)")),
     ),
+    acp_schema.AvailableCommand(  # answered by cogcli.acp.attempts (best-of-N)
+        name="attempts", description="Best-of-N: N attempts side by side in git worktrees, the tests pick one, applied here",
+        input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="N instruction")),
+    ),
 ]
 
 

@@ -47,8 +47,10 @@ def acp_command(
 
         say("cog acp speaks JSON-RPC on stdin and stdout: an editor starts it (Ctrl-D ends it)")
 
+    from cogcli.worktrees import best_of
     from cogcli.worktrees.enter import enter_session
 
-    options = AcpOptions(flags=flags, worktree=enter_session)  # session/new may ask for a worktree (_meta.cog.worktree)
+    # session/new may ask for a worktree (_meta.cog.worktree), session/prompt for attempts (_meta.cog.attempts)
+    options = AcpOptions(flags=flags, worktree=enter_session, attempts=best_of)
     received = anyio.run(serve_stdio, options)
     raise typer.Exit(128 + received if received else 0)

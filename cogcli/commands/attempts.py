@@ -22,32 +22,6 @@ from cogcli.wire.exit_codes import (
 )
 
 
-def _serialized(approve: Any) -> Any:
-    """For each attempt, ``approve`` asked by one attempt at a time (a terminal holds one
-    question), a question on the terminal headed by the attempt it comes from."""
-    if approve is None:
-        return None
-    import anyio
-
-    lock = anyio.Lock()
-    here = getattr(approve, "asks_on_terminal", False)
-
-    def for_attempt(attempt: int) -> Any:
-        async def ask(approvals: Any) -> Any:
-            async with lock:
-                if here:
-                    say(f"attempt {attempt} asks:")
-                return await approve(approvals)
-
-        return ask
-
-    return for_attempt
-
-
-def _files(n: int) -> str:
-    return f"{n} file" if n == 1 else f"{n} files"
-
-
 class AttemptsOutput:
     """Where the attempts' events go: tagged JSON lines, or one line per attempt as it ends."""
 
@@ -62,10 +36,9 @@ class AttemptsOutput:
                 failed = " (failed)" if getattr(event, "error", None) else ""
                 say(f"attempt {attempt}: {describe(event.tool_name, event.presentation)}{failed}")
             return
-        from cogcli.render.jsonl import event_bytes
+        from cogcli.worktrees.best_of import tagged
 
-        line = event_bytes(event)
-        self.write(b'{"attempt":%d,' % attempt + line[1:] + b"\n")
+        self.write(tagged(attempt, event) + b"\n")
 
     def line(self, attempt: int, line: bytes) -> None:
         """An event already on the wire (a Ray attempt's), as :meth:`event` shows it."""
@@ -88,21 +61,23 @@ class AttemptsOutput:
     def done(self, row: Any) -> None:
         if self.jsonl:
             return
-        tests = "tests not run" if row.passed is None else f"{row.passed} passed, {(row.failed or 0) + (row.errors or 0)} failed"
-        what = row.error or f"{_files(row.files)} (+{row.added} -{row.removed}), {tests}"
-        say(f"attempt {row.attempt} ({row.branch}): {row.status}: {what}")
+        from cogcli.worktrees.pick import said
+
+        say(said(row))
 
 
 def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
-    """Run the attempts, print the table, apply the winner; 0 when the winner was applied and its
-    tests pass, 1 otherwise (no attempt changed anything, the apply was refused), 2 usage, 130 interrupted."""
+    """Run the attempts, print the table, apply the winner (:func:`cogcli.worktrees.best_of.best_of`);
+    0 when the winner was applied and its tests pass, 1 otherwise (no attempt changed anything, the
+    apply was refused), 2 usage, 130 interrupted."""
     import anyio
 
     from cogcli.commands.approve import make_approver
     from cogcli.commands.common import abort_on_signals
     from cogcli.contract.context import AbortSignal
     from cogcli.contract.errors import ConfigError
-    from cogcli.worktrees.attempts import MAX_ATTEMPTS, run_attempts
+    from cogcli.worktrees.attempts import MAX_ATTEMPTS
+    from cogcli.worktrees.best_of import best_of, one_at_a_time
     from cogcli.worktrees.git_ops import dirty
     from cogcli.worktrees.place import WorktreeError
 
@@ -117,15 +92,22 @@ def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
         return EXIT_USAGE
     if opts.ray is not None:  # the attempts as Ray tasks, then the same ending
         from cogcli.commands.ray_attempts.driver import run_on_ray
+        from cogcli.worktrees.best_of import settle
 
         out = AttemptsOutput(opts.format)
         ran = run_on_ray(opts, settings, out, images)
-        return ran if isinstance(ran, int) else finish(opts, settings, out, *ran)
+        if isinstance(ran, int):
+            return ran
+        done, interrupted = ran
+        return _ended(out, settle(opts.root, done, opts.instruction, model=settings.model, interrupted=interrupted))
     try:
-        approve_for = _serialized(make_approver(settings.approval))
+        approve = make_approver(settings.approval)
     except ConfigError as exc:
         say(exc.message)
         return EXIT_USAGE
+    # a question on the terminal is headed by the attempt it comes from
+    heading = (lambda attempt: say(f"attempt {attempt} asks:")) if getattr(approve, "asks_on_terminal", False) else None
+    approve_for = one_at_a_time(approve, before=heading)
     try:
         if dirty(opts.root):
             say("note: the attempts start from the last commit; your uncommitted changes are not in them")
@@ -138,54 +120,30 @@ def run_attempts_command(opts: Any, settings: Any, images: Any = ()) -> int:
         return EXIT_USAGE
     out = AttemptsOutput(opts.format)
 
-    async def go() -> tuple[Any, list[int]]:
+    async def go() -> Any:
         abort = AbortSignal()
-        async with abort_on_signals(abort) as received:
-            done = await run_attempts(opts.root, opts.instruction, opts.flags, opts.attempts, on_event=out.event,
-                                      on_done=out.done, approve_for=approve_for, signal=abort, images=images, output_schema=opts.output_schema)
-        return done, received
+        async with abort_on_signals(abort):
+            return await best_of(opts.root, opts.instruction, opts.flags, opts.attempts, model=settings.model, on_event=out.event,
+                                 on_done=out.done, approve_for=approve_for, signal=abort, images=images, output_schema=opts.output_schema)
 
     try:
-        done, received = anyio.run(go)
+        outcome = anyio.run(go)
     except (WorktreeError, ValueError) as exc:
         say(getattr(exc, "message", None) or str(exc))
         return EXIT_USAGE
-    return finish(opts, settings, out, done, bool(received))
+    return _ended(out, outcome)
 
 
-def finish(opts: Any, settings: Any, out: AttemptsOutput, done: Any, received: bool) -> int:
-    """The winner applied, the table (or the ``attempts`` line), the exit code; for local and Ray attempts."""
-    from cogcli.worktrees.apply import apply_winner
+def _ended(out: AttemptsOutput, outcome: Any) -> int:
+    """The table (or the ``attempts`` line), how it ended, the exit code; local and Ray attempts."""
     from cogcli.worktrees.pick import table
-    from cogcli.worktrees.place import WorktreeError
 
-    winner = done.winner
-    applied = None
-    problem = None
-    if winner is not None and not received:
-        try:
-            applied = apply_winner(opts.root, done.base, winner, opts.instruction, model=settings.model)
-        except WorktreeError as exc:
-            problem = exc.message
     if out.jsonl:
-        line = {"type": "attempts", "base": done.base, "winner": winner.attempt if winner else None,
-                "attempts": [r.model_dump(mode="json") for r in done.rows],
-                "applied": None if applied is None else {"threadId": applied.thread_id, "messageId": applied.message_id, "files": applied.files},
-                "error": problem}
-        out.write(json.dumps(line, ensure_ascii=False).encode() + b"\n")
+        out.write(json.dumps(outcome.line(), ensure_ascii=False).encode() + b"\n")
     else:
-        sys.stdout.write("".join(visible(line, one_line=True) + "\n" for line in table(done.rows, winner)))
+        sys.stdout.write("".join(visible(line, one_line=True) + "\n" for line in table(outcome.done.rows, outcome.winner)))
         sys.stdout.flush()
-    if received:
-        say("interrupted: nothing was applied; the attempts stay as branches (cog worktree list)")
+    say(outcome.said())
+    if outcome.interrupted:
         return EXIT_INTERRUPTED
-    if winner is None:
-        say("no attempt changed anything; nothing was applied (cog worktree remove NAME for each)")
-        return EXIT_TASK_FAILED
-    if applied is None:
-        say(f"attempt {winner.attempt} won but was not applied: {problem}")
-        return EXIT_TASK_FAILED
-    say(f"applied attempt {winner.attempt} ({_files(len(applied.files))}; cog undo takes it back); "
-        f"every attempt stays as a branch until cog worktree remove NAME (cog worktree list)")
-    passing = winner.passed is not None and not (winner.failed or winner.errors)
-    return EXIT_OK if passing else EXIT_TASK_FAILED
+    return EXIT_OK if outcome.passing() else EXIT_TASK_FAILED

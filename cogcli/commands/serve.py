@@ -82,7 +82,9 @@ def run_serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, flags: Sett
                 "token can run the agent in this workspace. Use --host 127.0.0.1 unless you mean that.\n"
             )
     token = new_token()
-    app = create_app(root, token=token, host=host, flags=flags)
+    from cogcli.worktrees import best_of
+
+    app = create_app(root, token=token, host=host, flags=flags, attempts=best_of)  # POST /api/runs {"attempts": N}
     registry = app.registry  # type: ignore[attr-defined]
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=60)
 

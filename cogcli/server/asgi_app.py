@@ -1,6 +1,7 @@
 """The routes of ``cog serve``: the JSON/SSE API under ``/api/`` and the Studio page.
 
-    POST /api/runs                          {"input", "model"?, "thread"?, "approval"?} → {"runId", "threadId"}
+    POST /api/runs                          {"input", "model"?, "thread"?, "approval"?, "attempts"?} → {"runId", "threadId"}
+                                            (``attempts`` N: best-of-N, :mod:`cogcli.server.attempt_runs`)
     GET  /api/runs                          runs in flight (and recently finished)
     GET  /api/runs/{runId}                  one run: status, pending approvals
     GET  /api/runs/{runId}/events           text/event-stream (Last-Event-ID resumes)
@@ -67,6 +68,8 @@ class StartRun(_Body):
     model: str | None = None
     thread: str | None = None
     approval: Literal["ask", "auto"] = "ask"
+    #: best-of-N: this many attempts side by side, the winner applied (2 to 8; None: one run)
+    attempts: Any = None
 
 
 class UndoRequest(_Body):
@@ -81,6 +84,8 @@ class Answer(_Body):
     tool_call_id: str
     approved: bool
     reason: str | None = None
+    #: a best-of-N run's attempt the call belongs to (needed when its call id waits in two)
+    attempt: int | None = None
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -109,13 +114,15 @@ async def _body(request: Request, model: type[_Body]) -> Any:
 
 def create_app(
     root: Path, *, token: str, host: str = "127.0.0.1", default_model: str | None = None, limits: dict[str, Any] | None = None,
-    flags: SettingFlags | None = None,
+    flags: SettingFlags | None = None, attempts: Any = None,
 ) -> ASGIApp:
     """The ASGI app serving ``root``: every ``/api/`` request needs ``Authorization: Bearer token``;
     ``flags``: the settings of every run (``cog serve``'s; ``default_model`` and ``limits``, the
-    budgets ``max_tokens`` and ``max_cost``, over them)."""
+    budgets ``max_tokens`` and ``max_cost``, over them); ``attempts``: :mod:`cogcli.worktrees.best_of`
+    for runs with ``attempts`` (None: those are refused)."""
     flags = (flags or SettingFlags()).replace(**{"model": default_model, **(limits or {})})
     registry = RunRegistry(root, flags=flags)
+    registry.attempts_kit = attempts
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -144,6 +151,12 @@ def create_app(
 
     async def start_run(request: Request) -> Response:
         body = await _body(request, StartRun)
+        if body.attempts is not None:
+            from cogcli.server.attempt_runs import check_attempts, start_attempts
+
+            check_attempts(registry.attempts_kit, body.attempts, body.thread)
+            run = await start_attempts(registry, body.input, model=body.model, approval=body.approval, count=body.attempts)
+            return JSONResponse({"runId": run.id, "threadId": None, "attempts": run.attempts}, status_code=201)
         run = await registry.start(body.input, model=body.model, thread=body.thread, approval=body.approval)
         return JSONResponse({"runId": run.id, "threadId": run.thread_id}, status_code=201)
 
@@ -172,7 +185,10 @@ def create_app(
         body = await _body(request, Answer)
         if run.approver is None:
             raise RunError(409, "NO_SUCH_APPROVAL", f"run {run.id} was started with approval auto: it asks for none")
-        waiting = run.approver.answer(body.tool_call_id, body.approved, body.reason)
+        if run.attempts:  # best-of-N: the attempt may be named (cogcli.server.attempt_runs)
+            waiting = run.approver.answer(body.tool_call_id, body.approved, body.reason, body.attempt)  # type: ignore[call-arg]
+        else:
+            waiting = run.approver.answer(body.tool_call_id, body.approved, body.reason)
         return JSONResponse({"toolCallId": body.tool_call_id, "approved": body.approved, "pending": waiting})
 
     async def abort(request: Request) -> Response:

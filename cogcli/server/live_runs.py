@@ -111,6 +111,10 @@ class ServedRun:
     #: the session's background commands (:class:`workspace_tools.shell.jobs.Jobs`), kept after
     #: it closed so ``GET /api/runs/{id}/jobs`` still lists them (killed) once the run ended
     jobs: Any = None
+    #: best-of-N (:mod:`cogcli.server.attempt_runs`): how many attempts, and the ``attempts``
+    #: line once they ended (None for a run of one)
+    attempts: int | None = None
+    outcome: dict[str, Any] | None = None
 
     # the run's on_event
     def handle(self, event: BaseEvent) -> None:
@@ -140,6 +144,8 @@ class ServedRun:
     def pending_approvals(self) -> list[dict[str, Any]]:
         if self.approver is None:
             return []
+        if self.attempts:  # each with its attempt (cogcli.server.attempt_runs.AttemptApprovers)
+            return self.approver.pending_approvals()  # type: ignore[attr-defined, no-any-return]
         return [self.approver.pending[c].to_wire() for c in self.approver.waiting()]
 
     def summary(self) -> dict[str, Any]:
@@ -155,6 +161,7 @@ class ServedRun:
             "startedAt": _iso(self.started_at),
             "endedAt": _iso(self.ended_at) if self.ended_at else None,
             "pendingApprovals": self.pending_approvals(),
+            **({"attempts": self.attempts, "outcome": self.outcome} if self.attempts else {}),
         }
 
 
@@ -177,6 +184,8 @@ class RunRegistry:
         self.flags = flags or SettingFlags()
         self.runs: dict[str, ServedRun] = {}
         self.task_group: anyio.abc.TaskGroup | None = None
+        #: best-of-N (:mod:`cogcli.worktrees.best_of`, handed in by ``cog serve``); None: no attempts
+        self.attempts_kit: Any = None
         self._tasks_done: dict[str, anyio.Event] = {}
 
     def get(self, run_id: str) -> ServedRun:

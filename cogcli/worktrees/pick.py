@@ -62,6 +62,13 @@ def _tests(row: AttemptRow) -> str:
     return f"{row.passed} passed" + (f", {bad} failed" if bad else "")
 
 
+def said(row: AttemptRow) -> str:
+    """One attempt as it ends, in a line: ``attempt 2 (cog/try-…-2): completed: 1 file (+1 -1), 3 passed, 0 failed``."""
+    tests = "tests not run" if row.passed is None else f"{row.passed} passed, {(row.failed or 0) + (row.errors or 0)} failed"
+    files = f"{row.files} file" if row.files == 1 else f"{row.files} files"
+    return f"attempt {row.attempt} ({row.branch}): {row.status}: {row.error or f'{files} (+{row.added} -{row.removed}), {tests}'}"
+
+
 def table(rows: list[AttemptRow], winner: AttemptRow | None) -> list[str]:
     """The comparison: one line per attempt, the winner marked with ``*``."""
     head = f"  {'attempt':<8} {'status':<16} {'tests':<20} {'files':>5} {'lines':>11} {'tokens':>9} {'cost':>9}  branch"

@@ -2,7 +2,7 @@
 (:mod:`cogcli.worktrees.ship`), each attempt's worktree and branch made as the local path makes
 them, the attempts started as Ray tasks and gathered with :mod:`cogcli.batch.cluster`'s
 machinery, each returned patch committed on its branch. The pick, the table and the apply are the
-local path's (:func:`cogcli.commands.attempts.finish`, called by the command)."""
+local path's (:func:`cogcli.worktrees.best_of.settle`, called by the command)."""
 
 from __future__ import annotations
 

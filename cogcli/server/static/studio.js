@@ -490,7 +490,7 @@
       this.view.mark(this);
       try {
         await api('/api/runs/' + encodeURIComponent(this.view.runId) + '/approvals', {
-          method: 'POST', body: JSON.stringify({ toolCallId: this.id, approved }),
+          method: 'POST', body: JSON.stringify({ toolCallId: this.id, approved, ...(this.view.attempt ? { attempt: this.view.attempt } : {}) }),
         });
         a.state = approved ? 'approved' : 'denied';
       } catch (err) {
@@ -714,7 +714,8 @@
       el('option', { value: 'auto' }, 'Run without asking'));
     const problem = el('div', { class: 'error', hidden: true });
     const start = el('button', { class: 'btn primary', type: 'submit' }, thread ? 'Continue' : 'Start run');
-    const form = el('form', { class: 'panel newrun', id: 'newrun' }, input, el('div', { class: 'opts' }, model, approval, start), problem);
+    const attempts = thread ? null : attemptsField();
+    const form = el('form', { class: 'panel newrun', id: 'newrun' }, input, el('div', { class: 'opts' }, model, approval, attempts, start), problem);
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       if (!input.value.trim()) return;
@@ -724,6 +725,7 @@
         const body = { input: input.value, approval: approval.value };
         if (model.value.trim()) body.model = model.value.trim();
         if (thread) body.thread = thread;
+        if (attempts) Object.assign(body, attemptsBody(attempts));
         const run = await api('/api/runs', { method: 'POST', body: JSON.stringify(body) });
         location.href = withToken('/runs/' + encodeURIComponent(run.runId));
       } catch (err) {
@@ -751,6 +753,7 @@
     if (live.length) {
       app.append(el('h2', {}, 'Running now'), el('ul', { class: 'panel list', id: 'live-runs' }, live.map((r) =>
         el('li', {}, el('span', { class: 'badge running' }, r.pendingApprovals.length ? 'waiting for you' : 'running'),
+          r.attempts ? el('span', { class: 'badge' }, 'best of ' + r.attempts) : null,
           el('a', { class: 'title', href: withToken('/runs/' + encodeURIComponent(r.runId)) }, r.input),
           el('span', { class: 'when' }, when(r.startedAt))))));
     }
@@ -806,6 +809,7 @@
     await loadWorkspace();
     let info;
     try { info = await api('/api/runs/' + encodeURIComponent(runId)); } catch (err) { fatal(err); return; }
+    if (info.attempts) { await attemptsPage(runId, info); return; }
     clear(app);
     const badge = el('span', { class: 'badge ' + info.status, id: 'run-status' }, info.status);
     const abort = el('button', { class: 'btn deny', type: 'button', id: 'abort' }, 'Abort');
@@ -831,6 +835,99 @@
     await streamEvents('/api/runs/' + encodeURIComponent(runId) + '/events', (ev) => {
       view.handle(ev);
       if (ev.type === 'tool-result') jobs.refresh();
+    }, (state, err) => {
+      setConn(state);
+      if (state === 'error') app.append(el('p', { class: 'notice bad' }, err.message));
+    });
+  }
+
+  // --- best-of-N: a run of N attempts (POST /api/runs {"attempts": N}, docs/worktrees.md) ----------
+  // Each attempt's events come tagged "attempt": K and are drawn in the attempt's own column (its
+  // own RunView: rows, approvals naming the attempt, its finish), side by side; the last event,
+  // type "attempts", is the comparison table with the winner marked, what was applied, and Undo.
+  function attemptsField() {
+    return el('input', { name: 'attempts', type: 'number', step: 1, class: 'attempts-input',  // the server checks the range and says it
+      placeholder: 'attempts', title: 'Best-of-N: run this many attempts side by side, each in its own git worktree; the tests pick the winner, which is applied (Undo takes it back)' });
+  }
+  function attemptsBody(field) {
+    const raw = field.value.trim();
+    if (!raw || raw === '1') return {};
+    const n = Number(raw);
+    return { attempts: Number.isInteger(n) ? n : raw };  // the server says what is wrong with it
+  }
+  function attemptTests(row) {
+    if (!isInt(row.passed)) return 'not run';
+    const bad = (row.failed || 0) + (row.errors || 0);
+    return row.passed + ' passed' + (bad ? ', ' + bad + ' failed' : '');
+  }
+  function attemptsTable(line) {
+    const head = el('tr', {}, ['', 'attempt', 'status', 'tests', 'files', 'lines', 'tokens', 'cost', 'branch'].map((h) => el('th', {}, h)));
+    const rows = (line.attempts || []).map((r) => {
+      const won = r.attempt === line.winner;
+      return el('tr', { class: won ? 'winner' : '', 'data-attempt': String(r.attempt) },
+        el('td', { class: 'mark' }, won ? '★' : ''), el('td', {}, 'attempt ' + r.attempt),
+        el('td', {}, el('span', { class: 'badge ' + r.status }, r.status), r.error ? el('div', { class: 'error' }, firstLine(r.error, 160)) : null),
+        el('td', { class: 'attempt-tests' + ((r.failed || r.errors) ? ' bad' : ''), title: r.tests_error || '' }, attemptTests(r)),
+        el('td', { class: 'n' }, String(r.files)),
+        el('td', { class: 'n' }, el('span', { class: 'plus' }, '+' + r.added), ' ', el('span', { class: 'minus' }, '−' + r.removed)),
+        el('td', { class: 'n' }, isInt(r.tokens) ? r.tokens.toLocaleString() : ''),
+        el('td', { class: 'n' }, typeof r.cost_usd === 'number' ? '$' + r.cost_usd.toFixed(4) : '?'),
+        el('td', {}, el('code', {}, r.branch)));
+    });
+    return el('table', { class: 'attempts-table' }, el('thead', {}, head), el('tbody', {}, rows));
+  }
+  function attemptsOutcome(line) {
+    const box = el('div', { class: 'panel attempts-outcome', 'data-block': 'attempts', 'data-winner': line.winner === null ? '' : String(line.winner) },
+      el('h2', {}, 'Comparison'), attemptsTable(line));
+    if (line.applied) {
+      box.append(el('p', { class: 'applied' }, 'Applied attempt ' + line.winner + ' to the work tree: ',
+        (line.applied.files || []).map((f) => el('code', { class: 'file-chip' }, f)), ' (not committed; the other attempts stay as branches)'),
+      undoButton(line.applied.threadId, line.applied.messageId));
+    } else {
+      box.append(el('p', { class: 'notice' + (line.error ? ' bad' : '') }, line.said || line.error || 'Nothing was applied.'));
+    }
+    return box;
+  }
+  async function attemptsPage(runId, info) {
+    clear(app);
+    app.classList.add('attempts-page');
+    const badge = el('span', { class: 'badge ' + info.status, id: 'run-status' }, info.status);
+    const abort = el('button', { class: 'btn deny', type: 'button', id: 'abort' }, 'Abort');
+    app.append(el('div', { class: 'runhead' },
+      el('div', { class: 'spacer' }, el('h1', {}, info.input), el('div', { class: 'meta' }, badge, el('span', { class: 'badge' }, 'best of ' + info.attempts),
+        info.model ? el('span', {}, info.model) : null)), info.finished ? null : abort));
+    abort.addEventListener('click', async () => {
+      abort.disabled = true;
+      try { await api('/api/runs/' + encodeURIComponent(runId) + '/abort', { method: 'POST' }); } catch (err) { setText(abort, err.message); }
+    });
+    const grid = el('div', { class: 'attempts-grid' });
+    app.append(grid);
+    const columns = [];
+    for (let k = 1; k <= info.attempts; k++) {
+      const status = el('span', { class: 'badge running' }, 'running');
+      const thread = el('a', { class: 'attempt-thread' });
+      const col = el('section', { class: 'panel attempt', 'data-attempt': String(k) }, el('div', { class: 'attempt-head' }, el('strong', {}, 'Attempt ' + k), status, thread));
+      grid.append(col);
+      const view = new RunView(col, { live: true, runId });
+      view.list.removeAttribute('id');
+      view.attempt = k;
+      view.onFinish = (ev) => { setText(status, ev.status); status.className = 'badge ' + ev.status; };
+      columns.push({ col, view, thread });
+    }
+    window.cogAttempts = columns.map((c) => c.view);
+    await streamEvents('/api/runs/' + encodeURIComponent(runId) + '/events', (ev) => {
+      const c = isInt(ev.attempt) ? columns[ev.attempt - 1] : null;
+      if (c) {
+        if (ev.type === 'start' && ev.threadId) { c.thread.href = withToken('/threads/' + encodeURIComponent(ev.threadId)); setText(c.thread, 'thread'); }
+        c.view.handle(ev);
+      } else if (ev.type === 'attempts') {
+        for (const x of columns) x.col.classList.toggle('winner', Number(x.col.dataset.attempt) === ev.winner);
+        const status = ev.status || (ev.applied ? 'completed' : 'error');
+        setText(badge, status); badge.className = 'badge ' + status; abort.remove();
+        app.append(attemptsOutcome(ev));
+      } else if (ev.type === 'error') {
+        app.append(el('p', { class: 'notice bad' }, ev.message));
+      }
     }, (state, err) => {
       setConn(state);
       if (state === 'error') app.append(el('p', { class: 'notice bad' }, err.message));
