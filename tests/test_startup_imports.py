@@ -79,6 +79,12 @@ def test_cog_edit_imports_only_what_its_first_request_needs(make_repo: Any, tmp_
     assert matching(again, NOT_BEFORE_FIRST_REQUEST) == []
     # the first run imported genai-prices for the model's window; the second read what it kept
     assert "genai_prices" in first
+    # the first run made the workspace tools and kept their specs; the second told the model those
+    # specs and made no tool before its request (cogcli.session.tool_specs)
+    tool_modules = ("workspace_tools.runners", "workspace_tools.shell", "workspace_tools.diagnostics", "workspace_tools.git",
+                    "workspace_tools.files.read", "workspace_tools.files.edit", "workspace_tools.files.search")
+    assert matching(first, tool_modules) != []
+    assert matching(again, tool_modules) == []
 
 
 def test_genai_prices_answers_are_kept_only_for_the_data_that_gave_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
