@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -56,15 +57,19 @@ class DeferredTool(Tool[Any]):
         object.__setattr__(self, "_schema", dict(parameters_schema))
         object.__setattr__(self, "_make", make)
         object.__setattr__(self, "_made", None)
+        object.__setattr__(self, "_making", threading.Lock())  # calls in worker threads make it once
 
     def made(self) -> Tool[Any]:
         """The tool itself, made on first need (its module imported then)."""
         tool: Tool[Any] | None = self._made  # type: ignore[has-type]
         if tool is None:
-            tool = self._make()  # type: ignore[has-type]
-            if tool.name != self.name:
-                raise RuntimeError(f"the deferred tool {self.name!r} made {tool.name!r}")
-            object.__setattr__(self, "_made", tool)
+            with self._making:  # type: ignore[has-type]
+                tool = self._made  # type: ignore[has-type]
+                if tool is None:
+                    tool = self._make()  # type: ignore[has-type]
+                    if tool.name != self.name:
+                        raise RuntimeError(f"the deferred tool {self.name!r} made {tool.name!r}")
+                    object.__setattr__(self, "_made", tool)
         return tool
 
     @property
