@@ -80,6 +80,12 @@ def test_cog_edit_imports_only_what_its_first_request_needs(make_repo: Any, tmp_
     assert matching(again, NOT_BEFORE_FIRST_REQUEST) == []
     # the first run imported genai-prices for the model's window; the second read what it kept
     assert "genai_prices" in first
+    # the first run made the workspace tools and kept their specs; the second told the model those
+    # specs and made no tool before its request (cogcli.session.tool_specs)
+    tool_modules = ("workspace_tools.runners", "workspace_tools.shell", "workspace_tools.diagnostics", "workspace_tools.git",
+                    "workspace_tools.files.read", "workspace_tools.files.edit", "workspace_tools.files.search")
+    assert matching(first, tool_modules) != []
+    assert matching(again, tool_modules) == []
 
 
 def test_genai_prices_answers_are_kept_only_for_the_data_that_gave_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -181,3 +187,44 @@ def test_the_command_line_names_the_module_to_declare() -> None:
     # no command, a help or version flag first, or a name cog does not know: every command declared
     assert invoked([]) is None and invoked(["--help", "tools"]) is None and invoked(["--version"]) is None
     assert invoked(["tols"]) is None
+
+
+def test_the_command_line_looks_up_no_pydantic_plugins_unless_the_person_asks(make_repo: Any, tmp_path: Path) -> None:
+    """pydantic reads every installed distribution's entry points on its first validator (and
+    imports importlib.metadata for it); `cog` tells it there are none — a person's
+    PYDANTIC_DISABLE_PLUGINS, even empty, gets pydantic's own lookup back."""
+    site = tmp_path / "site"
+    (site / "cog_probe_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "cog_probe_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: cog-probe-plugin\nVersion: 1.0\n")
+    (site / "cog_probe_plugin-1.0.dist-info" / "entry_points.txt").write_text("[pydantic]\nprobe = cog_probe_plugin:plugin\n")
+    marker = tmp_path / "loaded"
+    (site / "cog_probe_plugin.py").write_text(
+        "import os\n"
+        f"open({str(marker)!r}, 'a').write('loaded\\n')\n"
+        "class _Plugin:\n"
+        "    def new_schema_validator(self, *args, **kwargs):\n"
+        "        return None, None, None\n"
+        "plugin = _Plugin()\n"
+    )
+    repo = make_repo("calc")
+
+    def tools(extra: dict[str, str]) -> list[str]:
+        env = cog_env({"PYTHONPATH": str(site), **extra})
+        done = subprocess.run([sys.executable, "-c", AT_EXIT, "tools", "--json"], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert json.loads(done.stdout[: done.stdout.rindex("]") + 1])  # it listed the tools (validating settings and params)
+        line = next(line for line in done.stderr.splitlines() if line.startswith("MODULES "))
+        loaded: list[str] = json.loads(line.removeprefix("MODULES "))
+        return loaded
+
+    plain = tools({})
+    assert not marker.exists() and "importlib.metadata" not in plain
+    asked = tools({"PYDANTIC_DISABLE_PLUGINS": ""})
+    assert marker.read_text() == "loaded\n" and "importlib.metadata" in asked
+
+
+def test_pydantic_plugins_are_left_alone_outside_the_command_line() -> None:
+    """`import cogcli` in another program changes nothing of pydantic's (a fresh interpreter)."""
+    code = "import cogcli, pydantic\nclass M(pydantic.BaseModel):\n    x: int\nM(x=1)\nimport sys\nprint('importlib.metadata' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], env=cog_env(), capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "True", done.stderr

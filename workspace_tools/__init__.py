@@ -11,7 +11,7 @@ what they need (the diff of an edit is in ``details``, never in what the model r
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,7 @@ def workspace_tools(
     diagnostics: bool = False,
     diagnostics_off: Sequence[str] = (),
     undo_ignored: bool = False,
+    defer: Callable[[str, Callable[[], Tool[Any]]], Tool[Any]] | None = None,
 ) -> list[Tool[Any]]:
     """All the workspace tools for ``root``.
 
@@ -74,6 +75,8 @@ def workspace_tools(
     apply_patch and move_file make with the project's checkers, in the tests' sandbox, and adds the
     ``diagnostics`` tool (:mod:`workspace_tools.diagnostics`); ``diagnostics_off`` names checkers left out.
     ``undo_ignored``: the snapshots before commands and test runs keep files git ignores too.
+    ``defer(name, make)``: what stands for each tool, given its name and its maker (a session's
+    tools made on first use: :mod:`cogcli.session.tool_specs`); None: each tool made now.
     """
     from workspace_tools.workspace.secret_files import SecretPolicy
 
@@ -208,7 +211,8 @@ def workspace_tools(
     makers += [run_tests, run_command, command_output, kill_command]
     if diagnostics:
         makers.append(diagnostics_tool)
-    return [make() for make in makers if only is None or make.__name__.removesuffix("_tool") in only]
+    chosen = [(make.__name__.removesuffix("_tool"), make) for make in makers]
+    return [make() if defer is None else defer(name, make) for name, make in chosen if only is None or name in only]
 
 
 __all__ = ["Workspace", "workspace_tools"]

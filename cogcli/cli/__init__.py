@@ -66,6 +66,9 @@ def invoked(argv: list[str]) -> str | None:
 
 def main() -> None:
     """The console script ``cog``: only the invoked command declared (see the module's doc)."""
+    from cogcli.cli.lean_start import no_pydantic_plugins
+
+    no_pydantic_plugins()  # cog's models use none: pydantic reads no distribution's metadata for them
     from cogcli.cli import typer_app
 
     module = invoked(sys.argv[1:])

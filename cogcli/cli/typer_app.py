@@ -23,6 +23,10 @@ finally:
     if _collecting:
         gc.enable()
 
+from cogcli.cli.lean_start import lazy_coercion
+
+lazy_coercion()  # a parameter's pydantic coercion built only when a value needs it (cogcli.cli.lean_start)
+
 EXIT_CODES = """\b
 Exit codes:
   0    done, and the last test run (if any) passed

@@ -52,10 +52,12 @@ def make_tools(settings: Settings, *, journal: Any = None, only: Collection[str]
         options["undo_ignored"] = True
     if settings.keep_jobs:
         options["keep_jobs"] = True
-    tools = workspace_tools(settings.root, **options)
-    if settings.timeout:
-        tools = [dataclasses.replace(t, timeout=settings.timeout) for t in tools]
-    return list(tools)
+    timeout = settings.timeout
+    adjust = (lambda t: dataclasses.replace(t, timeout=timeout)) if timeout else None
+    from cogcli.session.tool_specs import deferred_tools
+
+    # each tool made on first use when its spec is kept from an earlier process (the first request needs only specs)
+    return deferred_tools(settings.root, {"root": settings.root, **options}, workspace_tools, adjust)
 
 
 def test_env(settings: Settings) -> Any:
