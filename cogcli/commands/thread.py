@@ -68,11 +68,13 @@ def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
     except (ValueError, RecursionError, sqlite3.Error, OSError) as exc:  # a damaged row, a damaged file
         return _fail(_damaged(default_store_path(root), thread_id, exc))
     from cogcli.render.text import TextRenderer
-    from cogcli.threads.imported import origin_line, origin_of
 
-    origin = origin_of(entries)
-    if origin is not None and isinstance(renderer, TextRenderer):  # where an imported thread came from
-        renderer.out.write(visible(origin_line(origin), one_line=True) + "\n")
+    if entries and "imported" in (entries[0].entry.model_extra or {}) and isinstance(renderer, TextRenderer):
+        from cogcli.threads.imported import origin_line, origin_of  # only for a thread imported from another agent
+
+        origin = origin_of(entries)
+        if origin is not None:  # where it came from
+            renderer.out.write(visible(origin_line(origin), one_line=True) + "\n")
     from cogcli.threads.store import collector_paused
 
     headed = iter(runs)
