@@ -57,3 +57,38 @@ def test_a_row_is_read_as_the_kind_its_json_says(tmp_path: Path) -> None:
         plant(store, info.id, 0, "user", {"kind": "assistant", "content": "hi"})
         (stored,) = store.entries(info.id)
         assert isinstance(stored.entry, AssistantEntry) and stored.entry.content == "hi"
+
+
+def test_the_history_is_read_without_the_calls_metadata_and_is_the_same(tmp_path: Path) -> None:
+    """Continuing a thread reads what the model reads: each call's ``metadata`` (details, the whole
+    content: most of a long thread's bytes) is left in SQLite, and the history is the same."""
+    from cogcli.threads.entries import ModelToolResult, ToolResultEntry, ToolResultMetadata
+    from cogcli.threads.history import build_history
+    from cogcli.models.base import ToolCallRequest
+
+    with ThreadStore(tmp_path / "t.db") as store:
+        info = store.create_thread()
+        store.append(info.id, [
+            UserEntry(content="read it", message_id="msg_1"),
+            AssistantEntry(content="", tool_calls=[ToolCallRequest(id="c1", name="read_file", arguments={"path": "a.py"})]),
+            ToolResultEntry(tool_results=[ModelToolResult(call_id="c1", name="read_file", content="x = 1\n")],
+                            metadata=ToolResultMetadata(content="x = 1\n" * 1000, details={"diff": "-" * 5000})),
+        ])
+        lean = store.history_entries(info.id)
+        assert all(not s.entry.model_dump(exclude_defaults=True).get("metadata") for s in lean)
+        assert build_history("sys", lean) == build_history("sys", store.entries(info.id))
+
+
+@pytest.mark.parametrize("data", [
+    {"kind": "tool_result", "tool_results": [{"call_id": "c1", "name": "read_file", "content": 7}]},  # what the model would read
+    "{not json",
+])
+def test_a_planted_row_is_refused_when_the_history_is_read_too(tmp_path: Path, data: object) -> None:
+    with ThreadStore(tmp_path / "t.db") as store:
+        info = store.create_thread()
+        store.append(info.id, [UserEntry(content="fine")])
+        with store._lock:
+            store._db.execute("INSERT INTO entries (thread_id, seq, kind, data, created_at) VALUES (?,?,?,?,?)",
+                              (info.id, 1, "tool_result", data if isinstance(data, str) else json.dumps(data), "2026-12-06T00:00:00Z"))
+        with pytest.raises(ValidationError):
+            store.history_entries(info.id)

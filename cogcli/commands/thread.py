@@ -51,6 +51,19 @@ def list_command(root: Path, as_json: bool) -> int:
 
 
 def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
+    import gc
+
+    from cogcli.threads.store import collector_paused
+
+    # one pause while ~4,000 entries are read and ~12,000 events made and drawn (no cycles among them to
+    # find), and those objects frozen after, not walked by a last full collection: the command ends here
+    with collector_paused():
+        code = _show(root, thread_id, renderer)
+        gc.freeze()
+    return code
+
+
+def _show(root: Path, thread_id: str, renderer: Renderer) -> int:
     from cogcli.threads.store import default_store_path, default_store, events_from_entries
     from cogcli.shown.visible import visible
     from cogcli.threads.undo import thread_runs
@@ -68,21 +81,20 @@ def show_command(root: Path, thread_id: str, renderer: Renderer) -> int:
     except (ValueError, RecursionError, sqlite3.Error, OSError) as exc:  # a damaged row, a damaged file
         return _fail(_damaged(default_store_path(root), thread_id, exc))
     from cogcli.render.text import TextRenderer
-    from cogcli.threads.imported import origin_line, origin_of
 
-    origin = origin_of(entries)
-    if origin is not None and isinstance(renderer, TextRenderer):  # where an imported thread came from
-        renderer.out.write(visible(origin_line(origin), one_line=True) + "\n")
-    from cogcli.threads.store import collector_paused
+    if entries and "imported" in (entries[0].entry.model_extra or {}) and isinstance(renderer, TextRenderer):
+        from cogcli.threads.imported import origin_line, origin_of  # only for a thread imported from another agent
 
+        origin = origin_of(entries)
+        if origin is not None:  # where it came from
+            renderer.out.write(visible(origin_line(origin), one_line=True) + "\n")
     headed = iter(runs)
-    with collector_paused():  # drawing 20,000 events makes many objects and frees them: no cycles to find
-        for event in events:
-            if isinstance(renderer, TextRenderer) and getattr(event, "type", None) == "start":
-                run = next(headed, None)
-                if run is not None:  # the number cog undo --to (and chat's /rewind) take
-                    renderer.out.write(visible(run_heading(run), one_line=True) + "\n")
-            renderer.handle(event)
+    for event in events:
+        if isinstance(renderer, TextRenderer) and getattr(event, "type", None) == "start":
+            run = next(headed, None)
+            if run is not None:  # the number cog undo --to (and chat's /rewind) take
+                renderer.out.write(visible(run_heading(run), one_line=True) + "\n")
+        renderer.handle(event)
     renderer.close()
     return EXIT_OK
 

@@ -157,7 +157,7 @@ class Run:
         return end, self.output
 
     async def _loop(self, input: str, images: list[ImagePart]) -> RunStatus:
-        entries = self.store.entries(self.thread_id)
+        entries = self.store.history_entries(self.thread_id)  # what the model reads: no call's metadata
         instructions = self.agent.instructions
         if self.agent.output_schema is not None:  # what the final answer must be, from the first request on
             instructions = f"{instructions}\n\n{self.agent.output_schema.instructions()}"

@@ -88,7 +88,7 @@ class GithubRenderer:
         self.summary = RunSummary()
         self.broken = False
         self._open: str | None = None  # the call whose group is open
-        self._printed_texts: set[str] = set()
+        self._printed_texts, self._texts_walked = set[str](), 0  # summary.text_ids before _texts_walked: printed
         self._run = False  # a run's start event came: this is a run, not a call by hand
         self._concluded = False  # annotations and job summary written
         #: the token that resumes commands, while the runner's commands are stopped (None: they are not)
@@ -259,9 +259,10 @@ class GithubRenderer:
             for line in text.splitlines():
                 self._line(line.rstrip())
 
-    def _print_texts(self) -> None:  # only when one is left (checked in C: 2,000 rows must not walk them all, as in text.py)
-        for text_id in list(self.summary.texts) if self.summary.texts.keys() - self._printed_texts else ():
+    def _print_texts(self) -> None:  # those not printed yet: redrawing 2,000 rows must not walk every text each row
+        for text_id in self.summary.text_ids[self._texts_walked :]:
             self._print_text(text_id)
+        self._texts_walked = len(self.summary.text_ids)
 
     def _line(self, text: str) -> None:
         """Lines of text (the model's, a tool's, cog's words about them): never a command."""

@@ -89,6 +89,8 @@ class RunSummary:
     model: str | None = None
     errors: list[ErrorEvent] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
+    #: the ids of ``texts`` in the order they came (a renderer prints those after the last it printed)
+    text_ids: list[str] = field(default_factory=list)
     last_text_id: str | None = None
     #: each background command's job id → whether it ran at the newest word on it (the live line ends with the count)
     jobs: dict[str, bool] = field(default_factory=dict)
@@ -108,6 +110,8 @@ class RunSummary:
             self.thread_id = event.thread_id
             self.model = event.model or self.model
         elif isinstance(event, TextDeltaEvent):
+            if event.id not in self.texts:
+                self.text_ids.append(event.id)
             self.texts[event.id] = self.texts.get(event.id, "") + event.delta
             self.last_text_id = event.id
         elif isinstance(event, ToolCallStartEvent):

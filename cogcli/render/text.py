@@ -142,7 +142,7 @@ class TextRenderer:
         #: approval`` line is printed
         self.approvals_asked_here = False
         self.broken = False  # the reader of ``out`` went away: nothing more is written
-        self._printed_texts: set[str] = set()
+        self._printed_texts, self._texts_walked = set[str](), 0  # summary.text_ids before _texts_walked: printed
         self._notes_said: set[str] = set()  # a note the same for every test run (cog's Python ran them): once
         self._diagnostics = DiagnosticsLines()  # a change's new problems; a checker that could not run, once
         self._lock = threading.RLock()
@@ -246,9 +246,10 @@ class TextRenderer:
             for line in text.splitlines():
                 self._line(line.rstrip())
 
-    def _print_texts(self) -> None:  # only when one is left (checked in C: redrawing 2,000 rows must not walk them all)
-        for text_id in list(self.summary.texts) if self.summary.texts.keys() - self._printed_texts else ():
+    def _print_texts(self) -> None:  # those not printed yet: redrawing 2,000 rows must not walk every text each row
+        for text_id in self.summary.text_ids[self._texts_walked :]:
             self._print_text(text_id)
+        self._texts_walked = len(self.summary.text_ids)
 
     def _result(self, call: Call) -> None:
         self._pending = None

@@ -297,7 +297,7 @@ def _threads(root: Path) -> list[dict[str, Any]]:
     with default_store(root) as store:
         for info in store.list_threads(limit=200):
             files: dict[str, dict[str, Any]] = {}
-            entries = store.entries(info.id)
+            entries = store.entries(info.id, kinds=("user", "run_end", "undo"))  # its runs and their ends, not its calls
             for event in events_from_entries(info.id, entries):
                 for change in getattr(event, "files_changed", None) or []:
                     seen = files.setdefault(change.path, {"path": change.path, "added": 0, "removed": 0})

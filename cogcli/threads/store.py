@@ -19,7 +19,6 @@ draws a stored thread with the same rows the live run drew.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import logging
 import os
@@ -34,15 +33,12 @@ from pydantic import BaseModel, Field
 
 from cogcli.threads.entries import (  # noqa: F401 (the entry types are part of this module's API)
     _ENTRY, AssistantEntry, Entry, ModelToolResult, RunEndEntry, StoredEntry, ToolResultEntry, ToolResultMetadata, UndoEntry, UserEntry,
+    collector_paused,
 )
+from cogcli.threads.redraw import events_from_entries  # noqa: F401 (where callers have always found it)
 from cogcli.wire.emitter import now_iso
 from cogcli.contract.errors import ConfigError
-from cogcli.wire.events import (
-    BaseEvent, ErrorEvent, StartEvent, TextDeltaEvent, TextEndEvent, TextStartEvent, ReasoningDeltaEvent, ReasoningEndEvent,
-    ReasoningStartEvent, ToolCallEndEvent, ToolCallStartEvent, ToolUpdateEvent, ToolResultEvent,
-)
-from cogcli.threads.run_end import RunEnd
-from cogcli.contract.result import ToolResult
+from cogcli.wire.events import BaseEvent
 from workspace_tools.host.files import exclude_from_git  # noqa: F401 (where it lives; callers import it from here too)
 
 log = logging.getLogger("cogcli")
@@ -271,6 +267,21 @@ class ThreadStore:
             # validated from the stored JSON (any row may be planted): ~2x json.loads + validate_python
             return [StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=_ENTRY.validate_json(r["data"])) for r in rows]
 
+    def history_entries(self, thread_id: str) -> list[StoredEntry]:
+        """The entries a model's history is built from (:func:`cogcli.threads.history.build_history`):
+        every kind but ``run_end``, each validated from its stored JSON as :meth:`entries` does, less
+        a call's ``metadata`` (details, the whole content, the arguments: what only clients read and
+        a model never does; at 2,000 steps most of a thread's bytes), removed by SQLite before it is read."""
+        kinds = [k for k in ENTRY_KINDS if k != "run_end"]
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, CASE WHEN json_valid(data) THEN json_remove(data, '$.metadata') ELSE data END AS data, created_at "
+                f"FROM entries WHERE thread_id = ? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY seq",
+                (thread_id, *kinds),
+            ).fetchall()
+        with collector_paused():
+            return [StoredEntry(seq=r["seq"], created_at=r["created_at"], entry=_ENTRY.validate_json(r["data"])) for r in rows]
+
     def runs_written(self) -> list[tuple[str, StoredEntry]]:
         """Every thread's ``user`` and ``undo`` entries in the order they were written, as (thread id,
         entry): what walking the workspace's runs back across its threads reads."""
@@ -287,69 +298,6 @@ class ThreadStore:
         presentation and details the live run had), an ``error`` if it failed and its ``finish``."""
         found = self.require_id(thread_id)
         return events_from_entries(found, self.entries(found))
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """No cyclic collection while a thread's thousands of entries are read or rebuilt (walking them
-    again and again was a third of continuing a 2,000-step thread); then as it was."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-@collector_paused()  # ~30,000 new objects: collections walking them were half the time
-def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[BaseEvent]:
-    """Rebuild wire events from stored entries (see :meth:`ThreadStore.thread_events`): each call's
-    entry is read back into its :class:`ToolResult` and each run's end into its :class:`RunEnd`,
-    and the events are made from those exactly as the live run made them."""
-    events: list[tuple[BaseEvent, str]] = []
-    results, made, streamed = dict[str, ToolResult](), dict[int, list[ToolResult]](), dict[str, Any]()  # made: each entry's results, once
-    for i, stored in enumerate(entries):
-        if isinstance(stored.entry, ToolResultEntry):
-            results.update((r.call_id, r) for r in made.setdefault(i, stored.entry.results()))
-        elif isinstance(stored.entry, AssistantEntry):
-            streamed.update((call.id, call.arguments) for call in stored.entry.tool_calls)
-    open_run: str | None = None
-    for i, stored in enumerate(entries):
-        e, at = stored.entry, stored.created_at
-        if isinstance(e, UserEntry) and (e.message_id is None or e.message_id != open_run):  # not a run's follow-up (--output-schema)
-            open_run = e.message_id or f"msg_{stored.seq}"
-            events.append((StartEvent(message_id=open_run, thread_id=thread_id), at))
-        elif isinstance(e, AssistantEntry):
-            for n, block in enumerate(e.reasoning or []):  # the thinking as kept (a redacted credential stays redacted)
-                rid = f"rsn_{stored.seq}_{n}"
-                events += [(ReasoningStartEvent(id=rid), at), *([(ReasoningDeltaEvent(id=rid, delta=block.text), at)] if block.text else []),
-                           (ReasoningEndEvent(id=rid, duration_ms=block.duration_ms), at)]
-            if e.content:
-                text_id = f"txt_{stored.seq}"
-                events += [
-                    (TextStartEvent(id=text_id), at),
-                    (TextDeltaEvent(id=text_id, delta=e.content), at),
-                    (TextEndEvent(id=text_id), at),
-                ]
-            for call in e.tool_calls:
-                found = results.get(call.id)
-                presentation = found.presentation if found is not None else None
-                events.append((ToolCallStartEvent(id=call.id, tool_name=call.name, presentation=presentation), at))
-                events.append((ToolCallEndEvent(id=call.id, tool_name=call.name, arguments=call.arguments), at))
-        elif isinstance(e, ToolResultEntry):
-            for result in made[i]:
-                ran_with = e.metadata.arguments
-                if result.call_id in streamed and ran_with is not None and ran_with != streamed[result.call_id]:
-                    events.append((ToolUpdateEvent(tool_call_id=result.call_id, tool_name=result.name, arguments=ran_with), at))
-                events.append((ToolResultEvent.of(result), at))
-        elif isinstance(e, RunEndEntry):
-            if e.error is not None:
-                events.append((ErrorEvent(message=e.error, code=e.error_code), at))
-            end = RunEnd.from_entry(e)
-            events.append((end.finish_event(e.message_id or open_run or f"msg_{stored.seq}", thread_id), at))
-            open_run = None
-    return [event.model_copy(update={"seq": i, "timestamp": at}) for i, (event, at) in enumerate(events)]
 
 
 def _info(row: sqlite3.Row) -> ThreadInfo:

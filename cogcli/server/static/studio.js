@@ -554,6 +554,7 @@
     }
     flush() {
       this.scheduled = false;
+      if (this.drawing) return;  // a long thread's rows are being drawn a slice a frame (drawSlices)
       const stick = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
       const items = [...this.dirty];
       this.dirty.clear();
@@ -1004,8 +1005,11 @@
     const view = new RunView(app, { live: false, runId: null });
     window.cogView = view;
     const undone = new Set(info.undoneRuns || []);
+    const long = events.filter((ev) => ev.type === 'tool-call-start').length > LONG_THREAD_ROWS;
+    const nextChunk = long ? chunkRows(view) : () => {};
     let number = 0;
     for (const ev of events) {
+      nextChunk();
       if (ev.type === 'start') {
         if (view.count > 0) view.list.append(el('hr', { class: 'runsep' }));
         number += 1;  // the number cog undo --to and chat's /rewind take
@@ -1015,8 +1019,43 @@
       view.handle(ev);
       if (ev.type === 'finish' && !undone.has(ev.messageId) && (ev.filesChanged || []).length) view.list.append(undoButton(threadId, ev.messageId));
     }
-    view.flush();
+    if (long) drawSlices(view);
+    else view.flush();
     app.append(el('h2', {}, 'Continue'), newRunForm(ws, threadId));
+  }
+
+  // A long thread (issue 53: 2,000 rows): its rows go in chunks the browser lays out and paints only
+  // near the screen (.steps.chunk: content-visibility), and are drawn a slice a frame, top first,
+  // so the first screen shows at once and scrolling stays smooth; every row is still in the page.
+  const LONG_THREAD_ROWS = 150;
+  const CHUNK_ROWS = 40;
+  function chunkRows(view) {
+    const outer = view.list;
+    outer.classList.add('chunked');
+    document.body.classList.add('long-thread');
+    let chunk = null;
+    return () => {  // before each event: a new chunk once this one is full (what the view adds goes to view.list)
+      if (chunk && chunk.childElementCount < CHUNK_ROWS) return;
+      chunk = el('div', { class: 'steps chunk' });
+      outer.append(chunk);
+      view.list = chunk;
+    };
+  }
+  function drawSlices(view) {
+    view.drawing = true;
+    const slice = () => {
+      const until = performance.now() + 10;
+      let n = 0;
+      for (const item of view.dirty) {  // in the order they came: the top of the thread first
+        view.dirty.delete(item);
+        item.render();
+        if (++n >= 10 && performance.now() > until) break;
+      }
+      if (view.dirty.size) { requestAnimationFrame(slice); return; }
+      view.drawing = false;
+      performance.mark('cog-rows-all');
+    };
+    slice();
   }
 
   async function main() {
