@@ -227,7 +227,7 @@ def _run_in_checkout(task: Task, options: BatchOptions, checkout: Path, events: 
     result.input_tokens, result.output_tokens = usage.input_tokens, usage.output_tokens
     result.cached_input_tokens = usage.cached_input_tokens
     result.cost_usd = getattr(usage, "cost_usd", None)
-    result.files_changed = [f.model_dump(mode="json") for f in run.files_changed]
+    result.files_changed = [f.model_dump(mode="json", exclude_none=True) for f in run.files_changed]
     result.tests = dict(run.tests) if run.tests is not None else None
     result.thread_id = run.thread_id
     result.error = run.error or run.tests_error

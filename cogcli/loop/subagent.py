@@ -135,7 +135,7 @@ class Subagents:
             parent.ended += child.ended  # its files and tests are the run's
         details = SubagentDetails(
             agent=agent.name, description=params.description, thread_id=thread, status=str(end.status), steps=end.steps,
-            tool_calls=len(child.results), files_changed=[SubagentFile(**f.model_dump()) for f in end.files_changed], tests=end.tests,
+            tool_calls=len(child.results), files_changed=[SubagentFile(**f.model_dump(exclude_none=True)) for f in end.files_changed], tests=end.tests,
             input_tokens=end.usage.input_tokens, output_tokens=end.usage.output_tokens, cost_usd=end.usage.cost_usd, error=end.error,
         )
         content = output or "(the subagent gave no final answer)"

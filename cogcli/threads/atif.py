@@ -67,7 +67,7 @@ def trajectory(thread_id: str, entries: Sequence[StoredEntry], *, model: str | N
                 if getattr(e, key) is not None:
                     run[key] = getattr(e, key)
             if e.files_changed:
-                run["files_changed"] = [f.model_dump(mode="json") for f in e.files_changed]
+                run["files_changed"] = [f.model_dump(mode="json", exclude_none=True) for f in e.files_changed]
             runs.append(run)
             if last_agent is not None:
                 last_agent.setdefault("extra", {})["run_end"] = run
