@@ -87,6 +87,9 @@ def main() -> None:
     parser.add_argument("--tls-delay", type=float, default=None, metavar="S")
     parser.add_argument("--instruction", default="say ok")
     parser.add_argument("--before", type=Path, metavar="DIR", help="an older tree, run in the same rounds")
+    parser.add_argument("--fresh-repo", action="store_true",
+                        help="a new repository each round (a first run there: no tool specs kept yet); "
+                             "default: one repository per tree, warmed by the uncounted first round, as a person runs cog again")
     options = parser.parse_args()
     print(f"load {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs, {options.runs} runs (medians)")
     arrivals: list[float] = []
@@ -125,7 +128,9 @@ def main() -> None:
                 subprocess.run([sys.executable, "-c", "pass"], check=True)
                 python = time.perf_counter() - started
                 for name, tree_env in trees.items():
-                    repo = make_repo(Path(tmp) / f"repo-{name}-{i}")
+                    repo = Path(tmp) / (f"repo-{name}-{i}" if options.fresh_repo else f"repo-{name}")
+                    if not repo.exists():
+                        make_repo(repo)
                     arrivals.clear()
                     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
                     started = time.perf_counter()
