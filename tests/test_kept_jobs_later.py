@@ -120,3 +120,28 @@ async def test_the_same_sessions_kept_job_is_listed_once_and_killed_by_pid(tmp_p
         assert wait_until_dead([record.pid]) == [] and kept.kept_jobs() == []
     finally:
         tools[0].close()
+
+
+@pytest.mark.anyio
+async def test_acp_jobs_lists_and_kills_a_job_kept_by_an_earlier_session(make_repo: Any, tmp_path: Path, person_state_home: Path) -> None:
+    """ACP's ``/jobs`` is the same reply: a real ``cog acp`` session, no run yet, sees the kept job and ends it."""
+    from acp.helpers import text_block
+    from test_acp import Agent, Editor, write_cassette
+
+    repo = make_repo("calc")
+    record = await _kept_job(repo, "exec sleep 308")
+    try:
+        editor = Editor()
+        cassette = write_cassette(tmp_path / "none.jsonl", [{"text": "unused"}])
+        async with Agent(editor, repo, "--yes", "--model", f"replay:{cassette}", stderr=tmp_path / "err") as conn:
+            session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("/jobs")])
+            listed = editor.text()
+            await conn.prompt(session_id=session.session_id, prompt=[text_block(f"/jobs kill {record.id}")])
+            killed = editor.text()[len(listed):]
+        assert f"{record.id}  running  exec sleep 308" in listed and "Kept by earlier sessions in this workspace" in listed, listed
+        assert killed.startswith(f"killed {record.id}: exec sleep 308"), killed
+        assert wait_until_dead([record.pid]) == []
+    finally:
+        if alive(record.pid):
+            os.killpg(record.pid, signal.SIGKILL)
