@@ -145,3 +145,44 @@ async def test_acp_jobs_lists_and_kills_a_job_kept_by_an_earlier_session(make_re
     finally:
         if alive(record.pid):
             os.killpg(record.pid, signal.SIGKILL)
+
+
+def test_a_later_cog_chat_lists_the_job_an_earlier_chat_kept_and_kills_it(tmp_path: Path, person_state_home: Path) -> None:
+    """Two real `cog chat`s on a pty, one after the other, in one repository."""
+    import re
+
+    from cli_helpers import repo_with
+    from model_servers import OpenAIServer, Reply, ToolCall
+    from test_chat import APPROVAL, PROMPT, answer, chat, leave, send, server_env
+
+    repo = repo_with(tmp_path, {"a.py": "x = 1\n"})
+    start = ToolCall("c1", "run_command", {"command": "echo serving; exec sleep 309", "background": True})
+    with OpenAIServer([Reply("", [start]), Reply("The server runs.")]) as server, chat(repo, server_env(server)) as child:
+        child.expect(PROMPT)
+        send(child, "start the server")
+        child.expect(APPROVAL)
+        answer(child, "y")
+        child.expect("The server runs.")
+        child.expect(PROMPT)
+        send(child, "/jobs keep job_1")
+        child.expect(r"job_1 kept \(pid (\d+)\)")
+        pid = int(child.match.group(1))
+        child.expect(PROMPT)
+        assert leave(child) == 0
+    try:
+        assert alive(pid), "the kept job died with the first chat"
+        with OpenAIServer([Reply("unused")]) as server, chat(repo, server_env(server)) as child:
+            child.expect(PROMPT)
+            send(child, "/jobs")
+            child.expect("No background commands in this session")
+            child.expect(r"Kept by earlier sessions in this workspace")
+            child.expect(re.escape(f"{pid}  running  echo serving; exec sleep 309"))
+            child.expect(r"log \S+job_1-\S+\.log")
+            send(child, f"/jobs kill {pid}")
+            child.expect(re.escape(f"killed {pid}: echo serving; exec sleep 309"))
+            child.expect(PROMPT)
+            assert leave(child) == 0
+        assert wait_until_dead([pid]) == []
+    finally:
+        if alive(pid):
+            os.killpg(pid, signal.SIGKILL)

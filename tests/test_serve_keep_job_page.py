@@ -25,7 +25,7 @@ TURNS = [
 
 
 @pytest.mark.slow
-def test_studio_keep_button_keeps_one_job_past_the_run(make_repo: Any, tmp_path: Path, browser: Any, person_state_home: Path) -> None:
+def test_studio_keep_button_keeps_one_job_past_the_run(make_repo: Any, tmp_path: Path, browser: Any, person_state_home: Path) -> None:  # noqa: F811
     from selenium.webdriver.common.by import By
 
     repo = make_repo("calc")
