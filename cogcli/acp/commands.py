@@ -42,8 +42,8 @@ BUILT_IN = [
         input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="N [both|code|conversation]")),
     ),
     acp_schema.AvailableCommand(
-        name="jobs", description="The session's background commands: id, state, age, output; kill ID ends one",
-        input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="kill ID (optional)")),
+        name="jobs", description="Background commands: the session's and those kept earlier in this workspace; kill ends one, keep keeps one",
+        input=acp_schema.AvailableCommandInput(root=acp_schema.UnstructuredCommandInput(hint="kill ID|PID, keep ID (optional)")),
     ),
     acp_schema.AvailableCommand(  # answered by cogcli.acp.attempts (best-of-N)
         name="attempts", description="Best-of-N: N attempts side by side in git worktrees, the tests pick one, applied here",

@@ -9,7 +9,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/rewind": ("[N [both|code|conversation]]", "list the thread's runs; with N, walk back to before run N (files and conversation)"),
     "/allowed": ("[drop TOOL|clear]", "what [a]lways allowed for this chat session; drop asks again"),
     "/diff": ("", "what this session changed: each file its runs wrote, as it was before them against now"),
-    "/jobs": ("[kill ID | keep ID]", "the session's background commands: id, state, age, output; kill ends one, keep lets it outlive the session"),
+    "/jobs": ("[kill ID|PID | keep ID]", "background commands: the session's and those kept earlier here; kill ends one, keep lets it outlive the session"),
     "/image": ("PATH|clear", "attach an image (PNG, JPEG, GIF, WebP) the model sees with your next instruction"),
     "/model": ("PROVIDER:MODEL", "use this model from the next instruction on (no argument: say which is used)"),
     "/compact": ("", "summarize the conversation now; the model reads the summary instead of it from then on"),

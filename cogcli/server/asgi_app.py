@@ -6,6 +6,7 @@
     GET  /api/runs/{runId}                  one run: status, pending approvals
     GET  /api/runs/{runId}/events           text/event-stream (Last-Event-ID resumes)
     GET  /api/runs/{runId}/jobs             its background commands: id, command, running, exitCode, ageS, bytesTotal
+    POST /api/runs/{runId}/jobs/{jobId}/keep  the person keeps one past the run (keptPid, keptLog); 409 once it ended
     POST /api/runs/{runId}/approvals        {"toolCallId", "approved", "reason"?}
     POST /api/runs/{runId}/abort
     GET  /api/threads                       stored threads, newest first (``undone``: its last run was undone;
@@ -180,6 +181,27 @@ def create_app(
         rows = rows_of(registry.get(request.path_params["run_id"]).jobs)
         return JSONResponse([row.model_dump(mode="json", by_alias=True) for row in rows])
 
+    async def keep_job(request: Request) -> Response:
+        """The person's Keep: the run's background command outlives the run's session (its log and
+        record in their state folder, :mod:`workspace_tools.shell.kept`; ``cog jobs`` lists it)."""
+        from cogcli.contract.errors import ToolCallError
+        from cogcli.session.background import rows_of
+
+        run = registry.get(request.path_params["run_id"])
+        job_id = request.path_params["job_id"]
+        try:
+            job = run.jobs.get(job_id) if run.jobs is not None else None
+        except ToolCallError as exc:
+            raise RunError(404, "NO_SUCH_JOB", exc.message) from None
+        if job is None:
+            raise RunError(404, "NO_SUCH_JOB", f"run {run.id} has started no background command")
+        try:
+            await anyio.to_thread.run_sync(job.keep, run.jobs.workspace)
+        except ToolCallError as exc:
+            raise RunError(409, "JOB_ENDED", exc.message) from None
+        row = next(r for r in rows_of(run.jobs) if r.id == job_id)
+        return JSONResponse(row.model_dump(mode="json", by_alias=True))
+
     async def answer(request: Request) -> Response:
         run = registry.get(request.path_params["run_id"])
         body = await _body(request, Answer)
@@ -234,6 +256,7 @@ def create_app(
         Route("/api/runs/{run_id}", route(get_run), methods=["GET"]),
         Route("/api/runs/{run_id}/events", route(run_events), methods=["GET"]),
         Route("/api/runs/{run_id}/jobs", route(run_jobs), methods=["GET"]),
+        Route("/api/runs/{run_id}/jobs/{job_id}/keep", route(keep_job), methods=["POST"]),
         Route("/api/runs/{run_id}/approvals", route(answer), methods=["POST"]),
         Route("/api/runs/{run_id}/abort", route(abort), methods=["POST"]),
         Route("/api/threads", route(threads), methods=["GET"]),

@@ -10,6 +10,7 @@ it outlives the session, see :mod:`workspace_tools.shell.kept`; the model has no
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -100,20 +101,22 @@ def keep_job(session: Any, job_id: str) -> JobRow:
     return next(row for row in job_rows(session) if row.id == job_id)
 
 
-def jobs_text(rows: list[JobRow]) -> str:
-    """The rows as a small table for a terminal (``/jobs``), the command last (made visible)."""
+def jobs_text(rows: list[JobRow], earlier: list[Any] | None = None) -> str:
+    """The rows as a small table for a terminal (``/jobs``), the command last (made visible); then
+    ``earlier``: the jobs earlier sessions kept in this workspace (:func:`earlier_kept`)."""
     from cogcli.shown.visible import visible
     from workspace_tools.files.image import human_bytes
 
+    kept_part = ["Kept by earlier sessions in this workspace (/jobs kill PID ends one):", *kept_lines(earlier)] if earlier else []
     if not rows:
-        return "No background commands in this session (the model starts one with run_command background=true)."
+        return "\n".join(["No background commands in this session (the model starts one with run_command background=true).", *kept_part])
     cells = [(r.id, r.state(), f"{r.age_s:.0f} s ago", human_bytes(r.bytes_total), visible(r.command, one_line=True)) for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(4)]
     lines = ["  ".join(c[i].ljust(widths[i]) for i in range(4)) + "  " + c[4] for c in cells]
     running = sum(r.running for r in rows)
     lines.append(f"{running} running; /jobs kill ID ends one. All are killed when the session ends but those kept "
                  "with /jobs keep ID (then `cog jobs` lists them; what they change after the session is beyond undo).")
-    return "\n".join(lines)
+    return "\n".join([*lines, *kept_part])
 
 
 def jobs_reply(session: Any, argument: str) -> str:
@@ -123,7 +126,9 @@ def jobs_reply(session: Any, argument: str) -> str:
 
     words = argument.split()
     if not words:
-        return jobs_text(job_rows(session))
+        return jobs_text(job_rows(session), earlier_kept(session))
+    if words[0] == "kill" and len(words) == 2 and words[1].isdigit():
+        return kill_kept_reply(session, words[1])
     if words[0] == "kill" and len(words) == 2:
         try:
             row = kill_job(session, words[1])
@@ -138,26 +143,69 @@ def jobs_reply(session: Any, argument: str) -> str:
         return (f"{row.id} kept (pid {row.kept_pid}): it runs on after this session, its output in {visible(row.kept_log or '')}; "
                 f"`cog jobs` lists it, `cog jobs kill {row.kept_pid}` ends it. What it changes after the session is beyond undo.")
     return (f"unknown /jobs argument {visible(argument, one_line=True)!r}: /jobs lists them, /jobs kill ID ends one, "
-            "/jobs keep ID keeps one past the session's end")
+            "/jobs keep ID keeps one past the session's end, /jobs kill PID ends one kept earlier in this workspace")
 
 
 def kept_text(records: list[Any]) -> str:
     """``cog jobs``: the kept background commands (:class:`workspace_tools.shell.kept.KeptJob`), each
     with its pid, state, command, log and how to reach a server it runs; the ended ones are forgotten
     once listed (their logs stay)."""
+    if not records:
+        return "No kept background commands (chat's /jobs keep ID or cog edit --keep-jobs keeps them past a session)."
+    lines = kept_lines(records, workspace=True)
+    lines.append("cog jobs kill PID ends one (its whole process group). What they change is beyond cog undo.")
+    return "\n".join(lines)
+
+
+def kept_lines(records: list[Any], *, workspace: bool = False) -> list[str]:
+    """Each kept job's lines: pid, state, command; its log (and ``workspace``, its workspace); how to
+    reach a server it runs. An ended one is forgotten once listed (its log stays)."""
     from cogcli.shown.visible import visible
     from workspace_tools.shell.kept import forget
 
-    if not records:
-        return "No kept background commands (chat's /jobs keep ID or cog edit --keep-jobs keeps them past a session)."
     lines = []
     for record in records:
         state = "running" if record.running else "ended"
         lines.append(f"{record.id}  {state}  {visible(record.command, one_line=True)}")
-        lines.append(f"    workspace {visible(record.workspace)} · log {visible(record.log)}")
+        where = f"workspace {visible(record.workspace)} · " if workspace else ""
+        lines.append(f"    {where}log {visible(record.log)}")
         if record.running and record.net_pid is not None:
             lines.append(f"    its loopback is the session's own: {record.reach()}")
         if not record.running:
             forget(record)
-    lines.append("cog jobs kill PID ends one (its whole process group). What they change is beyond cog undo.")
-    return "\n".join(lines)
+    return lines
+
+
+def earlier_kept(session: Any) -> list[Any]:
+    """The kept jobs (:class:`workspace_tools.shell.kept.KeptJob`) whose workspace is this session's,
+    but those this session kept itself (its own rows say so): what a later chat's ``/jobs`` adds."""
+    from workspace_tools.shell.kept import kept_jobs
+
+    jobs = session_jobs(session)
+    root = getattr(jobs, "workspace", None) or getattr(session, "root", None)
+    if root is None:
+        return []
+    own = {job.kept.id for job in jobs.listing() if job.kept is not None} if jobs is not None else set()
+    here = Path(root).resolve()
+    return [r for r in kept_jobs() if r.id not in own and r.workspace and Path(r.workspace).resolve() == here]
+
+
+def kill_kept_reply(session: Any, pid: str) -> str:
+    """``/jobs kill PID``: end a job kept in this workspace — this session's own (as ``/jobs kill ID``)
+    or an earlier session's, with ``cog jobs kill``'s checks (a recorded pid whose start time matches)."""
+    from cogcli.shown.visible import visible
+    from workspace_tools.shell.kept import kill_kept
+
+    jobs = session_jobs(session)
+    own = next((j.id for j in (jobs.listing() if jobs is not None else []) if j.kept is not None and j.kept.id == pid), None)
+    if own is not None:
+        row = kill_job(session, own)
+        return f"{row.id} (pid {pid}) {row.state()}: {visible(row.command, one_line=True)}"
+    if pid not in {r.id for r in earlier_kept(session)}:
+        return (f"no job kept in this workspace with pid {pid}: /jobs lists them (cog jobs lists every kept job, "
+                "cog jobs kill PID ends one kept elsewhere)")
+    try:
+        record = kill_kept(pid)
+    except (LookupError, ProcessLookupError) as exc:
+        return visible(str(exc), one_line=True)
+    return f"killed {record.id}: {visible(record.command, one_line=True)} (its log stays at {visible(record.log)})"

@@ -774,7 +774,7 @@
   // exists, refreshed after each tool result and every few seconds while the run goes on; the
   // run's end kills them (its session closes), which the last refreshes show
   function humanBytes(n) { return n < 1024 ? n + ' B' : n < 1048576 ? Math.round(n / 1024) + ' KB' : (n / 1048576).toFixed(1) + ' MB'; }
-  function jobState(job) { return job.running ? 'running' : job.killed ? 'killed' : 'exited ' + job.exitCode; }
+  function jobState(job) { return job.running ? (job.keptPid ? 'running, kept' : 'running') : job.killed ? 'killed' : 'exited ' + job.exitCode; }
   function jobsPanel(runId) {
     const node = el('div', { class: 'panel jobs', 'data-block': 'jobs', hidden: true });
     let timer = null;
@@ -793,8 +793,23 @@
         node.append(el('div', { class: 'job', 'data-job-id': job.id, 'data-state': job.running ? 'running' : job.killed ? 'killed' : 'exited' },
           el('span', { class: 'badge ' + (job.running ? 'running' : job.killed || job.exitCode ? 'error' : 'completed') }, state),
           el('span', { class: 'job-id' }, job.id), el('code', { class: 'job-command', title: job.command }, job.command),
-          el('span', { class: 'when' }, humanBytes(job.bytesTotal) + ' · ' + Math.round(job.ageS) + ' s')));
+          el('span', { class: 'when' }, humanBytes(job.bytesTotal) + ' · ' + Math.round(job.ageS) + ' s'),
+          job.keptPid ? el('span', { class: 'when job-kept', title: 'cog jobs lists it; cog jobs kill ' + job.keptPid + ' ends it' },
+            'kept · pid ' + job.keptPid + ' · log ' + (job.keptLog || '')) : null,
+          job.running && !job.keptPid ? keepButton(job) : null));
       }
+    }
+    // the person's Keep: the command runs on after the run's session (beyond undo), cog jobs lists it
+    function keepButton(job) {
+      const button = el('button', { class: 'btn', type: 'button', 'data-keep': job.id, title: 'Keep it running after this run ends (cog jobs lists it)' }, 'Keep');
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        try {
+          await api('/api/runs/' + encodeURIComponent(runId) + '/jobs/' + encodeURIComponent(job.id) + '/keep', { method: 'POST' });
+          refresh();
+        } catch (err) { setText(button, err.message); }
+      });
+      return button;
     }
     function start() { if (timer === null) timer = setInterval(refresh, 3000); }
     function stop() {  // the session closes after the finish: two last looks show the commands ended
