@@ -65,7 +65,7 @@ def in_parts(repo: Path, thread: str) -> list[list[str]]:
         parts.close()
 
 
-@pytest.mark.parametrize("first, size", [(1, 1), (2, 3), (5, 7), (300, 1500)])
+@pytest.mark.parametrize("first, size", [(1, 1), (2, 3), (5, 7), (400, 1000)])
 def test_the_parts_are_the_whole_threads_events_whatever_their_sizes(make_repo, monkeypatch, first: int, size: int) -> None:
     repo = make_repo("calc")
     thread = varied_thread(repo)
@@ -75,7 +75,7 @@ def test_the_parts_are_the_whole_threads_events_whatever_their_sizes(make_repo, 
     expected = whole(repo, thread)
     assert [line for part in parts for line in part] == expected
     assert any('"type":"tool-update"' in line for line in expected)  # the changed arguments came through
-    assert (len(parts) > 3) == (first < 300)  # small sizes: many parts
+    assert (len(parts) > 3) == (first < 400)  # small sizes: many parts
 
 
 def test_a_long_thread_comes_first_part_first_over_the_api_and_resumes_after_last_event_id(make_repo) -> None:

@@ -20,9 +20,9 @@ import anyio
 from cogcli.contract.errors import ConfigError
 from cogcli.server.sse import DONE, frames
 
-#: entries in the first part (~150 calls: a screen and more) and in each after it
-FIRST_PART = 300
-PART = 1500
+#: entries in the first part (~200 calls: more than the page waits for, LONG_THREAD_ROWS) and in each after it
+FIRST_PART = 400
+PART = 1000
 
 
 class ThreadParts:
