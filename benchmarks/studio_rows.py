@@ -1,6 +1,6 @@
 """Studio with a long thread (issue 53): the page of a 2,000-step thread in headless Chromium.
 
-    python benchmarks/studio_rows.py [--steps 2000] [--rounds 3] [--repo DIR --thread ID]
+    python benchmarks/studio_rows.py [--steps 2000] [--rounds 3] [--repo DIR --thread ID] [--before TREE]
 
 The thread is built as ``benchmarks/long_thread.py`` builds it (a scripted model, one real session
 run: reads, edits, new files, listings, searches, test runs), or taken from ``--repo``/``--thread``
@@ -19,6 +19,10 @@ run: reads, edits, new files, listings, searches, test runs), or taken from ``--
   the frame that drew it (20 rows, median), and a row's result likewise;
 - the page's JS heap and DOM nodes.
 
+``--before TREE`` (a folder with another ``cogcli``, e.g. ``git archive BASE cogcli workspace_tools``):
+a second ``cog serve`` runs that tree (on ``PYTHONPATH``: its server and its page) and the rounds
+alternate between the two, each tree's figures printed apart.
+
 Targets (docs: issue 53): the page draws and stays responsive — frames while scrolling under 50 ms
 at p95, a new row within a frame or two. Not a test: times depend on the machine and its load.
 """
@@ -26,6 +30,7 @@ at p95, a new row within a frame or two. Not a test: times depend on the machine
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -135,6 +140,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repo", type=Path, help="a workspace that has the thread (else one is built)")
     parser.add_argument("--thread", help="the thread's id in --repo")
+    parser.add_argument("--before", type=Path, help="a tree with another cogcli, served alongside, rounds alternating")
     options = parser.parse_args()
     from browser_helpers import chromium
     from serve_helpers import Served
@@ -156,23 +162,35 @@ def main() -> None:
         driver = chromium(folder / "profile")
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH})
         driver.set_script_timeout(600)
-        results = []
+        trees = {"after": None, **({"before": str(options.before.resolve())} if options.before else {})}
+        results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+        env = {k: os.environ[k] for k in ("XDG_STATE_HOME",) if k in os.environ}
         try:
-            with Served(repo, env={k: os.environ[k] for k in ("XDG_STATE_HOME",) if k in os.environ}) as srv:
-                calls = len(srv.client.get(f"/api/threads/{thread}/events").json())
-                started = time.perf_counter()
-                srv.client.get(f"/api/threads/{thread}/events")
-                api_events = time.perf_counter() - started
-                started = time.perf_counter()
-                srv.client.get("/api/threads")
-                api_threads = time.perf_counter() - started
-                print(f"GET /api/threads/ID/events {api_events * 1000:.0f} ms ({calls} events); GET /api/threads {api_threads * 1000:.0f} ms")
-                url = f"{srv.base}/threads/{thread}?token={srv.token}"
-                rows = sum(1 for e in srv.client.get(f"/api/threads/{thread}/events").json() if e["type"] == "tool-call-start")
+            with contextlib.ExitStack() as stack:
+                served = {name: stack.enter_context(Served(repo, env={**env, **({"PYTHONPATH": tree} if tree else {})}))
+                          for name, tree in trees.items()}
+                for name, srv in served.items():
+                    listed = srv.client.get(f"/api/threads/{thread}/events").json()
+                    started = time.perf_counter()
+                    srv.client.get(f"/api/threads/{thread}/events")
+                    api_events = time.perf_counter() - started
+                    started = time.perf_counter()
+                    srv.client.get("/api/threads")
+                    api_threads = time.perf_counter() - started
+                    print(f"{name}: GET /api/threads/ID/events {api_events * 1000:.0f} ms ({len(listed)} events); GET /api/threads {api_threads * 1000:.0f} ms")
+                rows = sum(1 for e in listed if e["type"] == "tool-call-start")
                 for _ in range(options.rounds):
-                    results.append(one_round(driver, url, rows))
+                    for name, srv in served.items():
+                        results[name].append(one_round(driver, f"{srv.base}/threads/{thread}?token={srv.token}", rows))
         finally:
             driver.quit()
+    for name, rounds in results.items():
+        print(f"--- {name}" + (f" ({trees[name]})" if trees[name] else ""))
+        report(rounds)
+    print(f"load {os.getloadavg()[0]:.2f}")
+
+
+def report(results: list[dict[str, Any]]) -> None:
     med = lambda key: statistics.median(r[key] for r in results if r[key] is not None) if any(r[key] is not None for r in results) else float("nan")  # noqa: E731
     print(f"rows {results[0]['rows']}, DOM nodes {results[0]['nodes']}, JS heap {(results[0]['heap'] or 0) / 2**20:.1f} MiB")
     print(f"first rows drawn {med('first'):.0f} ms, all rows drawn {med('all'):.0f} ms (page clock, median of {len(results)}); "
@@ -183,8 +201,6 @@ def main() -> None:
     res_q = quantiles([d for r in results for d in r["fresh"]["results"]])
     for name, q in (("scrolling, frame to frame", down), ("jumps (scrollbar), frame", jumps), ("a new live row drawn", rows_q), ("its result drawn", res_q)):
         print(f"{name:<28} n={q['n']:<5} p50 {q['p50']:6.1f} ms  p95 {q['p95']:6.1f} ms  max {q['max']:7.1f} ms  over 50 ms: {q['over50']}")
-    print(f"load {os.getloadavg()[0]:.2f}")
-
 
 if __name__ == "__main__":
     main()

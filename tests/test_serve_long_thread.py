@@ -19,11 +19,11 @@ ROWS = 2000
 HOSTILE = '<img src=x onerror="window.pwned = 1">'
 
 
-def long_thread(repo: Path) -> str:
-    """A thread of ``ROWS`` read_file calls written to the workspace's real store (as a run records
+def long_thread(repo: Path, rows: int = ROWS) -> str:
+    """A thread of ``rows`` read_file calls written to the workspace's real store (as a run records
     them: an assistant turn, then the call's result with its presentation)."""
     entries: list[Any] = [UserEntry(content="Read everything", message_id="msg_long")]
-    for i in range(ROWS):
+    for i in range(rows):
         path = f"src/{HOSTILE if i == 7 else f'f{i}.py'}"
         entries.append(AssistantEntry(content=f"Step {i}.", tool_calls=[ToolCallRequest(id=f"c{i}", name="read_file", arguments={"path": path})]))
         entries.append(ToolResultEntry(
@@ -31,7 +31,7 @@ def long_thread(repo: Path) -> str:
             metadata=ToolResultMetadata(content=f"line {i}\n", arguments={"path": path}, duration_ms=2,
                                         presentation={"label": "Read file", "icon": "file", "detail": path}),
         ))
-    entries.append(RunEndEntry(status="completed", steps=ROWS, message_id="msg_long"))
+    entries.append(RunEndEntry(status="completed", steps=rows, message_id="msg_long"))
     with default_store(repo) as store:
         info = store.create_thread(title="Read everything")
         store.append(info.id, entries, status="completed")
@@ -74,3 +74,33 @@ def test_a_2000_row_thread_draws_every_row_and_a_new_row_appears(make_repo, brow
         wait_for(browser, lambda d: d.execute_script("""
             const r = document.querySelector('section.call[data-call-id="new1"]').getBoundingClientRect();
             return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight;"""))
+
+
+def test_a_thread_of_150_calls_is_drawn_as_a_short_one_once_all_of_it_is_in(make_repo, browser: Any) -> None:
+    """The events come a part at a time (cogcli/server/thread_stream.py); a thread at the line, here
+    with a text before each call so that it comes in two parts, waits for all of them and is drawn
+    as before: one list, no chunks, every row and text in order, the form under them."""
+    from cogcli.server import thread_stream
+
+    repo = make_repo("calc")
+    entries: list[Any] = [UserEntry(content="Read a few", message_id="msg_few")]
+    for i in range(150):
+        entries.append(AssistantEntry(content=f"Looking at {i}."))
+        entries.append(AssistantEntry(content="", tool_calls=[ToolCallRequest(id=f"c{i}", name="read_file", arguments={"path": f"f{i}.py"})]))
+        entries.append(ToolResultEntry(tool_results=[ModelToolResult(call_id=f"c{i}", name="read_file", content="x\n")],
+                                       metadata=ToolResultMetadata(content="x\n", presentation={"label": "Read file", "icon": "file", "detail": f"f{i}.py"})))
+    entries.append(RunEndEntry(status="completed", steps=150, message_id="msg_few"))
+    assert thread_stream.FIRST_PART < len(entries) < thread_stream.FIRST_PART + thread_stream.PART  # two parts
+    with default_store(repo) as store:
+        thread = store.create_thread(title="Read a few").id
+        store.append(thread, entries, status="completed")
+    with Served(repo) as srv:
+        browser.get(f"{srv.base}/threads/{thread}?token={srv.token}")
+        wait_for(browser, lambda d: d.execute_script("return !!document.getElementById('newrun')"), timeout=120)
+        drawn = browser.execute_script("""
+            const rows = [...document.querySelectorAll('section.call')];
+            return { direct: document.querySelectorAll('#steps > section.call').length, rows: rows.length,
+                     chunks: document.querySelectorAll('.steps.chunk').length, long: document.body.classList.contains('long-thread'),
+                     drawing: !!window.cogView.drawing, last: rows.pop().dataset.callId,
+                     texts: document.getElementById('steps').textContent.split('Looking at').length - 1 };""")
+    assert drawn == {"direct": 150, "rows": 150, "chunks": 0, "long": False, "drawing": False, "last": "c149", "texts": 150}

@@ -12,7 +12,8 @@
     GET  /api/threads                       stored threads, newest first (``undone``: its last run was undone;
                                             ``undoneRuns``: the messageId of every run walked back)
     POST /api/threads/{threadId}/undo       {"to"?, "conversation"?, "dryRun"?} → the runs walked back, the files put back
-    GET  /api/threads/{threadId}/events     a stored thread as wire events (JSON array, or SSE)
+    GET  /api/threads/{threadId}/events     a stored thread as wire events (JSON array, or SSE sent a part at a time;
+                                            Last-Event-ID skips what a client has)
     GET  /api/workspace                     the workspace served and its default model
 """
 
@@ -41,7 +42,7 @@ from cogcli.settings.options import SettingFlags
 from cogcli.shown.visible import visible
 from cogcli.server.auth import Guard, allowed_hosts
 from cogcli.server.live_runs import RunError, RunRegistry
-from cogcli.server.sse import list_stream, parse_last_event_id, run_stream
+from cogcli.server.sse import parse_last_event_id, run_stream
 
 log = logging.getLogger("cogcli")
 
@@ -225,12 +226,22 @@ def create_app(
 
     async def thread_events(request: Request) -> Response:
         thread_id = request.path_params["thread_id"]
+        if "text/event-stream" in request.headers.get("accept", ""):  # a part at a time (cogcli.server.thread_stream)
+            from cogcli.server.thread_stream import ThreadParts, thread_stream
+
+            try:
+                after = parse_last_event_id(request.headers.get("last-event-id"))
+            except ValueError:
+                raise RunError(400, "INVALID_REQUEST", "Last-Event-ID must be the seq (an integer) of the last event received") from None
+            try:
+                parts = await anyio.to_thread.run_sync(ThreadParts, root, thread_id)
+            except ConfigError as exc:
+                raise RunError(404, "NO_SUCH_THREAD", exc.message) from None
+            return EventSourceResponse(thread_stream(parts, after), ping=0, sep="\n")
         try:
             events = await anyio.to_thread.run_sync(_thread_events, root, thread_id)
         except ConfigError as exc:
             raise RunError(404, "NO_SUCH_THREAD", exc.message) from None
-        if "text/event-stream" in request.headers.get("accept", ""):
-            return EventSourceResponse(list_stream(events), ping=0, sep="\n")
         body = b"[" + b",".join(data for _, data in events) + b"]"
         return Response(body, media_type="application/json")
 

@@ -60,7 +60,3 @@ async def run_stream(run: ServedRun, after: int, *, keep_alive: float = KEEP_ALI
         if scope.cancelled_caught:
             yield KEEP_ALIVE_FRAME
 
-
-async def list_stream(events: Sequence[tuple[int, bytes]]) -> AsyncIterator[bytes]:
-    """A finished list of events (a stored thread) as SSE."""
-    yield frames(events) + DONE

@@ -253,15 +253,17 @@ class ThreadStore:
         threads = self.list_threads(limit=1)
         return self.get_thread(threads[0].id) if threads else None
 
-    def entries(self, thread_id: str, kinds: Sequence[str] = ()) -> list[StoredEntry]:
-        """The thread's entries in order; with ``kinds`` only those (its runs without its 2,000 calls)."""
+    def entries(self, thread_id: str, kinds: Sequence[str] = (), *, after: int = -1, limit: int = -1) -> list[StoredEntry]:
+        """The thread's entries in order; with ``kinds`` only those (its runs without its 2,000 calls);
+        ``after``/``limit``: the first ``limit`` after ``seq`` ``after`` (a part: Studio's thread stream)."""
         # a newer cog's kinds are left out by the row's kind; the entry's own kind (in its JSON) is
         # what it is validated and read as (a row of a kind it is not: damaged, never skipped)
         kinds = [k for k in kinds if k in ENTRY_KINDS] if kinds else list(ENTRY_KINDS)
         with self._lock:
             rows = self._db.execute(
-                f"SELECT seq, data, created_at FROM entries WHERE thread_id = ? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY seq",
-                (thread_id, *kinds),
+                f"SELECT seq, data, created_at FROM entries WHERE thread_id = ? AND kind IN ({','.join('?' * len(kinds))}) "
+                "AND seq > ? ORDER BY seq LIMIT ?",
+                (thread_id, *kinds, after, limit),
             ).fetchall()
         with collector_paused():
             # validated from the stored JSON (any row may be planted): ~2x json.loads + validate_python

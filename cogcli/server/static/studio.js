@@ -1004,12 +1004,36 @@
     box.hidden = false;
   }
 
+  // A stored thread's events come as SSE, the server sending them a part at a time (issue 53): a
+  // short thread is drawn once all of it is in, as it always was; a long one (over LONG_THREAD_ROWS
+  // calls) as soon as that many are in, the rest drawn as it comes.
   async function threadPage(threadId) {
-    const ws = await loadWorkspace();
-    let events;
+    const workspace = loadWorkspace();  // the three requests at once
+    workspace.catch(() => {});  // awaited below
+    const events = [];
+    let calls = 0;
+    let ended = null;  // 'done', or the error the stream ended with
+    let wake = null;
+    const arrived = () => { if (wake) { const w = wake; wake = null; w(); } };
+    const next = () => new Promise((resolve) => { wake = resolve; });
+    streamEvents('/api/threads/' + encodeURIComponent(threadId) + '/events', (ev) => {
+      events.push(ev);
+      if (ev.type === 'tool-call-start') calls++;
+      arrived();  // the waiter runs once this part is parsed
+    }, (state, err) => {
+      if (state === 'done') ended = 'done';
+      else if (state === 'error') ended = err;
+      else return;
+      arrived();
+    });
+    const listed = api('/api/threads');
+    listed.catch(() => {});  // awaited below
+    const ws = await workspace;
+    while (ended === null && calls <= LONG_THREAD_ROWS) await next();
     let threads;
     try {
-      [events, threads] = await Promise.all([api('/api/threads/' + encodeURIComponent(threadId) + '/events'), api('/api/threads')]);
+      if (ended instanceof Error) throw ended;
+      threads = await listed;
     } catch (err) { fatal(err); return; }
     const info = threads.find((t) => t.id === threadId) || { title: threadId, status: '' };
     clear(app);
@@ -1020,22 +1044,30 @@
     const view = new RunView(app, { live: false, runId: null });
     window.cogView = view;
     const undone = new Set(info.undoneRuns || []);
-    const long = events.filter((ev) => ev.type === 'tool-call-start').length > LONG_THREAD_ROWS;
+    const long = calls > LONG_THREAD_ROWS;
     const nextChunk = long ? chunkRows(view) : () => {};
     let number = 0;
-    for (const ev of events) {
-      nextChunk();
-      if (ev.type === 'start') {
-        if (view.count > 0) view.list.append(el('hr', { class: 'runsep' }));
-        number += 1;  // the number cog undo --to and chat's /rewind take
-        view.list.append(el('div', { class: 'runmark', 'data-run': String(number), 'data-message-id': ev.messageId || '' }, 'run ' + number,
-          undone.has(ev.messageId) ? el('span', { class: 'badge undone', title: 'walked back (cog undo)' }, 'undone') : null));
+    let drawn = 0;
+    const drawIn = () => {
+      for (; drawn < events.length; drawn++) {
+        const ev = events[drawn];
+        nextChunk();
+        if (ev.type === 'start') {
+          if (view.count > 0) view.list.append(el('hr', { class: 'runsep' }));
+          number += 1;  // the number cog undo --to and chat's /rewind take
+          view.list.append(el('div', { class: 'runmark', 'data-run': String(number), 'data-message-id': ev.messageId || '' }, 'run ' + number,
+            undone.has(ev.messageId) ? el('span', { class: 'badge undone', title: 'walked back (cog undo)' }, 'undone') : null));
+        }
+        view.handle(ev);
+        if (ev.type === 'finish' && !undone.has(ev.messageId) && (ev.filesChanged || []).length) view.list.append(undoButton(threadId, ev.messageId));
       }
-      view.handle(ev);
-      if (ev.type === 'finish' && !undone.has(ev.messageId) && (ev.filesChanged || []).length) view.list.append(undoButton(threadId, ev.messageId));
-    }
-    if (long) drawSlices(view);
-    else view.flush();
+    };
+    drawIn();
+    if (long) {
+      const more = drawSlices(view, () => ended === null);
+      while (ended === null) { await next(); drawIn(); more(); }
+      if (ended instanceof Error) { fatal(ended); return; }
+    } else view.flush();
     app.append(el('h2', {}, 'Continue'), newRunForm(ws, threadId));
   }
 
@@ -1056,8 +1088,11 @@
       view.list = chunk;
     };
   }
-  function drawSlices(view) {
+  // Draws what the view has to draw a slice a frame; the function it returns starts it again when
+  // more rows came in; drawing ends (view.drawing false) once none is left and coming() says no more will.
+  function drawSlices(view, coming) {
     view.drawing = true;
+    let running = false;
     const slice = () => {
       const until = performance.now() + 10;
       let n = 0;
@@ -1067,10 +1102,14 @@
         if (++n >= 10 && performance.now() > until) break;
       }
       if (view.dirty.size) { requestAnimationFrame(slice); return; }
+      running = false;
+      if (coming()) return;
       view.drawing = false;
       performance.mark('cog-rows-all');
     };
-    slice();
+    const more = () => { if (!running) { running = true; slice(); } };
+    more();
+    return more;
   }
 
   async function main() {
