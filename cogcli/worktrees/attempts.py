@@ -50,9 +50,10 @@ def make_places(root: Path, count: int, base: str) -> list[Place]:
 
     prefix = new_name("try")
     made: list[Place] = []
+    said: set[str] = set()
     try:
         for i in range(1, count + 1):
-            made.append(create(root, f"{prefix}-{i}", base=base))
+            made.append(create(root, f"{prefix}-{i}", base=base, said=said))
     except BaseException:  # none left half made: those already made are removed
         for place in made:
             try:

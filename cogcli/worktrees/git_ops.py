@@ -38,7 +38,7 @@ def branch_exists(root: Path, branch: str) -> bool:
     return bool(git(root, "branch", "--list", "--", branch, ok=(0, 1)).strip())
 
 
-def create(root: Path, name: str | None = None, *, base: str = "HEAD") -> Place:
+def create(root: Path, name: str | None = None, *, base: str = "HEAD", said: set[str] | None = None) -> Place:
     """A new worktree on a new branch ``cog/NAME`` from ``base`` (default: the current commit) at
     ``<top>/.cog/worktrees/NAME``; ``.worktreeinclude``'s files copied in, the person's approvals of the
     workspace's commands carried where the content is identical (:mod:`cogcli.worktrees.carried_trust`). Raises
@@ -67,7 +67,10 @@ def create(root: Path, name: str | None = None, *, base: str = "HEAD") -> Place:
     from cogcli.worktrees.venvs import own_virtualenvs
 
     for note in own_virtualenvs(top, where.path, copied):  # a copied .venv's editable installs: the worktree's code
-        log.warning("%s", note)
+        if said is None or note not in said:  # ``said``: notes given already (N attempts' worktrees: once, not N times)
+            log.warning("%s", note)
+        if said is not None:
+            said.add(note)
     from cogcli.worktrees.carried_trust import carry_approvals
 
     carry_approvals(top, where.path)  # the person's approvals, where the worktree holds the same bytes
