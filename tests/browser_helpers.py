@@ -48,9 +48,11 @@ def browser(tmp_path: Path) -> Iterator[Any]:
 
 
 def wait_for(driver: Any, condition: Callable[[Any], Any], timeout: float = 60, message: str = "") -> Any:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition, message)
+    # a part of the page drawn again (a refreshed panel) between finding an element and reading it: look again
+    return WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,)).until(condition, message)
 
 
 def screenshot(driver: Any, folder: Path, name: str, *, full: bool = True) -> Path:

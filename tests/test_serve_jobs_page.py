@@ -28,9 +28,10 @@ def test_studio_lists_the_runs_background_command_running_then_killed(make_repo:
             button.click()
 
         approve("c1")
-        job = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-block=jobs] .job[data-job-id=job_1][data-state=running]"),
-                       message="the background command was not listed running")
-        assert "echo serving; exec sleep 300" in job.text and "8 B" in job.text
+        # listed running, then its bytes counted at a later refresh (the job's first output read after its start)
+        shown = wait_for(browser, lambda d: (t := d.find_element(By.CSS_SELECTOR, "[data-block=jobs] .job[data-job-id=job_1][data-state=running]").text)
+                         and "8 B" in t and t, message="the background command was not listed running with its 8 bytes")
+        assert "echo serving; exec sleep 300" in shown
         assert "1 running" in browser.find_element(By.CSS_SELECTOR, "[data-block=jobs] .jobs-head").text
         approve("c2")
         wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=finish]"), message="the run did not finish")

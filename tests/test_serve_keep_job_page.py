@@ -42,13 +42,16 @@ def test_studio_keep_button_keeps_one_job_past_the_run(make_repo: Any, tmp_path:
         keep = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-block=jobs] .job[data-job-id=job_1] button[data-keep=job_1]"),
                         message="a running job has no Keep button")
         keep.click()
-        row = wait_for(browser, lambda d: (r := d.find_element(By.CSS_SELECTOR, "[data-block=jobs] .job[data-job-id=job_1]"))
-                       and "kept · pid" in r.text and r, message="the kept job's row does not say so")
+        job_1 = "[data-block=jobs] .job[data-job-id=job_1]"  # the panel is drawn again as it refreshes: read it whole each time
+        shown = wait_for(browser, lambda d: (t := d.find_element(By.CSS_SELECTOR, job_1).text) and "kept · pid" in t and t,
+                         message="the kept job's row does not say so")
         [record] = kept.kept_jobs()
         try:
-            assert "running, kept" in row.text and f"pid {record.pid}" in row.text and record.log in row.text
-            assert not row.find_elements(By.CSS_SELECTOR, "button[data-keep]"), "a kept job still offers Keep"
-            assert browser.find_elements(By.CSS_SELECTOR, "[data-block=jobs] .job[data-job-id=job_2] button[data-keep=job_2]")
+            assert "running, kept" in shown and f"pid {record.pid}" in shown and record.log in shown
+            assert not browser.find_elements(By.CSS_SELECTOR, f"{job_1} button[data-keep]"), "a kept job still offers Keep"
+            # the panel is refreshed while the run goes on: the second job's row may come a refresh later
+            wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=jobs] .job[data-job-id=job_2] button[data-keep=job_2]"),
+                     message="the job not kept has no Keep button")
             approve("c2")
             wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-block=finish]"), message="the run did not finish")
             wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-block=jobs] .job[data-job-id=job_2][data-state=killed]"),
