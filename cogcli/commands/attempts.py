@@ -43,7 +43,9 @@ class AttemptsOutput:
     def line(self, attempt: int, line: bytes) -> None:
         """An event already on the wire (a Ray attempt's), as :meth:`event` shows it."""
         if self.jsonl:
-            self.write(b'{"attempt":%d,' % attempt + line[1:] + b"\n")
+            from cogcli.worktrees.best_of import tag_line
+
+            self.write(tag_line(attempt, line) + b"\n")
             return
         event = json.loads(line)
         if event.get("type") == "tool-result":

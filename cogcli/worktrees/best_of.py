@@ -25,7 +25,7 @@ from cogcli.worktrees.apply import Applied
 from cogcli.worktrees.attempts import MAX_ATTEMPTS, Attempts
 from cogcli.worktrees.pick import said, table
 
-__all__ = ["MAX_ATTEMPTS", "Outcome", "base_commit", "best_of", "count_problem", "one_at_a_time", "said", "settle", "table", "tagged"]
+__all__ = ["MAX_ATTEMPTS", "Outcome", "base_commit", "best_of", "count_problem", "one_at_a_time", "said", "settle", "table", "tag_line", "tagged"]
 
 
 def base_commit(root: Path) -> str:
@@ -75,7 +75,12 @@ def tagged(attempt: int, event: Any) -> bytes:
     """The ``cog edit --json`` line of an attempt's event with ``"attempt": K`` first (no newline)."""
     from cogcli.render.jsonl import event_bytes
 
-    return b'{"attempt":%d,' % attempt + event_bytes(event)[1:]
+    return tag_line(attempt, event_bytes(event))
+
+
+def tag_line(attempt: int, line: bytes) -> bytes:
+    """An event's JSON line (already on the wire: a Ray attempt's) with ``"attempt": K`` first."""
+    return b'{"attempt":%d,' % attempt + line[1:]
 
 
 @dataclass
