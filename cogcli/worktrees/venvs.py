@@ -33,6 +33,8 @@ log = logging.getLogger("cogcli")
 
 #: an interpreter's name in a virtualenv's bin/
 INTERPRETER = re.compile(r"^(python|pypy)[0-9.]*$")
+#: the most of a file read for paths to rewrite (a larger one is left as it is)
+READ_LIMIT = 16 << 20
 #: the files of a site-packages that name where an editable install's source is
 EDITABLE_FILES = ("*.pth", "*.egg-link", "__editable___*_finder.py")
 
@@ -132,9 +134,10 @@ def _read_regular(path: Path, env_real: str) -> bytes | None:
     except OSError:
         return None
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > READ_LIMIT:  # never written back cut short
             return None
-        return f.read(16 << 20)
+        return f.read(READ_LIMIT + 1)
 
 
 def _write_regular(path: Path, data: bytes) -> None:
