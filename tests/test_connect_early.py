@@ -198,3 +198,31 @@ async def test_an_early_connection_held_too_long_is_not_taken(plain_server: Coun
         assert response.status_code == 200 and plain_server.accepted == 2  # a fresh connection carried it
     finally:
         await client.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_model_over_plain_http_loads_no_certificates_and_reaches_no_https_address_unchecked(
+    tls_server: CountingServer, plain_server: CountingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local server's client skips the certificate store (issue 53: ~10% of the instructions to
+    the first request) and fails closed: the same https server that a provider's client trusts
+    (through SSL_CERT_FILE) is refused through it, as an unknown certificate."""
+    import httpx
+
+    local = new_client(30.0, plain_server.url.rsplit("/v1", 1)[0])
+    provider = new_client(30.0, tls_server.url.rsplit("/v1", 1)[0])
+    try:
+        assert (await local.post(plain_server.url, content=b"{}")).text == "ok"  # its own server: plain http
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            await local.post(tls_server.url, content=b"{}")
+        assert (await provider.post(tls_server.url, content=b"{}")).text == "ok"  # verified against the store
+    finally:
+        await local.aclose()
+        await provider.aclose()
+    monkeypatch.setenv("HTTPS_PROXY", "https://proxy.invalid:3128")  # a proxy may be https: the store as usual
+    proxied = new_client(30.0, plain_server.url.rsplit("/v1", 1)[0])
+    try:  # SSL_CERT_FILE's one certificate loaded (the local client's context holds none)
+        assert proxied._transport._pool._ssl_context.cert_store_stats()["x509_ca"] == 1
+        assert local._transport._pool._ssl_context.cert_store_stats()["x509_ca"] == 0
+    finally:
+        await proxied.aclose()

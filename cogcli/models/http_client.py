@@ -83,11 +83,22 @@ class _LazyModule:
         return getattr(importlib.import_module(self._name), attribute)
 
 
-def new_client(timeout: float) -> Any:
+def new_client(timeout: float, base_url: str = "") -> Any:
     """The ``httpx.AsyncClient`` of one model (``timeout`` seconds a read may take; connecting at
-    most 15), its network backend able to take a connection opened early."""
+    most 15), its network backend able to take a connection opened early.
+
+    A model served over plain ``http`` (a local server: Ollama, llama.cpp, vLLM) never needs the
+    system's certificate store, whose loading is about 10 ms of every start (issue 53): its client
+    gets a TLS context that trusts no certificate, so anything that would reach an ``https`` address
+    through it (a proxy, a redirect) fails verification instead of going unchecked. With a proxy
+    configured the store is loaded as usual (the proxy may be ``https``)."""
     httpx = import_httpx()
-    client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)))
+    options: dict[str, Any] = {}
+    if urlsplit(base_url).scheme == "http" and not any(os.environ.get(v) or os.environ.get(v.lower()) for v in PROXY_VARIABLES):
+        import ssl
+
+        options["verify"] = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, against no certificate at all
+    client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)), **options)
     pool = getattr(getattr(client, "_transport", None), "_pool", None)
     inner = getattr(pool, "_network_backend", None)
     if inner is not None and hasattr(pool, "_ssl_context"):  # httpx's and httpcore's layout as of httpx 0.28

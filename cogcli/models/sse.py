@@ -288,7 +288,7 @@ class HttpModel:
         if self._client is None:
             from cogcli.models.http_client import new_client
 
-            self._client = new_client(self.timeout)
+            self._client = new_client(self.timeout, self.base_url)
         return self._client
 
     async def connect_early(self) -> None:
