@@ -15,6 +15,7 @@ from cogcli.cli.typer_app import (
     WorktreeNameOption,
     WorktreeOption,
     app,
+    resume_gc,
     workspace,
 )
 from typer.core import TyperCommand
@@ -84,6 +85,7 @@ def edit(
             worktree=(worktree_name or "") if worktree or worktree_name else None,
             attempts=attempts,
             ray=ray,
+            on_started=resume_gc,  # the collector, off since start-up, back on once the run is under way
         )
     )
     raise typer.Exit(code)

@@ -159,8 +159,8 @@ def renderer(fmt: Format, json_flag: bool, *, show_content: bool = False) -> Any
 
 
 #: commands that list or print and end: the collector stays off while they run (`cog tool` turns it
-#: on before the call, which may run long)
-BRIEF_COMMANDS = {"tools", "tool", "schema"}
+#: on before the call, which may run long; `cog edit` once its run is under way: its first event)
+BRIEF_COMMANDS = {"tools", "tool", "schema", "edit"}
 _gc_paused = False
 
 

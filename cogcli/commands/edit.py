@@ -10,7 +10,7 @@ import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -63,6 +63,9 @@ class EditOptions:
     attempts: int | None = None
     #: --ray [ADDRESS]: the attempts as Ray tasks ("local": a Ray started for them; :mod:`cogcli.commands.attempts_ray`)
     ray: str | None = None
+    #: called once the run is under way (its first event) or before a path that runs long starts
+    #: (attempts); ``cog`` turns the cyclic collector back on there (:func:`cogcli.cli.typer_app.resume_gc`)
+    on_started: Callable[[], None] | None = None
 
 
 #: the run stopped because its output's reader went away (``cog edit --json | head -1``): 128 + SIGPIPE
@@ -132,6 +135,8 @@ def run_edit(opts: EditOptions) -> int:
     if opts.attempts is not None:  # --attempts 1 too: refused there, naming the fix (not quietly a plain run)
         from cogcli.commands.attempts import run_attempts_command
 
+        _started(opts)
+
         return run_attempts_command(opts, settings, attached)
     entered = None
     if opts.worktree is not None and settings.model is not None:  # the session moves into a new worktree
@@ -161,10 +166,11 @@ def run_edit(opts: EditOptions) -> int:
 
     renderer = make_renderer(opts.format)
     quiet_approvals(renderer, approve)
-    output = RunOutput(renderer)
+    output = RunOutput(renderer, on_first_event=opts.on_started)
     try:
         result, received = anyio.run(_run, session, opts, output, approve, attached)
     finally:
+        _started(opts)
         getattr(approve, "close", lambda: None)()
         session.close()
     not_started = close_output(result, output, opts.format)
@@ -188,6 +194,11 @@ def run_edit(opts: EditOptions) -> int:
 
         finish(entered, opts.instruction, [f.path for f in getattr(result, "files_changed", None) or []])
     return leave_lingering_tools(code)
+
+
+def _started(opts: EditOptions) -> None:
+    if opts.on_started is not None:
+        opts.on_started()
 
 
 def _workspace_flag(root: Path) -> str:
@@ -236,8 +247,10 @@ class RunOutput:
     a renderer whose output's reader went away (``| head -1``) aborts the run rather than
     letting it go on changing files nobody sees; the start and finish seen."""
 
-    def __init__(self, renderer: Renderer) -> None:
+    def __init__(self, renderer: Renderer, on_first_event: Callable[[], None] | None = None) -> None:
         self.renderer = renderer
+        #: called (once) before the first event is drawn
+        self.on_first_event = on_first_event
         self.abort: AbortSignal | None = None
         self.start: Any = None
         self.finish: Any = None
@@ -250,6 +263,9 @@ class RunOutput:
         return self.renderer.summary
 
     def handle(self, event: Any) -> None:
+        if self.on_first_event is not None:
+            self.on_first_event, started = None, self.on_first_event
+            started()
         kind = getattr(event, "type", None)
         if kind == "start":
             self.start = event
