@@ -106,6 +106,7 @@ class _Outbox:
 
 @dataclass
 class _Session:
+    """One ACP session: its workspace and the library session that runs its prompts."""
     id: str
     root: Path
     session: Any

@@ -28,6 +28,7 @@ LOCK = ".lock"
 
 @dataclass
 class BatchRequest:
+    """What ``cog batch`` was asked: the tasks file, the results folder and the options."""
     tasks_file: Path
     out: Path
     options: BatchOptions

@@ -46,6 +46,7 @@ LEAVE_HINT = "(Ctrl-C again on an empty line, or Ctrl-D, to leave)"
 
 @dataclass
 class ChatOptions:
+    """``cog chat``'s command line, parsed."""
     root: Path
     #: the directory cog runs in (instruction files are read from the root down to it)
     cwd: Path | None = None

@@ -34,6 +34,7 @@ log = logging.getLogger("cogcli")
 
 @dataclass
 class EditOptions:
+    """``cog edit``'s command line, parsed."""
     instruction: str
     root: Path
     #: the settings given as flags (:mod:`cogcli.settings.options`: model, sandbox, approval, …)

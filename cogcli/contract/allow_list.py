@@ -39,6 +39,7 @@ def _words(text: str) -> list[str] | None:
 
 @dataclass(frozen=True)
 class AllowList:
+    """Patterns of calls allowed without asking."""
     patterns: tuple[str, ...] = ()
 
     @classmethod

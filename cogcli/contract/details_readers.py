@@ -137,6 +137,7 @@ def file_touched(arguments: Any, details: Any, *, failed: bool, error_code: str 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
+    """One failing test as a report names it."""
     name: str
     message: str = ""
     file: str | None = None

@@ -12,6 +12,7 @@ log = logging.getLogger("cogcli")
 
 @dataclass(frozen=True, slots=True)
 class DiffStat:
+    """Lines added and removed in one file."""
     path: str | None
     added: int
     removed: int

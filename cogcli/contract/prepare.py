@@ -97,6 +97,7 @@ def did_you_mean(name: str, known: list[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PreparedCall:
+    """A model's call, parsed and validated, ready to be gated and run."""
     id: str
     name: str
     #: as the model meant them (see :func:`parse_arguments`)

@@ -30,6 +30,7 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class Preview:
+    """What a call would do, shown before it is approved."""
     #: what people see (``Approval.preview``), redacted before it leaves the run; None: nothing to show
     shown: dict[str, Any] | None
     #: the tool's own record of what the preview was computed from (see the module's text)

@@ -34,6 +34,7 @@ class NoParameters(BaseModel):
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Tool(Generic[P]):
+    """A tool: its name, description and parameters, and what runs it."""
     name: str
     description: str
     parameters: type[P]

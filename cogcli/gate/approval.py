@@ -30,6 +30,7 @@ DECLINED = "the person declined it"
 
 @dataclass(frozen=True)
 class Decision:
+    """A call approved, or refused and why."""
     approved: bool
     #: why it was refused, in words the model reads (``None``: the person declined it)
     reason: str | None = None

@@ -32,6 +32,7 @@ UNSTOPPED = frozenset({"PostToolUse"})
 
 @dataclass(frozen=True)
 class Configured:
+    """One hook as configured, and where it came from."""
     spec: HookSpec
     #: ``config.toml`` (the person's) or the workspace file it came from
     source: str

@@ -13,6 +13,7 @@ from cogcli.settings.workspace_file import DEFAULT_MAX_STEPS
 
 @dataclass(kw_only=True)
 class Agent:
+    """An agent: its instructions, model and tools."""
     name: str
     instructions: str
     model: Model

@@ -42,6 +42,7 @@ _SHOWN_ERROR = 600
 
 @dataclass(frozen=True)
 class Verdict:
+    """A final answer checked against the output schema."""
     ok: bool
     value: Any = None
     problem: str = ""
@@ -49,6 +50,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class OutputSchema:
+    """The JSON Schema a final answer must be valid against, and the tries left."""
     schema: dict[str, Any]
     source: str = "the output schema"
     tries: int = DEFAULT_TRIES

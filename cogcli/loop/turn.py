@@ -100,6 +100,7 @@ class StreamedCall:
 
 @dataclass
 class Turn:
+    """One model turn as streamed: its text, reasoning and calls."""
     text: str = ""
     #: the turn's reasoning blocks, whole and as the provider sent them (signatures included)
     reasoning: list[Reasoning] = field(default_factory=list)

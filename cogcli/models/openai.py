@@ -138,6 +138,7 @@ def _reasoning_block(parts: list[str]) -> ReasoningFinished:
 
 @dataclass
 class _Call:
+    """A tool call being streamed, put together from its deltas."""
     index: int
     id: str = ""
     name: str = ""

@@ -44,6 +44,7 @@ class Call:
 
 @dataclass
 class Turn:
+    """One scripted model turn: its text and calls."""
     text: str = ""
     calls: Sequence[Call] = ()
     #: (input, output) tokens, or a whole report (with cache counts and a cost)

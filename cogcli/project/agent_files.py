@@ -46,6 +46,7 @@ class AgentFile:
 
 @dataclass
 class Found:
+    """The AGENTS.md files found, and notes about those left out."""
     files: list[AgentFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 

@@ -39,6 +39,7 @@ MAX_DESCRIPTION = 200
 
 @dataclass(frozen=True)
 class CustomCommand:
+    """A ``/NAME`` command read from its Markdown file."""
     name: str
     description: str
     body: str

@@ -78,6 +78,7 @@ class InstructionFile:
 
 @dataclass
 class ProjectInstructions:
+    """The instruction files given to the model, with notes about them."""
     files: list[InstructionFile] = field(default_factory=list)
     #: notes for the model and for people (a file cut, a file skipped)
     notes: list[str] = field(default_factory=list)

@@ -35,6 +35,7 @@ MAX_AGENTS = 100
 
 @dataclass(frozen=True)
 class NamedAgent:
+    """A named agent read from its Markdown file."""
     name: str
     description: str
     #: its instructions (the file without its front matter)
@@ -51,6 +52,7 @@ class NamedAgent:
 
 @dataclass
 class NamedAgents:
+    """The named agents found, with notes about files left out."""
     agents: dict[str, NamedAgent] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 

@@ -34,6 +34,7 @@ MAX_SKILLS = 100
 
 @dataclass(frozen=True)
 class Skill:
+    """A skill read from its SKILL.md."""
     name: str
     description: str
     #: the instructions (SKILL.md without its front matter)
@@ -48,6 +49,7 @@ class Skill:
 
 @dataclass
 class Skills:
+    """The skills found, with notes about files left out."""
     skills: dict[str, Skill] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 

@@ -72,6 +72,7 @@ class Call:
 
 @dataclass
 class FileStat:
+    """Lines added and removed in one file over a run."""
     added: int = 0
     removed: int = 0
 

@@ -5,9 +5,8 @@ then defaults. Flags win. Every setting a person gives is declared once in :mod:
 merges the layers into :class:`Settings`, and ``Settings.origins`` says where each came from
 (``cog config`` shows it).
 
-The workspace's settings live in ``cog.toml`` at its root (any project: Go, Node, Rust, …; the keys
-at the top level) or under ``[tool.cog]`` in its ``pyproject.toml``. When both set a key, ``cog.toml``
-wins and a one-line warning names the key and both files; keys set in only one of them apply.
+The workspace's settings live in ``cog.toml`` at its root (any project; the keys at the top level) or
+under ``[tool.cog]`` in its ``pyproject.toml``; when both set a key, ``cog.toml`` wins (a warning says so).
 
     [tool.cog]               # in pyproject.toml; in cog.toml the same keys without this header
     model = "openai:gpt-4o-mini"
@@ -97,6 +96,7 @@ NO_MODEL_MESSAGE = no_model_message()
 
 @dataclass(frozen=True)
 class Settings:
+    """The settings of one workspace, merged from every source."""
     root: Path
     model: str | None
     #: where ``model`` came from: "--model", "COG_MODEL", "cog.toml", "pyproject.toml" or None

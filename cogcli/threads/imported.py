@@ -96,6 +96,7 @@ class ImportOrigin(BaseModel):
 
 @dataclass
 class Imported:
+    """A conversation read from another agent's session file."""
     origin: ImportOrigin
     #: (role, text) in order, ready to store
     messages: list[tuple[str, str]]

@@ -50,6 +50,7 @@ __all__ = ["FileRevert", "NothingToUndo", "RunRef", "UndoPlan", "UndoRefused", "
 
 @dataclass
 class UndoPlan:
+    """What ``cog undo`` would put back, worked out before anything is written."""
     root: Path
     thread_id: str
     #: the oldest run walked back (its ``messageId``)

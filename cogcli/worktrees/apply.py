@@ -27,6 +27,7 @@ from cogcli.worktrees.place import WorktreeError, git, main_top
 
 @dataclass(frozen=True)
 class Applied:
+    """An attempt's changes as written into the work tree."""
     thread_id: str
     message_id: str
     #: paths relative to the workspace root, in the order written
@@ -35,6 +36,7 @@ class Applied:
 
 @dataclass(frozen=True)
 class _Planned:
+    """One file to write: its content now and after."""
     rel: str
     now: bytes | None
     after: bytes | None

@@ -37,6 +37,7 @@ MAX_ATTEMPTS = 8
 
 @dataclass
 class Attempts:
+    """The attempts of a best-of-N run, each with its row."""
     #: the commit every attempt started from
     base: str
     rows: list[AttemptRow]

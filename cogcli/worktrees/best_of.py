@@ -85,6 +85,7 @@ def tag_line(attempt: int, line: bytes) -> bytes:
 
 @dataclass
 class Outcome:
+    """A best-of-N run's end: the attempts, and the winner applied."""
     done: Attempts
     #: the winner as written into the work tree (None: nothing was applied)
     applied: Applied | None

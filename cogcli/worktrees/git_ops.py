@@ -88,6 +88,7 @@ def find(root: Path, name: str) -> Place:
 
 @dataclass(frozen=True)
 class Listed:
+    """A worktree cog made, as listed."""
     name: str
     branch: str
     path: Path

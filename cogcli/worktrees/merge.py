@@ -20,6 +20,7 @@ from cogcli.worktrees.place import WorktreeError, git
 
 @dataclass(frozen=True)
 class Merged:
+    """A worktree's branch merged into the current branch."""
     name: str
     branch: str
     #: the current branch's commit after the merge

@@ -25,6 +25,7 @@ _LINE_IN_MESSAGE = re.compile(r"\b(line|lines|at|on)(\s+)\d+", re.IGNORECASE)
 
 @dataclass
 class Comparison:
+    """The problems a change added, fixed and left."""
     new: list[Diagnostic] = field(default_factory=list)
     fixed: list[Diagnostic] = field(default_factory=list)
     #: (before, after) pairs: problems that were there and still are

@@ -25,6 +25,7 @@ OUTPUT_BYTES = 16 * 1024 * 1024
 
 @dataclass
 class Ran:
+    """A checker's run: its exit code, output and duration."""
     exit_code: int | None
     output: str
     duration: float

@@ -22,6 +22,7 @@ _DEADLINE = 2.0
 
 @dataclass(frozen=True, slots=True)
 class Near:
+    """The window of lines most like a text searched for."""
     ratio: float
     start: int  # 0-based first line of the window
     stop: int  # 0-based line after it

@@ -54,6 +54,7 @@ class ImageTooLarge(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ImageInfo:
+    """An image's media type and size."""
     media_type: str
     width: int
     height: int

@@ -60,6 +60,7 @@ class GitDiffParams(BaseModel):
 
 @dataclass
 class Change:
+    """The changes of a work tree: its branch, diff and files."""
     branch: str | None
     diff: str
     files: list[dict[str, Any]] = field(default_factory=list)

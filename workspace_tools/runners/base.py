@@ -46,6 +46,7 @@ class Selection:
 
 @dataclass
 class Invocation:
+    """How a test runner is started: its argv and environment."""
     argv: list[str]
     #: variables on top of the child environment (``_child_env``'s ``extra``)
     env: dict[str, str] = field(default_factory=dict)

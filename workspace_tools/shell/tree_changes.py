@@ -39,6 +39,7 @@ Key = tuple[int, int, int, int]  # size, mtime_ns, inode, mode
 
 @dataclass
 class Snapshot:
+    """A work tree's files as seen at one moment."""
     files: dict[str, Key] = field(default_factory=dict)
     complete: bool = True
     #: the folders seen (environments too, not what is in them): undo removes a folder a command made
@@ -47,6 +48,7 @@ class Snapshot:
 
 @dataclass
 class TreeChanges:
+    """The files a command created, modified and deleted."""
     created: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)

@@ -67,6 +67,7 @@ class Hunk:
 
 @dataclass(frozen=True)
 class AddFile:
+    """A patch's new file."""
     path: str
     line: int
     content: str  # every ``+`` line, each ended with ``\n``
@@ -74,12 +75,14 @@ class AddFile:
 
 @dataclass(frozen=True)
 class DeleteFile:
+    """A patch's deleted file."""
     path: str
     line: int
 
 
 @dataclass(frozen=True)
 class UpdateFile:
+    """A patch's changed file, with its hunks."""
     path: str
     line: int
     hunks: tuple[Hunk, ...]
@@ -91,6 +94,7 @@ Operation = AddFile | UpdateFile | DeleteFile
 
 @dataclass
 class _Reader:
+    """Where a patch is being read."""
     lines: list[str]
     at: int = 0  # index into lines
     first: int = 1  # the patch line number of lines[0]
