@@ -66,9 +66,12 @@ def invoked(argv: list[str]) -> str | None:
 
 def main() -> None:
     """The console script ``cog``: only the invoked command declared (see the module's doc)."""
-    from cogcli.cli.lean_start import no_pydantic_plugins
+    from cogcli.cli.lean_start import no_pydantic_plugins, quick_main
 
     no_pydantic_plugins()  # cog's models use none: pydantic reads no distribution's metadata for them
+    code = quick_main(sys.argv[1:])  # `cog edit …` without typer when its words are all known
+    if code is not None:
+        raise SystemExit(code)
     from cogcli.cli import typer_app
 
     module = invoked(sys.argv[1:])

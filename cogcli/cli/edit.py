@@ -16,7 +16,6 @@ from cogcli.cli.typer_app import (
     WorktreeOption,
     app,
     resume_gc,
-    workspace,
 )
 from typer.core import TyperCommand
 
@@ -63,29 +62,12 @@ def edit(
     first, then the instruction_files of cog.toml or [tool.cog], such as CLAUDE.md) and ~/.config/cog/AGENTS.md
     are given to the model; the history it reads is compacted before it would overflow the
     model's context window (memory keeps every full result)."""
-    from cogcli.commands.edit import EditOptions, run_edit
+    from cogcli.commands.edit import edit_command
 
-    code = run_edit(
-        EditOptions(
-            instruction=instruction,
-            root=workspace(directory),
-            flags=flags,
-            format="jsonl" if json_flag else fmt.value,
-            thread=thread,
-            record=record,
-            commit=commit,
-            allow_dirty=allow_dirty,
-            commit_hooks=commit_hooks,
-            instruction_file=instruction_file,
-            last=last,
-            cwd=(directory or Path.cwd()).expanduser().resolve(),
-            output_schema=output_schema,
-            plan=plan,
-            images=list(image or []),
-            worktree=(worktree_name or "") if worktree or worktree_name else None,
-            attempts=attempts,
-            ray=ray,
-            on_started=resume_gc,  # the collector, off since start-up, back on once the run is under way
-        )
+    code = edit_command(
+        instruction=instruction, json_flag=json_flag, fmt=fmt.value, thread=thread, record=record, directory=directory,
+        commit=commit, allow_dirty=allow_dirty, commit_hooks=commit_hooks, instruction_file=instruction_file, last=last,
+        plan=plan, output_schema=output_schema, worktree=worktree, worktree_name=worktree_name, attempts=attempts,
+        ray=ray, image=image, flags=flags, on_started=resume_gc,
     )
     raise typer.Exit(code)

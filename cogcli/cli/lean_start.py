@@ -22,13 +22,31 @@ decides what a missing value is (``None``, or ``()`` for a list), and a plain ``
 ranges, choices by name, paths, lists, bad values and their messages — goes through typer's
 adapter, built as before (``tests/test_lean_start.py`` compares the two on every parameter of every
 cog command). Installed by :mod:`cogcli.cli.typer_app` when typer has this shape; another typer is
-left as it is. ``cog tools``: 847M → 824M instructions."""
+left as it is. ``cog tools``: 847M → 824M instructions.
+
+**``cog edit`` without typer** (:func:`quick_main`). Importing typer and building the command from
+its declarations was about a twentieth of ``cog edit``'s instructions to its first request. The
+parameters of ``cog edit`` as typer makes them are kept beside this module (``command_lines.json``,
+written by :func:`write_spec`, valid while the files it was made from are unchanged); a command line
+whose every word they explain is parsed here and handed to the same body typer's command calls
+(:func:`cogcli.commands.edit.edit_command`); any other (help, a mistake, an unknown word) goes to
+typer as before, which says what is wrong.
+
+**The process around a command** (:func:`command_line`, :func:`resume_gc`, :func:`setup_logging`):
+shared by typer's commands and the quick path."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import logging
+import sys
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["lazy_coercion", "no_pydantic_plugins"]
+__all__ = ["command_line", "lazy_coercion", "no_pydantic_plugins", "resume_gc", "setup_logging"]
+
+log = logging.getLogger("cogcli")
 
 
 #: what stands for pydantic's plugin loader when the console script looks none up
@@ -99,3 +117,284 @@ def lazy_coercion() -> bool:
     get_runtime_param._cog_lazy = True  # type: ignore[attr-defined]
     _TyperParameter.get_runtime_param = get_runtime_param
     return True
+
+
+# --- the process around a command (typer's or the quick path's: cogcli.cli.quick_edit) ------------
+
+_gc_paused = False
+
+
+@contextlib.contextmanager
+def command_line() -> Iterator[None]:
+    """Around one ``cog`` command: stdout that cannot fail on an unencodable character, the cyclic
+    collector off for start-up (start-up allocates much and frees little: its passes over it are
+    wasted time; :func:`resume_gc` turns it back on), and at the end a reader that went away said
+    nothing more about, and what is alive frozen (the interpreter's last collections would walk
+    everything typer, pydantic and the tools built: tens of ms; files are closed, atexit handlers
+    and weakref finalizers still run)."""
+    global _gc_paused
+    try:
+        sys.stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
+    except (AttributeError, ValueError):
+        pass
+    if gc.isenabled():
+        gc.disable()
+        _gc_paused = True
+    try:
+        yield
+    finally:
+        _quiet_broken_stdout()
+        gc.freeze()
+
+
+def resume_gc() -> None:
+    """Turn the collector back on if :func:`command_line` turned it off for start-up. What start-up
+    built (modules, classes, functions: alive until the process ends) is frozen first: the
+    allocation that follows would otherwise start a full collection walking all of it (about 10 ms
+    just before ``cog edit``'s first request), and so would every later full collection."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.freeze()
+        gc.enable()
+
+
+def _quiet_broken_stdout() -> None:
+    """When stdout's reader went away (``cog … | head``), say nothing more about it at exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+class _VisibleFormatter(logging.Formatter):
+    """``cog: message``, every control character escaped (log lines carry names and paths from
+    the workspace, the model and MCP servers)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from cogcli.shown.visible import visible
+
+        return visible(super().format(record))
+
+
+class _TerminalHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """stderr, each message on a line of its own: a line the renderer keeps in place on the
+    terminal (a running test's count) is erased first (Ctrl-C's notice never lands at its end)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from cogcli.shown.visible import clear_live_line
+
+        clear_live_line()
+        super().emit(record)
+
+
+def setup_logging(verbose: bool) -> None:
+    """``cog -v``: what happens, logged to stderr; otherwise warnings only."""
+    handler = _TerminalHandler(sys.stderr)
+    handler.setFormatter(_VisibleFormatter("cog: %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    log.propagate = False
+
+
+# --- `cog edit` without typer ------------------------------------------------------------------
+
+#: the command lines the quick path knows, as typer makes them from cog's declarations
+#: (:func:`write_spec`); kept beside this module, valid while its sources are unchanged (:func:`spec_key`)
+SPEC_FILE = "command_lines.json"
+#: the files (under cogcli/) the spec is made from
+SPEC_SOURCES = ("cli/edit.py", "cli/typer_app.py", "cli/setting_flags.py", "cli/ray_option.py", "settings/options.py")
+#: ``cog``'s own options the quick path takes before the command's name
+_VERBOSE = ("-v", "--verbose")
+#: words that always go to typer (it prints the help, the version)
+_TYPER_ONLY = ("-h", "--help", "--version")
+
+
+def spec_key() -> str:
+    """A digest of the spec's sources: a spec made from other sources is not used."""
+    import hashlib
+    from pathlib import Path
+
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parents[1]
+    for name in SPEC_SOURCES:
+        digest.update(name.encode() + b"\0" + (package / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def quick_main(argv: list[str]) -> int | None:
+    """``cog [-v] edit …`` run without importing typer (about a tenth of the time to the first
+    model request, issue 53), when the spec is current and every word is one the spec knows: an
+    option of ``cog edit`` with its value (the next word, or joined by ``=``), a flag or its negation,
+    a value of its type within its bounds, the instruction, ``--``. Anything else returns None untouched, and typer
+    parses the command line (and says what is wrong with it, or prints the help). The parameters
+    reach :func:`cogcli.commands.edit.edit_command` as typer's do (``tests/test_quick_edit.py``
+    compares the two on every option and on generated command lines)."""
+    verbose = False
+    words = list(argv)
+    while words and words[0] in _VERBOSE:
+        verbose, words = True, words[1:]
+    if not words or words[0] != "edit" or any(w in _TYPER_ONLY for w in words):
+        return None
+    spec = _spec()
+    if spec is None:
+        return None
+    from cogcli.cli.ray_option import ray_address
+
+    params = parse(spec["commands"]["edit"], ray_address(words[1:]))
+    if params is None:
+        return None
+    with command_line():
+        setup_logging(verbose)
+        try:
+            return _run_edit(spec["commands"]["edit"], params)
+        except (KeyboardInterrupt, EOFError):  # before the run watches the signals: as typer ends
+            sys.stderr.write("\nAborted!\n")
+            return 1
+
+
+def _run_edit(params_spec: list[dict[str, Any]], params: dict[str, Any]) -> int:
+    from cogcli.cli.setting_flags import checked_flags
+    from cogcli.commands.edit import edit_command
+
+    settings = {p["name"] for p in params_spec if p.get("setting")}
+    flags = checked_flags({name: params.pop(name) for name in settings})
+    if flags is None:
+        return 2
+    return edit_command(**params, flags=flags, on_started=resume_gc)
+
+
+def _spec() -> dict[str, Any] | None:
+    import json
+    from pathlib import Path
+
+    try:
+        spec = json.loads((Path(__file__).with_name(SPEC_FILE)).read_text(encoding="utf-8"))
+        return spec if spec.get("key") == spec_key() else None
+    except (OSError, ValueError):
+        return None
+
+
+def parse(params: list[dict[str, Any]], words: list[str]) -> dict[str, Any] | None:
+    """The parameters ``words`` give (each not given: its default), or None for a word the spec
+    does not know, a value that does not convert or is out of bounds, too many arguments."""
+    from pathlib import Path
+
+    options = {opt: p for p in params if p["kind"] == "option" for opt in p["opts"]}
+    negated = {opt: p for p in params if p["kind"] == "option" for opt in p.get("secondary", ())}
+    values: dict[str, Any] = {p["name"]: _default(p) for p in params}
+    given: list[str] = []
+    i, only_arguments = 0, False
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if only_arguments or word == "-" or not word.startswith("-"):
+            given.append(word)
+            continue
+        if word == "--":
+            only_arguments = True
+            continue
+        name, equals, attached = word.partition("=") if word.startswith("--") else (word, "", "")
+        if name in negated and not equals:
+            values[negated[name]["name"]] = False
+            continue
+        param = options.get(name)
+        if param is None or (param["flag"] and equals):
+            return None
+        if param["flag"]:
+            values[param["name"]] = True
+            continue
+        if not equals:
+            if i >= len(words):
+                return None
+            attached, i = words[i], i + 1
+        value = _convert(param, attached, Path)
+        if value is None:
+            return None
+        if param["multiple"]:
+            values[param["name"]] = [*(values[param["name"]] or []), value]
+        else:
+            values[param["name"]] = value
+    arguments = [p for p in params if p["kind"] == "argument"]
+    if len(given) > len(arguments):
+        return None
+    for param, word in zip(arguments, given):
+        values[param["name"]] = _convert(param, word, Path)
+        if values[param["name"]] is None:
+            return None
+    return values
+
+
+def _default(param: dict[str, Any]) -> Any:
+    return param["default"]
+
+
+def _convert(param: dict[str, Any], word: str, path: Any) -> Any:
+    """``word`` as the parameter's type (None: not one; typer then says why)."""
+    import re
+
+    kind = param["type"]
+    if kind == "str":
+        return word
+    if kind == "path":
+        return path(word)
+    if kind == "choice":
+        return word if word in param["choices"] else None
+    if kind in ("int", "float"):
+        if not re.fullmatch(r"[0-9]+" if kind == "int" else r"[0-9]+(\.[0-9]+)?", word):
+            return None
+        number = int(word) if kind == "int" else float(word)
+        low, high = param.get("min"), param.get("max")
+        return None if (low is not None and number < low) or (high is not None and number > high) else number
+    return None
+
+
+#: how the spec is written again (typer's own ``cog edit``, then :func:`write_spec`)
+REWRITE = ("python -c \"import typer.main; from cogcli.cli import app; from cogcli.cli.lean_start import write_spec; "
+           "write_spec(typer.main.get_command(app).commands['edit'])\"")
+
+
+def write_spec(command: Any) -> None:
+    """Write :data:`SPEC_FILE` from typer's own ``cog edit`` (``command``: typer's click command)
+    after a change to one of :data:`SPEC_SOURCES` (:data:`REWRITE`; ``tests/test_quick_edit.py``
+    fails until it is written again)."""
+    import json
+    from pathlib import Path
+
+    Path(__file__).with_name(SPEC_FILE).write_text(json.dumps(make_spec(command), indent=1) + "\n", encoding="utf-8")
+
+
+def make_spec(command: Any) -> dict[str, Any]:
+    """The spec, read from the parameters of typer's ``cog edit``."""
+    import enum
+    import pathlib
+    import typing
+
+    from cogcli.settings.options import BY_NAME
+
+    params = []
+    for param in command.params:
+        annotation = param.type_descriptor.annotation
+        multiple = bool(param.multiple)
+        if multiple:
+            annotation = typing.get_args(annotation)[0]
+        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+            kind, choices = "choice", [m.value for m in annotation]
+        else:
+            kind, choices = {str: "str", pathlib.Path: "path", int: "int", float: "float", bool: "bool"}[annotation], None
+        default = param.default.value if isinstance(param.default, enum.Enum) else param.default
+        entry: dict[str, Any] = {"name": param.name, "kind": param.param_type_name, "type": kind, "default": default,
+                                 "multiple": multiple, "flag": bool(getattr(param, "is_flag", False))}
+        if param.param_type_name == "option":
+            entry["opts"] = list(param.opts)
+            entry["secondary"] = list(param.secondary_opts)
+        if choices is not None:
+            entry["choices"] = choices
+        if param.min is not None or param.max is not None:
+            entry["min"], entry["max"] = param.min, param.max
+        if param.name in BY_NAME:
+            entry["setting"] = True
+        params.append(entry)
+    return {"key": spec_key(), "commands": {"edit": params}}

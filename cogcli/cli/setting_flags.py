@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 from cogcli.settings.options import Setting, SettingError, SettingFlags, applies_to, from_flags
 
-__all__ = ["with_settings"]
+__all__ = ["checked_flags", "with_settings"]
 
 
 def _option(setting: Setting) -> Any:
@@ -65,16 +65,11 @@ def with_settings(command: str) -> Callable[[Callable[..., Any]], Callable[..., 
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            values = {name: kwargs.pop(name, None) for name in names}
-            try:
-                flags = from_flags(values)
-            except SettingError as exc:
+            flags = checked_flags({name: kwargs.pop(name, None) for name in names})
+            if flags is None:
                 import typer
 
-                from cogcli.shown.visible import say
-
-                say(str(exc))
-                raise typer.Exit(2) from None
+                raise typer.Exit(2)
             return func(*args, **kwargs, flags=flags)
 
         positional = [p for p in own if p.kind is not inspect.Parameter.KEYWORD_ONLY]
@@ -84,3 +79,15 @@ def with_settings(command: str) -> Callable[[Callable[..., Any]], Callable[..., 
 
     return decorate
 
+
+
+def checked_flags(values: dict[str, Any]) -> SettingFlags | None:
+    """The settings given as flags (``values``: by setting name, None when not given), checked; a
+    bad one is said (naming the flag and what it takes) and None returned (exit 2)."""
+    try:
+        return from_flags(values)
+    except SettingError as exc:
+        from cogcli.shown.visible import say
+
+        say(str(exc))
+        return None

@@ -23,7 +23,7 @@ finally:
     if _collecting:
         gc.enable()
 
-from cogcli.cli.lean_start import lazy_coercion
+from cogcli.cli.lean_start import _TerminalHandler, command_line, lazy_coercion, resume_gc, setup_logging  # noqa: F401
 
 lazy_coercion()  # a parameter's pydantic coercion built only when a value needs it (cogcli.cli.lean_start)
 
@@ -113,35 +113,6 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-class _VisibleFormatter(logging.Formatter):
-    """``cog: message``, every control character escaped (log lines carry names and paths from
-    the workspace, the model and MCP servers)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        from cogcli.shown.visible import visible
-
-        return visible(super().format(record))
-
-
-class _TerminalHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """stderr, each message on a line of its own: a line the renderer keeps in place on the
-    terminal (a running test's count) is erased first (Ctrl-C's notice never lands at its end)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        from cogcli.shown.visible import clear_live_line
-
-        clear_live_line()
-        super().emit(record)
-
-
-def _setup_logging(verbose: bool) -> None:
-    handler = _TerminalHandler(sys.stderr)
-    handler.setFormatter(_VisibleFormatter("cog: %(message)s"))
-    log.addHandler(handler)
-    log.setLevel(logging.DEBUG if verbose else logging.WARNING)
-    log.propagate = False
-
-
 def workspace(directory: Path | None) -> Path:
     from cogcli.settings.load import find_workspace
     from cogcli.contract.errors import ConfigError
@@ -161,19 +132,6 @@ def renderer(fmt: Format, json_flag: bool, *, show_content: bool = False) -> Any
 #: commands that list or print and end: the collector stays off while they run (`cog tool` turns it
 #: on before the call, which may run long; `cog edit` once its run is under way: its first event)
 BRIEF_COMMANDS = {"tools", "tool", "schema", "edit"}
-_gc_paused = False
-
-
-def resume_gc() -> None:
-    """Turn the collector back on if :func:`main` turned it off for start-up. What start-up built
-    (modules, classes, functions: alive until the process ends) is frozen first: the allocation
-    that follows would otherwise start a full collection walking all of it (about 10 ms just
-    before ``cog edit``'s first request), and so would every later full collection."""
-    global _gc_paused
-    if _gc_paused:
-        _gc_paused = False
-        gc.freeze()
-        gc.enable()
 
 
 def _version(value: bool) -> None:
@@ -191,7 +149,7 @@ def _main(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (to stderr).")] = False,
     version: Annotated[bool, typer.Option("--version", help="Print cog's version and exit.", is_eager=True, callback=_version)] = False,
 ) -> None:
-    _setup_logging(verbose)
+    setup_logging(verbose)
     if ctx.invoked_subcommand not in BRIEF_COMMANDS:
         resume_gc()
     if ctx.invoked_subcommand is None:
@@ -208,30 +166,6 @@ def _no_command(ctx: typer.Context) -> NoReturn:
 
 
 def main() -> None:
-    """The console script ``cog``."""
-    try:
-        sys.stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
-    except (AttributeError, ValueError):
-        pass
-    global _gc_paused
-    if gc.isenabled():  # back on in _main, before any command that may run long
-        gc.disable()
-        _gc_paused = True
-    try:
+    """The console script ``cog``, parsed by typer."""
+    with command_line():
         app(prog_name="cog")
-    finally:
-        _quiet_broken_stdout()
-        # The process ends now. Freezing what is alive keeps the interpreter's last collections
-        # from walking everything typer, pydantic and the tools built (tens of ms of every `cog`);
-        # files are closed, atexit handlers and weakref finalizers still run.
-        gc.freeze()
-
-
-def _quiet_broken_stdout() -> None:
-    """When stdout's reader went away (``cog … | head``), say nothing more about it at exit."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -92,6 +92,47 @@ def _end_stream(renderer: Any, emitter: EventEmitter, message: str, code: str | 
     renderer.close()
 
 
+def edit_command(
+    *, instruction: str | None, json_flag: bool, fmt: str, thread: str | None, record: Path | None,
+    directory: Path | None, commit: bool, allow_dirty: bool, commit_hooks: bool, instruction_file: Path | None,
+    last: bool, plan: bool, output_schema: Path | None, worktree: bool, worktree_name: str | None,
+    attempts: int | None, ray: str | None, image: list[Path] | None, flags: SettingFlags,
+    on_started: Callable[[], None] | None = None,
+) -> int:
+    """``cog edit``'s parameters as its command line gives them (typer's, :mod:`cogcli.cli.edit`,
+    or the quick path's, :mod:`cogcli.cli.lean_start`: both call this) → :func:`run_edit`'s code."""
+    from cogcli.settings.load import find_workspace
+
+    try:
+        root = find_workspace(directory)
+    except ConfigError as exc:
+        say(exc.message)
+        return EXIT_USAGE
+    return run_edit(
+        EditOptions(
+            instruction=instruction,  # type: ignore[arg-type]  # None: read_instruction says it is missing
+            root=root,
+            flags=flags,
+            format="jsonl" if json_flag else fmt,
+            thread=thread,
+            record=record,
+            commit=commit,
+            allow_dirty=allow_dirty,
+            commit_hooks=commit_hooks,
+            instruction_file=instruction_file,
+            last=last,
+            cwd=(directory or Path.cwd()).expanduser().resolve(),
+            output_schema=output_schema,
+            plan=plan,
+            images=list(image or []),
+            worktree=(worktree_name or "") if worktree or worktree_name else None,
+            attempts=attempts,
+            ray=ray,
+            on_started=on_started,  # the collector, off since start-up, back on once the run is under way
+        )
+    )
+
+
 def run_edit(opts: EditOptions) -> int:
     """Run the agent once; return the exit code (0 done and tests pass, 1 task failed, 2 usage or
     configuration, 130/143 interrupted, 141 the output's reader went away)."""

@@ -31,7 +31,8 @@ def host_program(name: str) -> str | None:
 def host_path(path: str | None = None) -> str:
     """``PATH`` (default: cog's own) without the folders :func:`host_program` skips."""
     entries = (path if path is not None else os.environ.get("PATH", os.defpath)).split(os.pathsep)
-    return os.pathsep.join(e for e in entries if _trusted_dir(e))
+    roots = tool_roots()
+    return os.pathsep.join(e for e in entries if _trusted_dir(e, roots))
 
 
 def is_host_file(path: str | os.PathLike[str]) -> bool:
@@ -66,11 +67,17 @@ def tool_roots() -> tuple[Path, ...]:
         os.environ.get("ASDF_DATA_DIR") or os.path.join(home, ".asdf"),
         os.environ.get("MISE_DATA_DIR") or os.path.join(data, "mise"),
     ]
-    return tuple(dict.fromkeys(Path(os.path.realpath(r)) for r in raw if os.path.isabs(r) and r != "/"))
+    return _resolved(tuple(raw))
 
 
-def _trusted_dir(entry: str) -> bool:
-    return _trusted(entry, tool_roots())
+@functools.lru_cache(maxsize=16)
+def _resolved(raw: tuple[str | None, ...]) -> tuple[Path, ...]:
+    """The folders ``raw`` names, resolved (once per set of names: each is a few ``lstat`` calls)."""
+    return tuple(dict.fromkeys(Path(os.path.realpath(r)) for r in raw if r and os.path.isabs(r) and r != "/"))
+
+
+def _trusted_dir(entry: str, roots: tuple[Path, ...] | None = None) -> bool:
+    return _trusted(entry, tool_roots() if roots is None else roots)
 
 
 @functools.lru_cache(maxsize=256)

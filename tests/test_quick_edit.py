@@ -1,0 +1,163 @@
+"""``cog edit`` without typer (issue 53, :func:`cogcli.cli.lean_start.quick_main`): the quick path
+hands :func:`cogcli.commands.edit.edit_command` exactly what typer hands it, for every option
+and for generated command lines; what it does not know goes to typer untouched; and ``cog
+edit`` run this way imports no typer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cogcli.cli import lean_start
+from cogcli.cli.lean_start import REWRITE, make_spec, parse, quick_main, spec_key
+
+SPEC = json.loads((Path(lean_start.__file__).with_name(lean_start.SPEC_FILE)).read_text(encoding="utf-8"))
+EDIT = SPEC["commands"]["edit"]
+
+
+def test_the_kept_spec_is_typers_own_for_these_sources() -> None:
+    import typer.main
+
+    from cogcli.cli import app
+
+    assert SPEC["key"] == spec_key(), f"cog edit's options changed; write the spec again: {REWRITE}"
+    assert SPEC == make_spec(typer.main.get_command(app).commands["edit"]), f"the spec is not typer's; write it again: {REWRITE}"
+
+
+class Captured(Exception):
+    pass
+
+
+def typer_params(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any] | None:
+    """What typer hands edit_command for ``cog edit argv`` (None: typer refused the command line)."""
+    from typer.testing import CliRunner
+
+    from cogcli.cli import app
+    import cogcli.commands.edit as body
+
+    seen: dict[str, Any] = {}
+
+    def capture(**params: Any) -> int:
+        seen.update(params)
+        raise Captured
+
+    monkeypatch.setattr(body, "edit_command", capture)
+    result = CliRunner().invoke(app, ["edit", *argv])
+    if isinstance(result.exception, Captured):
+        seen.pop("on_started")
+        return seen
+    # a usage error, or the help: never a crash
+    assert result.exit_code == 2 or (result.exit_code == 0 and "Usage:" in result.output), (argv, result.output, result.exception)
+    return None
+
+
+def quick_params(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any] | None:
+    import cogcli.commands.edit as body
+
+    seen: dict[str, Any] = {}
+
+    def capture(**params: Any) -> int:
+        seen.update(params)
+        return 0
+
+    monkeypatch.setattr(body, "edit_command", capture)
+    code = quick_main(["edit", *argv])
+    if code is None:
+        return None
+    assert code == 0, argv
+    seen.pop("on_started")
+    return seen
+
+
+KNOWN = [
+    [], ["say ok"], ["-"], ["--", "--not-an-option"], ["fix it", "--json"], ["--format", "jsonl", "x"], ["-f", "github", "x"],
+    ["--format=jsonl", "x"], ["--thread", "--json"], ["--thread=abc", "--last"], ["-C", "/tmp", "x"], ["--directory", "sub", "x"],
+    ["--image", "a.png", "--image", "b.png", "x"], ["--attempts", "3", "--ray", "x"], ["--attempts", "2", "--ray", "auto", "x"],
+    ["--attempts=8", "x"], ["--model", "openai:gpt-4o", "-y", "x"], ["-m", "replay:c.jsonl", "--sandbox", "off", "x"],
+    ["--max-steps", "30", "--timeout", "2.5", "x"], ["--no-diagnostics", "--diagnostics", "x"], ["--diagnostics", "--no-diagnostics", "x"],
+    ["--mcp", "a b", "--mcp", "c", "--allow", "run_tests", "x"], ["--approval", "auto", "--reasoning", "high", "x"],
+    ["--commit", "--allow-dirty", "--commit-hooks", "x"], ["--worktree", "--worktree-name", "w1", "x"], ["--plan", "--plan-allow", "run_tests", "x"],
+    ["--output-schema", "s.json", "--file", "task.md"], ["--record", "c.jsonl", "x"], ["--context-window", "1024", "x"],
+    ["--max-cost", "0.5", "--max-tokens", "1000", "x"], ["--keep-jobs", "--no-test-network", "x"], ["x", "--json", "--thread", "t"],
+    # refused by typer: the quick path must leave them to it
+    ["--attempts", "9", "x"], ["--attempts", "0", "x"], ["--attempts", "two", "x"], ["--format", "xml", "x"], ["--nope", "x"],
+    ["a", "b"], ["--json=yes", "x"], ["--thread"], ["-yq", "x"], ["--sandbox", "maybe", "x"], ["--max-steps", "-3", "x"],
+    ["--context-window", "10", "x"], ["--timeout", "1e3", "x"], ["--help"], ["x", "-h"], ["--max-steps", "+3", "x"],
+]
+
+
+@pytest.mark.parametrize("argv", KNOWN, ids=[" ".join(a) or "(none)" for a in KNOWN])
+def test_the_quick_path_gives_what_typer_gives_or_leaves_the_line_to_typer(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    quick = quick_params(argv, monkeypatch)
+    monkeypatch.undo()
+    expected = typer_params(argv, monkeypatch)
+    if quick is not None:
+        assert quick == expected
+    assert quick is not None or expected is None or argv in (["--help"], ["x", "-h"], ["--timeout", "1e3", "x"], ["--max-steps", "+3", "x"]), \
+        f"typer took {argv} but the quick path left it (fine, but this table expects it known)"
+
+
+def test_most_of_the_table_takes_the_quick_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = sum(parse(EDIT, argv) is not None for argv in KNOWN)
+    assert taken >= 30
+
+
+def _words() -> st.SearchStrategy[list[str]]:
+    options = [opt for p in EDIT if p["kind"] == "option" for opt in (*p["opts"], *p.get("secondary", []))]
+    values = st.sampled_from(["x", "0", "1", "8", "9", "2.5", "-1", "off", "on", "auto", "jsonl", "text", "high", "a=b", "--", "-", "", "--json", "--ray", "local", "h:1"])
+    word = st.one_of(st.sampled_from(options), values, st.sampled_from([f"{o}=v" for o in options[:12]]))
+    return st.lists(word, max_size=7)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_words())
+def test_generated_command_lines_parse_as_typer_parses_them(argv: list[str]) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        quick = quick_params(argv, monkeypatch)
+    if quick is None:
+        return
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert quick == typer_params(argv, monkeypatch), argv
+
+
+def test_a_bad_setting_value_is_said_as_typer_says_it_and_exits_2(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """--timeout 0: typer takes the float, the setting's own check refuses it (the same words either way)."""
+    assert quick_main(["edit", "--timeout", "0", "x"]) == 2
+    said = capsys.readouterr().err
+    assert "--timeout must be more than 0" in said
+    from typer.testing import CliRunner
+
+    from cogcli.cli import app
+
+    result = CliRunner().invoke(app, ["edit", "--timeout", "0", "x"])
+    assert result.exit_code == 2 and said.strip() in result.output
+
+
+def test_cog_edit_imports_no_typer_and_runs(tmp_path: Path) -> None:
+    """The whole quick path in a real process: the demo's cassette, no typer imported."""
+    root = Path(__file__).resolve().parents[1]
+    repo = tmp_path / "calc"
+    import shutil
+
+    shutil.copytree(root / "fixtures" / "calc", repo)
+    subprocess.run(["git", "init", "-q", "."], cwd=repo, check=True)
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env.pop("COG_MODEL", None)
+    probe = ("import sys, runpy; sys.argv = ['cog', *sys.argv[1:]]\n"
+             "try:\n    runpy.run_module('cogcli', run_name='__main__')\n"
+             "finally:\n    sys.stderr.write('TYPER=%s' % ('typer' in sys.modules))\n")
+    cassette = root / "fixtures" / "cassettes" / "calc_fix.jsonl"
+    done = subprocess.run([sys.executable, "-c", probe, "edit", "--model", f"replay:{cassette}", "--yes", "Fix the failing test"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert "TYPER=False" in done.stderr, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    bad = subprocess.run([sys.executable, "-c", probe, "edit", "--attempts", "9", "x"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "TYPER=True" in bad.stderr and "--attempts" in bad.stderr  # typer said it
