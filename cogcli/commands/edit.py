@@ -150,25 +150,30 @@ def run_edit(opts: EditOptions) -> int:
         return _failed_before_run(opts.format, 'the instruction is empty; say what to do, e.g. cog edit "Fix the failing test"', "USAGE")
     from cogcli.gate.plan_mode import plan_command
 
-    if (planned := plan_command(opts.instruction)) is not None:  # "/plan …" as --plan, "/go" (with --last) runs the plan
+    # "/NAME …" only (the modules that read commands are imported for such an instruction alone)
+    if opts.instruction.strip().startswith("/") and (planned := plan_command(opts.instruction)) is not None:  # "/plan …" as --plan, "/go" (with --last) runs the plan
         opts.instruction, opts.plan = planned[0], opts.plan or planned[1]
         if not opts.instruction.strip():
             return _failed_before_run(opts.format, 'say what to plan: cog edit --plan "…" (or "/plan …")', "USAGE")
     if opts.flags.get("plan_allow") and not opts.plan:  # the flag alone (config.toml's holds for every plan)
         return _failed_before_run(opts.format, "--plan-allow goes with --plan (it lets a tool run in plan mode)", "USAGE")
     try:  # "/NAME args": a custom command (.agents/commands/NAME.md, ~/.config/cog/commands/NAME.md)
-        from cogcli.project.custom_commands import expand_instruction
+        picked = None
+        if opts.instruction.startswith("/"):
+            from cogcli.project.custom_commands import expand_instruction
 
-        opts.instruction, picked, _ = expand_instruction(opts.instruction, opts.root, opts.flags.model or None)
+            opts.instruction, picked, _ = expand_instruction(opts.instruction, opts.root, opts.flags.model or None)
         if picked:  # the command's own model (a workspace command's held to the workspace), as --model
             opts.flags = opts.flags.replace(model=picked)
             settings = load_settings(opts.root, opts.flags, output_schema=opts.output_schema)
     except ConfigError as exc:
         return _failed_before_run(opts.format, exc.message, "USAGE")
     try:  # --image: each checked (its bytes, its size) before anything runs
-        from workspace_tools.files.image import attached_images
+        attached = []
+        if opts.images:
+            from workspace_tools.files.image import attached_images
 
-        attached = attached_images(opts.images, opts.cwd or Path.cwd())
+            attached = attached_images(opts.images, opts.cwd or Path.cwd())
     except ValueError as exc:
         return _failed_before_run(opts.format, str(exc), "USAGE")
     if opts.ray is not None and opts.attempts is None:
