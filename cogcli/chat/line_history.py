@@ -20,7 +20,6 @@ from pathlib import Path
 
 from prompt_toolkit.history import History
 
-from cogcli.threads.store import COG_DIR, is_tracked
 from workspace_tools.files.journal_key import KeyUnusable
 
 log = logging.getLogger("cogcli")
@@ -86,6 +85,7 @@ class WorkspaceHistory(History):
         """Move an older cog's ``.cog/chat-history`` here once (unless git tracks it)."""
         if os.path.lexists(self.path):
             return
+        from cogcli.threads.store import COG_DIR, is_tracked  # the thread store: not imported before the prompt
         from workspace_tools.host import files as hostfiles
 
         old = self.root / COG_DIR / HISTORY_NAME

@@ -22,25 +22,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogcli.threads.rewind import allowed_text, rewind_text, undo_text
 from cogcli.project.slash_commands import COMMANDS, help_text, parse, unknown_text
+from cogcli.chat.set_up import BackgroundSetUp, SetUpFailed
 from cogcli.chat.status import ChatState
-from cogcli.commands.approve import make_approver, quiet_approvals
-from cogcli.commands.common import abort_on_signals, leave_lingering_tools
-from cogcli.commands.edit import RunOutput, close_output, run_watched
 from cogcli.settings.load import load_settings, no_model_message
-from cogcli.contract.context import AbortSignal
 from cogcli.contract.errors import CogError, ConfigError
-from cogcli.wire.events import RunStatus
 from cogcli.wire.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from cogcli.settings.options import SettingFlags
-from cogcli.render import Renderer, make_renderer
 from cogcli.session import Session, make_tools, store_problem
 from cogcli.shown.visible import say, visible
 
 log = logging.getLogger("cogcli")
 
 PROMPT = "cog> "
+#: the commands that need no session: done at once, even while it is still being set up
+NO_SESSION = frozenset({"/help", "/exit", "/new", "/thread", "/allowed", "/image"})
 LEAVE_HINT = "(Ctrl-C again on an empty line, or Ctrl-D, to leave)"
 
 
@@ -61,7 +57,8 @@ class ChatOptions:
 
 def run_chat(opts: ChatOptions) -> int:
     """The chat until the person leaves: 0 (Ctrl-D, /exit, Ctrl-C twice); 2 when it cannot start
-    (no terminal, no model, an unknown thread)."""
+    (no terminal, no model, an unknown thread, a workspace command not approved: said before the
+    prompt; the model, the tools, the approver: said as the prompt ends, :mod:`cogcli.chat.set_up`)."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         say('cog chat needs a terminal (stdin and stdout); to run one instruction from a script: cog edit "…"')
         return EXIT_USAGE
@@ -76,12 +73,12 @@ def run_chat(opts: ChatOptions) -> int:
             entered = enter(opts.root, opts.cwd, opts.worktree)
             opts.root, opts.cwd = entered.root, entered.cwd
             settings = load_settings(opts.root, opts.flags)
-        session = Session.open(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
+        session = Session(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
+        session.check()  # what may ask on the terminal comes before the prompt; the rest is built behind it
     except ConfigError as exc:
         say(exc.message)
         return EXIT_USAGE
     try:
-        getattr(make_approver(_approval(settings)), "close", lambda: None)()  # a terminal to ask on: checked before the first prompt
         thread_id = _thread_to_continue(session, opts)
     except ConfigError as exc:
         session.close()
@@ -99,11 +96,15 @@ def run_chat(opts: ChatOptions) -> int:
     except KeyboardInterrupt:  # Ctrl-C in the moment between a run and the prompt: leave quietly
         code = EXIT_INTERRUPTED
     finally:
+        if chat.setup.started:  # a set-up still running (Ctrl-C while a line waited for it) ends first
+            chat.setup.finished.wait(timeout=30)
         chat.session.close()
         if entered is not None:
             from cogcli.worktrees.enter import finish
 
             finish(entered, f"cog chat in worktree {entered.place.name}", None)
+    from cogcli.commands.common import leave_lingering_tools
+
     return leave_lingering_tools(code)
 
 
@@ -115,6 +116,15 @@ def _note_once(note: str) -> None:
     if note not in _noted:
         _noted.add(note)
         say(note)
+
+
+def _ready_to_run(settings: Any) -> None:
+    """What the chat's runs need beyond the session, done behind the prompt: the run stack
+    imported, and a terminal to ask approvals on (checked before the first run)."""
+    from cogcli.commands.approve import make_approver
+    import cogcli.commands.edit, cogcli.render.text, cogcli.gate.plan_mode, cogcli.loop.runtime  # noqa: E401, F401
+
+    getattr(make_approver(_approval(settings)), "close", lambda: None)()
 
 
 def _approval(settings: Any) -> str:
@@ -136,16 +146,17 @@ def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:
     return store.require_id(wanted, to=" to continue") if wanted else None
 
 
-class _ChatOutput(RunOutput):
-    """A run's output that also folds its events into the chat's state (the status line)."""
+def _chat_output(renderer: Any, state: ChatState) -> Any:
+    """A run's output (:class:`~cogcli.commands.edit.RunOutput`) that also folds its events into
+    the chat's state (the status line)."""
+    from cogcli.commands.edit import RunOutput
 
-    def __init__(self, renderer: Renderer, state: ChatState) -> None:
-        super().__init__(renderer)
-        self.state = state
+    class ChatOutput(RunOutput):
+        def handle(self, event: Any) -> None:
+            state.handle(event)
+            super().handle(event)
 
-    def handle(self, event: Any) -> None:
-        self.state.handle(event)
-        super().handle(event)
+    return ChatOutput(renderer)
 
 
 class Chat:
@@ -155,6 +166,8 @@ class Chat:
         self.session = session
         self.opts = opts
         self.state = state
+        #: the session built behind the prompt (:mod:`cogcli.chat.set_up`)
+        self.setup = BackgroundSetUp(session, lambda: _ready_to_run(session.settings))
         #: Ctrl-C was pressed on an empty line (once more leaves)
         self.interrupted = False
         #: tools answered [a]lways: asked no more for the rest of the chat session (/allowed lists them)
@@ -171,34 +184,50 @@ class Chat:
     # --- the loop -------------------------------------------------------------------------
 
     async def loop(self) -> int:
+        import anyio
+
         prompt = self._prompt_session()
         going_on = f" · continuing thread {self.state.thread_id}" if self.state.thread_id else ""
         _print(f"cog chat · {visible(self.state.model, one_line=True)}{going_on} · /help for commands, Ctrl-D to leave")
         try:
-            while True:
+            async with anyio.create_task_group() as tasks:  # left once the set-up ended: a session half built is never closed
+                tasks.start_soon(self.setup.run, prompt.app)
                 try:
-                    line = await prompt.prompt_async()
-                except EOFError:
-                    return EXIT_OK
-                self.interrupted = False
-                if not line.strip():
-                    continue
-                command = parse(line)
-                if command is None:
-                    await self.run(line)
-                elif await self.slash(*command):
-                    return EXIT_OK
+                    return await self.lines(prompt)
+                except SetUpFailed as exc:  # said as it was before the prompt came first
+                    say(exc.message)
+                    return EXIT_USAGE
         finally:
             try:
                 await self.session.aclose()
             except Exception:
                 log.debug("closing the session failed", exc_info=True)
 
+    async def lines(self, prompt: Any) -> int:
+        """Each line typed, run or done, until the person leaves; a line that needs the session
+        waits for its set-up."""
+        while True:
+            try:
+                line = await prompt.prompt_async(pre_run=lambda: self.setup.end_prompt(prompt.app))
+            except EOFError:
+                return EXIT_OK
+            self.interrupted = False
+            if not line.strip():
+                continue
+            command = parse(line)
+            if command is None or command[0] not in NO_SESSION:
+                await self.setup.wait()
+            if command is None:
+                await self.run(line)
+            elif await self.slash(*command):
+                return EXIT_OK
+
     def _prompt_session(self) -> Any:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.application import run_in_terminal
         from prompt_toolkit.key_binding import KeyBindings
 
+        from cogcli.chat.completion import slash_completer
         from cogcli.chat.line_history import WorkspaceHistory
         from cogcli.session.background import running_jobs
 
@@ -232,10 +261,10 @@ class Chat:
         return PromptSession(
             PROMPT,
             history=WorkspaceHistory(self.session.root),
-            completer=_slash_completer(self._custom()),
+            completer=slash_completer(self._custom()),
             complete_while_typing=True,
             key_bindings=keys,
-            bottom_toolbar=lambda: visible(self.state.status_line(running_jobs(self.session)), one_line=True),
+            bottom_toolbar=lambda: visible(self.state.status_line(running_jobs(self.session) if self.setup.ready else 0), one_line=True),
             prompt_continuation=lambda width, line_number, wrap_count: "." * (width - 1) + " ",
             reserve_space_for_menu=min(len(COMMANDS) + len(self.commands), 16),
             enable_suspend=True,
@@ -246,7 +275,11 @@ class Chat:
     async def run(self, instruction: str) -> None:
         """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws;
         in plan mode (``/plan``) only tools that change nothing run."""
+        from cogcli.commands.approve import make_approver, quiet_approvals
+        from cogcli.commands.edit import close_output, run_watched
         from cogcli.gate.plan_mode import PlanMode
+        from cogcli.render import make_renderer
+        from cogcli.wire.events import RunStatus
 
         renderer = make_renderer("text")
         try:  # each run its own approver; an "always" answer holds for the chat session (/allowed)
@@ -257,7 +290,7 @@ class Chat:
         if hasattr(approve, "always"):
             approve.always, approve.scope = self.always, "for this chat session"  # type: ignore[union-attr]
         quiet_approvals(renderer, approve)
-        output = _ChatOutput(renderer, self.state)
+        output = _chat_output(renderer, self.state)
         try:
             plan = PlanMode.of(self.session.settings.plan_allow) if self.state.plan else None
             images, self.images = self.images, []
@@ -275,6 +308,8 @@ class Chat:
 
     async def slash(self, name: str, argument: str) -> bool:
         """Do the command ``name``; True when the chat should end."""
+        from cogcli.threads.rewind import allowed_text, rewind_text, undo_text
+
         if name == "/exit":
             return True
         if name == "/help":
@@ -371,15 +406,17 @@ class Chat:
         _print(f"model: {visible(self.state.model, one_line=True)} from the next instruction on")
 
     def diff(self) -> None:
-        from cogcli.chat.diff_command import session_diff
+        from cogcli.chat.diff_command import coloured_diff, session_diff
 
         text = session_diff(self.session.root, self.state.runs)
         if not text:
             _print("This session changed no files (or they are back as they were).")
             return
-        _print(_coloured_diff(visible(text)).rstrip("\n"))
+        _print(coloured_diff(visible(text)).rstrip("\n"))
 
     async def compact(self) -> None:
+        from cogcli.commands.common import abort_on_signals
+        from cogcli.contract.context import AbortSignal
         from cogcli.render.words import compaction_text
         from cogcli.loop.turn import usage_of
 
@@ -398,37 +435,6 @@ class Chat:
             return
         self.state.compacted = True  # the next run's first request says how much is left
         _print(compaction_text(event.model_copy(update={"context_window": self.state.window})) + " (estimated)")
-
-
-def _slash_completer(custom: dict[str, tuple[str, str]] | None = None) -> Any:
-    from prompt_toolkit.completion import Completer, Completion
-
-    class SlashCompleter(Completer):
-        def get_completions(self, document: Any, complete_event: Any) -> Any:
-            typed = document.text_before_cursor
-            if not typed.startswith("/") or any(c in typed for c in " \n"):
-                return
-            for name, (argument, what) in {**COMMANDS, **(custom or {})}.items():
-                if name.startswith(typed.lower()):
-                    yield Completion(name + (" " if argument else ""), start_position=-len(typed), display=name, display_meta=what)
-
-    return SlashCompleter()
-
-
-def _coloured_diff(text: str) -> str:
-    """Added lines green, removed red — only on a terminal without ``NO_COLOR``."""
-    from cogcli.render.text import _RESET, _STYLES, wants_color
-
-    if not wants_color(sys.stdout):
-        return text
-    out = []
-    for line in text.splitlines(keepends=True):
-        if line.startswith("+") and not line.startswith("+++"):
-            line = f"{_STYLES['green']}{line.rstrip(chr(10))}{_RESET}\n"
-        elif line.startswith("-") and not line.startswith("---"):
-            line = f"{_STYLES['red']}{line.rstrip(chr(10))}{_RESET}\n"
-        out.append(line)
-    return "".join(out)
 
 
 def _print(text: str) -> None:
