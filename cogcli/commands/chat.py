@@ -135,10 +135,10 @@ def _approval(settings: Any) -> str:
 
 def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:
     """The whole id of the thread ``--thread`` or ``--last`` names, checked before the first prompt."""
-    from cogcli.session.project import thread_to_continue
-
     if not opts.thread and not opts.last:
         return None
+    from cogcli.session.project import thread_to_continue
+
     if not session.has_threads():
         raise ConfigError(f"no threads in {session.root} yet; start one with cog chat (without --thread or --last)")
     store = session.store()

@@ -8,10 +8,12 @@ import logging
 import os
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from cogcli.settings.load import Settings
-from cogcli.contract.tool import Tool
+
+if TYPE_CHECKING:  # not imported for a session's checks alone (cog chat draws its prompt after them)
+    from cogcli.contract.tool import Tool
 
 log = logging.getLogger("cogcli")
 
