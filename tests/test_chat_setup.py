@@ -141,3 +141,22 @@ def test_a_workspace_command_is_asked_about_before_the_prompt(tmp_path: Path) ->
             child.expect(PROMPT)
             assert "wants to run" not in (child.before or "")
             assert leave(child) == 0
+
+
+def test_while_the_set_up_runs_the_cogcli_loggers_lines_go_above_the_prompt_and_come_back_after(capfd: pytest.CaptureFixture[str]) -> None:
+    import logging
+    import sys
+
+    from cogcli.chat.set_up import said_above_prompt
+
+    log = logging.getLogger("cogcli")
+    handler = logging.StreamHandler(sys.stderr)
+    log.addHandler(handler)
+    try:
+        with said_above_prompt():
+            assert handler.stream is sys.stderr and sys.stderr is not sys.__stderr__  # prompt_toolkit's proxy
+            log.warning("a warning while the set-up runs")
+        assert handler.stream is sys.stderr  # the terminal's again
+    finally:
+        log.removeHandler(handler)
+    assert "a warning while the set-up runs" in capfd.readouterr().out  # written out by the proxy, not lost
