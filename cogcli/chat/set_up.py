@@ -27,8 +27,6 @@ log = logging.getLogger("cogcli")
 #: a line sent this long before the set-up ends waits in silence; longer, ``setting up…`` is said
 QUIET_WAIT = 0.5
 SETTING_UP = "setting up…"
-#: the GIL's turns while the worker builds (Python's default is 5 ms)
-SWITCH = 0.0005
 
 
 class SetUpFailed(Exception):
@@ -64,13 +62,10 @@ class BackgroundSetUp:
         ``app`` (the prompt) if it runs, with :class:`SetUpFailed`."""
         done = self._event()
         self.started = True
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH)  # the worker holds the GIL in short turns: a key typed is echoed at once
         try:
             with said_above_prompt():
                 await anyio.to_thread.run_sync(self._build)
         finally:
-            sys.setswitchinterval(switch)
             done.set()
         if self.problem is not None and app is not None:
             self.end_prompt(app)

@@ -80,13 +80,9 @@ def run_chat(opts: ChatOptions) -> int:
         return EXIT_USAGE
     try:
         thread_id = _thread_to_continue(session, opts)
-    except ConfigError as exc:
+    except (ConfigError, OSError) as exc:  # OSError: the thread store (.cog a file, a full disk)
         session.close()
-        say(exc.message)
-        return EXIT_USAGE
-    except OSError as exc:  # the thread store: .cog a file, a full disk
-        session.close()
-        say(store_problem(session.root, exc))
+        say(exc.message if isinstance(exc, ConfigError) else store_problem(session.root, exc))
         return EXIT_USAGE
     import anyio
 
@@ -229,7 +225,6 @@ class Chat:
 
         from cogcli.chat.completion import slash_completer
         from cogcli.chat.line_history import WorkspaceHistory
-        from cogcli.session.background import running_jobs
 
         keys = KeyBindings()
 
@@ -264,11 +259,19 @@ class Chat:
             completer=slash_completer(self._custom()),
             complete_while_typing=True,
             key_bindings=keys,
-            bottom_toolbar=lambda: visible(self.state.status_line(running_jobs(self.session) if self.setup.ready else 0), one_line=True),
+            bottom_toolbar=lambda: visible(self.state.status_line(self._running_jobs()), one_line=True),
             prompt_continuation=lambda width, line_number, wrap_count: "." * (width - 1) + " ",
             reserve_space_for_menu=min(len(COMMANDS) + len(self.commands), 16),
             enable_suspend=True,
         )
+
+    def _running_jobs(self) -> int:
+        """The session's background commands running now (none before it is built)."""
+        if not self.setup.ready:
+            return 0
+        from cogcli.session.background import running_jobs
+
+        return running_jobs(self.session)
 
     # --- a run ----------------------------------------------------------------------------
 
