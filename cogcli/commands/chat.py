@@ -117,8 +117,9 @@ def _note_once(note: str) -> None:
 def _ready_to_run(settings: Any) -> None:
     """What the chat's runs need beyond the session, done behind the prompt: the run stack
     imported, and a terminal to ask approvals on (checked before the first run)."""
+    import cogcli.commands.edit  # with the renderer, the events, the run loop
+    import cogcli.gate.plan_mode  # noqa: F401
     from cogcli.commands.approve import make_approver
-    import cogcli.commands.edit, cogcli.render.text, cogcli.gate.plan_mode, cogcli.loop.runtime  # noqa: E401, F401
 
     getattr(make_approver(_approval(settings)), "close", lambda: None)()
 
@@ -189,10 +190,11 @@ class Chat:
             async with anyio.create_task_group() as tasks:  # left once the set-up ended: a session half built is never closed
                 tasks.start_soon(self.setup.run, prompt.app)
                 try:
-                    return await self.lines(prompt)
+                    code = await self.lines(prompt)
                 except SetUpFailed as exc:  # said as it was before the prompt came first
                     say(exc.message)
-                    return EXIT_USAGE
+                    code = EXIT_USAGE
+            return code
         finally:
             try:
                 await self.session.aclose()
