@@ -100,6 +100,26 @@ def test_ctrl_d_while_the_session_is_built_leaves_once_it_is_and_closes_it(tmp_p
     assert (gate.parent / "built").exists()
 
 
+def test_ctrl_c_while_a_line_waits_for_the_set_up_leaves_quietly_once_it_ended(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, {"a.py": "x = 1\n"})
+    with OpenAIServer([]) as server:
+        env, gate = gated_env(tmp_path, server)
+        with chat(repo, env) as child:
+            child.expect(PROMPT)
+            wait_for(gate.parent / "building")
+            send(child, "hello")
+            child.expect("setting up…")
+            child.sendcontrol("c")  # the terminal's again between prompts: SIGINT
+            time.sleep(0.3)
+            assert child.isalive()
+            gate.touch()
+            child.expect(pexpect.EOF)
+            child.close()
+            assert child.exitstatus == 130
+            assert "Traceback" not in (child.before or "")
+    assert not server.requests and (gate.parent / "built").exists()
+
+
 def test_a_set_up_failure_after_the_prompt_ends_it_with_the_message_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = repo_with(tmp_path, {"a.py": "x = 1\n"})
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
