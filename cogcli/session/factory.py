@@ -8,12 +8,10 @@ import logging
 import os
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 from cogcli.settings.load import Settings
-
-if TYPE_CHECKING:  # not imported for a session's checks alone (cog chat draws its prompt after them)
-    from cogcli.contract.tool import Tool
+from cogcli.contract.tool import Tool
 
 log = logging.getLogger("cogcli")
 
