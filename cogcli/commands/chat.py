@@ -8,7 +8,8 @@ history kept per workspace in the person's state folder (:mod:`cogcli.chat.line_
 trailing ``\\`` for a new line, a bracketed paste kept as one message, slash commands completed
 (:mod:`cogcli.project.slash_commands`) and a status line below the prompt while it waits
 (:mod:`cogcli.chat.status`). Nothing is drawn full-screen: between prompts the terminal is the
-run's, as with ``cog edit``.
+run's, as with ``cog edit``. The prompt comes once what may ask or refuse is checked; the session
+is built behind it (:mod:`cogcli.chat.set_up`), and what runs is imported there, not here.
 
 Ctrl-C during a run aborts that run (its calls end, its thread is kept, the prompt comes back); at
 the prompt it clears the line, and on an empty line, twice, leaves; Ctrl-D leaves (exit 0).
