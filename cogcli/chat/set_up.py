@@ -48,7 +48,7 @@ class BackgroundSetUp:
         self.finished = threading.Event()
         #: what cog says of the failure, once the set-up failed
         self.problem: str | None = None
-        #: :meth:`run` started it (then :attr:`finished` comes)
+        #: the worker began (then :attr:`finished` comes; a run cancelled before never starts it)
         self.started = False
         self._done: anyio.Event | None = None
 
@@ -61,7 +61,6 @@ class BackgroundSetUp:
         """Build in a worker thread; meanwhile what is said goes above the prompt. A failure ends
         ``app`` (the prompt) if it runs, with :class:`SetUpFailed`."""
         done = self._event()
-        self.started = True
         try:
             with said_above_prompt():
                 await anyio.to_thread.run_sync(self._build)
@@ -97,8 +96,7 @@ class BackgroundSetUp:
         return self._done
 
     def _build(self) -> None:
-        from cogcli.session import store_problem
-
+        self.started = True
         try:
             self.session.build()
             if self.then is not None:
@@ -106,6 +104,8 @@ class BackgroundSetUp:
         except ConfigError as exc:
             self.problem = exc.message
         except OSError as exc:  # the workspace's .cog folder: a file, a full disk
+            from cogcli.session import store_problem
+
             self.problem = store_problem(self.session.root, exc)
         except Exception as exc:  # never a traceback: what broke, said as a run's failure is
             from cogcli.contract.errors import where_it_broke
