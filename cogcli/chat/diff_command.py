@@ -6,6 +6,7 @@ shown: the session did not change them."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -44,4 +45,20 @@ def session_diff(root: Path, message_ids: Sequence[str]) -> str:
             out.append(f"diff --git a/{rel} b/{rel}\ndeleted file\n--- a/{rel}\n+++ /dev/null\n" + hunks)
         else:
             out.append(file_header(rel) + hunks)
+    return "".join(out)
+
+
+def coloured_diff(text: str) -> str:
+    """Added lines green, removed red — only on a terminal without ``NO_COLOR``."""
+    from cogcli.render.text import _RESET, _STYLES, wants_color
+
+    if not wants_color(sys.stdout):
+        return text
+    out = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("+") and not line.startswith("+++"):
+            line = f"{_STYLES['green']}{line.rstrip(chr(10))}{_RESET}\n"
+        elif line.startswith("-") and not line.startswith("---"):
+            line = f"{_STYLES['red']}{line.rstrip(chr(10))}{_RESET}\n"
+        out.append(line)
     return "".join(out)

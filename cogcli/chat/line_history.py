@@ -12,16 +12,18 @@ history that came with a repository is not the person's and is left alone, said 
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prompt_toolkit.history import History
 
-from cogcli.threads.store import COG_DIR, is_tracked
-from workspace_tools.files.journal_key import KeyUnusable
+if TYPE_CHECKING:
+    from workspace_tools.files.journal_key import KeyUnusable
 
 log = logging.getLogger("cogcli")
 
@@ -38,13 +40,25 @@ class WorkspaceHistory(History):
         super().__init__()
         self.root = Path(root).resolve()
         self._told = False
+
+    @functools.cached_property
+    def _place(self) -> tuple[Path, KeyUnusable | None]:
+        """Where the file is, or why none is kept — found on first use, once the prompt is drawn
+        (the person's state folder is named by :mod:`workspace_tools`' journal key, slow to import)."""
+        from workspace_tools.files.journal_key import KeyUnusable
+
         try:
-            self.path = history_path(self.root)
+            return history_path(self.root), None
         except KeyUnusable as exc:  # the state folder would be inside the workspace: no history kept
-            self.path = self.root / ".cog" / "no-history"  # never opened: _tell'd, and every use refuses
-            self._refused: KeyUnusable | None = exc
-        else:
-            self._refused = None
+            return self.root / ".cog" / "no-history", exc  # never opened: _tell'd, and every use refuses
+
+    @property
+    def path(self) -> Path:
+        return self._place[0]
+
+    @property
+    def _refused(self) -> KeyUnusable | None:
+        return self._place[1]
 
     def load_history_strings(self) -> Iterable[str]:
         if self._refused is not None:
@@ -87,6 +101,7 @@ class WorkspaceHistory(History):
         if os.path.lexists(self.path):
             return
         from workspace_tools.host import files as hostfiles
+        from workspace_tools.workspace.envdirs import COG_DIR
 
         old = self.root / COG_DIR / HISTORY_NAME
         try:
@@ -99,6 +114,8 @@ class WorkspaceHistory(History):
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                 return
             data = f.read()
+        from cogcli.threads.store import is_tracked  # the thread store's module: only when there is an old history
+
         if is_tracked(self.root, f"{COG_DIR}/{HISTORY_NAME}"):
             from cogcli.shown.visible import say
 
@@ -120,6 +137,7 @@ class WorkspaceHistory(History):
             return
         self._told = True
         from cogcli.shown.visible import say
+        from workspace_tools.files.journal_key import KeyUnusable
 
         if isinstance(exc, KeyUnusable):
             say(f"no chat history is kept: {exc}")

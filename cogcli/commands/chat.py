@@ -8,7 +8,8 @@ history kept per workspace in the person's state folder (:mod:`cogcli.chat.line_
 trailing ``\\`` for a new line, a bracketed paste kept as one message, slash commands completed
 (:mod:`cogcli.project.slash_commands`) and a status line below the prompt while it waits
 (:mod:`cogcli.chat.status`). Nothing is drawn full-screen: between prompts the terminal is the
-run's, as with ``cog edit``.
+run's, as with ``cog edit``. The prompt comes once what may ask or refuse is checked; the session
+is built behind it (:mod:`cogcli.chat.set_up`), and what runs is imported there, not here.
 
 Ctrl-C during a run aborts that run (its calls end, its thread is kept, the prompt comes back); at
 the prompt it clears the line, and on an empty line, twice, leaves; Ctrl-D leaves (exit 0).
@@ -22,25 +23,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogcli.threads.rewind import allowed_text, rewind_text, undo_text
 from cogcli.project.slash_commands import COMMANDS, help_text, parse, unknown_text
+from cogcli.chat.set_up import BackgroundSetUp, SetUpFailed
 from cogcli.chat.status import ChatState
-from cogcli.commands.approve import make_approver, quiet_approvals
-from cogcli.commands.common import abort_on_signals, leave_lingering_tools
-from cogcli.commands.edit import RunOutput, close_output, run_watched
 from cogcli.settings.load import load_settings, no_model_message
-from cogcli.contract.context import AbortSignal
 from cogcli.contract.errors import CogError, ConfigError
-from cogcli.wire.events import RunStatus
 from cogcli.wire.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from cogcli.settings.options import SettingFlags
-from cogcli.render import Renderer, make_renderer
 from cogcli.session import Session, make_tools, store_problem
 from cogcli.shown.visible import say, visible
 
 log = logging.getLogger("cogcli")
 
 PROMPT = "cog> "
+#: the commands that need no session: done at once, even while it is still being set up
+NO_SESSION = frozenset({"/help", "/exit", "/new", "/thread", "/allowed", "/image"})
 LEAVE_HINT = "(Ctrl-C again on an empty line, or Ctrl-D, to leave)"
 
 
@@ -62,7 +59,8 @@ class ChatOptions:
 
 def run_chat(opts: ChatOptions) -> int:
     """The chat until the person leaves: 0 (Ctrl-D, /exit, Ctrl-C twice); 2 when it cannot start
-    (no terminal, no model, an unknown thread)."""
+    (no terminal, no model, an unknown thread, a workspace command not approved: said before the
+    prompt; the model, the tools, the approver: said as the prompt ends, :mod:`cogcli.chat.set_up`)."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         say('cog chat needs a terminal (stdin and stdout); to run one instruction from a script: cog edit "…"')
         return EXIT_USAGE
@@ -77,20 +75,16 @@ def run_chat(opts: ChatOptions) -> int:
             entered = enter(opts.root, opts.cwd, opts.worktree)
             opts.root, opts.cwd = entered.root, entered.cwd
             settings = load_settings(opts.root, opts.flags)
-        session = Session.open(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
+        session = Session(settings, cwd=opts.cwd, make_tools=make_tools, on_note=_note_once)
+        session.check()  # what may ask on the terminal comes before the prompt; the rest is built behind it
     except ConfigError as exc:
         say(exc.message)
         return EXIT_USAGE
     try:
-        getattr(make_approver(_approval(settings)), "close", lambda: None)()  # a terminal to ask on: checked before the first prompt
         thread_id = _thread_to_continue(session, opts)
-    except ConfigError as exc:
+    except (ConfigError, OSError) as exc:  # OSError: the thread store (.cog a file, a full disk)
         session.close()
-        say(exc.message)
-        return EXIT_USAGE
-    except OSError as exc:  # the thread store: .cog a file, a full disk
-        session.close()
-        say(store_problem(session.root, exc))
+        say(exc.message if isinstance(exc, ConfigError) else store_problem(session.root, exc))
         return EXIT_USAGE
     import anyio
 
@@ -100,11 +94,15 @@ def run_chat(opts: ChatOptions) -> int:
     except KeyboardInterrupt:  # Ctrl-C in the moment between a run and the prompt: leave quietly
         code = EXIT_INTERRUPTED
     finally:
+        if chat.setup.started:  # a set-up still running (Ctrl-C while a line waited for it) ends first
+            chat.setup.finished.wait(timeout=30)
         chat.session.close()
         if entered is not None:
             from cogcli.worktrees.enter import finish
 
             finish(entered, f"cog chat in worktree {entered.place.name}", None)
+    from cogcli.commands.common import leave_lingering_tools
+
     return leave_lingering_tools(code)
 
 
@@ -118,6 +116,16 @@ def _note_once(note: str) -> None:
         say(note)
 
 
+def _ready_to_run(settings: Any) -> None:
+    """What the chat's runs need beyond the session, done behind the prompt: the run stack
+    imported, and a terminal to ask approvals on (checked before the first run)."""
+    import cogcli.commands.edit  # with the renderer, the events, the run loop
+    import cogcli.gate.plan_mode  # noqa: F401
+    from cogcli.commands.approve import make_approver
+
+    getattr(make_approver(_approval(settings)), "close", lambda: None)()
+
+
 def _approval(settings: Any) -> str:
     """The chat asks on its terminal unless the person said to approve every call (``--yes``,
     ``approval = "auto"``); stdin is the chat's own, so it carries no approvals."""
@@ -126,10 +134,10 @@ def _approval(settings: Any) -> str:
 
 def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:
     """The whole id of the thread ``--thread`` or ``--last`` names, checked before the first prompt."""
-    from cogcli.session.project import thread_to_continue
-
     if not opts.thread and not opts.last:
         return None
+    from cogcli.session.project import thread_to_continue
+
     if not session.has_threads():
         raise ConfigError(f"no threads in {session.root} yet; start one with cog chat (without --thread or --last)")
     store = session.store()
@@ -137,16 +145,17 @@ def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:
     return store.require_id(wanted, to=" to continue") if wanted else None
 
 
-class _ChatOutput(RunOutput):
-    """A run's output that also folds its events into the chat's state (the status line)."""
+def _chat_output(renderer: Any, state: ChatState) -> Any:
+    """A run's output (:class:`~cogcli.commands.edit.RunOutput`) that also folds its events into
+    the chat's state (the status line)."""
+    from cogcli.commands.edit import RunOutput
 
-    def __init__(self, renderer: Renderer, state: ChatState) -> None:
-        super().__init__(renderer)
-        self.state = state
+    class ChatOutput(RunOutput):
+        def handle(self, event: Any) -> None:
+            state.handle(event)
+            super().handle(event)
 
-    def handle(self, event: Any) -> None:
-        self.state.handle(event)
-        super().handle(event)
+    return ChatOutput(renderer)
 
 
 class Chat:
@@ -156,6 +165,8 @@ class Chat:
         self.session = session
         self.opts = opts
         self.state = state
+        #: the session built behind the prompt (:mod:`cogcli.chat.set_up`)
+        self.setup = BackgroundSetUp(session, lambda: _ready_to_run(session.settings))
         #: Ctrl-C was pressed on an empty line (once more leaves)
         self.interrupted = False
         #: tools answered [a]lways: asked no more for the rest of the chat session (/allowed lists them)
@@ -172,36 +183,52 @@ class Chat:
     # --- the loop -------------------------------------------------------------------------
 
     async def loop(self) -> int:
+        import anyio
+
         prompt = self._prompt_session()
         going_on = f" · continuing thread {self.state.thread_id}" if self.state.thread_id else ""
         _print(f"cog chat · {visible(self.state.model, one_line=True)}{going_on} · /help for commands, Ctrl-D to leave")
         try:
-            while True:
+            async with anyio.create_task_group() as tasks:  # left once the set-up ended: a session half built is never closed
+                tasks.start_soon(self.setup.run, prompt.app)
                 try:
-                    line = await prompt.prompt_async()
-                except EOFError:
-                    return EXIT_OK
-                self.interrupted = False
-                if not line.strip():
-                    continue
-                command = parse(line)
-                if command is None:
-                    await self.run(line)
-                elif await self.slash(*command):
-                    return EXIT_OK
+                    code = await self.lines(prompt)
+                except SetUpFailed as exc:  # said as it was before the prompt came first
+                    say(exc.message)
+                    code = EXIT_USAGE
+            return code
         finally:
             try:
                 await self.session.aclose()
             except Exception:
                 log.debug("closing the session failed", exc_info=True)
 
+    async def lines(self, prompt: Any) -> int:
+        """Each line typed, run or done, until the person leaves; a line that needs the session
+        waits for its set-up."""
+        while True:
+            try:
+                line = await prompt.prompt_async(pre_run=lambda: self.setup.end_prompt(prompt.app))
+            except EOFError:
+                return EXIT_OK
+            self.interrupted = False
+            if not line.strip():
+                continue
+            command = parse(line)
+            if command is None or command[0] not in NO_SESSION:
+                await self.setup.wait()
+            if command is None:
+                await self.run(line)
+            elif await self.slash(*command):
+                return EXIT_OK
+
     def _prompt_session(self) -> Any:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.application import run_in_terminal
         from prompt_toolkit.key_binding import KeyBindings
 
+        from cogcli.chat.completion import slash_completer
         from cogcli.chat.line_history import WorkspaceHistory
-        from cogcli.session.background import running_jobs
 
         keys = KeyBindings()
 
@@ -233,21 +260,33 @@ class Chat:
         return PromptSession(
             PROMPT,
             history=WorkspaceHistory(self.session.root),
-            completer=_slash_completer(self._custom()),
+            completer=slash_completer(self._custom()),
             complete_while_typing=True,
             key_bindings=keys,
-            bottom_toolbar=lambda: visible(self.state.status_line(running_jobs(self.session)), one_line=True),
+            bottom_toolbar=lambda: visible(self.state.status_line(self._running_jobs()), one_line=True),
             prompt_continuation=lambda width, line_number, wrap_count: "." * (width - 1) + " ",
             reserve_space_for_menu=min(len(COMMANDS) + len(self.commands), 16),
             enable_suspend=True,
         )
+
+    def _running_jobs(self) -> int:
+        """The session's background commands running now (none before it is built)."""
+        if not self.setup.ready:
+            return 0
+        from cogcli.session.background import running_jobs
+
+        return running_jobs(self.session)
 
     # --- a run ----------------------------------------------------------------------------
 
     async def run(self, instruction: str) -> None:
         """Run ``instruction`` in the chat's thread (the first run starts it), drawn as cog edit draws;
         in plan mode (``/plan``) only tools that change nothing run."""
+        from cogcli.commands.approve import make_approver, quiet_approvals
+        from cogcli.commands.edit import close_output, run_watched
         from cogcli.gate.plan_mode import PlanMode
+        from cogcli.render import make_renderer
+        from cogcli.wire.events import RunStatus
 
         renderer = make_renderer("text")
         try:  # each run its own approver; an "always" answer holds for the chat session (/allowed)
@@ -258,7 +297,7 @@ class Chat:
         if hasattr(approve, "always"):
             approve.always, approve.scope = self.always, "for this chat session"  # type: ignore[union-attr]
         quiet_approvals(renderer, approve)
-        output = _ChatOutput(renderer, self.state)
+        output = _chat_output(renderer, self.state)
         try:
             plan = PlanMode.of(self.session.settings.plan_allow) if self.state.plan else None
             images, self.images = self.images, []
@@ -276,6 +315,8 @@ class Chat:
 
     async def slash(self, name: str, argument: str) -> bool:
         """Do the command ``name``; True when the chat should end."""
+        from cogcli.threads.rewind import allowed_text, rewind_text, undo_text
+
         if name == "/exit":
             return True
         if name == "/help":
@@ -372,15 +413,17 @@ class Chat:
         _print(f"model: {visible(self.state.model, one_line=True)} from the next instruction on")
 
     def diff(self) -> None:
-        from cogcli.chat.diff_command import session_diff
+        from cogcli.chat.diff_command import coloured_diff, session_diff
 
         text = session_diff(self.session.root, self.state.runs)
         if not text:
             _print("This session changed no files (or they are back as they were).")
             return
-        _print(_coloured_diff(visible(text)).rstrip("\n"))
+        _print(coloured_diff(visible(text)).rstrip("\n"))
 
     async def compact(self) -> None:
+        from cogcli.commands.common import abort_on_signals
+        from cogcli.contract.context import AbortSignal
         from cogcli.render.words import compaction_text
         from cogcli.loop.turn import usage_of
 
@@ -399,37 +442,6 @@ class Chat:
             return
         self.state.compacted = True  # the next run's first request says how much is left
         _print(compaction_text(event.model_copy(update={"context_window": self.state.window})) + " (estimated)")
-
-
-def _slash_completer(custom: dict[str, tuple[str, str]] | None = None) -> Any:
-    from prompt_toolkit.completion import Completer, Completion
-
-    class SlashCompleter(Completer):
-        def get_completions(self, document: Any, complete_event: Any) -> Any:
-            typed = document.text_before_cursor
-            if not typed.startswith("/") or any(c in typed for c in " \n"):
-                return
-            for name, (argument, what) in {**COMMANDS, **(custom or {})}.items():
-                if name.startswith(typed.lower()):
-                    yield Completion(name + (" " if argument else ""), start_position=-len(typed), display=name, display_meta=what)
-
-    return SlashCompleter()
-
-
-def _coloured_diff(text: str) -> str:
-    """Added lines green, removed red — only on a terminal without ``NO_COLOR``."""
-    from cogcli.render.text import _RESET, _STYLES, wants_color
-
-    if not wants_color(sys.stdout):
-        return text
-    out = []
-    for line in text.splitlines(keepends=True):
-        if line.startswith("+") and not line.startswith("+++"):
-            line = f"{_STYLES['green']}{line.rstrip(chr(10))}{_RESET}\n"
-        elif line.startswith("-") and not line.startswith("---"):
-            line = f"{_STYLES['red']}{line.rstrip(chr(10))}{_RESET}\n"
-        out.append(line)
-    return "".join(out)
 
 
 def _print(text: str) -> None:

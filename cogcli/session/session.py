@@ -47,8 +47,6 @@ log = logging.getLogger("cogcli")
 #: what makes the workspace tools: ``make_tools(settings, journal=…, only=…)``
 ToolMaker = Callable[..., "list[Tool[Any]]"]
 
-#: a direct call that could not start because of how it was asked for (exit 2, a usage error)
-
 
 class RunNotStarted(CogError):
     """The run could not start (its thread store cannot be opened or written): nothing ran."""
@@ -135,7 +133,12 @@ class Session:
         return session
 
     def prepare(self) -> None:
-        """Make the model, the undo journal and the run's tools (see :meth:`open`)."""
+        """:meth:`check`, then :meth:`build` (see :meth:`open`)."""
+        self.check()
+        self.build()
+
+    def check(self) -> None:
+        """What may ask the person or refuse, cheaply, in :meth:`open`'s order; builds nothing."""
         settings = self.settings
         if settings.model is None:
             raise ConfigError(NO_MODEL_MESSAGE, code=ErrorCode.MODEL_CONFIG_ERROR)
@@ -153,6 +156,10 @@ class Session:
         from cogcli.hooks.trust import session_hooks
 
         self.command_hooks = session_hooks(settings, interactive=self.interactive)  # the workspace's: only once approved
+
+    def build(self) -> None:
+        """Make the model, the undo journal and the run's tools, once :meth:`check` passed (cog chat: while its prompt is up)."""
+        settings = self.settings
         self.model = make_model(settings, self.record)
         self.telemetry = self.telemetry or start_telemetry()
         if self.telemetry is not None:  # each model request a `chat {model}` span
