@@ -29,19 +29,26 @@ def test_the_kept_spec_is_typers_own_for_these_sources() -> None:
     from cogcli.cli import app
 
     assert SPEC["key"] == spec_key(), f"cog edit's options changed; write the spec again: {REWRITE}"
-    assert SPEC == make_spec(typer.main.get_command(app).commands["edit"]), f"the spec is not typer's; write it again: {REWRITE}"
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    assert SPEC["commands"] == {name: make_spec(commands[name]) for name in lean_start.QUICK}, f"the spec is not typer's; write it again: {REWRITE}"
 
 
 class Captured(Exception):
     pass
 
 
-def typer_params(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any] | None:
-    """What typer hands edit_command for ``cog edit argv`` (None: typer refused the command line)."""
+BODIES = {"edit": ("cogcli.commands.edit", "edit_command"), "chat": ("cogcli.commands.chat", "chat_command")}
+
+
+def typer_params(argv: list[str], monkeypatch: pytest.MonkeyPatch, command: str = "edit") -> dict[str, Any] | None:
+    """What typer hands the body for ``cog COMMAND argv`` (None: typer refused the command line)."""
+    import importlib
+
     from typer.testing import CliRunner
 
     from cogcli.cli import app
-    import cogcli.commands.edit as body
+
+    body = importlib.import_module(BODIES[command][0])
 
     seen: dict[str, Any] = {}
 
@@ -49,18 +56,20 @@ def typer_params(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, 
         seen.update(params)
         raise Captured
 
-    monkeypatch.setattr(body, "edit_command", capture)
-    result = CliRunner().invoke(app, ["edit", *argv])
+    monkeypatch.setattr(body, BODIES[command][1], capture)
+    result = CliRunner().invoke(app, [command, *argv])
     if isinstance(result.exception, Captured):
-        seen.pop("on_started")
+        seen.pop("on_started", None)
         return seen
     # a usage error, or the help: never a crash
     assert result.exit_code == 2 or (result.exit_code == 0 and "Usage:" in result.output), (argv, result.output, result.exception)
     return None
 
 
-def quick_params(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any] | None:
-    import cogcli.commands.edit as body
+def quick_params(argv: list[str], monkeypatch: pytest.MonkeyPatch, command: str = "edit") -> dict[str, Any] | None:
+    import importlib
+
+    body = importlib.import_module(BODIES[command][0])
 
     seen: dict[str, Any] = {}
 
@@ -68,12 +77,12 @@ def quick_params(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, 
         seen.update(params)
         return 0
 
-    monkeypatch.setattr(body, "edit_command", capture)
-    code = quick_main(["edit", *argv])
+    monkeypatch.setattr(body, BODIES[command][1], capture)
+    code = quick_main([command, *argv])
     if code is None:
         return None
     assert code == 0, argv
-    seen.pop("on_started")
+    seen.pop("on_started", None)
     return seen
 
 
@@ -108,6 +117,21 @@ def test_the_quick_path_gives_what_typer_gives_or_leaves_the_line_to_typer(argv:
 def test_most_of_the_table_takes_the_quick_path(monkeypatch: pytest.MonkeyPatch) -> None:
     taken = sum(parse(EDIT, argv) is not None for argv in KNOWN)
     assert taken >= 30
+
+
+CHAT = [
+    [], ["--thread", "abc"], ["--last"], ["--thread", "a", "--last"], ["-C", "sub"], ["--worktree"], ["--worktree-name=w"],
+    ["--model", "openai:gpt-4o", "--yes", "--sandbox", "on"], ["--approval", "ask", "--no-diagnostics"], ["--mcp", "x", "--mcp", "y"],
+    ["stray"], ["--attempts", "2"], ["--nope"], ["--max-steps", "0"], ["--help"],
+]
+
+
+@pytest.mark.parametrize("argv", CHAT, ids=[" ".join(a) or "(none)" for a in CHAT])
+def test_cog_chat_takes_the_quick_path_as_typer_would(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    quick = quick_params(argv, monkeypatch, "chat")
+    monkeypatch.undo()
+    expected = typer_params(argv, monkeypatch, "chat")
+    assert quick == expected or (quick is None and argv == ["--help"])
 
 
 def _words() -> st.SearchStrategy[list[str]]:

@@ -1,11 +1,10 @@
 """``cog chat``: its options and help; the body is :func:`cogcli.commands.chat.run_chat`."""
 
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from cogcli.cli.typer_app import DirectoryOption, WorktreeNameOption, WorktreeOption, app, workspace
+from cogcli.cli.typer_app import DirectoryOption, WorktreeNameOption, WorktreeOption, app
 from cogcli.cli.setting_flags import with_settings
 from cogcli.settings.options import CHAT, SettingFlags
 
@@ -30,20 +29,7 @@ def chat(
     Commands: /undo /rewind /allowed /diff /jobs /model /compact /thread /new /help /exit.
     An [a]lways answer holds for the chat session (/allowed lists and drops them).
     Plain `cog` on a terminal opens the chat too."""
-    from cogcli.commands.chat import ChatOptions, run_chat
+    from cogcli.commands.chat import chat_command
 
-    if thread and last:
-        from cogcli.cli.typer_app import fail
-
-        fail("--thread and --last both name a thread to continue; give one")
-    code = run_chat(
-        ChatOptions(
-            root=workspace(directory),
-            cwd=(directory or Path.cwd()).expanduser().resolve(),
-            flags=flags,
-            thread=thread,
-            last=last,
-            worktree=(worktree_name or "") if worktree or worktree_name else None,
-        )
-    )
+    code = chat_command(directory=directory, thread=thread, last=last, worktree=worktree, worktree_name=worktree_name, flags=flags)
     raise typer.Exit(code)

@@ -205,7 +205,9 @@ def setup_logging(verbose: bool) -> None:
 #: (:func:`write_spec`); kept beside this module, valid while its sources are unchanged (:func:`spec_key`)
 SPEC_FILE = "command_lines.json"
 #: the files (under cogcli/) the spec is made from
-SPEC_SOURCES = ("cli/edit.py", "cli/typer_app.py", "cli/setting_flags.py", "cli/ray_option.py", "settings/options.py")
+SPEC_SOURCES = ("cli/edit.py", "cli/chat.py", "cli/typer_app.py", "cli/setting_flags.py", "cli/ray_option.py", "settings/options.py")
+#: the commands the quick path runs: name -> (module, function: the body typer's command calls too)
+QUICK = {"edit": ("cogcli.commands.edit", "edit_command"), "chat": ("cogcli.commands.chat", "chat_command")}
 #: ``cog``'s own options the quick path takes before the command's name
 _VERBOSE = ("-v", "--verbose")
 #: words that always go to typer (it prints the help, the version)
@@ -236,34 +238,41 @@ def quick_main(argv: list[str]) -> int | None:
     words = list(argv)
     while words and words[0] in _VERBOSE:
         verbose, words = True, words[1:]
-    if not words or words[0] != "edit" or any(w in _TYPER_ONLY for w in words):
+    if not words or words[0] not in QUICK or any(w in _TYPER_ONLY for w in words):
         return None
+    name = words[0]
     spec = _spec()
     if spec is None:
         return None
     from cogcli.cli.ray_option import ray_address
 
-    params = parse(spec["commands"]["edit"], ray_address(words[1:]))
+    params = parse(spec["commands"][name], ray_address(words[1:]) if name == "edit" else words[1:])
     if params is None:
         return None
     with command_line():
         setup_logging(verbose)
         try:
-            return _run_edit(spec["commands"]["edit"], params)
+            return _run(name, spec["commands"][name], params)
         except (KeyboardInterrupt, EOFError):  # before the run watches the signals: as typer ends
             sys.stderr.write("\nAborted!\n")
             return 1
 
 
-def _run_edit(params_spec: list[dict[str, Any]], params: dict[str, Any]) -> int:
+def _run(command: str, params_spec: list[dict[str, Any]], params: dict[str, Any]) -> int:
+    import importlib
+
     from cogcli.cli.setting_flags import checked_flags
-    from cogcli.commands.edit import edit_command
 
     settings = {p["name"] for p in params_spec if p.get("setting")}
     flags = checked_flags({name: params.pop(name) for name in settings})
     if flags is None:
         return 2
-    return edit_command(**params, flags=flags, on_started=resume_gc)
+    module, function = QUICK[command]
+    body = getattr(importlib.import_module(module), function)
+    if command == "edit":  # the collector back on once its run is under way
+        return body(**params, flags=flags, on_started=resume_gc)
+    resume_gc()  # as typer's callback does before any command that is not brief
+    return body(**params, flags=flags)
 
 
 def _spec() -> dict[str, Any] | None:
@@ -351,23 +360,24 @@ def _convert(param: dict[str, Any], word: str, path: Any) -> Any:
     return None
 
 
-#: how the spec is written again (typer's own ``cog edit``, then :func:`write_spec`)
+#: how the spec is written again (typer's own commands, then :func:`write_spec`)
 REWRITE = ("python -c \"import typer.main; from cogcli.cli import app; from cogcli.cli.lean_start import write_spec; "
-           "write_spec(typer.main.get_command(app).commands['edit'])\"")
+           "write_spec(typer.main.get_command(app).commands)\"")
 
 
-def write_spec(command: Any) -> None:
-    """Write :data:`SPEC_FILE` from typer's own ``cog edit`` (``command``: typer's click command)
-    after a change to one of :data:`SPEC_SOURCES` (:data:`REWRITE`; ``tests/test_quick_edit.py``
+def write_spec(commands: Any) -> None:
+    """Write :data:`SPEC_FILE` from typer's own commands (``commands``: typer's click commands by
+    name) after a change to one of :data:`SPEC_SOURCES` (:data:`REWRITE`; ``tests/test_quick_edit.py``
     fails until it is written again)."""
     import json
     from pathlib import Path
 
-    Path(__file__).with_name(SPEC_FILE).write_text(json.dumps(make_spec(command), indent=1) + "\n", encoding="utf-8")
+    spec = {"key": spec_key(), "commands": {name: make_spec(commands[name]) for name in QUICK}}
+    Path(__file__).with_name(SPEC_FILE).write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
 
 
-def make_spec(command: Any) -> dict[str, Any]:
-    """The spec, read from the parameters of typer's ``cog edit``."""
+def make_spec(command: Any) -> list[dict[str, Any]]:
+    """One command's parameters as typer makes them."""
     import enum
     import pathlib
     import typing
@@ -397,4 +407,4 @@ def make_spec(command: Any) -> dict[str, Any]:
         if param.name in BY_NAME:
             entry["setting"] = True
         params.append(entry)
-    return {"key": spec_key(), "commands": {"edit": params}}
+    return params

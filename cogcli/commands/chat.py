@@ -3,13 +3,11 @@ one thread through the library :class:`~cogcli.session.Session` — the model re
 so far — drawn with the same rows and asked the same approvals as ``cog edit`` on a terminal
 (:func:`cogcli.commands.edit.run_watched`, :func:`cogcli.commands.approve.make_approver`).
 
-The line editor is prompt_toolkit's (imported when the chat starts, never by ``cog --help``): a
-history kept per workspace in the person's state folder (:mod:`cogcli.chat.line_history`), Alt-Enter or a
-trailing ``\\`` for a new line, a bracketed paste kept as one message, slash commands completed
-(:mod:`cogcli.project.slash_commands`) and a status line below the prompt while it waits
-(:mod:`cogcli.chat.status`). Nothing is drawn full-screen: between prompts the terminal is the
-run's, as with ``cog edit``. The prompt comes once what may ask or refuse is checked; the session
-is built behind it (:mod:`cogcli.chat.set_up`), and what runs is imported there, not here.
+The line editor is prompt_toolkit's: a history per workspace in the person's state folder
+(:mod:`cogcli.chat.line_history`), Alt-Enter or a trailing ``\\`` for a new line, a paste kept as one
+message, slash commands completed, a status line below the prompt (:mod:`cogcli.chat.status`).
+Between prompts the terminal is the run's, as with ``cog edit``. The prompt comes once what may ask
+or refuse is checked; the session is built behind it (:mod:`cogcli.chat.set_up`).
 
 Ctrl-C during a run aborts that run (its calls end, its thread is kept, the prompt comes back); at
 the prompt it clears the line, and on an empty line, twice, leaves; Ctrl-D leaves (exit 0).
@@ -45,16 +43,30 @@ LEAVE_HINT = "(Ctrl-C again on an empty line, or Ctrl-D, to leave)"
 class ChatOptions:
     """``cog chat``'s command line, parsed."""
     root: Path
-    #: the directory cog runs in (instruction files are read from the root down to it)
-    cwd: Path | None = None
+    cwd: Path | None = None  # where cog runs (instruction files are read from the root down to it)
     #: the settings given as flags (:mod:`cogcli.settings.options`); ``/model`` replaces the model
     flags: SettingFlags = field(default_factory=SettingFlags)
-    #: continue this thread (an id or a unique prefix) …
-    thread: str | None = None
-    #: … or the most recent one here
-    last: bool = False
+    thread: str | None = None  # continue this thread (an id or a unique prefix) …
+    last: bool = False  # … or the most recent one here
     #: --worktree [NAME]: the chat runs in a new git worktree ("": cog names it)
     worktree: str | None = None
+
+
+def chat_command(*, directory: Path | None, thread: str | None, last: bool, worktree: bool, worktree_name: str | None,
+                 flags: SettingFlags) -> int:
+    """``cog chat``'s parameters as its command line gives them (typer's, :mod:`cogcli.cli.chat`, or
+    the quick path's, :mod:`cogcli.cli.lean_start`: both call this) → :func:`run_chat`'s code."""
+    from cogcli.settings.load import find_workspace
+
+    try:
+        if thread and last:
+            raise ConfigError("--thread and --last both name a thread to continue; give one")
+        root = find_workspace(directory)
+    except ConfigError as exc:
+        say(exc.message)
+        return EXIT_USAGE
+    return run_chat(ChatOptions(root=root, cwd=(directory or Path.cwd()).expanduser().resolve(), flags=flags, thread=thread,
+                                last=last, worktree=(worktree_name or "") if worktree or worktree_name else None))
 
 
 def run_chat(opts: ChatOptions) -> int:
@@ -80,8 +92,10 @@ def run_chat(opts: ChatOptions) -> int:
     except ConfigError as exc:
         say(exc.message)
         return EXIT_USAGE
-    try:
-        thread_id = _thread_to_continue(session, opts)
+    try:  # the thread --thread or --last names, checked before the first prompt
+        from cogcli.session.project import continued_thread  # (imported only then: the prompt waits on nothing more)
+
+        thread_id = continued_thread(session, opts.thread, opts.last) if opts.thread or opts.last else None
     except (ConfigError, OSError) as exc:  # OSError: the thread store (.cog a file, a full disk)
         session.close()
         say(exc.message if isinstance(exc, ConfigError) else store_problem(session.root, exc))
@@ -130,19 +144,6 @@ def _approval(settings: Any) -> str:
     """The chat asks on its terminal unless the person said to approve every call (``--yes``,
     ``approval = "auto"``); stdin is the chat's own, so it carries no approvals."""
     return "auto" if settings.approval == "auto" else "ask"
-
-
-def _thread_to_continue(session: Session, opts: ChatOptions) -> str | None:
-    """The whole id of the thread ``--thread`` or ``--last`` names, checked before the first prompt."""
-    if not opts.thread and not opts.last:
-        return None
-    from cogcli.session.project import thread_to_continue
-
-    if not session.has_threads():
-        raise ConfigError(f"no threads in {session.root} yet; start one with cog chat (without --thread or --last)")
-    store = session.store()
-    wanted = thread_to_continue(store, opts.thread, opts.last)
-    return store.require_id(wanted, to=" to continue") if wanted else None
 
 
 def _chat_output(renderer: Any, state: ChatState) -> Any:

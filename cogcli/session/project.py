@@ -71,6 +71,18 @@ async def project_context(settings: Settings, cwd: Path | None, model: Any) -> P
     return ProjectContext(section=project.prompt_section(), files=files, notes=project.notes, nearby=nearby, window=window)
 
 
+def continued_thread(session: Any, thread: str | None, last: bool) -> str | None:
+    """The whole id of the thread ``--thread`` or ``--last`` names in ``session``'s workspace (None:
+    neither given); :class:`ConfigError` when there is none to continue."""
+    if not thread and not last:
+        return None
+    if not session.has_threads():
+        raise ConfigError(f"no threads in {session.root} yet; start one with cog chat (without --thread or --last)")
+    store = session.store()
+    wanted = thread_to_continue(store, thread, last)
+    return store.require_id(wanted, to=" to continue") if wanted else None
+
+
 def _secret_policy(settings: Settings) -> Any:
     """The secret-file rules of the run's tools (``secret_globs``, ``--allow-secret``): instruction
     files are workspace files, kept from the model exactly as ``read_file`` keeps them."""
