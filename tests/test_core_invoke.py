@@ -559,7 +559,7 @@ def test_a_call_imports_opentelemetry_only_when_the_process_uses_it() -> None:
     import sys
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    done = subprocess.run([sys.executable, "-c", _TRACED_LATER], env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", _TRACED_LATER], env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["before False", "spans ['tool echo']"]
 
