@@ -4,6 +4,7 @@ as a call in a run."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import anyio
@@ -23,6 +24,17 @@ JOURNALED_IN_RUNS = frozenset({"edit_file", "apply_patch", "write_file", "move_f
 def call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: Renderer, *, timeout: float | None = None) -> int:
     """Run the call, draw it, return the exit code: 0 ok (and its tests, if any, passed), 1 the
     call failed or tests failed, 2 unknown tool or bad arguments, 130/143 interrupted."""
+    # What start-up made (modules, models, settings, the tool) outlives the call: frozen, the collector
+    # walks only what the call makes, not those objects again (two passes over them were ~15 ms of a
+    # one-off call). The collector stays on for the call's own objects; the freeze ends with the call.
+    gc.freeze()
+    try:
+        return _call_tool(session, name, arguments, renderer, timeout=timeout)
+    finally:
+        gc.unfreeze()
+
+
+def _call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: Renderer, *, timeout: float | None = None) -> int:
     emit = EventEmitter(renderer.handle).emit
     call_id = new_call_id()
     tool = next((t for t in session.tools if t.name == name), None)
