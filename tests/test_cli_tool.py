@@ -218,6 +218,15 @@ def test_a_direct_call_runs_with_what_start_up_made_frozen(make_repo) -> None:
     assert call_tool(session, "probe", {"n": "many"}, make_renderer("jsonl", out)) == 2
     assert len(frozen_during) == 1 and gc.get_freeze_count() == 0
 
+    # a caller that froze objects of its own finds them still frozen after the call
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        assert call_tool(session, "probe", {"n": 4}, make_renderer("jsonl", io.BytesIO())) == 0
+        assert gc.get_freeze_count() >= before > 0
+    finally:
+        gc.unfreeze()
+
 
 class _Probe(BaseModel):
     n: int

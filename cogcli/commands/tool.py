@@ -26,12 +26,15 @@ def call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: 
     call failed or tests failed, 2 unknown tool or bad arguments, 130/143 interrupted."""
     # What start-up made (modules, models, settings, the tool) outlives the call: frozen, the collector
     # walks only what the call makes, not those objects again (two passes over them were ~15 ms of a
-    # one-off call). The collector stays on for the call's own objects; the freeze ends with the call.
+    # one-off call). The collector stays on for the call's own objects; the freeze ends with the call
+    # (unless the caller had frozen objects of its own: those stay as the caller left them).
+    ours = gc.get_freeze_count() == 0
     gc.freeze()
     try:
         return _call_tool(session, name, arguments, renderer, timeout=timeout)
     finally:
-        gc.unfreeze()
+        if ours:
+            gc.unfreeze()
 
 
 def _call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: Renderer, *, timeout: float | None = None) -> int:
