@@ -186,8 +186,8 @@ def test_cog_tool_says_a_command_s_changes_are_not_for_undo_and_a_background_job
 
 def test_a_direct_call_runs_with_what_start_up_made_frozen(make_repo) -> None:
     """`cog tool` (issue 53): the collector walks only what the call makes, not every object start-up
-    made (two passes over them were ~15 ms of a one-off call); the call is still validated, run and
-    drawn, and nothing stays frozen for a caller in the same process."""
+    made (passes over them were ~15-20 ms of a one-off call); the call is still validated, run and
+    drawn, and nothing stays frozen or paused for a caller in the same process."""
     import gc
     import io
 
@@ -198,10 +198,12 @@ def test_a_direct_call_runs_with_what_start_up_made_frozen(make_repo) -> None:
     from cogcli.settings.load import load_settings
 
     frozen_during: list[int] = []
+    collecting_during: list[bool] = []
 
     @tool(name="probe", description="says how many objects the collector leaves alone")
     def probe(params: _Probe) -> str:
         frozen_during.append(gc.get_freeze_count())
+        collecting_during.append(gc.isenabled())
         return f"n={params.n}"
 
     gc.unfreeze()
@@ -209,7 +211,8 @@ def test_a_direct_call_runs_with_what_start_up_made_frozen(make_repo) -> None:
     out = io.BytesIO()
     assert call_tool(session, "probe", {"n": 3}, make_renderer("jsonl", out)) == 0
     assert frozen_during and frozen_during[0] > 10_000  # the modules, models and settings made before the call
-    assert gc.get_freeze_count() == 0
+    assert collecting_during == [True]  # the collector is on for what the call makes
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
     assert [json.loads(line)["type"] for line in out.getvalue().decode().splitlines()] == ["tool-call-start", "tool-call-end", "tool-result"]
     assert json.loads(out.getvalue().decode().splitlines()[-1])["result"] == "n=3"
 
