@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import gc
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -49,7 +50,7 @@ def _collect_from_here(collecting: bool) -> None:
         gc.enable()
 
 
-def _call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: Renderer, *, timeout: float | None, started: Any) -> int:
+def _call_tool(session: Session, name: str, arguments: dict[str, Any], renderer: Renderer, *, timeout: float | None, started: Callable[[], None]) -> int:
     emit = EventEmitter(renderer.handle).emit
     call_id = new_call_id()
     tool = next((t for t in session.tools if t.name == name), None)
