@@ -224,9 +224,9 @@ def test_a_direct_call_runs_with_what_start_up_made_frozen(make_repo) -> None:
     # a caller that froze objects of its own finds them still frozen after the call
     gc.freeze()
     try:
-        before = gc.get_freeze_count()
+        assert gc.get_freeze_count() > 0
         assert call_tool(session, "probe", {"n": 4}, make_renderer("jsonl", io.BytesIO())) == 0
-        assert gc.get_freeze_count() >= before > 0
+        assert gc.get_freeze_count() > 0  # not thawed (objects freed since may have left the count)
     finally:
         gc.unfreeze()
 
