@@ -207,6 +207,7 @@ def test_a_direct_call_runs_with_what_start_up_made_frozen(make_repo) -> None:
         return f"n={params.n}"
 
     gc.unfreeze()
+    gc.enable()  # as the command line leaves it just before the call
     session = Session(load_settings(make_repo("calc")), make_tools=lambda settings, **options: [probe])
     out = io.BytesIO()
     assert call_tool(session, "probe", {"n": 3}, make_renderer("jsonl", out)) == 0
