@@ -6,6 +6,8 @@ import json
 
 from cli_helpers import cog_python, json_lines, read_pty, run_cog
 
+from pydantic import BaseModel
+
 from cogcli.wire.events import parse_event
 from workspace_tools.sandbox.interpreter import ProjectPython
 
@@ -180,3 +182,55 @@ def test_cog_tool_says_a_command_s_changes_are_not_for_undo_and_a_background_job
     assert "cog undo does not put back" not in started.stderr
     later = run_cog(["tool", "command_output", "id=job_1"], repo)
     assert later.returncode == 2 and "no background command 'job_1'" in later.stdout + later.stderr
+
+
+def test_a_direct_call_runs_with_what_start_up_made_frozen(make_repo) -> None:
+    """`cog tool` (issue 53): the collector walks only what the call makes, not every object start-up
+    made (passes over them were ~15-20 ms of a one-off call); the call is still validated, run and
+    drawn, and nothing stays frozen or paused for a caller in the same process."""
+    import gc
+    import io
+
+    from cogcli import tool
+    from cogcli.commands.tool import call_tool
+    from cogcli.render import make_renderer
+    from cogcli.session import Session
+    from cogcli.settings.load import load_settings
+
+    frozen_during: list[int] = []
+    collecting_during: list[bool] = []
+
+    @tool(name="probe", description="says how many objects the collector leaves alone")
+    def probe(params: _Probe) -> str:
+        frozen_during.append(gc.get_freeze_count())
+        collecting_during.append(gc.isenabled())
+        return f"n={params.n}"
+
+    gc.unfreeze()
+    gc.enable()  # as the command line leaves it just before the call
+    session = Session(load_settings(make_repo("calc")), make_tools=lambda settings, **options: [probe])
+    out = io.BytesIO()
+    assert call_tool(session, "probe", {"n": 3}, make_renderer("jsonl", out)) == 0
+    assert frozen_during and frozen_during[0] > 10_000  # the modules, models and settings made before the call
+    assert collecting_during == [True]  # the collector is on for what the call makes
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    assert [json.loads(line)["type"] for line in out.getvalue().decode().splitlines()] == ["tool-call-start", "tool-call-end", "tool-result"]
+    assert json.loads(out.getvalue().decode().splitlines()[-1])["result"] == "n=3"
+
+    # a call the tool's own parameters refuse ends as it did: validated by the real tool, exit 2
+    out = io.BytesIO()
+    assert call_tool(session, "probe", {"n": "many"}, make_renderer("jsonl", out)) == 2
+    assert len(frozen_during) == 1 and gc.get_freeze_count() == 0
+
+    # a caller that froze objects of its own finds them still frozen after the call
+    gc.freeze()
+    try:
+        assert gc.get_freeze_count() > 0
+        assert call_tool(session, "probe", {"n": 4}, make_renderer("jsonl", io.BytesIO())) == 0
+        assert gc.get_freeze_count() > 0  # not thawed (objects freed since may have left the count)
+    finally:
+        gc.unfreeze()
+
+
+class _Probe(BaseModel):
+    n: int

@@ -522,6 +522,48 @@ async def test_each_call_is_a_span_when_opentelemetry_is_installed() -> None:
     assert spans["c-bad"].status.status_code == trace.StatusCode.ERROR
 
 
+#: a fresh interpreter: a call made before anything in it uses OpenTelemetry, then one after a provider is set up
+_TRACED_LATER = """
+import sys, anyio
+from pydantic import BaseModel
+from cogcli import invoke_tool, tool
+
+class Text(BaseModel):
+    text: str
+
+@tool(name="echo", description="echo")
+def echo(params: Text) -> str:
+    return params.text
+
+assert anyio.run(invoke_tool, echo, {"text": "a"}).ok
+print("before", any(m.startswith("opentelemetry") for m in sys.modules))
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+assert anyio.run(invoke_tool, echo, {"text": "b"}).ok
+print("spans", [s.name for s in exporter.get_finished_spans()])
+"""
+
+
+def test_a_call_imports_opentelemetry_only_when_the_process_uses_it() -> None:
+    """Without a tracer provider a span is a no-op, and setting one up imports opentelemetry.trace:
+    a call made before that imports nothing of it (a one-off `cog tool`), one made after is a span."""
+    pytest.importorskip("opentelemetry.sdk.trace")
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    done = subprocess.run([sys.executable, "-c", _TRACED_LATER], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["before False", "spans ['tool echo']"]
+
+
 # --- the tool() API ----------------------------------------------------------------------------
 
 

@@ -178,6 +178,33 @@ def test_cog_tools_declares_and_imports_only_its_own_command(make_repo: Any) -> 
     assert {"cogcli.cli.edit", "cogcli.cli.batch", "cogcli.cli.worktree", "cogcli.cli.thread"} <= set(every)
 
 
+#: what a one-off `cog tool list_files` never needs: other commands, a run's machinery, other tools'
+#: modules (only the tool called is made), and OpenTelemetry with nothing in the process using it
+NOT_FOR_ONE_TOOL = (
+    *NOT_FOR_COG_TOOLS[: NOT_FOR_COG_TOOLS.index("cogcli.render")], "httpx", "httpcore", "git", "mcp", "starlette", "uvicorn",
+    "genai_prices", "rich", "click",
+    "cogcli.hooks", "cogcli.compaction", "cogcli.gate", "cogcli.project", "cogcli.agent_tools", "cogcli.worktrees",
+    "cogcli.wire.telemetry", "cogcli.wire.coalesce", "cogcli.render.jsonl", "cogcli.render.github",
+    "workspace_tools.runners", "workspace_tools.shell", "workspace_tools.diagnostics", "workspace_tools.git",
+    "workspace_tools.files.read", "workspace_tools.files.edit", "workspace_tools.files.search", "workspace_tools.files.journal",
+    "opentelemetry",
+)
+
+
+def test_a_one_off_cog_tool_imports_only_its_call(make_repo: Any) -> None:
+    """`cog tool list_files` (issue 53): its tool's module, the session, the contract's one path
+    (validate, run, redact), the wire events and the text renderer that draw it — nothing else.
+    The first call keeps the tools' specs; the second makes only the tool it calls."""
+    repo = make_repo("calc")
+    first = modules_of_cog(["tool", "list_files"], repo)
+    again = modules_of_cog(["tool", "list_files"], repo)
+    for loaded in (first, again):
+        # it did validate the call, run it and redact it, and drew it from the wire events
+        assert {"workspace_tools.files.list", "cogcli.contract.invoke", "cogcli.secrets.redactor",
+                "cogcli.wire.events", "cogcli.render.text", "workspace_tools.sandbox.bwrap"} <= set(loaded)
+        assert matching(loaded, NOT_FOR_ONE_TOOL) == []
+
+
 def test_the_command_line_names_the_module_to_declare() -> None:
     from cogcli.cli import invoked
 

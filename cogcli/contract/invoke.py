@@ -18,6 +18,8 @@ import contextlib
 import functools
 import inspect
 import logging
+import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -67,9 +69,16 @@ _TRACER: Any = ...
 
 
 def _tracer() -> Any:
-    """opentelemetry's tracer when opentelemetry-api is installed, else None (no hard dependency)."""
+    """opentelemetry's tracer when opentelemetry-api is installed and this process uses it, else
+    None (no hard dependency). A span is recorded only by a tracer provider someone set up, and
+    setting one up imports ``opentelemetry.trace`` (or names one in ``OTEL_PYTHON_TRACER_PROVIDER``,
+    which the API loads on first use); before that, a call's span would be a no-op, so a one-off
+    call (``cog tool``) does not import the API to make one. Not kept while unused: a provider set
+    up later traces the calls made after it."""
     global _TRACER
     if _TRACER is ...:
+        if "opentelemetry.trace" not in sys.modules and not os.environ.get("OTEL_PYTHON_TRACER_PROVIDER"):
+            return None
         try:
             from opentelemetry import trace
         except ImportError:

@@ -7,8 +7,8 @@ and ``timestamp`` (ISO 8601, UTC), stamped by the run's emitter. Fields are only
 Order within one call: tool-call-start → tool-call-delta* → tool-call-end → tool-update* → tool-result.
 """
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: pydantic would read each field's type back from its
+# text, a quarter of what declaring these models costs every command that draws a call (issue 53)
 import json
 from enum import StrEnum
 from functools import cache
@@ -73,7 +73,7 @@ class Usage(WireModel):
         """Whether any tokens were counted (an empty usage takes no part in a sum's cost)."""
         return bool(self.input_tokens or self.output_tokens or self.total_tokens)
 
-    def __add__(self, other: Usage) -> Usage:
+    def __add__(self, other: "Usage") -> "Usage":
         def opt_sum(a: int | None, b: int | None) -> int | None:
             return None if a is None and b is None else (a or 0) + (b or 0)
 
@@ -241,7 +241,7 @@ class ToolUpdateEvent(BaseEvent):
     arguments: Any = None
 
     @classmethod
-    def of(cls, update: ToolUpdate) -> ToolUpdateEvent:
+    def of(cls, update: "ToolUpdate") -> "ToolUpdateEvent":
         """The wire event of one ``context.update()``."""
         return cls(
             tool_call_id=update.call_id,
@@ -267,7 +267,7 @@ class _ToolResultEventHead(BaseEvent):
 # would become a description in `cog schema events`.
 class ToolResultEvent(CallEndFields, _ToolResultEventHead):
     @classmethod
-    def of(cls, result: ToolResult) -> ToolResultEvent:
+    def of(cls, result: "ToolResult") -> "ToolResultEvent":
         """The ``tool-result`` event of a finished call: the whole content, details and presentation beside it."""
         from cogcli.contract.call_fields import end_fields
 
