@@ -37,7 +37,7 @@ class Captured(Exception):
     pass
 
 
-BODIES = {"edit": ("cogcli.commands.edit", "edit_command"), "chat": ("cogcli.commands.chat", "chat_command")}
+BODIES = {name: (module, function) for name, (module, function, _) in lean_start.QUICK.items()}
 
 
 def typer_params(argv: list[str], monkeypatch: pytest.MonkeyPatch, command: str = "edit") -> dict[str, Any] | None:
@@ -132,6 +132,24 @@ def test_cog_chat_takes_the_quick_path_as_typer_would(argv: list[str], monkeypat
     monkeypatch.undo()
     expected = typer_params(argv, monkeypatch, "chat")
     assert quick == expected or (quick is None and argv == ["--help"])
+
+
+TOOL = [
+    ["list_files"], ["read_file", "path=calc/ops.py"], ["run_tests", "paths=tests/a.py", "--", "-x", "--lf"], ["read_file", "--args", '{"path": "a"}'],
+    ["list_files", "--json"], ["list_files", "-f", "github"], ["-C", "sub", "list_files"], ["list_files", "--sandbox", "off", "pattern=*.py"],
+    ["run_command", "command=ls -la"], ["read_file", "--", "path=--x"], ["list_files", "a=1", "b=2", "c=3"],
+    [], ["--nope", "x"], ["list_files", "--format", "xml"], ["--help"],
+]
+TOOLS = [[], ["--json"], ["-C", "sub"], ["--directory=sub", "--json"], ["extra"], ["--sandbox", "off"], ["-h"]]
+
+
+@pytest.mark.parametrize("command,argv", [("tool", a) for a in TOOL] + [("tools", a) for a in TOOLS],
+                         ids=[f"tool {' '.join(a)}" for a in TOOL] + [f"tools {' '.join(a)}" for a in TOOLS])
+def test_cog_tool_and_tools_take_the_quick_path_as_typer_would(command: str, argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    quick = quick_params(argv, monkeypatch, command)
+    monkeypatch.undo()
+    expected = typer_params(argv, monkeypatch, command)
+    assert quick == expected or (quick is None and ("--help" in argv or "-h" in argv))
 
 
 def _words() -> st.SearchStrategy[list[str]]:

@@ -170,7 +170,8 @@ def test_cog_tools_declares_and_imports_only_its_own_command(make_repo: Any) -> 
     own module of cogcli.cli (issue 53), and `cog --help` still declares (and lists) them all."""
     repo = make_repo("calc")
     tools = modules_of_cog(["tools"], repo)
-    assert "cogcli.cli.tool" in tools and "workspace_tools.runners" in tools  # it did list the tools
+    assert "cogcli.commands.tool" in tools and "workspace_tools.runners" in tools  # it did list the tools
+    assert "typer" not in tools and "cogcli.cli.typer_app" not in tools  # the quick path (cogcli.cli.lean_start)
     assert matching(tools, NOT_FOR_COG_TOOLS) == []
     assert matching(modules_of_cog(["-v", "tools"], repo), NOT_FOR_COG_TOOLS) == []  # cog's own flag first
 

@@ -205,9 +205,16 @@ def setup_logging(verbose: bool) -> None:
 #: (:func:`write_spec`); kept beside this module, valid while its sources are unchanged (:func:`spec_key`)
 SPEC_FILE = "command_lines.json"
 #: the files (under cogcli/) the spec is made from
-SPEC_SOURCES = ("cli/edit.py", "cli/chat.py", "cli/typer_app.py", "cli/setting_flags.py", "cli/ray_option.py", "settings/options.py")
-#: the commands the quick path runs: name -> (module, function: the body typer's command calls too)
-QUICK = {"edit": ("cogcli.commands.edit", "edit_command"), "chat": ("cogcli.commands.chat", "chat_command")}
+SPEC_SOURCES = ("cli/edit.py", "cli/chat.py", "cli/tool.py", "cli/typer_app.py", "cli/setting_flags.py", "cli/ray_option.py",
+                "settings/options.py")
+#: the commands the quick path runs: name -> (module, function: the body typer's command calls too, when
+#: the collector comes back on: "started" the body says when, "now" before it, "never" a listing)
+QUICK = {
+    "edit": ("cogcli.commands.edit", "edit_command", "started"),
+    "chat": ("cogcli.commands.chat", "chat_command", "now"),
+    "tool": ("cogcli.commands.tool", "tool_command", "started"),
+    "tools": ("cogcli.commands.tool", "tools_command", "never"),
+}
 #: ``cog``'s own options the quick path takes before the command's name
 _VERBOSE = ("-v", "--verbose")
 #: words that always go to typer (it prints the help, the version)
@@ -246,7 +253,7 @@ def quick_main(argv: list[str]) -> int | None:
         return None
     from cogcli.cli.ray_option import ray_address
 
-    params = parse(spec["commands"][name], ray_address(words[1:]) if name == "edit" else words[1:])
+    params = parse(spec["commands"][name], ray_address(words[1:]) if name == "edit" else words[1:])  # (run_tests' own options after --)
     if params is None:
         return None
     with command_line():
@@ -264,15 +271,18 @@ def _run(command: str, params_spec: list[dict[str, Any]], params: dict[str, Any]
     from cogcli.cli.setting_flags import checked_flags
 
     settings = {p["name"] for p in params_spec if p.get("setting")}
-    flags = checked_flags({name: params.pop(name) for name in settings})
-    if flags is None:
-        return 2
-    module, function = QUICK[command]
+    if settings:
+        flags = checked_flags({name: params.pop(name) for name in settings})
+        if flags is None:
+            return 2
+        params["flags"] = flags
+    module, function, collector = QUICK[command]
     body = getattr(importlib.import_module(module), function)
-    if command == "edit":  # the collector back on once its run is under way
-        return body(**params, flags=flags, on_started=resume_gc)
-    resume_gc()  # as typer's callback does before any command that is not brief
-    return body(**params, flags=flags)
+    if collector == "started":  # the collector back on once the run or the call is under way
+        return int(body(**params, on_started=resume_gc))
+    if collector == "now":  # as typer's callback does before a command that is not brief
+        resume_gc()
+    return int(body(**params))
 
 
 def _spec() -> dict[str, Any] | None:
@@ -326,14 +336,19 @@ def parse(params: list[dict[str, Any]], words: list[str]) -> dict[str, Any] | No
             values[param["name"]] = [*(values[param["name"]] or []), value]
         else:
             values[param["name"]] = value
-    arguments = [p for p in params if p["kind"] == "argument"]
-    if len(given) > len(arguments):
-        return None
-    for param, word in zip(arguments, given):
-        values[param["name"]] = _convert(param, word, Path)
-        if values[param["name"]] is None:
+    for param in (p for p in params if p["kind"] == "argument"):
+        if param.get("variadic"):  # all the words left (typer: a list, or None for none)
+            taken, given = given, []
+            values[param["name"]] = [_convert(param, w, Path) for w in taken] or None
+            if None in (values[param["name"]] or []):
+                return None
+        elif given:
+            values[param["name"]] = _convert(param, given.pop(0), Path)
+            if values[param["name"]] is None:
+                return None
+        elif param.get("required"):
             return None
-    return values
+    return values if not given else None
 
 
 def _default(param: dict[str, Any]) -> Any:
@@ -388,7 +403,8 @@ def make_spec(command: Any) -> list[dict[str, Any]]:
     for param in command.params:
         annotation = param.type_descriptor.annotation
         multiple = bool(param.multiple)
-        if multiple:
+        variadic = param.param_type_name == "argument" and param.nargs == -1
+        if multiple or variadic:
             annotation = typing.get_args(annotation)[0]
         if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
             kind, choices = "choice", [m.value for m in annotation]
@@ -400,6 +416,8 @@ def make_spec(command: Any) -> list[dict[str, Any]]:
         if param.param_type_name == "option":
             entry["opts"] = list(param.opts)
             entry["secondary"] = list(param.secondary_opts)
+        else:
+            entry["required"], entry["variadic"] = bool(param.required), variadic
         if choices is not None:
             entry["choices"] = choices
         if param.min is not None or param.max is not None:
