@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
@@ -52,6 +50,9 @@ def with_settings(command: str) -> Callable[[Callable[..., Any]], Callable[..., 
         @with_settings(CHAT)
         def chat(directory: DirectoryOption = None, *, flags: SettingFlags) -> None: …
     """
+
+    import functools
+    import inspect  # (here: the quick path imports this module for checked_flags alone)
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         signature = inspect.signature(func, eval_str=True)
