@@ -34,8 +34,7 @@ from cogcli.shown.visible import say, visible
 log = logging.getLogger("cogcli")
 
 PROMPT = "cog> "
-#: the commands that need no session: done at once, even while it is still being set up
-NO_SESSION = frozenset({"/help", "/exit", "/new", "/thread", "/allowed", "/image"})
+NO_SESSION = frozenset({"/help", "/exit", "/new", "/thread", "/allowed", "/image"})  # done at once, even during set-up
 LEAVE_HINT = "(Ctrl-C again on an empty line, or Ctrl-D, to leave)"
 
 
@@ -70,9 +69,8 @@ def chat_command(*, directory: Path | None, thread: str | None, last: bool, work
 
 
 def run_chat(opts: ChatOptions) -> int:
-    """The chat until the person leaves: 0 (Ctrl-D, /exit, Ctrl-C twice); 2 when it cannot start
-    (no terminal, no model, an unknown thread, a workspace command not approved: said before the
-    prompt; the model, the tools, the approver: said as the prompt ends, :mod:`cogcli.chat.set_up`)."""
+    """The chat until the person leaves: 0 (Ctrl-D, /exit, Ctrl-C twice); 2 when it cannot start (no terminal,
+    model, thread or approval: said before the prompt; the model, tools, approver: as it ends, :mod:`cogcli.chat.set_up`)."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         say('cog chat needs a terminal (stdin and stdout); to run one instruction from a script: cog edit "…"')
         return EXIT_USAGE
@@ -92,10 +90,12 @@ def run_chat(opts: ChatOptions) -> int:
     except ConfigError as exc:
         say(exc.message)
         return EXIT_USAGE
-    try:  # the thread --thread or --last names, checked before the first prompt
-        from cogcli.session.project import continued_thread  # (imported only then: the prompt waits on nothing more)
+    try:  # the thread --thread or --last names, checked before the first prompt (its module imported only then)
+        thread_id = None
+        if opts.thread or opts.last:
+            from cogcli.session.project import continued_thread
 
-        thread_id = continued_thread(session, opts.thread, opts.last) if opts.thread or opts.last else None
+            thread_id = continued_thread(session, opts.thread, opts.last)
     except (ConfigError, OSError) as exc:  # OSError: the thread store (.cog a file, a full disk)
         session.close()
         say(exc.message if isinstance(exc, ConfigError) else store_problem(session.root, exc))
