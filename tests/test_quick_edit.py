@@ -203,3 +203,14 @@ def test_cog_edit_imports_no_typer_and_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     bad = subprocess.run([sys.executable, "-c", probe, "edit", "--attempts", "9", "x"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "TYPER=True" in bad.stderr and "--attempts" in bad.stderr  # typer said it
+
+
+def test_a_stale_or_missing_spec_leaves_every_command_line_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spec made from other sources (an option changed, the spec not written again) or none at
+    all: the quick path takes nothing, and typer parses as it always did."""
+    assert quick_params(["say ok"], monkeypatch) is not None  # the kept spec is current: taken
+    monkeypatch.setattr(lean_start, "spec_key", lambda: "crc32:00000000")
+    assert quick_main(["edit", "say ok"]) is None
+    monkeypatch.undo()
+    monkeypatch.setattr(lean_start, "SPEC_FILE", "no-such-file.json")
+    assert quick_main(["tools"]) is None

@@ -199,7 +199,7 @@ def setup_logging(verbose: bool) -> None:
     log.propagate = False
 
 
-# --- `cog edit` without typer ------------------------------------------------------------------
+# --- `cog edit`, `cog chat`, `cog tool`, `cog tools` without typer ---------------------------------
 
 #: the command lines the quick path knows, as typer makes them from cog's declarations
 #: (:func:`write_spec`); kept beside this module, valid while its sources are unchanged (:func:`spec_key`)
@@ -235,12 +235,13 @@ def spec_key() -> str:
 
 
 def quick_main(argv: list[str]) -> int | None:
-    """``cog [-v] edit …`` run without importing typer (about a tenth of the time to the first
-    model request, issue 53), when the spec is current and every word is one the spec knows: an
-    option of ``cog edit`` with its value (the next word, or joined by ``=``), a flag or its negation,
-    a value of its type within its bounds, the instruction, ``--``. Anything else returns None untouched, and typer
-    parses the command line (and says what is wrong with it, or prints the help). The parameters
-    reach :func:`cogcli.commands.edit.edit_command` as typer's do (``tests/test_quick_edit.py``
+    """``cog [-v] edit|chat|tool|tools …`` run without importing typer (typer and its building of
+    the command were 4% of the instructions to ``cog edit``'s first request, more of a one-off
+    command's; issue 53) when the spec is current and every word is one the spec knows: an option
+    of the command with its value (the next word, or joined by ``=``), a flag or its negation, a
+    value of its type within its bounds, the arguments, ``--``. Anything else returns None, and
+    typer parses the command line (and says what is wrong with it, or prints the help). The
+    parameters reach the command's body (:data:`QUICK`) as typer's do (``tests/test_quick_edit.py``
     compares the two on every option and on generated command lines)."""
     verbose = False
     words = list(argv)
@@ -254,7 +255,7 @@ def quick_main(argv: list[str]) -> int | None:
         return None
     from cogcli.cli.ray_option import ray_address
 
-    params = parse(spec["commands"][name], ray_address(words[1:]) if name == "edit" else words[1:])  # (run_tests' own options after --)
+    params = parse(spec["commands"][name], ray_address(words[1:]) if name == "edit" else words[1:])
     if params is None:
         return None
     with command_line():
@@ -292,9 +293,12 @@ def _spec() -> dict[str, Any] | None:
 
     try:
         spec = json.loads((Path(__file__).with_name(SPEC_FILE)).read_text(encoding="utf-8"))
-        return spec if spec.get("key") == spec_key() else None
-    except (OSError, ValueError):
+        commands = spec["commands"]
+        if spec["key"] != spec_key() or not all(isinstance(commands.get(n), list) for n in QUICK):
+            return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # none, unreadable, not one write_spec wrote
         return None
+    return spec
 
 
 def parse(params: list[dict[str, Any]], words: list[str]) -> dict[str, Any] | None:
