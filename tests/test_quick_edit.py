@@ -214,3 +214,25 @@ def test_a_stale_or_missing_spec_leaves_every_command_line_to_typer(monkeypatch:
     monkeypatch.undo()
     monkeypatch.setattr(lean_start, "SPEC_FILE", "no-such-file.json")
     assert quick_main(["tools"]) is None
+
+
+@pytest.mark.parametrize("argv", [["tools"], ["tool", "list_files"]])
+def test_stdout_gone_ends_quietly_as_typer_ends(argv: list[str], tmp_path: Path) -> None:
+    """``cog tools | head -1``: the reader went away before cog wrote; the quick path ends as typer
+    does (the same exit code: 1 for a listing, the call's own for a tool), and without a traceback."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("x = 1\n")
+    subprocess.run(["git", "init", "-q", "."], cwd=repo, check=True)
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    ended = []
+    for how in (["-m", "cogcli"], ["-c", "from cogcli.cli import app; app(prog_name='cog')"]):  # the quick path; typer
+        read, write = os.pipe()
+        os.close(read)  # nobody reads: every write fails with EPIPE
+        try:
+            done = subprocess.run([sys.executable, *how, *argv], cwd=repo, env=env, stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            os.close(write)
+        assert "Traceback" not in done.stderr, done.stderr
+        ended.append(done.returncode)
+    assert ended[0] == ended[1] and (ended[0] == 1 if argv == ["tools"] else True)

@@ -265,6 +265,8 @@ def quick_main(argv: list[str]) -> int | None:
         except (KeyboardInterrupt, EOFError):  # before the run watches the signals: as typer ends
             sys.stderr.write("\nAborted!\n")
             return 1
+        except BrokenPipeError:  # stdout's reader went away (cog tools | head -1): said nothing, as typer ends
+            return 1
 
 
 def _run(command: str, params_spec: list[dict[str, Any]], params: dict[str, Any]) -> int:
