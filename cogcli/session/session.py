@@ -13,8 +13,7 @@ pyproject.toml, started in the workspace root), the instructions (the system pro
 files under the same secret rules, notes about them), the model's context window, the thread
 store, and what a run's end means as an exit status. Front ends parse, call it, and draw events.
 
-Nothing here imports a model client, MCP, the run loop or git until it is used: ``cog tools``
-makes a session for its listing alone.
+Nothing here imports a model client, MCP, the run loop or git until used (``cog tools`` lists with one).
 """
 
 from __future__ import annotations
@@ -44,8 +43,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cogcli")
 
-#: what makes the workspace tools: ``make_tools(settings, journal=…, only=…)``
-ToolMaker = Callable[..., "list[Tool[Any]]"]
+ToolMaker = Callable[..., "list[Tool[Any]]"]  # what makes the workspace tools: make_tools(settings, journal=…, only=…)
 
 
 class RunNotStarted(CogError):
@@ -265,6 +263,10 @@ class Session:
         tools = [*(self._run_tools or []), *await self._started_mcp_tools()]
 
         async def set_up() -> tuple[Any, Any, Agent]:  # while the first request's connection opens
+            if self._store is None:  # its checks run git: in a worker thread, while this one connects
+                from cogcli.threads.store import default_store_aside
+
+                self._store = await default_store_aside(self.root)
             store = self.store()
             thread_id = thread_to_continue(store, thread, last)
             project = await project_context(self.settings, self.cwd, self.model)  # AGENTS.md files, the context window

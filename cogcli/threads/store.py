@@ -334,12 +334,29 @@ def default_store(workspace: Path) -> ThreadStore:
     beside it, nor the journal and report folders may be links: a link there (committed, or left
     by a test run without the sandbox) would make cog write outside the workspace, so it is a
     :class:`ConfigError` naming it, and nothing is written."""
+    root = prepare_store(workspace)
+    return ThreadStore(default_store_path(root), workspace=root)
+
+
+async def default_store_aside(workspace: Path) -> ThreadStore:
+    """:func:`default_store`, its checks and set-up (they run ``git``) in a worker thread: the
+    caller's event loop goes on meanwhile (a session's first request's connection opens)."""
+    import anyio
+
+    root = await anyio.to_thread.run_sync(prepare_store, workspace)
+    return ThreadStore(default_store_path(root), workspace=root)
+
+
+def prepare_store(workspace: Path) -> Path:
+    """:func:`default_store`'s checks and set-up, without opening the store (they run ``git``: a
+    session does them in a worker thread while its first request's connection opens); the
+    workspace's resolved root."""
     workspace = Path(workspace)
     exclude_from_git(workspace)
     root = workspace.resolve()
     check_cog_dir(root)
     owners_only(root)
-    return ThreadStore(default_store_path(root), workspace=root)
+    return root
 
 
 def is_tracked(root: Path, rel: str) -> bool:
