@@ -69,6 +69,15 @@ class BackgroundSetUp:
         if self.problem is not None and app is not None:
             self.end_prompt(app)
 
+    async def run_once_drawn(self, app: Any) -> None:
+        """:meth:`run`, begun once ``app`` (the prompt) is on the screen: a worker thread importing
+        beside its first draw only slows that down (one interpreter lock); at most half a second later."""
+        drawn = anyio.Event()
+        app.after_render += lambda _app: drawn.set()
+        with anyio.move_on_after(0.5):
+            await drawn.wait()
+        await self.run(app)
+
     def end_prompt(self, app: Any) -> None:
         """End the running prompt ``app`` when the set-up failed (also its ``pre_run``: a failure
         that came while no prompt ran ends the next one as soon as it starts)."""

@@ -191,7 +191,7 @@ class Chat:
         _print(f"cog chat · {visible(self.state.model, one_line=True)}{going_on} · /help for commands, Ctrl-D to leave")
         try:
             async with anyio.create_task_group() as tasks:  # left once the set-up ended: a session half built is never closed
-                tasks.start_soon(self.setup.run, prompt.app)
+                tasks.start_soon(self.setup.run_once_drawn, prompt.app)
                 try:
                     code = await self.lines(prompt)
                 except SetUpFailed as exc:  # said as it was before the prompt came first
