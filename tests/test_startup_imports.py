@@ -16,17 +16,25 @@ import pytest
 from cli_helpers import cog_env
 from model_servers import OpenAIServer, Reply
 
-#: opened by the connection to the model: sys.modules at that moment, for each connection to ``port``
+#: sent the model request: sys.modules at that moment (the first bytes sent on a connection to
+#: ``port``; a connection opens early, while the run is still being set up)
 PROBE = """
 import json, runpy, socket, sys
 port, out = int(sys.argv[1]), sys.argv[2]
-connect = socket.socket.connect
+connect, send, sendall = socket.socket.connect, socket.socket.send, socket.socket.sendall
+ours = set()
 def watched(self, address):
     if isinstance(address, tuple) and address[1] == port:
+        ours.add(id(self))
+    return connect(self, address)
+def noted(self):
+    if id(self) in ours:
+        ours.discard(id(self))
         with open(out, "a") as file:
             file.write(json.dumps(sorted(sys.modules)) + "\\n")
-    return connect(self, address)
 socket.socket.connect = watched
+socket.socket.send = lambda self, data, *a: (noted(self), send(self, data, *a))[1]
+socket.socket.sendall = lambda self, data, *a: (noted(self), sendall(self, data, *a))[1]
 sys.argv = ["cog", *sys.argv[3:]]
 runpy.run_module("cogcli", run_name="__main__")
 """
@@ -46,8 +54,8 @@ NOT_BEFORE_FIRST_REQUEST = (
 
 
 def modules_at_first_request(repo: Path, state: Path, server: OpenAIServer) -> list[str]:
-    """The modules a fresh `cog edit "say ok"` has loaded when it connects to ``server`` for the
-    model request (the last connection: the first is the check that a local server listens)."""
+    """The modules a fresh `cog edit "say ok"` has loaded when it sends ``server`` the model request
+    (the first bytes on a connection to it: the check that a local server listens sends none)."""
     out = repo.parent / f"modules-{len(server.requests)}.jsonl"
     env = cog_env({"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url, "XDG_STATE_HOME": str(state)})
     port = server.base_url.split(":")[2].split("/")[0]

@@ -15,11 +15,10 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cogcli.contract.tool import Tool
-from workspace_tools.sandbox.bwrap import SandboxMode
-from workspace_tools.workspace.paths import Workspace
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (at run time imported when tools are made: find_workspace, under here, needs none of them)
+    from cogcli.contract.tool import Tool
+    from workspace_tools.sandbox.bwrap import SandboxMode
+    from workspace_tools.workspace.paths import Workspace
     from workspace_tools.files.journal import Journal
     from workspace_tools.sandbox.environment import PassedEnv
     from workspace_tools.shell.jobs import Jobs
@@ -79,6 +78,8 @@ def workspace_tools(
     tools made on first use: :mod:`cogcli.session.tool_specs`); None: each tool made now.
     """
     from workspace_tools.workspace.secret_files import SecretPolicy
+
+    from workspace_tools.workspace.paths import Workspace
 
     workspace = root if isinstance(root, Workspace) else Workspace(root)
     secrets = SecretPolicy.for_workspace(workspace, secret_globs, allow_secrets)
@@ -219,9 +220,14 @@ __all__ = ["Workspace", "workspace_tools"]
 
 
 def __getattr__(name: str) -> Any:
-    """``Journal``, importable from here as before, is imported on first use (``cog tools`` needs none)."""
+    """``Journal`` and ``Workspace``, importable from here as before, are imported on first use
+    (``cog tools`` needs no journal; finding the workspace, under this package, needs neither)."""
     if name == "Journal":
         from workspace_tools.files.journal import Journal
 
         return Journal
+    if name == "Workspace":
+        from workspace_tools.workspace.paths import Workspace
+
+        return Workspace
     raise AttributeError(f"module 'workspace_tools' has no attribute {name!r}")
