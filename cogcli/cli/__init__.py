@@ -18,6 +18,8 @@ Each module declares its commands on the typer app when imported (:func:`declare
 command declared. :func:`main`, the console script, declares only the module of the command on its
 command line when it names one (``cog tools``, ``cog edit …``): typer builds the parameters of
 every declared command at start, and a one-off command should not pay for the others (issue 53).
+Before that, ``cog edit``, ``cog chat``, ``cog tool`` and ``cog tools`` skip typer altogether when
+their command line is one :func:`cogcli.cli.lean_start.quick_main` understands.
 Anything else (``cog``, ``cog --help``, a mistyped name) gets every command. The bodies of the
 commands live in :mod:`cogcli.commands`.
 """
@@ -69,7 +71,7 @@ def main() -> None:
     from cogcli.cli.lean_start import no_pydantic_plugins, quick_main
 
     no_pydantic_plugins()  # cog's models use none: pydantic reads no distribution's metadata for them
-    code = quick_main(sys.argv[1:])  # `cog edit …` without typer when its words are all known
+    code = quick_main(sys.argv[1:])  # `cog edit|chat|tool|tools …` without typer when its words are all known
     if code is not None:
         raise SystemExit(code)
     from cogcli.cli import typer_app

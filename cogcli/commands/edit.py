@@ -65,7 +65,7 @@ class EditOptions:
     #: --ray [ADDRESS]: the attempts as Ray tasks ("local": a Ray started for them; :mod:`cogcli.commands.attempts_ray`)
     ray: str | None = None
     #: called once the run is under way (its first event) or before a path that runs long starts
-    #: (attempts); ``cog`` turns the cyclic collector back on there (:func:`cogcli.cli.typer_app.resume_gc`)
+    #: (attempts); ``cog`` turns the cyclic collector back on there (:func:`cogcli.cli.lean_start.resume_gc`)
     on_started: Callable[[], None] | None = None
 
 
