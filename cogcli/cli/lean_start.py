@@ -247,6 +247,8 @@ def quick_main(argv: list[str]) -> int | None:
     words = list(argv)
     while words and words[0] in _VERBOSE:
         verbose, words = True, words[1:]
+    if not words and sys.stdin.isatty() and sys.stdout.isatty():
+        words = ["chat"]  # plain `cog` on a terminal is `cog chat` (elsewhere typer prints the help)
     if not words or words[0] not in QUICK or any(w in _TYPER_ONLY for w in words):
         return None
     name = words[0]
