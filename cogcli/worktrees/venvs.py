@@ -137,7 +137,8 @@ def _read_regular(path: Path, env_real: str) -> bytes | None:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > READ_LIMIT:  # never written back cut short
             return None
-        return f.read(READ_LIMIT + 1)
+        data = f.read(READ_LIMIT + 1)
+    return data if len(data) <= READ_LIMIT else None  # (it grew since: left as it is too)
 
 
 def _write_regular(path: Path, data: bytes) -> None:
