@@ -95,7 +95,7 @@ def test_a_message_while_the_live_line_shows_starts_on_a_line_of_its_own() -> No
     test's count: the live line is erased first, and drawn again by the next update (issue 43)."""
     import logging
 
-    from cogcli.cli.typer_app import _TerminalHandler
+    from cogcli.cli.lean_start import _TerminalHandler
     from cogcli.shown.visible import say
 
     out = FakeTTY()

@@ -73,9 +73,14 @@ class BackgroundSetUp:
         """:meth:`run`, begun once ``app`` (the prompt) is on the screen: a worker thread importing
         beside its first draw only slows that down (one interpreter lock); at most half a second later."""
         drawn = anyio.Event()
-        app.after_render += lambda _app: drawn.set()
+
+        def on_render(_app: Any) -> None:
+            drawn.set()
+
+        app.after_render += on_render
         with anyio.move_on_after(0.5):
             await drawn.wait()
+        app.after_render -= on_render
         await self.run(app)
 
     def end_prompt(self, app: Any) -> None:

@@ -308,11 +308,9 @@ def _spec() -> dict[str, Any] | None:
 def parse(params: list[dict[str, Any]], words: list[str]) -> dict[str, Any] | None:
     """The parameters ``words`` give (each not given: its default), or None for a word the spec
     does not know, a value that does not convert or is out of bounds, too many arguments."""
-    from pathlib import Path
-
     options = {opt: p for p in params if p["kind"] == "option" for opt in p["opts"]}
     negated = {opt: p for p in params if p["kind"] == "option" for opt in p.get("secondary", ())}
-    values: dict[str, Any] = {p["name"]: _default(p) for p in params}
+    values: dict[str, Any] = {p["name"]: p["default"] for p in params}
     given: list[str] = []
     i, only_arguments = 0, False
     while i < len(words):
@@ -338,7 +336,7 @@ def parse(params: list[dict[str, Any]], words: list[str]) -> dict[str, Any] | No
             if i >= len(words):
                 return None
             attached, i = words[i], i + 1
-        value = _convert(param, attached, Path)
+        value = _convert(param, attached)
         if value is None:
             return None
         if param["multiple"]:
@@ -348,11 +346,11 @@ def parse(params: list[dict[str, Any]], words: list[str]) -> dict[str, Any] | No
     for param in (p for p in params if p["kind"] == "argument"):
         if param.get("variadic"):  # all the words left (typer: a list, or None for none)
             taken, given = given, []
-            values[param["name"]] = [_convert(param, w, Path) for w in taken] or None
+            values[param["name"]] = [_convert(param, w) for w in taken] or None
             if None in (values[param["name"]] or []):
                 return None
         elif given:
-            values[param["name"]] = _convert(param, given.pop(0), Path)
+            values[param["name"]] = _convert(param, given.pop(0))
             if values[param["name"]] is None:
                 return None
         elif param.get("required"):
@@ -360,19 +358,16 @@ def parse(params: list[dict[str, Any]], words: list[str]) -> dict[str, Any] | No
     return values if not given else None
 
 
-def _default(param: dict[str, Any]) -> Any:
-    return param["default"]
-
-
-def _convert(param: dict[str, Any], word: str, path: Any) -> Any:
+def _convert(param: dict[str, Any], word: str) -> Any:
     """``word`` as the parameter's type (None: not one; typer then says why)."""
     import re
+    from pathlib import Path
 
     kind = param["type"]
     if kind == "str":
         return word
     if kind == "path":
-        return path(word)
+        return Path(word)
     if kind == "choice":
         return word if word in param["choices"] else None
     if kind in ("int", "float"):

@@ -23,7 +23,7 @@ finally:
     if _collecting:
         gc.enable()
 
-from cogcli.cli.lean_start import _TerminalHandler, command_line, lazy_coercion, resume_gc, setup_logging  # noqa: F401
+from cogcli.cli.lean_start import command_line, lazy_coercion, resume_gc, setup_logging
 
 lazy_coercion()  # a parameter's pydantic coercion built only when a value needs it (cogcli.cli.lean_start)
 

@@ -43,7 +43,7 @@ def events_from_entries(thread_id: str, entries: Sequence[StoredEntry]) -> list[
 class Redraw:
     """:func:`events_from_entries` a part at a time (Studio's thread stream, issue 53): parts fed in
     order give the events of the whole, numbered on (``seq``), as long as a call's result is in the
-    part of its assistant entry or before it (:func:`cogcli.threads.store.ThreadStore.entry_parts`
+    part of its assistant entry or before it (:class:`cogcli.server.thread_stream.ThreadParts`
     cuts before an assistant or user entry only)."""
 
     def __init__(self, thread_id: str) -> None:
